@@ -1,0 +1,118 @@
+"""The closed set of calls bridge can time, per runtime kind.
+
+A scenario file names calls from this table and nothing else: it cannot make
+any runtime run anything that is not listed here. Each entry says which
+operation kinds it serves, what one timed operation includes (its
+*semantics*, shown beside every number so unlike things are not compared
+silently), and how a user would write it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+ONE_SHOT_MAC = "one-shot: key set up on every call"
+REUSED_KEY = "reused key: key schedule once, keyed state copied per call"
+SPEED_HMAC = "reused context: openssl speed sets the key once, then re-inits per call"
+ONE_SHOT_HASH = "one-shot: new digest context per call"
+SPEED_DIGEST = "one-shot EVP_Digest per call, digest fetched once"
+
+# Erlang's crypto names SHA-1 'sha'; everything else matches OpenSSL's names.
+ERLANG_DIGEST = {"sha1": "sha", "sha3-256": "sha3_256", "sha3-512": "sha3_512"}
+
+
+@dataclass(frozen=True)
+class Call:
+    runtime: str  # erlang | python | openssl
+    id: str  # what a scenario file writes
+    kinds: frozenset[str]  # scenario kinds it serves
+    worker_call: str  # the name sent to the worker (or the openssl mode)
+    semantics: str
+    label: Callable[[Any, str], str]  # (scenario, api reported by the worker) -> text
+
+
+def _erl_digest(sc: Any) -> str:
+    return ERLANG_DIGEST.get(sc.digest, sc.digest.replace("-", "_"))
+
+
+def _erl_mac_label(sc: Any, api: str) -> str:
+    d, n = _erl_digest(sc), sc.mac_bytes
+    return {
+        "crypto:macN/5": f"crypto:macN(hmac, {d}, Key, Data, {n})",
+        "crypto:mac/4": f"crypto:mac(hmac, {d}, Key, Data)",
+        "crypto:hmac/4": f"crypto:hmac({d}, Key, Data, {n})",
+        "crypto:hmac/3": f"crypto:hmac({d}, Key, Data)",
+    }.get(api, api or "crypto:macN")
+
+
+def _cut(sc: Any) -> str:
+    return f"[:{sc.mac_bytes}]" if sc.mac_bytes else ""
+
+
+CALLS: dict[tuple[str, str], Call] = {
+    (c.runtime, c.id): c
+    for c in [
+        Call("erlang", "macN", frozenset({"mac"}), "mac", ONE_SHOT_MAC, _erl_mac_label),
+        Call(
+            "erlang",
+            "hash",
+            frozenset({"hash"}),
+            "hash",
+            ONE_SHOT_HASH,
+            lambda sc, api: f"crypto:hash({_erl_digest(sc)}, Data)",
+        ),
+        Call(
+            "python",
+            "hmac.digest",
+            frozenset({"mac"}),
+            "hmac.digest",
+            ONE_SHOT_MAC,
+            lambda sc, api: f"hmac.digest(key, data, '{sc.digest}'){_cut(sc)}",
+        ),
+        Call(
+            "python",
+            "hmac.new+copy",
+            frozenset({"mac"}),
+            "hmac.new+copy",
+            REUSED_KEY,
+            lambda sc, api: f"hmac.new(key, digestmod='{sc.digest}').copy()"
+            f" .update(data) .digest(){_cut(sc)}",
+        ),
+        Call(
+            "python",
+            "hashlib",
+            frozenset({"hash"}),
+            "hashlib",
+            ONE_SHOT_HASH,
+            lambda sc, api: f"hashlib.{sc.digest.replace('-', '_')}(data).digest()",
+        ),
+        Call(
+            "openssl",
+            "speed",
+            frozenset({"mac"}),
+            "speed-hmac",
+            SPEED_HMAC,
+            lambda sc, api: f"openssl speed -hmac {sc.digest}",
+        ),
+        Call(
+            "openssl",
+            "speed-evp",
+            frozenset({"hash"}),
+            "speed-evp",
+            SPEED_DIGEST,
+            lambda sc, api: f"openssl speed -evp {sc.digest}",
+        ),
+    ]
+}
+
+RUNTIME_KINDS = ("erlang", "python", "openssl")
+
+
+def lookup(runtime: str, call_id: str) -> Call | None:
+    return CALLS.get((runtime, call_id))
+
+
+def known(runtime: str) -> list[str]:
+    return sorted(cid for (rt, cid) in CALLS if rt == runtime)

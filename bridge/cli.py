@@ -1,0 +1,187 @@
+"""The command line. Each command parses its options, calls one library
+function, picks a renderer and echoes. This is the only place that turns
+errors into messages and exit statuses:
+
+  0 success · 1 a run failed (a worker died, outputs differ) · 2 bad input ·
+  130 interrupted (after saving what was measured).
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+import bridge
+from bridge import model, runner, scenario
+from bridge.errors import BridgeError, ExitStatus, UsageError
+from bridge.render import RENDERERS
+from bridge.settings import DEFAULT, QUICK, Settings
+
+MAX_SAMPLES = 10_000
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(bridge.__version__, prog_name="bridge")
+def cli() -> None:
+    """Is my crypto fast, and is it using the hardware?
+
+    Times Erlang crypto, Python hashlib/hmac and the openssl CLI on
+    byte-identical inputs, and checks that they compute the same bytes.
+    """
+
+
+@cli.command()
+@click.argument("scenarios", nargs=-1, required=True)
+@click.option("--quick", is_flag=True, help="Shorter, rougher measurement (a few seconds).")
+@click.option("--samples", type=click.IntRange(1, MAX_SAMPLES), help="Samples per cell.")
+@click.option("--sample-ms", type=click.IntRange(1, 10_000), help="Target duration of one sample.")
+@click.option("--warmup-ms", type=click.IntRange(0, 60_000), help="Warm-up time per cell.")
+@click.option("--openssl-runs", type=click.IntRange(1, 100), help="openssl speed runs per cell.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
+              help="Seed of the generated keys and messages.")  # fmt: skip
+@click.option("--erl", "erl", multiple=True, metavar="PATH",
+              help="An erl to run (repeatable). Default: erl on PATH.")  # fmt: skip
+@click.option("--openssl", "openssl", multiple=True, metavar="PATH",
+              help="An openssl binary to run (repeatable). Default: openssl on PATH.")  # fmt: skip
+@click.option("--runtimes", default="erlang,python,openssl", show_default=True,
+              help="Which runtime kinds to run, comma-separated.")  # fmt: skip
+@click.option("--scenario-dir", "scenario_dirs", multiple=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Also look for scenario files here.")  # fmt: skip
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the JSON report to this file.")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="table",
+              show_default=True, help="What to print on stdout.")  # fmt: skip
+def run(scenarios, quick, samples, sample_ms, warmup_ms, openssl_runs, seed, erl, openssl,
+        runtimes, scenario_dirs, output, fmt) -> None:  # fmt: skip
+    """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
+    settings = _settings(quick, samples, sample_ms, warmup_ms, openssl_runs)
+    kinds = _kinds(runtimes)
+    loaded = tuple(scenario.load(s, tuple(scenario_dirs)) for s in scenarios)
+    if output is not None:
+        _check_writable(output)
+    plan = runner.Plan(
+        scenarios=loaded,
+        settings=settings,
+        seed=seed,
+        erl=tuple(erl) or (None,),
+        openssl=tuple(openssl) or (None,),
+        kinds=kinds,
+        command=tuple(["bridge", *sys.argv[1:]]),
+        reproduce=_reproduce(scenarios, settings, seed, erl, openssl, runtimes, kinds),
+    )
+    outcome = runner.execute(plan, progress=_progress_printer())
+    if output is not None:
+        model.write_atomic(output, model.dumps(outcome.report))
+    click.echo(RENDERERS[fmt](outcome.report), nl=False)
+    if output is not None:
+        click.echo(f"report written to {output}", err=True)
+    if outcome.interrupted:
+        raise SystemExit(ExitStatus.INTERRUPTED)
+    if outcome.failed:
+        raise SystemExit(ExitStatus.RUN_FAILED)
+
+
+def _settings(quick, samples, sample_ms, warmup_ms, openssl_runs) -> Settings:
+    base = QUICK if quick else DEFAULT
+    return Settings(
+        warmup_ms=base.warmup_ms if warmup_ms is None else warmup_ms,
+        sample_ms=sample_ms or base.sample_ms,
+        samples=samples or base.samples,
+        openssl_seconds=base.openssl_seconds,
+        openssl_runs=openssl_runs or base.openssl_runs,
+        quick=quick,
+    )
+
+
+def _kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in runner.calls.RUNTIME_KINDS]
+    if bad or not kinds:
+        raise UsageError(
+            f"--runtimes: unknown runtime {bad[0] if bad else text!r};"
+            f" expected a comma-separated list of {', '.join(runner.calls.RUNTIME_KINDS)}"
+        )
+    return kinds
+
+
+def _check_writable(path: Path) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"--output {path}: directory {parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"--output {path}: is a directory")
+    import os
+
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--output {path}: directory {parent} is not writable")
+
+
+def _reproduce(scenarios, settings: Settings, seed, erl, openssl, runtimes, kinds) -> str:
+    """A command line that reruns the same measurement."""
+    argv = ["bridge", "run", *scenarios, "--seed", str(seed)]
+    base = QUICK if settings.quick else DEFAULT
+    if settings.quick:
+        argv.append("--quick")
+    for flag, value, default in (
+        ("--samples", settings.samples, base.samples),
+        ("--sample-ms", settings.sample_ms, base.sample_ms),
+        ("--warmup-ms", settings.warmup_ms, base.warmup_ms),
+        ("--openssl-runs", settings.openssl_runs, base.openssl_runs),
+    ):
+        if value != default:
+            argv += [flag, str(value)]
+    for e in erl:
+        argv += ["--erl", e]
+    for o in openssl:
+        argv += ["--openssl", o]
+    if kinds != runner.calls.RUNTIME_KINDS:
+        argv += ["--runtimes", ",".join(kinds)]
+    return shlex.join(argv)
+
+
+def _progress_printer():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(message: str) -> None:
+        click.echo(f"\r\033[K{message}", err=True, nl=False)
+
+    return show
+
+
+def _terminate(signum, frame) -> None:
+    # SIGTERM takes the same path as Ctrl-C: stop, save, exit 130.
+    raise KeyboardInterrupt
+
+
+def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        code = cli.main(standalone_mode=False, prog_name="bridge")
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        code = ExitStatus.OK
+    except click.UsageError as exc:
+        click.echo(f"bridge: error: {exc.format_message()}", err=True)
+        code = ExitStatus.USAGE
+    except click.ClickException as exc:
+        click.echo(f"bridge: error: {exc.format_message()}", err=True)
+        code = exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("\nbridge: interrupted", err=True)
+        code = ExitStatus.INTERRUPTED
+    except BridgeError as exc:
+        click.echo(f"\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
+        click.echo(f"bridge: error: {exc.one_line()}", err=True)
+        code = exc.status
+    except KeyboardInterrupt:
+        click.echo("\nbridge: interrupted", err=True)
+        code = ExitStatus.INTERRUPTED
+    except SystemExit as exc:
+        code = exc.code
+    sys.exit(int(code or 0))

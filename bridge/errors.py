@@ -1,0 +1,68 @@
+"""Errors bridge reports to users, and the exit statuses they map to.
+
+Library code raises these; only `bridge.cli` turns them into a message and an
+exit status.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitStatus(enum.IntEnum):
+    OK = 0
+    RUN_FAILED = 1  # something went wrong while measuring
+    USAGE = 2  # the user asked for something impossible or malformed
+    INTERRUPTED = 130  # Ctrl-C / SIGTERM, after saving what was measured
+
+
+class BridgeError(Exception):
+    """An error with a one-line message meant for the user."""
+
+    status = ExitStatus.RUN_FAILED
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        text = self.message if not self.hint else f"{self.message} ({self.hint})"
+        return " ".join(text.split())
+
+
+class UsageError(BridgeError):
+    """Bad input: unknown scenario, bad option, unreadable file..."""
+
+    status = ExitStatus.USAGE
+
+
+class RuntimeUnavailable(BridgeError):
+    """A runtime cannot run here at all (erl or openssl missing, no crypto app)."""
+
+
+class WorkerError(BridgeError):
+    """A worker process died, hung, or broke the protocol."""
+
+    def __init__(self, message: str, *, runtime: str = "", stderr_tail: str = "", hint=None):
+        super().__init__(message, hint=hint)
+        self.runtime = runtime
+        self.stderr_tail = stderr_tail
+
+
+class OperationError(BridgeError):
+    """A worker answered a request with an error reply."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind  # bad_request | unsupported | unknown_op | unknown_call | failed
+
+
+class ProtocolError(BridgeError):
+    """A frame that is not what the protocol allows."""
+
+
+class Interrupted(BridgeError):
+    """SIGINT or SIGTERM arrived; what was measured is kept."""
+
+    status = ExitStatus.INTERRUPTED

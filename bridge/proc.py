@@ -1,0 +1,66 @@
+"""Short-lived child processes (openssl, erl probes) that never outlive bridge.
+
+`run` is subprocess.run with three guarantees: the child dies with bridge
+(PR_SET_PDEATHSIG), it runs in its own session (Ctrl-C reaches bridge, which
+then kills the child's whole group), and any exception - timeout, Ctrl-C,
+SIGTERM turned into an exception - kills and reaps it before propagating.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:  # pragma: no cover - runs in the child
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux: rely on the context managers
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    proc.wait()
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float,
+    input: bytes | None = None,
+    cwd: str | None = None,
+) -> subprocess.CompletedProcess:
+    """Run to completion and capture stdout/stderr (bytes).
+
+    Raises subprocess.TimeoutExpired (after killing the child) and OSError
+    (cannot start) like subprocess.run does.
+    """
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        cwd=cwd,
+        preexec_fn=die_with_parent,
+        start_new_session=True,
+        close_fds=True,
+    )
+    try:
+        out, err = proc.communicate(input=input, timeout=timeout)
+    except BaseException:
+        kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

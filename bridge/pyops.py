@@ -1,0 +1,221 @@
+"""The Python worker's closed set of calls, and its timed loops.
+
+Imported only inside the worker process (`python -m bridge.worker`), never in
+the driver: hashlib/_hashlib load libcrypto at import, and the hardware masks
+(OPENSSL_ia32cap) must be in the environment before that happens.
+
+The measurement procedure is the one in erl/bridge_ops.erl, so both workers
+are measured alike (see `measure`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bridge.errors import OperationError
+
+MAX_SAMPLES = 100_000
+MAX_SAMPLE_NS = 60_000_000_000
+# User-facing digest names, as hashlib and OpenSSL spell them.
+DIGESTS = {"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "sha3-256", "sha3-512"}
+
+Loop = Callable[[int], None]
+
+
+def greeting() -> list[tuple[str, Any]]:
+    return [("kind", "python"), ("python_version", sys.version.split()[0])]
+
+
+def handle(op: str, args: dict[str, Any]) -> Any:
+    if op == "info":
+        return info()
+    if op == "bench":
+        return bench(args)
+    raise OperationError("unknown_op", f"unknown operation: {op[:40]}")
+
+
+# -- info ------------------------------------------------------------------
+
+
+def info() -> list[tuple[str, Any]]:
+    import ssl
+
+    import _hashlib
+
+    probe = hashlib.sha256()
+    hmac_obj = hmac.new(b"k", b"m", "sha256")
+    inner = getattr(hmac_obj, "_hmac", None)
+    return [
+        ("python_version", sys.version.split()[0]),
+        ("implementation", sys.implementation.name),
+        ("executable", sys.executable),
+        ("os_pid", os.getpid()),
+        ("ssl_openssl_version", ssl.OPENSSL_VERSION),
+        # hashlib silently falls back to built-in code (HACL* from 3.12) when
+        # OpenSSL lacks a digest; the hardware masks cannot reach that code.
+        ("hashlib_sha256_type", f"{type(probe).__module__}.{type(probe).__name__}"),
+        ("hashlib_uses_openssl", isinstance(probe, _hashlib.HASH)),
+        ("hmac_impl", "none" if inner is None else f"{type(inner).__module__}.{type(inner).__name__}"),
+        ("fips_mode", bool(_hashlib.get_fips_mode()) if hasattr(_hashlib, "get_fips_mode") else False),
+        ("clock", "time.perf_counter_ns"),
+        ("clock_resolution_ns", int(time.get_clock_info("perf_counter").resolution * 1e9) or 1),
+    ]
+
+
+# -- bench -----------------------------------------------------------------
+
+
+def bench(args: dict[str, Any]) -> list[tuple[str, Any]]:
+    warmup_ns = _int(args, "warmup_ns", 0, MAX_SAMPLE_NS)
+    sample_ns = _int(args, "sample_ns", 1, MAX_SAMPLE_NS)
+    samples = _int(args, "samples", 1, MAX_SAMPLES)
+    api, once, loop = prepare(_str(args, "call"), args)
+    try:
+        output = once()
+    except ValueError as exc:  # hashlib: unsupported digest in this build
+        raise OperationError("unsupported", str(exc)) from exc
+    loops, durations, spent = measure(loop, warmup_ns, sample_ns, samples)
+    return [
+        ("api", api),
+        ("loops", loops),
+        ("samples", durations),
+        ("output", output),
+        ("warmup_ns", spent),
+    ]
+
+
+def prepare(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+    if call == "hmac.digest":
+        return _hmac_digest(args)
+    if call == "hmac.new+copy":
+        return _hmac_copy(args)
+    if call == "hashlib":
+        return _hashlib_call(args)
+    raise OperationError("unknown_call", f"unknown call: {call[:40]}")
+
+
+def _hmac_digest(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+    key, data, name, cut = _bytes(args, "key"), _bytes(args, "data"), _digest(args), _cut(args)
+    digest = hmac.digest
+    if cut:
+
+        def loop(n: int) -> None:
+            for _ in range(n):
+                digest(key, data, name)[:cut]
+
+        return "hmac.digest", lambda: digest(key, data, name)[:cut], loop
+
+    def loop_full(n: int) -> None:
+        for _ in range(n):
+            digest(key, data, name)
+
+    return "hmac.digest", lambda: digest(key, data, name), loop_full
+
+
+def _hmac_copy(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+    # Key schedule once, as openssl speed -hmac does; copy the keyed state per
+    # message. This answers "what does HMAC cost when the key is reused?".
+    key, data, name, cut = _bytes(args, "key"), _bytes(args, "data"), _digest(args), _cut(args)
+    keyed = hmac.new(key, digestmod=name)
+    end = cut or None
+
+    def once() -> bytes:
+        h = keyed.copy()
+        h.update(data)
+        return h.digest()[:end]
+
+    def loop(n: int) -> None:
+        copy = keyed.copy
+        for _ in range(n):
+            h = copy()
+            h.update(data)
+            h.digest()[:end]
+
+    return "hmac.new(key).copy()", once, loop
+
+
+def _hashlib_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+    data, name = _bytes(args, "data"), _digest(args)
+    try:
+        ctor = getattr(hashlib, name.replace("-", "_"))
+    except AttributeError as exc:
+        raise OperationError("unsupported", f"hashlib has no {name}") from exc
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            ctor(data).digest()
+
+    return f"hashlib.{ctor.__name__.removeprefix('openssl_')}", lambda: ctor(data).digest(), loop
+
+
+# -- measurement -------------------------------------------------------------
+
+
+def measure(loop: Loop, warmup_ns: int, sample_ns: int, samples: int) -> tuple[int, list[int], int]:
+    """Warm up and calibrate, then time `samples` runs of `loops` iterations.
+
+    1. run the loop with 1, 2, 4, ... iterations until one run lasts at least
+       half a sample and warmup_ns have passed (all discarded);
+    2. loops = iterations that make one run last about sample_ns;
+    3. time each run with perf_counter_ns (monotonic, ns).
+    """
+    n, t, spent = calibrate(loop, warmup_ns, sample_ns)
+    loops = max(1, round(n * sample_ns / max(t, 1)))
+    return loops, [timed(loop, loops) for _ in range(samples)], spent
+
+
+def calibrate(loop: Loop, warmup_ns: int, sample_ns: int) -> tuple[int, int, int]:
+    n, spent = 1, 0
+    while True:
+        t = timed(loop, n)
+        spent += t
+        if t * 2 >= sample_ns:
+            if spent >= warmup_ns:
+                return n, t, spent
+        else:
+            n *= 2
+
+
+def timed(loop: Loop, n: int) -> int:
+    clock = time.perf_counter_ns
+    t0 = clock()
+    loop(n)
+    return clock() - t0
+
+
+# -- argument helpers ----------------------------------------------------------
+
+
+def _int(args: dict[str, Any], key: str, lo: int, hi: int) -> int:
+    value = args.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise OperationError("bad_request", f"argument {key} must be an integer in {lo}..{hi}")
+    return value
+
+
+def _bytes(args: dict[str, Any], key: str) -> bytes:
+    value = args.get(key)
+    if not isinstance(value, bytes):
+        raise OperationError("bad_request", f"argument {key} must be a binary")
+    return value
+
+
+def _str(args: dict[str, Any], key: str) -> str:
+    return _bytes(args, key).decode("utf-8", "replace")
+
+
+def _digest(args: dict[str, Any]) -> str:
+    name = _str(args, "digest")
+    if name not in DIGESTS:
+        raise OperationError("bad_request", f"unknown digest: {name[:40]}")
+    return name
+
+
+def _cut(args: dict[str, Any]) -> int:
+    return _int(args, "mac_bytes", 0, 64)

@@ -1,0 +1,130 @@
+"""Pieces shared by the renderers: grouping, number formats, provenance and
+problem lines, and the semantics notes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from bridge import calls, model, stats
+
+
+def title(report: model.Report) -> str:
+    return f"bridge {report.bridge_version} · {report.created} · seed {report.settings.get('seed')}"
+
+
+def by_scenario(report: model.Report) -> dict[str, list[model.Result]]:
+    groups: dict[str, list[model.Result]] = defaultdict(list)
+    for r in report.results:
+        groups[r.scenario].append(r)
+    return dict(groups)
+
+
+def scenario_description(report: model.Report, name: str) -> str:
+    for sc in report.scenarios:
+        if sc.get("name") == name:
+            return sc.get("description", "")
+    return ""
+
+
+def fastest(results: list[model.Result]) -> dict[tuple[int, str], float]:
+    best: dict[tuple[int, str], float] = {}
+    for r in results:
+        if r.status == "ok":
+            m = r.summary().median
+            key = (r.size, r.hw)
+            best[key] = min(best.get(key, m), m)
+    return best
+
+
+def match_by_result(report: model.Report) -> dict[int, str]:
+    """id(result) -> 'yes' | 'NO', from the report's interop checks."""
+    out = {}
+    for check in report.interop:
+        for r in report.results:
+            if r.scenario == check["scenario"] and r.size == check["size"] and r.status == "ok":
+                out[id(r)] = "yes" if r.output_hex == check["reference"] else "NO"
+    return out
+
+
+def ns_with_ci(s: stats.Summary) -> str:
+    lo, hi = s.ci95
+    return f"{fmt_ns(s.median)} ({fmt_ns(lo)}–{fmt_ns(hi)})"
+
+
+def fmt_ns(ns: float) -> str:
+    if ns >= 1e6:
+        return f"{ns / 1e6:,.2f}ms"
+    if ns >= 100:
+        return f"{ns:,.0f}"
+    return f"{ns:,.1f}"
+
+
+def si(x: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{x / scale:,.2f} {unit}"
+    return f"{x:,.1f}"
+
+
+def semantics_marks(results: list[model.Result]) -> dict[str, int]:
+    marks: dict[str, int] = {}
+    for r in results:
+        marks.setdefault(r.semantics, len(marks) + 1)
+    return marks
+
+
+def semantics_warning(results: list[model.Result]) -> list[str]:
+    """Say it beside the numbers when a table mixes per-call key setup with a
+    reused key: the ratio between such rows is not a speed difference."""
+    kinds = {r.semantics for r in results if r.status == "ok"}
+    if calls.ONE_SHOT_MAC in kinds and (calls.SPEED_HMAC in kinds or calls.REUSED_KEY in kinds):
+        return [
+            "Not like for like: openssl speed -hmac (and hmac.new(key).copy()) set the key",
+            "up once, while crypto:macN and hmac.digest set it up on every call. Compare",
+            "one-shot rows with each other, and reused-key rows with each other.",
+        ]
+    return []
+
+
+def provenance_lines(report: model.Report) -> list[str]:
+    env = report.environment
+    cpu = env.get("cpu_model", "unknown CPU")
+    virt = ", virtualized" if env.get("virtualized") else ""
+    lines = [
+        f"CPU: {cpu} ({env.get('arch', '?')}, {env.get('cpu_count', '?')} CPUs{virt});"
+        f" crypto flags: {' '.join(env.get('cpu_flags', [])) or 'none'}",
+        f"OS: {env.get('os', '?')}, kernel {env.get('kernel', '?')}",
+    ]
+    for rt in report.runtimes:
+        lines.append(f"{rt.id}: {runtime_summary(rt)}")
+    return lines
+
+
+def runtime_summary(rt: model.Runtime) -> str:
+    d = rt.details
+    if rt.kind == "erlang":
+        return (
+            f"OTP {d.get('otp_version')}, erts {d.get('erts_version')}, {d.get('emu_flavor')},"
+            f" crypto {d.get('crypto_app_version')}, crypto:info_lib(): {d.get('crypto_lib')}"
+        )
+    if rt.kind == "python":
+        impl = "OpenSSL" if d.get("hashlib_uses_openssl") else "built-in (not OpenSSL)"
+        return (
+            f"{rt.version} ({rt.executable}), ssl: {d.get('ssl_openssl_version')},"
+            f" hashlib: {impl}"
+        )
+    if rt.kind == "openssl":
+        return f"{rt.version} ({rt.executable})"
+    return rt.version
+
+
+def problem_lines(report: model.Report) -> list[str]:
+    lines = []
+    for s in report.skipped:
+        lines.append(f"skipped {s['runtime']}: {s['reason']}")
+    for e in report.errors:
+        lines.append(f"error: {e['message']}")
+        tail = (e.get("stderr_tail") or "").strip()
+        if tail:
+            lines += ["  stderr tail:"] + [f"  | {t}" for t in tail.splitlines()[-8:]]
+    return [""] + lines if lines else []

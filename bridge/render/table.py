@@ -1,0 +1,57 @@
+"""The terminal view of a report: a header with the versions, one table per
+scenario, the semantics of each call beside its number, then problems."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from bridge import model
+from bridge.render import common
+
+
+def render(report: model.Report) -> str:
+    out = [common.title(report), ""]
+    out += common.provenance_lines(report)
+    for scenario, rows in common.by_scenario(report).items():
+        out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
+        out += _table(report, rows)
+    out += common.problem_lines(report)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _table(report: model.Report, results: list[model.Result]) -> list[str]:
+    marks = common.semantics_marks(results)
+    fastest = common.fastest(results)
+    match = common.match_by_result(report)
+    rows = []
+    for r in results:
+        label = f"{r.call} [{marks[r.semantics]}]"
+        if r.status != "ok":
+            rows.append([r.runtime, label, r.size, f"unsupported: {r.reason}", "", "", "", ""])
+            continue
+        s = r.summary()
+        ops = 1e9 / s.median
+        rows.append([
+            r.runtime,
+            label,
+            r.size,
+            common.ns_with_ci(s),
+            common.si(ops),
+            f"{ops * r.size / 1e6:,.1f}",
+            f"{s.median / fastest[(r.size, r.hw)]:.2f}×",
+            match.get(id(r), "–"),
+        ])  # fmt: skip
+    table = tabulate(
+        rows,
+        headers=["runtime", "call", "bytes", "ns/op median (95% CI)", "ops/s", "MB/s",
+                 "× fastest", "output ok"],  # fmt: skip
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=("left", "left", "right", "right", "right", "right", "right", "left"),
+    )
+    lines = table.splitlines()
+    lines.append("")
+    for semantics, mark in marks.items():
+        lines.append(f"[{mark}] {semantics}")
+    lines += common.semantics_warning(results)
+    return lines

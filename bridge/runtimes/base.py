@@ -1,0 +1,167 @@
+"""The interface every runtime kind implements, and the shared worker-backed
+implementation used by the Erlang and Python runtimes.
+
+A runtime is used as a context manager: entering starts it (a worker process,
+or a probe of the openssl binary) and returns its provenance as a
+`model.Runtime`; `measure` times one cell; leaving stops every process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from bridge import calls, codec, model
+from bridge.inputs import Inputs
+from bridge.port import Worker
+from bridge.scenario import Scenario
+from bridge.settings import Settings
+
+# Environment variables that would change what a worker does, and that bridge
+# therefore controls: the capability masks it sets for hw "off" runs, and the
+# Erlang flag variables that could switch on distribution (-sname/-name).
+MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
+STRIPPED_VARS = ("ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS")
+
+
+class Runtime:
+    kind = ""
+
+    def __init__(self, settings: Settings, hw: str = "on", mask_env: Mapping[str, str] | None = None):
+        self.settings = settings
+        self.hw = hw
+        self.mask_env = dict(mask_env or {})
+        self.id = self.kind
+
+    def __enter__(self) -> model.Runtime:
+        raise NotImplementedError
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def measure(self, sc: Scenario, call: calls.Call, size: int, inputs: Inputs) -> model.Result:
+        raise NotImplementedError
+
+    def child_env(self) -> dict[str, str]:
+        """The environment for a child: bridge's own, less the variables it
+        controls, plus the mask for an hw "off" run."""
+        env = {k: v for k, v in os.environ.items() if k not in STRIPPED_VARS}
+        env.update(self.mask_env)
+        return env
+
+    def env_record(self) -> dict[str, str | None]:
+        """Only the variables bridge sets or reads, for the report."""
+        env = self.child_env()
+        return {k: env.get(k) for k in MASK_VARS}
+
+    def result(
+        self,
+        sc: Scenario,
+        call: calls.Call,
+        size: int,
+        inputs: Inputs,
+        *,
+        api: str,
+        samples: list[int],
+        loops: int | tuple[int, ...],
+        output: bytes,
+    ) -> model.Result:
+        return model.Result(
+            scenario=sc.name,
+            runtime=self.id,
+            call=call.label(sc, api),
+            call_id=call.id,
+            api=api,
+            semantics=call.semantics,
+            algorithm=sc.algorithm,
+            size=size,
+            hw=self.hw,
+            samples=tuple(samples),
+            loops=loops,
+            output_hex=output.hex(),
+            inputs=inputs.to_json(),
+        )
+
+    def unsupported(self, sc: Scenario, call: calls.Call, size: int, reason: str) -> model.Result:
+        return model.Result(
+            scenario=sc.name,
+            runtime=self.id,
+            call=call.label(sc, ""),
+            call_id=call.id,
+            api="",
+            semantics=call.semantics,
+            algorithm=sc.algorithm,
+            size=size,
+            hw=self.hw,
+            samples=(),
+            loops=0,
+            output_hex="",
+            status="unsupported",
+            reason=reason,
+        )
+
+
+class WorkerRuntime(Runtime):
+    """A runtime whose calls run in a worker process speaking bridge's protocol."""
+
+    start_timeout = 30.0
+
+    def __init__(self, settings: Settings, hw: str = "on", mask_env=None):
+        super().__init__(settings, hw, mask_env)
+        self.worker: Worker | None = None
+
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def describe(self, info: dict[str, Any]) -> model.Runtime:
+        raise NotImplementedError
+
+    def __enter__(self) -> model.Runtime:
+        self.worker = Worker(self.kind, self.argv(), self.child_env(), start_timeout=self.start_timeout)
+        self.worker.start()
+        try:
+            self.check_greeting(self.worker.greeting)
+            info = codec.props(self.worker.call("info", timeout=30))
+            described = self.describe(info)
+        except BaseException:
+            self.worker.close()
+            raise
+        self.id = described.id
+        self.worker.name = described.id
+        return described
+
+    def check_greeting(self, greeting: dict[str, Any]) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+    def measure(self, sc: Scenario, call: calls.Call, size: int, inputs: Inputs) -> model.Result:
+        assert self.worker is not None
+        args = {
+            "call": call.worker_call,
+            "digest": sc.digest,
+            "data": inputs.data,
+            "key": inputs.key,
+            "mac_bytes": sc.mac_bytes,
+            **self.settings.worker_args,
+        }
+        reply = codec.props(self.worker.call("bench", args, timeout=self.settings.bench_timeout()))
+        return self.result(
+            sc,
+            call,
+            size,
+            inputs,
+            api=text(reply["api"]),
+            samples=[int(s) for s in reply["samples"]],
+            loops=int(reply["loops"]),
+            output=reply["output"],
+        )
+
+
+def text(value: Any) -> str:
+    """A wire value (binary or atom) as str."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

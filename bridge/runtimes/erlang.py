@@ -1,0 +1,73 @@
+"""Erlang `crypto`, timed inside a real OTP node (erl/bridge_worker.erl).
+
+The node runs as `erl -noshell -noinput -pa CACHE -s bridge_worker main`:
+no -sname/-name, so no distribution, no epmd and no listening socket; the
+ERL_*FLAGS variables that could add them are removed from its environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bridge import environment, model, otp
+from bridge.errors import RuntimeUnavailable
+from bridge.runtimes.base import WorkerRuntime, text
+from bridge.settings import Settings
+
+
+class ErlangRuntime(WorkerRuntime):
+    kind = "erlang"
+
+    def __init__(self, installation: otp.Installation, settings: Settings, hw="on", mask_env=None):
+        super().__init__(settings, hw, mask_env)
+        self.installation = installation
+
+    def argv(self) -> list[str]:
+        beams = otp.worker_beams(self.installation)
+        return [str(self.installation.erl), "-noshell", "-noinput", "-pa", str(beams),
+                "-s", "bridge_worker", "main"]  # fmt: skip
+
+    def check_greeting(self, greeting: dict[str, Any]) -> None:
+        if not greeting.get("crypto"):
+            reason = text(greeting.get("crypto_error", b"")) or "unknown reason"
+            raise RuntimeUnavailable(
+                f"Erlang at {self.installation.erl} cannot use crypto: {reason}",
+                hint="install it with 'apt-get install erlang-crypto' (Debian/Ubuntu)"
+                " or use an OTP built with OpenSSL",
+            )
+
+    def describe(self, info: dict[str, Any]) -> model.Runtime:
+        version = text(info["otp_version"])
+        pid = self.worker.pid if self.worker else None
+        crypto_info = {k: text(v) if isinstance(v, bytes) else v
+                       for k, v in info.get("crypto_info", [])}  # fmt: skip
+        info_lib = [
+            {"name": text(n), "version_number": num, "version_text": text(t)}
+            for (n, num, t) in info.get("info_lib", [])
+        ]
+        apis = {k: text(v) for k, v in info.get("apis", [])}
+        libcrypto = info_lib[0]["version_text"] if info_lib else ""
+        return model.Runtime(
+            id=f"erlang@{version}",
+            kind="erlang",
+            executable=str(self.installation.erl),
+            version=f"OTP {version}",
+            details={
+                "otp_release": text(info["otp_release"]),
+                "otp_version": version,
+                "erts_version": text(info["erts_version"]),
+                "emu_flavor": str(info.get("emu_flavor", "")),
+                "emu_type": str(info.get("emu_type", "")),
+                "crypto_app_version": text(info.get("crypto_vsn", b"")),
+                "crypto_lib": libcrypto,
+                "crypto_info_lib": info_lib,
+                "crypto_info": crypto_info,
+                "apis": apis,
+                "libcrypto_loaded": environment.loaded_libcrypto(pid),
+                "schedulers_online": info.get("schedulers_online"),
+                "clock": "erlang:monotonic_time(nanosecond)",
+                "clock_resolution_hz": info.get("clock_resolution_hz"),
+                "env": self.env_record(),
+                "hw": self.hw,
+            },
+        )

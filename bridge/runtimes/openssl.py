@@ -1,0 +1,188 @@
+"""The `openssl` CLI as a runtime.
+
+`openssl speed` counts operations in a fixed time and prints one number per
+process, so a cell is several runs (`Settings.openssl_runs`), one sample each:
+sample = elapsed ns, loops = operations counted. `-elapsed` makes it divide by
+wall-clock time, as the workers do (its default is user CPU time).
+
+speed times its own buffer with its own key. The output bytes are therefore
+computed separately, on bridge's inputs, with `openssl mac` (3.x) or
+`openssl dgst -mac HMAC` (older), and `openssl dgst` for digests.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bridge import calls, model, proc
+from bridge.errors import RuntimeUnavailable, UsageError, WorkerError
+from bridge.inputs import Inputs
+from bridge.runtimes.base import Runtime
+from bridge.scenario import Scenario
+from bridge.settings import Settings
+
+# +R:<count>:<name>:<elapsed seconds>, written to stderr by `speed -mr`.
+MR_RESULT = re.compile(r"^\+R:(\d+):([^:]+):([\d.]+)\s*$", re.MULTILINE)
+VERSION = re.compile(r"^(OpenSSL|LibreSSL)\s+(\d+)\.(\d+)\.(\d+)(\S*)", re.MULTILINE)
+CPUINFO = re.compile(r"^CPUINFO:\s*(.*)$", re.MULTILINE)
+INSTALL_HINT = "install it with 'apt-get install openssl', or name one with --openssl PATH"
+
+
+def parse_version(text: str) -> tuple[str, tuple[int, int, int]] | None:
+    m = VERSION.search(text)
+    if not m:
+        return None
+    return m.group(1), (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+
+
+def parse_mr_runs(stderr: str) -> list[tuple[int, float]]:
+    """(count, elapsed seconds) per +R record."""
+    return [(int(m.group(1)), float(m.group(3))) for m in MR_RESULT.finditer(stderr)]
+
+
+class OpensslRuntime(Runtime):
+    kind = "openssl"
+
+    def __init__(self, settings: Settings, hw="on", mask_env=None, executable: str | None = None):
+        super().__init__(settings, hw, mask_env)
+        self.requested = executable
+        self.executable = ""
+        self.flavour = "OpenSSL"
+        self.version: tuple[int, int, int] = (0, 0, 0)
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def __enter__(self) -> model.Runtime:
+        self.executable = self._resolve()
+        out = self._run([self.executable, "version", "-a"], timeout=15, what="version -a")
+        parsed = parse_version(out)
+        if parsed is None:
+            raise UsageError(
+                f"{self.executable}: does not look like openssl ('version -a' printed"
+                f" {out.strip()[:60]!r})"
+            )
+        self.flavour, self.version = parsed
+        version_text = out.splitlines()[0].strip() if out.strip() else ""
+        cpuinfo = CPUINFO.search(out)
+        self.id = f"openssl@{'.'.join(map(str, self.version))}"
+        # Private directory (0700) for input files; removed on exit.
+        self._tmp = tempfile.TemporaryDirectory(prefix="bridge-openssl-")
+        return model.Runtime(
+            id=self.id,
+            kind="openssl",
+            executable=self.executable,
+            version=version_text,
+            details={
+                "flavour": self.flavour,
+                "version_a": out.strip().splitlines(),
+                "cpuinfo": cpuinfo.group(1).strip() if cpuinfo else None,
+                "env": self.env_record(),
+                "hw": self.hw,
+            },
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def _resolve(self) -> str:
+        if self.requested is None:
+            found = shutil.which("openssl")
+            if found is None:
+                raise RuntimeUnavailable("openssl not found on PATH", hint=INSTALL_HINT)
+            return found
+        path = Path(self.requested).expanduser()
+        if path.is_dir():
+            raise UsageError(f"--openssl {self.requested}: is a directory")
+        found = shutil.which(str(path))
+        if found is None:
+            raise UsageError(f"--openssl {self.requested}: no such executable")
+        return found
+
+    # -- measuring ---------------------------------------------------------
+
+    def measure(self, sc: Scenario, call: calls.Call, size: int, inputs: Inputs) -> model.Result:
+        reason = self._unsupported_reason(call)
+        if reason:
+            return self.unsupported(sc, call, size, reason)
+        mode = "-hmac" if call.worker_call == "speed-hmac" else "-evp"
+        argv = [self.executable, "speed", mode, sc.digest, "-bytes", str(size),
+                "-seconds", str(self.settings.openssl_seconds), "-mr", "-elapsed"]  # fmt: skip
+        samples: list[int] = []
+        loops: list[int] = []
+        for _ in range(self.settings.openssl_runs):
+            stderr = self._run(argv, timeout=self.settings.openssl_seconds + 60,
+                               what=f"speed {mode} {sc.digest}", stream="stderr")  # fmt: skip
+            runs = parse_mr_runs(stderr)
+            if not runs or runs[-1][0] <= 0:
+                raise WorkerError(
+                    f"{self.id}: 'openssl speed {mode} {sc.digest}' printed no result",
+                    runtime=self.id,
+                    stderr_tail=stderr[-800:],
+                )
+            count, elapsed = runs[-1]
+            samples.append(round(elapsed * 1e9))
+            loops.append(count)
+        output = self._output(sc, inputs)
+        api = "EVP_MAC (openssl speed -hmac)" if mode == "-hmac" else "EVP_Digest (openssl speed -evp)"
+        return self.result(sc, call, size, inputs, api=api, samples=samples,
+                           loops=tuple(loops), output=output)  # fmt: skip
+
+    def _unsupported_reason(self, call: calls.Call) -> str:
+        if self.flavour != "OpenSSL":
+            return f"{self.flavour} is not OpenSSL: its speed options differ"
+        if self.version < (1, 1, 1):
+            return "openssl speed -bytes/-seconds need OpenSSL 1.1.1+"
+        if call.worker_call == "speed-hmac" and self.version < (3, 0, 0):
+            return "before OpenSSL 3.0, 'openssl speed hmac' measures HMAC-MD5 only (no -hmac DIGEST)"
+        return ""
+
+    def _output(self, sc: Scenario, inputs: Inputs) -> bytes:
+        """The bytes openssl computes on bridge's own key and data."""
+        assert self._tmp is not None
+        data_file = Path(self._tmp.name) / "data.bin"
+        data_file.write_bytes(inputs.data)
+        if sc.kind == "mac":
+            key = f"hexkey:{inputs.key.hex()}"
+            if self.version >= (3, 0, 0):
+                argv = [self.executable, "mac", "-digest", sc.digest, "-macopt", key,
+                        "-in", str(data_file), "-binary", "HMAC"]  # fmt: skip
+            else:
+                argv = [self.executable, "dgst", f"-{sc.digest}", "-mac", "HMAC",
+                        "-macopt", key, "-binary", str(data_file)]  # fmt: skip
+        else:
+            argv = [self.executable, "dgst", f"-{sc.digest}", "-binary", str(data_file)]
+        out = self._run_bytes(argv, timeout=60, what=" ".join(argv[1:3]))
+        return out[: sc.mac_bytes] if sc.kind == "mac" and sc.mac_bytes else out
+
+    # -- processes ---------------------------------------------------------
+
+    def _run(self, argv: list[str], *, timeout: float, what: str, stream: str = "stdout") -> str:
+        done = self._exec(argv, timeout, what)
+        data = done.stdout if stream == "stdout" else done.stderr
+        return data.decode("utf-8", "replace")
+
+    def _run_bytes(self, argv: list[str], *, timeout: float, what: str) -> bytes:
+        return self._exec(argv, timeout, what).stdout
+
+    def _exec(self, argv: list[str], timeout: float, what: str) -> subprocess.CompletedProcess:
+        name = self.id if self.id != "openssl" else argv[0]
+        try:
+            done = proc.run(argv, env=self.child_env(), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise WorkerError(f"{name}: '{what}' did not finish within {timeout:.0f} s",
+                              runtime=name) from None  # fmt: skip
+        except OSError as exc:
+            raise RuntimeUnavailable(f"cannot run {argv[0]}: {exc.strerror}", hint=INSTALL_HINT) from None
+        if done.returncode != 0:
+            tail = done.stderr.decode("utf-8", "replace").strip()[-800:]
+            raise WorkerError(
+                f"{name}: '{what}' exited with status {done.returncode}",
+                runtime=name,
+                stderr_tail=tail,
+            )
+        return done
