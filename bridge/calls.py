@@ -77,8 +77,9 @@ CALLS: dict[tuple[str, str], Call] = {
             frozenset({"mac"}),
             "hmac.new+copy",
             REUSED_KEY,
-            lambda sc, api: f"hmac.new(key, digestmod='{sc.digest}').copy()"
-            f" .update(data) .digest(){_cut(sc)}",
+            lambda sc, api: (
+                f"hmac.new(key, digestmod='{sc.digest}').copy() .update(data) .digest(){_cut(sc)}"
+            ),
         ),
         Call(
             "python",

@@ -41,23 +41,69 @@ def cli() -> None:
 @click.option("--sample-ms", type=click.IntRange(1, 10_000), help="Target duration of one sample.")
 @click.option("--warmup-ms", type=click.IntRange(0, 60_000), help="Warm-up time per cell.")
 @click.option("--openssl-runs", type=click.IntRange(1, 100), help="openssl speed runs per cell.")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
-              help="Seed of the generated keys and messages.")  # fmt: skip
-@click.option("--erl", "erl", multiple=True, metavar="PATH",
-              help="An erl to run (repeatable). Default: erl on PATH.")  # fmt: skip
-@click.option("--openssl", "openssl", multiple=True, metavar="PATH",
-              help="An openssl binary to run (repeatable). Default: openssl on PATH.")  # fmt: skip
-@click.option("--runtimes", default="erlang,python,openssl", show_default=True,
-              help="Which runtime kinds to run, comma-separated.")  # fmt: skip
-@click.option("--scenario-dir", "scenario_dirs", multiple=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Also look for scenario files here.")  # fmt: skip
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the JSON report to this file.")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="table",
-              show_default=True, help="What to print on stdout.")  # fmt: skip
-def run(scenarios, quick, samples, sample_ms, warmup_ms, openssl_runs, seed, erl, openssl,
-        runtimes, scenario_dirs, output, fmt) -> None:  # fmt: skip
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**63 - 1),
+    default=1,
+    show_default=True,
+    help="Seed of the generated keys and messages.",
+)
+@click.option(
+    "--erl",
+    "erl",
+    multiple=True,
+    metavar="PATH",
+    help="An erl to run (repeatable). Default: erl on PATH.",
+)
+@click.option(
+    "--openssl",
+    "openssl",
+    multiple=True,
+    metavar="PATH",
+    help="An openssl binary to run (repeatable). Default: openssl on PATH.",
+)
+@click.option(
+    "--runtimes",
+    default="erlang,python,openssl",
+    show_default=True,
+    help="Which runtime kinds to run, comma-separated.",
+)
+@click.option(
+    "--scenario-dir",
+    "scenario_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Also look for scenario files here.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON report to this file.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(RENDERERS)),
+    default="table",
+    show_default=True,
+    help="What to print on stdout.",
+)
+def run(
+    scenarios,
+    quick,
+    samples,
+    sample_ms,
+    warmup_ms,
+    openssl_runs,
+    seed,
+    erl,
+    openssl,
+    runtimes,
+    scenario_dirs,
+    output,
+    fmt,
+) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     settings = _settings(quick, samples, sample_ms, warmup_ms, openssl_runs)
     kinds = _kinds(runtimes)
@@ -74,14 +120,23 @@ def run(scenarios, quick, samples, sample_ms, warmup_ms, openssl_runs, seed, erl
         command=tuple(["bridge", *sys.argv[1:]]),
         reproduce=_reproduce(scenarios, settings, seed, erl, openssl, runtimes, kinds),
     )
-    outcome = runner.execute(plan, progress=_progress_printer())
+    progress = _progress_printer()
+    outcome = runner.execute(plan, progress=progress)
+    if progress:
+        click.echo("\r\033[K", err=True, nl=False)
     if output is not None:
         model.write_atomic(output, model.dumps(outcome.report))
     click.echo(RENDERERS[fmt](outcome.report), nl=False)
     if output is not None:
         click.echo(f"report written to {output}", err=True)
+    for skip in outcome.report.skipped:
+        click.echo(f"bridge: warning: skipped {skip['runtime']}: {skip['reason']}", err=True)
     if outcome.interrupted:
         raise SystemExit(ExitStatus.INTERRUPTED)
+    if not outcome.report.results:
+        reasons = [s["reason"] for s in outcome.report.skipped]
+        reasons += [e["message"] for e in outcome.report.errors]
+        raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
     if outcome.failed:
         raise SystemExit(ExitStatus.RUN_FAILED)
 
@@ -176,7 +231,7 @@ def main() -> None:
         click.echo("\nbridge: interrupted", err=True)
         code = ExitStatus.INTERRUPTED
     except BridgeError as exc:
-        click.echo(f"\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
+        click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
         click.echo(f"bridge: error: {exc.one_line()}", err=True)
         code = exc.status
     except KeyboardInterrupt:

@@ -28,7 +28,7 @@ from typing import Any
 
 from emqx.erlport import erlterms
 
-from bridge.errors import ProtocolError
+from bridge.errors import BadTerm, ProtocolError
 
 HEADER = struct.Struct(">I")
 # A frame carries at most a report of raw samples and some outputs. 64 MiB is
@@ -37,7 +37,7 @@ MAX_FRAME = 64 * 1024 * 1024
 
 
 def _refuse_opaque(data: bytes, language: Any) -> Any:
-    raise ProtocolError("refused an erlport opaque term (it would be unpickled)")
+    raise BadTerm("refused an erlport opaque term (it would be unpickled)")
 
 
 def _install_opaque_guard() -> None:
@@ -79,11 +79,11 @@ def decode(payload: bytes) -> Any:
     except ProtocolError:
         raise
     except erlterms.IncompleteData as exc:
-        raise ProtocolError("truncated term in frame") from exc
+        raise BadTerm("truncated term in frame") from exc
     except (ValueError, TypeError, IndexError, struct.error) as exc:
-        raise ProtocolError(f"undecodable term: {exc}") from exc
+        raise BadTerm(f"undecodable term: {str(exc)[:80]}") from exc
     if rest:
-        raise ProtocolError(f"{len(rest)} bytes of garbage after the term in a frame")
+        raise BadTerm(f"{len(rest)} bytes of garbage after the term in a frame")
     return _plain(term)
 
 
@@ -95,11 +95,11 @@ def _plain(term: Any) -> Any:
         return tuple(_plain(t) for t in term)
     if isinstance(term, list):
         if isinstance(term, erlterms.ImproperList):
-            raise ProtocolError("improper list in frame")
+            raise BadTerm("improper list in frame")
         return [_plain(t) for t in term]
     if isinstance(term, (bytes, int, float, bool)) or term is None:
         return term
-    raise ProtocolError(f"unexpected term type {type(term).__name__}")
+    raise BadTerm(f"unexpected term type {type(term).__name__}")
 
 
 def props(term: Any) -> dict[str, Any]:

@@ -12,8 +12,21 @@ from pathlib import Path
 from typing import Any
 
 # The CPU flags that matter for crypto (see crypto-facts.md §3).
-X86_CRYPTO_FLAGS = ("sha_ni", "aes", "pclmulqdq", "ssse3", "avx", "avx2", "bmi1", "bmi2", "adx",
-                    "vaes", "vpclmulqdq", "sha512", "hypervisor")  # fmt: skip
+X86_CRYPTO_FLAGS = (
+    "sha_ni",
+    "aes",
+    "pclmulqdq",
+    "ssse3",
+    "avx",
+    "avx2",
+    "bmi1",
+    "bmi2",
+    "adx",
+    "vaes",
+    "vpclmulqdq",
+    "sha512",
+    "hypervisor",
+)
 ARM_CRYPTO_FLAGS = ("aes", "pmull", "sha1", "sha2", "sha512", "sha3", "asimd")
 
 

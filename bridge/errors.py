@@ -62,6 +62,11 @@ class ProtocolError(BridgeError):
     """A frame that is not what the protocol allows."""
 
 
+class BadTerm(ProtocolError):
+    """A complete frame whose payload is not a valid term. The stream is still
+    in step, so a worker can answer with an error and carry on."""
+
+
 class Interrupted(BridgeError):
     """SIGINT or SIGTERM arrived; what was measured is kept."""
 

@@ -9,6 +9,7 @@ removing or changing the meaning of a field bumps the version, and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -279,10 +280,8 @@ def _umask() -> int:
 
 
 def _unlink_quietly(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 def results_for(report: Report, scenario: str, size: int) -> Sequence[Result]:

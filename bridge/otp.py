@@ -65,14 +65,34 @@ def locate(erl: str | None = None) -> Installation:
             raise UsageError(f"--erl {erl}: not executable")
     real = path.resolve()
     root = _otp_root(real)
-    erlc = _find_erlc(path, real)
+    try:
+        erlc = _find_erlc(path, real)
+        # An unrecognised layout: ask the program itself before trusting it.
+        release = "" if root else _probe_release(path)
+    except RuntimeUnavailable as exc:
+        if erl is None:
+            raise
+        raise UsageError(f"--erl {erl}: not an Erlang installation ({exc.message})") from None
     return Installation(
         erl=path,
         erlc=erlc,
         root=root,
-        otp_version=_otp_version(root) if root else "",
+        otp_version=_otp_version(root) if root else release,
         erts_version=_erts_version(root) if root else "",
     )
+
+
+def _probe_release(erl: Path) -> str:
+    script = 'io:format("bridge-otp-release:~s~n", [erlang:system_info(otp_release)]), halt().'
+    try:
+        done = proc.run([str(erl), "-noshell", "-noinput", "-eval", script], timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        done = None
+    text = done.stdout.decode("utf-8", "replace") if done else ""
+    for line in text.splitlines():
+        if line.startswith("bridge-otp-release:") and line.split(":", 1)[1].strip().isdigit():
+            return line.split(":", 1)[1].strip()
+    raise RuntimeUnavailable(f"{erl} did not answer like an Erlang runtime")
 
 
 def _otp_root(real_erl: Path) -> Path | None:

@@ -69,7 +69,7 @@ class Worker:
         # stderr goes to an unlinked temporary file: private to this user,
         # gone when closed, and it never blocks the child the way a pipe that
         # nobody drains would.
-        self._stderr = tempfile.TemporaryFile(prefix="bridge-stderr-")
+        self._stderr = tempfile.TemporaryFile(prefix="bridge-stderr-")  # noqa: SIM115 (closed in close())
         try:
             self._proc = subprocess.Popen(
                 self.argv,
@@ -141,7 +141,9 @@ class Worker:
             return body
         if tag == "error" and isinstance(body, tuple) and len(body) == 2:
             kind, message = body
-            text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+            text = (
+                message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
+            )
             raise OperationError(str(kind), text)
         raise self._failure(f"answered '{op}' with {_short(reply)}")
 
@@ -166,9 +168,7 @@ class Worker:
             except subprocess.TimeoutExpired:
                 code = None
             if code is not None:
-                status = (
-                    f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
-                )
+                status = f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
         tail = self._read_stderr_tail()
         return WorkerError(f"{self.name} {what}{status}", runtime=self.name, stderr_tail=tail)
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bridge.codec import atom
 from bridge.errors import OperationError
 
 MAX_SAMPLES = 100_000
@@ -29,7 +30,7 @@ Loop = Callable[[int], None]
 
 
 def greeting() -> list[tuple[str, Any]]:
-    return [("kind", "python"), ("python_version", sys.version.split()[0])]
+    return [("kind", atom("python")), ("python_version", sys.version.split()[0])]
 
 
 def handle(op: str, args: dict[str, Any]) -> Any:
@@ -44,9 +45,8 @@ def handle(op: str, args: dict[str, Any]) -> Any:
 
 
 def info() -> list[tuple[str, Any]]:
-    import ssl
-
     import _hashlib
+    import ssl
 
     probe = hashlib.sha256()
     hmac_obj = hmac.new(b"k", b"m", "sha256")
@@ -61,8 +61,14 @@ def info() -> list[tuple[str, Any]]:
         # OpenSSL lacks a digest; the hardware masks cannot reach that code.
         ("hashlib_sha256_type", f"{type(probe).__module__}.{type(probe).__name__}"),
         ("hashlib_uses_openssl", isinstance(probe, _hashlib.HASH)),
-        ("hmac_impl", "none" if inner is None else f"{type(inner).__module__}.{type(inner).__name__}"),
-        ("fips_mode", bool(_hashlib.get_fips_mode()) if hasattr(_hashlib, "get_fips_mode") else False),
+        (
+            "hmac_impl",
+            "none" if inner is None else f"{type(inner).__module__}.{type(inner).__name__}",
+        ),
+        (
+            "fips_mode",
+            bool(_hashlib.get_fips_mode()) if hasattr(_hashlib, "get_fips_mode") else False,
+        ),
         ("clock", "time.perf_counter_ns"),
         ("clock_resolution_ns", int(time.get_clock_info("perf_counter").resolution * 1e9) or 1),
     ]

@@ -75,8 +75,13 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
             _run_runtime(plan, kind, label, factory, got, note)
     except KeyboardInterrupt:
         interrupted = True
-        got.errors.append({"runtime": "", "kind": "interrupted",
-                           "message": "interrupted: the run was stopped before it finished"})  # fmt: skip
+        got.errors.append(
+            {
+                "runtime": "",
+                "kind": "interrupted",
+                "message": "interrupted: the run was stopped before it finished",
+            }
+        )
     return Outcome(report=_report(plan, got), interrupted=interrupted)
 
 
@@ -95,8 +100,12 @@ def _runtimes(plan: Plan, installations) -> Iterator[tuple[str, str, Callable[[]
 
 
 def _run_runtime(plan, kind, label, factory, got: _Collected, note: Progress) -> None:
-    cells = [(sc, calls.CALLS[kind, cid], size)
-             for sc in plan.scenarios for cid in sc.calls.get(kind, ()) for size in sc.sizes]  # fmt: skip
+    cells = [
+        (sc, calls.CALLS[kind, cid], size)
+        for sc in plan.scenarios
+        for cid in sc.calls.get(kind, ())
+        for size in sc.sizes
+    ]
     if not cells:
         return
     runtime = None
@@ -111,11 +120,18 @@ def _run_runtime(plan, kind, label, factory, got: _Collected, note: Progress) ->
     except RuntimeUnavailable as exc:
         got.skipped.append({"runtime": label, "kind": kind, "reason": exc.one_line()})
     except WorkerError as exc:
-        got.errors.append({"runtime": exc.runtime or label, "kind": "worker",
-                           "message": exc.one_line(), "stderr_tail": exc.stderr_tail})  # fmt: skip
+        got.errors.append(
+            {
+                "runtime": exc.runtime or label,
+                "kind": "worker",
+                "message": exc.one_line(),
+                "stderr_tail": exc.stderr_tail,
+            }
+        )
     except BridgeError as exc:
-        got.errors.append({"runtime": getattr(runtime, "id", label), "kind": "runtime",
-                           "message": exc.one_line()})  # fmt: skip
+        got.errors.append(
+            {"runtime": getattr(runtime, "id", label), "kind": "runtime", "message": exc.one_line()}
+        )
 
 
 def _measure(runtime: Runtime, sc: Scenario, call, size: int, seed: int, got) -> model.Result:
@@ -125,8 +141,9 @@ def _measure(runtime: Runtime, sc: Scenario, call, size: int, seed: int, got) ->
     except OperationError as exc:
         if exc.kind == "unsupported":
             return runtime.unsupported(sc, call, size, exc.message)
-        raise WorkerError(f"{runtime.id}: {call.id} at {size} B failed: {exc.message}",
-                          runtime=runtime.id) from None  # fmt: skip
+        raise WorkerError(
+            f"{runtime.id}: {call.id} at {size} B failed: {exc.message}", runtime=runtime.id
+        ) from None
 
 
 def expected_output(sc: Scenario, data: inputs.Inputs) -> bytes:
@@ -141,20 +158,26 @@ def interop(plan: Plan, results: list[model.Result]) -> list[dict]:
     checks = []
     for sc in plan.scenarios:
         for size in sc.sizes:
-            cell = [r for r in results if r.scenario == sc.name and r.size == size and r.status == "ok"]
+            cell = [
+                r for r in results if r.scenario == sc.name and r.size == size and r.status == "ok"
+            ]
             if not cell:
                 continue
-            reference = expected_output(sc, inputs.make(plan.seed, sc.name, sc.key_bytes, size)).hex()
+            reference = expected_output(
+                sc, inputs.make(plan.seed, sc.name, sc.key_bytes, size)
+            ).hex()
             outputs = {f"{r.runtime} {r.call_id} hw={r.hw}": r.output_hex for r in cell}
-            checks.append({
-                "scenario": sc.name,
-                "size": size,
-                "reference": reference,
-                "reference_from": "Python standard library in the driver (hmac/hashlib)",
-                "outputs": outputs,
-                "match": all(v == reference for v in outputs.values()),
-                "mismatched": sorted(k for k, v in outputs.items() if v != reference),
-            })  # fmt: skip
+            checks.append(
+                {
+                    "scenario": sc.name,
+                    "size": size,
+                    "reference": reference,
+                    "reference_from": "Python standard library in the driver (hmac/hashlib)",
+                    "outputs": outputs,
+                    "match": all(v == reference for v in outputs.values()),
+                    "mismatched": sorted(k for k, v in outputs.items() if v != reference),
+                }
+            )
     return checks
 
 
@@ -163,9 +186,14 @@ def _report(plan: Plan, got: _Collected) -> model.Report:
     errors = list(got.errors)
     for check in checks:
         if not check["match"]:
-            errors.append({"runtime": ", ".join(check["mismatched"]), "kind": "mismatch",
-                           "message": f"{check['scenario']} at {check['size']} B: output differs"
-                                      f" from the reference in {', '.join(check['mismatched'])}"})  # fmt: skip
+            errors.append(
+                {
+                    "runtime": ", ".join(check["mismatched"]),
+                    "kind": "mismatch",
+                    "message": f"{check['scenario']} at {check['size']} B: output differs"
+                    f" from the reference in {', '.join(check['mismatched'])}",
+                }
+            )
     return model.Report(
         bridge_version=bridge.__version__,
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

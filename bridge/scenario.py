@@ -130,8 +130,18 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
 
 
 class _Validator:
-    KEYS = {"name", "description", "kind", "digest", "sizes", "key_bytes", "mac_bytes",
-            "features", "calls", "source"}  # fmt: skip
+    KEYS = {
+        "name",
+        "description",
+        "kind",
+        "digest",
+        "sizes",
+        "key_bytes",
+        "mac_bytes",
+        "features",
+        "calls",
+        "source",
+    }
 
     def __init__(self, data: dict[str, Any], where: str) -> None:
         self.data = data
@@ -140,7 +150,9 @@ class _Validator:
     def fail(self, key: str, expected: str) -> UsageError:
         got = self.data.get(key, "nothing")
         shown = repr(got) if len(repr(got)) <= 40 else repr(got)[:37] + "..."
-        return UsageError(f"scenario file {self.where}: key '{key}': expected {expected}, got {shown}")
+        return UsageError(
+            f"scenario file {self.where}: key '{key}': expected {expected}, got {shown}"
+        )
 
     def string(self, key: str, default: str | None = None) -> str:
         value = self.data.get(key, default)
@@ -206,7 +218,9 @@ class _Validator:
             for call_id in ids:
                 call = calls.lookup(runtime, call_id)
                 if call is None or kind not in call.kinds:
-                    fits = [c for c in calls.known(runtime) if kind in calls.CALLS[runtime, c].kinds]
+                    fits = [
+                        c for c in calls.known(runtime) if kind in calls.CALLS[runtime, c].kinds
+                    ]
                     raise UsageError(
                         f"scenario file {self.where}: key 'calls.{runtime}': unknown call"
                         f" {call_id!r} for kind '{kind}'; expected one of {', '.join(fits)}"

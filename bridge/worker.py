@@ -25,7 +25,7 @@ import threading
 from typing import Any
 
 from bridge import codec
-from bridge.errors import OperationError, ProtocolError
+from bridge.errors import BadTerm, OperationError, ProtocolError
 
 PROTOCOL = 1
 
@@ -45,6 +45,12 @@ def main() -> None:
             request = channel.receive()
         except EOFError:
             os._exit(0)
+        except BadTerm as exc:
+            # The frame was consumed whole: refuse it and keep serving.
+            channel.send(
+                (codec.atom("error"), 0, (codec.atom("bad_request"), exc.message.encode()))
+            )
+            continue
         except ProtocolError as exc:
             # The stream is out of step and cannot be resynchronised.
             print(f"bridge.worker: {exc.message}", file=sys.stderr)
@@ -67,7 +73,11 @@ def _exit_on_hangup(fd: int) -> None:
 def _serve(pyops: Any, request: Any) -> tuple:
     ok, error = codec.atom("ok"), codec.atom("error")
     if not (isinstance(request, tuple) and len(request) == 4 and request[0] == "call"):
-        return (error, 0, (codec.atom("bad_request"), b"malformed request: expected {call, Id, Op, Args}"))
+        return (
+            error,
+            0,
+            (codec.atom("bad_request"), b"malformed request: expected {call, Id, Op, Args}"),
+        )
     _, request_id, op, args = request
     if not isinstance(request_id, int) or not isinstance(op, bytes) or not isinstance(args, list):
         return (error, 0, (codec.atom("bad_request"), b"malformed call"))
@@ -76,7 +86,11 @@ def _serve(pyops: Any, request: Any) -> tuple:
             return (ok, request_id, codec.atom("stopping"))
         if op == b"ping":
             return (ok, request_id, codec.atom("pong"))
-        return (ok, request_id, _atoms(pyops.handle(op.decode("utf-8", "replace"), codec.props(args))))
+        return (
+            ok,
+            request_id,
+            _atoms(pyops.handle(op.decode("utf-8", "replace"), codec.props(args))),
+        )
     except OperationError as exc:
         return (error, request_id, (codec.atom(exc.kind), exc.message.encode()))
     except ProtocolError as exc:

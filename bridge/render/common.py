@@ -110,8 +110,7 @@ def runtime_summary(rt: model.Runtime) -> str:
     if rt.kind == "python":
         impl = "OpenSSL" if d.get("hashlib_uses_openssl") else "built-in (not OpenSSL)"
         return (
-            f"{rt.version} ({rt.executable}), ssl: {d.get('ssl_openssl_version')},"
-            f" hashlib: {impl}"
+            f"{rt.version} ({rt.executable}), ssl: {d.get('ssl_openssl_version')}, hashlib: {impl}"
         )
     if rt.kind == "openssl":
         return f"{rt.version} ({rt.executable})"

@@ -31,20 +31,30 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
             continue
         s = r.summary()
         ops = 1e9 / s.median
-        rows.append([
-            r.runtime,
-            label,
-            r.size,
-            common.ns_with_ci(s),
-            common.si(ops),
-            f"{ops * r.size / 1e6:,.1f}",
-            f"{s.median / fastest[(r.size, r.hw)]:.2f}×",
-            match.get(id(r), "–"),
-        ])  # fmt: skip
+        rows.append(
+            [
+                r.runtime,
+                label,
+                r.size,
+                common.ns_with_ci(s),
+                common.si(ops),
+                f"{ops * r.size / 1e6:,.1f}",
+                f"{s.median / fastest[(r.size, r.hw)]:.2f}×",
+                match.get(id(r), "–"),
+            ]
+        )
     table = tabulate(
         rows,
-        headers=["runtime", "call", "bytes", "ns/op median (95% CI)", "ops/s", "MB/s",
-                 "× fastest", "output ok"],  # fmt: skip
+        headers=[
+            "runtime",
+            "call",
+            "bytes",
+            "ns/op median (95% CI)",
+            "ops/s",
+            "MB/s",
+            "× fastest",
+            "output ok",
+        ],
         tablefmt="simple",
         disable_numparse=True,
         colalign=("left", "left", "right", "right", "right", "right", "right", "left"),

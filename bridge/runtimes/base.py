@@ -28,7 +28,9 @@ STRIPPED_VARS = ("ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS")
 class Runtime:
     kind = ""
 
-    def __init__(self, settings: Settings, hw: str = "on", mask_env: Mapping[str, str] | None = None):
+    def __init__(
+        self, settings: Settings, hw: str = "on", mask_env: Mapping[str, str] | None = None
+    ):
         self.settings = settings
         self.hw = hw
         self.mask_env = dict(mask_env or {})
@@ -118,7 +120,9 @@ class WorkerRuntime(Runtime):
         raise NotImplementedError
 
     def __enter__(self) -> model.Runtime:
-        self.worker = Worker(self.kind, self.argv(), self.child_env(), start_timeout=self.start_timeout)
+        self.worker = Worker(
+            self.kind, self.argv(), self.child_env(), start_timeout=self.start_timeout
+        )
         self.worker.start()
         try:
             self.check_greeting(self.worker.greeting)

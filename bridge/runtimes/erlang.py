@@ -24,8 +24,16 @@ class ErlangRuntime(WorkerRuntime):
 
     def argv(self) -> list[str]:
         beams = otp.worker_beams(self.installation)
-        return [str(self.installation.erl), "-noshell", "-noinput", "-pa", str(beams),
-                "-s", "bridge_worker", "main"]  # fmt: skip
+        return [
+            str(self.installation.erl),
+            "-noshell",
+            "-noinput",
+            "-pa",
+            str(beams),
+            "-s",
+            "bridge_worker",
+            "main",
+        ]
 
     def check_greeting(self, greeting: dict[str, Any]) -> None:
         if not greeting.get("crypto"):
@@ -39,8 +47,9 @@ class ErlangRuntime(WorkerRuntime):
     def describe(self, info: dict[str, Any]) -> model.Runtime:
         version = text(info["otp_version"])
         pid = self.worker.pid if self.worker else None
-        crypto_info = {k: text(v) if isinstance(v, bytes) else v
-                       for k, v in info.get("crypto_info", [])}  # fmt: skip
+        crypto_info = {
+            k: text(v) if isinstance(v, bytes) else v for k, v in info.get("crypto_info", [])
+        }
         info_lib = [
             {"name": text(n), "version_number": num, "version_text": text(t)}
             for (n, num, t) in info.get("info_lib", [])

@@ -110,13 +110,27 @@ class OpensslRuntime(Runtime):
         if reason:
             return self.unsupported(sc, call, size, reason)
         mode = "-hmac" if call.worker_call == "speed-hmac" else "-evp"
-        argv = [self.executable, "speed", mode, sc.digest, "-bytes", str(size),
-                "-seconds", str(self.settings.openssl_seconds), "-mr", "-elapsed"]  # fmt: skip
+        argv = [
+            self.executable,
+            "speed",
+            mode,
+            sc.digest,
+            "-bytes",
+            str(size),
+            "-seconds",
+            str(self.settings.openssl_seconds),
+            "-mr",
+            "-elapsed",
+        ]
         samples: list[int] = []
         loops: list[int] = []
         for _ in range(self.settings.openssl_runs):
-            stderr = self._run(argv, timeout=self.settings.openssl_seconds + 60,
-                               what=f"speed {mode} {sc.digest}", stream="stderr")  # fmt: skip
+            stderr = self._run(
+                argv,
+                timeout=self.settings.openssl_seconds + 60,
+                what=f"speed {mode} {sc.digest}",
+                stream="stderr",
+            )
             runs = parse_mr_runs(stderr)
             if not runs or runs[-1][0] <= 0:
                 raise WorkerError(
@@ -128,9 +142,14 @@ class OpensslRuntime(Runtime):
             samples.append(round(elapsed * 1e9))
             loops.append(count)
         output = self._output(sc, inputs)
-        api = "EVP_MAC (openssl speed -hmac)" if mode == "-hmac" else "EVP_Digest (openssl speed -evp)"
-        return self.result(sc, call, size, inputs, api=api, samples=samples,
-                           loops=tuple(loops), output=output)  # fmt: skip
+        api = (
+            "EVP_MAC (openssl speed -hmac)"
+            if mode == "-hmac"
+            else "EVP_Digest (openssl speed -evp)"
+        )
+        return self.result(
+            sc, call, size, inputs, api=api, samples=samples, loops=tuple(loops), output=output
+        )
 
     def _unsupported_reason(self, call: calls.Call) -> str:
         if self.flavour != "OpenSSL":
@@ -138,7 +157,9 @@ class OpensslRuntime(Runtime):
         if self.version < (1, 1, 1):
             return "openssl speed -bytes/-seconds need OpenSSL 1.1.1+"
         if call.worker_call == "speed-hmac" and self.version < (3, 0, 0):
-            return "before OpenSSL 3.0, 'openssl speed hmac' measures HMAC-MD5 only (no -hmac DIGEST)"
+            return (
+                "before OpenSSL 3.0, 'openssl speed hmac' measures HMAC-MD5 only (no -hmac DIGEST)"
+            )
         return ""
 
     def _output(self, sc: Scenario, inputs: Inputs) -> bytes:
@@ -149,11 +170,30 @@ class OpensslRuntime(Runtime):
         if sc.kind == "mac":
             key = f"hexkey:{inputs.key.hex()}"
             if self.version >= (3, 0, 0):
-                argv = [self.executable, "mac", "-digest", sc.digest, "-macopt", key,
-                        "-in", str(data_file), "-binary", "HMAC"]  # fmt: skip
+                argv = [
+                    self.executable,
+                    "mac",
+                    "-digest",
+                    sc.digest,
+                    "-macopt",
+                    key,
+                    "-in",
+                    str(data_file),
+                    "-binary",
+                    "HMAC",
+                ]
             else:
-                argv = [self.executable, "dgst", f"-{sc.digest}", "-mac", "HMAC",
-                        "-macopt", key, "-binary", str(data_file)]  # fmt: skip
+                argv = [
+                    self.executable,
+                    "dgst",
+                    f"-{sc.digest}",
+                    "-mac",
+                    "HMAC",
+                    "-macopt",
+                    key,
+                    "-binary",
+                    str(data_file),
+                ]
         else:
             argv = [self.executable, "dgst", f"-{sc.digest}", "-binary", str(data_file)]
         out = self._run_bytes(argv, timeout=60, what=" ".join(argv[1:3]))
@@ -174,10 +214,13 @@ class OpensslRuntime(Runtime):
         try:
             done = proc.run(argv, env=self.child_env(), timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise WorkerError(f"{name}: '{what}' did not finish within {timeout:.0f} s",
-                              runtime=name) from None  # fmt: skip
+            raise WorkerError(
+                f"{name}: '{what}' did not finish within {timeout:.0f} s", runtime=name
+            ) from None
         except OSError as exc:
-            raise RuntimeUnavailable(f"cannot run {argv[0]}: {exc.strerror}", hint=INSTALL_HINT) from None
+            raise RuntimeUnavailable(
+                f"cannot run {argv[0]}: {exc.strerror}", hint=INSTALL_HINT
+            ) from None
         if done.returncode != 0:
             tail = done.stderr.decode("utf-8", "replace").strip()[-800:]
             raise WorkerError(

@@ -1,0 +1,41 @@
+# make run    set up, then run the mailing-list benchmark (bridge run hmac-sha1)
+# make test   set up, then run the test suite
+# make lint   ruff (lint + format check) and erlc with all warnings as errors
+# make setup  install what is missing: Erlang + crypto, openssl, ./.venv
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup system run test lint bench clean
+
+setup: system $(STAMP)
+
+system:
+	@scripts/ensure-system.sh
+
+# Reinstall when the package's metadata changes. Editable, so code changes
+# need no reinstall.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $@
+
+run: setup
+	$(BIN)/bridge run hmac-sha1
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check bridge tests bench
+	$(BIN)/ruff format --check bridge tests bench
+	@d=$$(mktemp -d) && erlc +warn_all +warnings_as_errors -o $$d erl/*.erl tests/erl/*.erl; rc=$$?; rm -rf $$d; exit $$rc
+
+bench: setup
+	$(BIN)/python bench/overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install what bridge needs from the system, only when it is missing:
+#   - Erlang/OTP with the crypto application (erlang-base erlang-crypto), and
+#     EUnit for the Erlang-side tests (erlang-dev has eunit.hrl, erlang-eunit
+#     the modules);
+#   - the openssl CLI.
+# Idempotent: a machine that has everything is left alone. Installing needs
+# root (apt-get); without it, say what to install and fail.
+set -euo pipefail
+
+missing=()
+
+erl_ok() {
+  command -v erl >/dev/null 2>&1 || return 1
+  erl -noshell -noinput -eval '
+    Ok = fun(M) -> case code:ensure_loaded(M) of {module, M} -> true; _ -> false end end,
+    case Ok(crypto) andalso Ok(eunit) of true -> halt(0); false -> halt(1) end.' >/dev/null 2>&1
+}
+
+erl_ok || missing+=(erlang-base erlang-crypto erlang-dev erlang-eunit)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "bridge setup: missing system packages: ${missing[*]}" >&2
+  echo "install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}) and run make setup again" >&2
+  exit 1
+fi
+
+echo "bridge setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+erl_ok || { echo "bridge setup: Erlang installed but crypto/eunit still unusable" >&2; exit 1; }

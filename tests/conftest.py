@@ -1,0 +1,88 @@
+"""Shared fixtures. Integration tests use the real erl, a real Python worker
+and the real openssl binary; they are skipped only where the binary is absent
+(`make test` installs all of them)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bridge.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+# Short measurements: tests check structure and bytes, never timings.
+FAST = Settings(warmup_ms=5, sample_ms=2, samples=3, openssl_seconds=1, openssl_runs=1)
+FAST_ARGS = ["--samples", "3", "--sample-ms", "2", "--warmup-ms", "5", "--openssl-runs", "1"]
+
+needs_erl = pytest.mark.skipif(shutil.which("erl") is None, reason="erl not installed")
+needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    # One beam cache per test session, not the user's ~/.cache.
+    cache = tmp_path_factory.getbasetemp() / "bridge-cache"
+    monkeypatch.setenv("BRIDGE_CACHE_DIR", str(cache))
+
+
+def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
+    """Run the real CLI in a subprocess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "bridge", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=kw.pop("cwd", ROOT),
+        **kw,
+    )
+
+
+def worker_pids() -> set[int]:
+    """PIDs of bridge's worker processes (beam.smp running bridge_worker, or
+    python -m bridge.worker), found through /proc."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"bridge_worker" in cmdline or b"bridge.worker" in cmdline:
+            pids.add(int(entry.name))
+    return pids
+
+
+def wait_gone(pids: set[int], timeout: float = 5.0) -> set[int]:
+    deadline = time.monotonic() + timeout
+    alive = set(pids)
+    while alive and time.monotonic() < deadline:
+        alive = {p for p in alive if Path(f"/proc/{p}").exists() and not _zombie(p)}
+        if alive:
+            time.sleep(0.05)
+    return alive
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return " Z " in Path(f"/proc/{pid}/stat").read_text().split(")", 1)[1][:4]
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def no_leftovers():
+    """Fails the test if it leaves a worker process behind."""
+    before = worker_pids()
+    yield
+    left = wait_gone(worker_pids() - before)
+    assert not left, f"worker processes outlived the test: {sorted(left)}"

@@ -1,0 +1,63 @@
+%% EUnit tests for bridge_ops: every API branch forced with a fake
+%% function_exported/3, the digest table, and the measurement loop.
+-module(bridge_ops_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+exported(List) ->
+    fun(M, F, A) -> lists:member({M, F, A}, List) end.
+
+%% OTP 22.1+: crypto:macN/5 and crypto:mac/4 exist.
+mac_api_new_test() ->
+    E = exported([{crypto, macN, 5}, {crypto, mac, 4}, {crypto, hmac, 4}]),
+    ?assertEqual(macN, bridge_ops:mac_api(E, 10)),
+    ?assertEqual(mac, bridge_ops:mac_api(E, 0)).
+
+%% OTP 21 - 22.0: only the old crypto:hmac/3,4.
+mac_api_old_test() ->
+    E = exported([{crypto, hmac, 3}, {crypto, hmac, 4}]),
+    ?assertEqual(hmac4, bridge_ops:mac_api(E, 10)),
+    ?assertEqual(hmac3, bridge_ops:mac_api(E, 0)).
+
+%% Neither: the call is reported unsupported, not crashed.
+mac_api_none_test() ->
+    ?assertEqual(none, bridge_ops:mac_api(exported([]), 10)).
+
+hash_api_test() ->
+    ?assertEqual(hash, bridge_ops:hash_api(exported([{crypto, hash, 2}]))),
+    ?assertEqual(none, bridge_ops:hash_api(exported([]))).
+
+%% The real node picks the branch its crypto has.
+mac_api_real_test() ->
+    Api = bridge_ops:mac_api(fun erlang:function_exported/3, 10),
+    ?assert(lists:member(Api, [macN, hmac4])).
+
+digest_table_test() ->
+    ?assertEqual({ok, sha}, bridge_ops:digest(<<"sha1">>)),
+    ?assertEqual({ok, sha256}, bridge_ops:digest(<<"sha256">>)),
+    ?assertMatch({error, {bad_request, _}}, bridge_ops:digest(<<"os:cmd">>)).
+
+unknown_operation_test() ->
+    ?assertMatch({error, {unknown_op, _}}, bridge_ops:handle(<<"eval">>, [])).
+
+bench_missing_argument_test() ->
+    ?assertMatch({error, {bad_request, <<"missing argument: ", _/binary>>}},
+                 bridge_ops:handle(<<"bench">>, [{<<"call">>, <<"mac">>}])).
+
+bench_rejects_out_of_range_samples_test() ->
+    Args = [{<<"call">>, <<"hash">>}, {<<"digest">>, <<"sha256">>}, {<<"data">>, <<"x">>},
+            {<<"warmup_ns">>, 0}, {<<"sample_ns">>, 1000}, {<<"samples">>, 0}],
+    ?assertMatch({error, {bad_request, _}}, bridge_ops:handle(<<"bench">>, Args)).
+
+%% Calibration: loops grow until one run lasts half a sample, then the
+%% requested number of samples is taken with that loop count.
+measure_test() ->
+    Loop = fun(N) -> spin(N) end,
+    {Loops, Durations, Spent} = bridge_ops:measure(Loop, {1000000, 2000000}, 4),
+    ?assert(Loops >= 1),
+    ?assertEqual(4, length(Durations)),
+    ?assert(lists:all(fun(D) -> D > 0 end, Durations)),
+    ?assert(Spent >= 1000000).
+
+spin(0) -> ok;
+spin(N) -> _ = erlang:phash2(N), spin(N - 1).

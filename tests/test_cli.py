@@ -1,0 +1,230 @@
+"""`bridge run` end to end: a real Erlang node, a real Python worker and the
+real openssl, through the CLI in a subprocess."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bridge import inputs
+from tests.conftest import (
+    FAST_ARGS,
+    ROOT,
+    bridge_cmd,
+    needs_erl,
+    needs_openssl,
+    wait_gone,
+    worker_pids,
+)
+
+pytestmark = [needs_erl, needs_openssl]
+
+
+def load(path):
+    return json.loads(path.read_text())
+
+
+def test_run_hmac_sha1_end_to_end(tmp_path, no_leftovers):
+    out = tmp_path / "r.json"
+    done = bridge_cmd("run", "hmac-sha1", *FAST_ARGS, "--seed", "7", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    report = load(out)
+    assert report["schema"] == "bridge.report/1"
+    assert {rt["kind"] for rt in report["runtimes"]} == {"erlang", "python", "openssl"}
+    erl = next(rt for rt in report["runtimes"] if rt["kind"] == "erlang")
+    assert erl["otp_release"] and erl["crypto_lib"].startswith("OpenSSL")
+    # Every runtime computed the MAC Python's hmac computes here, on the
+    # inputs the seed regenerates.
+    data = inputs.make(7, "hmac-sha1", 20, 1000)
+    expected = hmac.digest(data.key, data.data, "sha1")[:10].hex()
+    results = report["results"]
+    assert {r["runtime"].split("@")[0] for r in results} == {"erlang", "python", "openssl"}
+    for r in results:
+        assert r["status"] == "ok"
+        assert r["output_hex"] == expected, r["call"]
+        assert r["inputs"] == {"key_hex": data.key.hex(), "data_hex": data.data.hex()}
+        assert r["ns_per_op"]["ci95"][0] <= r["ns_per_op"]["median"] <= r["ns_per_op"]["ci95"][1]
+        assert r["ops_per_s"] > 0 and r["bytes_per_s"] == pytest.approx(r["ops_per_s"] * 1000)
+        assert len(r["samples"]) >= 1
+    assert report["interop"][0]["match"] is True
+    assert report["errors"] == [] and report["skipped"] == []
+    assert report["reproduce"].startswith("bridge run hmac-sha1 --seed 7")
+    calls = {r["call"] for r in results}
+    assert "crypto:macN(hmac, sha, Key, Data, 10)" in calls
+    assert "hmac.digest(key, data, 'sha1')[:10]" in calls
+    # The table says, beside the numbers, that openssl speed reuses its key.
+    assert "openssl speed sets the key once" in done.stdout
+    assert "Not like for like" in done.stdout
+    assert "OTP 25" in done.stdout or "OTP 2" in done.stdout
+
+
+def test_report_env_holds_only_bridge_variables(tmp_path):
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        *FAST_ARGS,
+        "--runtimes",
+        "python",
+        "-o",
+        str(out),
+        env={"MY_SECRET_TOKEN": "hunter2"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "hunter2" not in out.read_text()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "no-such-scenario"], "unknown scenario"),
+        (["run", "hmac-sha1", "--erl", "/no/such/erl"], "no such file"),
+        (["run", "hmac-sha1", "--erl", "/tmp"], "directory"),
+        (["run", "hmac-sha1", "--erl", "/bin/true"], "not an Erlang installation"),
+        (["run", "hmac-sha1", "--samples", "0"], "--samples"),
+        (["run", "hmac-sha1", "--samples", "many"], "--samples"),
+        (["run", "hmac-sha1", "--runtimes", "perl"], "unknown runtime"),
+        (["run", "hmac-sha1", "-o", "/no/such/dir/r.json"], "does not exist"),
+        (["run", "hmac-sha1", "--bogus"], "--bogus"),
+        (["run"], "SCENARIOS"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    done = bridge_cmd(*args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _path_without(tmp_path, *programs):
+    """A PATH with the usual tools but not `programs`."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("erl", "erlc", "openssl"):
+        found = shutil.which(name)
+        if found and name not in programs:
+            (bindir / name).symlink_to(found)
+    return str(bindir)
+
+
+def test_missing_openssl_is_skipped_and_others_run(tmp_path, no_leftovers):
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        *FAST_ARGS,
+        "-o",
+        str(out),
+        env={"PATH": _path_without(tmp_path, "openssl")},
+    )
+    assert done.returncode == 0, done.stderr
+    report = load(out)
+    assert [s["kind"] for s in report["skipped"]] == ["openssl"]
+    assert "apt-get install openssl" in report["skipped"][0]["reason"]
+    assert {r["runtime"].split("@")[0] for r in report["results"]} == {"erlang", "python"}
+    assert "skipped openssl" in done.stdout
+
+
+def test_missing_erl_names_install_command_and_option(tmp_path):
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        *FAST_ARGS,
+        "--runtimes",
+        "erlang",
+        env={"PATH": _path_without(tmp_path, "erl", "erlc")},
+    )
+    assert done.returncode == 1
+    assert "apt-get install erlang" in done.stderr and "--erl" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_erlang_without_crypto_says_so(tmp_path):
+    # erlang-base without erlang-crypto, emulated without touching the system:
+    # a wrapper erl that drops crypto's ebin from the code path before the
+    # worker starts.
+    real = shutil.which("erl")
+    wrapper_dir = tmp_path / "otp" / "bin"
+    wrapper_dir.mkdir(parents=True)
+    wrapper = wrapper_dir / "erl"
+    hide_crypto = "code:del_path(filename:dirname(code:which(crypto)))"
+    wrapper.write_text(f"#!/bin/sh\nexec {real} -eval '{hide_crypto}' \"$@\"\n")
+    wrapper.chmod(0o755)
+    (wrapper_dir / "erlc").symlink_to(shutil.which("erlc"))
+    done = bridge_cmd("run", "hmac-sha1", *FAST_ARGS, "--runtimes", "erlang", "--erl", str(wrapper))
+    assert done.returncode == 1
+    assert "crypto" in done.stderr and "erlang-crypto" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _start(*args, out):
+    return subprocess.Popen(
+        [sys.executable, "-m", "bridge", "run", "hmac-sha1", *args, "-o", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_worker(kind: bytes, timeout=30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in worker_pids():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if kind in cmdline:
+                return pid
+        time.sleep(0.05)
+    raise AssertionError("worker did not start")
+
+
+def test_worker_killed_mid_run_keeps_other_results(tmp_path, no_leftovers):
+    out = tmp_path / "r.json"
+    before = worker_pids()
+    proc = _start(
+        "--samples", "100", "--sample-ms", "20", "--warmup-ms", "5", "--openssl-runs", "1", out=out
+    )
+    beam = _wait_for_worker(b"bridge_worker")
+    time.sleep(0.5)
+    os.kill(beam, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    report = load(out)
+    assert any(
+        e["runtime"].startswith("erlang") and "killed by signal 9" in e["message"]
+        for e in report["errors"]
+    )
+    kinds = {r["runtime"].split("@")[0] for r in report["results"]}
+    assert kinds == {"python", "openssl"}
+    assert "killed by signal 9" in stdout
+    assert not wait_gone(worker_pids() - before)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_saves_report_and_leaves_no_process(tmp_path, sig):
+    out = tmp_path / "r.json"
+    before = worker_pids()
+    proc = _start("--samples", "200", "--sample-ms", "20", out=out)
+    _wait_for_worker(b"bridge.worker")  # erlang has finished its cell by now
+    time.sleep(0.3)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    report = load(out)
+    assert any(e["kind"] == "interrupted" for e in report["errors"])
+    assert [r["runtime"].split("@")[0] for r in report["results"]] == ["erlang"]
+    assert not wait_gone(worker_pids() - before)
