@@ -23,10 +23,12 @@ from bridge.errors import OperationError
 
 MAX_SAMPLES = 100_000
 MAX_SAMPLE_NS = 60_000_000_000
+MAX_LOOPS = 1_000_000_000
 # User-facing digest names, as hashlib and OpenSSL spell them.
 DIGESTS = {"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "sha3-256", "sha3-512"}
 
 Loop = Callable[[int], None]
+Measured = tuple[int, list[int], int]  # loops, sample durations (ns), warm-up ns
 
 
 def greeting() -> list[tuple[str, Any]]:
@@ -81,12 +83,18 @@ def bench(args: dict[str, Any]) -> list[tuple[str, Any]]:
     warmup_ns = _int(args, "warmup_ns", 0, MAX_SAMPLE_NS)
     sample_ns = _int(args, "sample_ns", 1, MAX_SAMPLE_NS)
     samples = _int(args, "samples", 1, MAX_SAMPLES)
+    # loops > 0: a later round of an interleaved run reuses the loop count
+    # calibrated in the first round.
+    fixed_loops = _int(args, "loops", 0, MAX_LOOPS) if "loops" in args else 0
     api, once, loop = prepare(_str(args, "call"), args)
     try:
         output = once()
     except ValueError as exc:  # hashlib: unsupported digest in this build
         raise OperationError("unsupported", str(exc)) from exc
-    loops, durations, spent = measure(loop, warmup_ns, sample_ns, samples)
+    if fixed_loops:
+        loops, durations, spent = measure_fixed(loop, warmup_ns, fixed_loops, samples)
+    else:
+        loops, durations, spent = measure(loop, warmup_ns, sample_ns, samples)
     return [
         ("api", api),
         ("loops", loops),
@@ -163,7 +171,7 @@ def _hashlib_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]
 # -- measurement -------------------------------------------------------------
 
 
-def measure(loop: Loop, warmup_ns: int, sample_ns: int, samples: int) -> tuple[int, list[int], int]:
+def measure(loop: Loop, warmup_ns: int, sample_ns: int, samples: int) -> Measured:
     """Warm up and calibrate, then time `samples` runs of `loops` iterations.
 
     1. run the loop with 1, 2, 4, ... iterations until one run lasts at least
@@ -173,6 +181,16 @@ def measure(loop: Loop, warmup_ns: int, sample_ns: int, samples: int) -> tuple[i
     """
     n, t, spent = calibrate(loop, warmup_ns, sample_ns)
     loops = max(1, round(n * sample_ns / max(t, 1)))
+    return loops, [timed(loop, loops) for _ in range(samples)], spent
+
+
+def measure_fixed(
+    loop: Loop, warmup_ns: int, loops: int, samples: int
+) -> tuple[int, list[int], int]:
+    """A later round: warm up with the known loop count, then take the samples."""
+    spent = 0
+    while spent < warmup_ns:
+        spent += timed(loop, loops)
     return loops, [timed(loop, loops) for _ in range(samples)], spent
 
 

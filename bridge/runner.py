@@ -1,14 +1,22 @@
-"""Run a plan: every runtime, every scenario call, every size; build the report.
+"""Run a plan: start every runtime, measure every cell in interleaved rounds,
+and build the report.
+
+Interleaving: all workers stay up for the whole run, and each cell (one call
+of one scenario at one size on one runtime) gets its samples in `rounds`
+batches, in turn with the other cells. A slow spell of a shared machine then
+lands on every runtime alike and shows in the spread, instead of silently
+shifting one runtime's whole number.
 
 Failure policy: a runtime that cannot start is *skipped* (with the reason);
-a runtime that dies or hangs mid-run is recorded in `errors` and the others
-carry on; a call that this OTP/OpenSSL lacks becomes an `unsupported` result.
-Ctrl-C/SIGTERM stop the run, but everything measured so far stays in the
-report. Nothing here prints: progress goes through a callback.
+a runtime that dies or hangs is recorded in `errors`, stopped, and the others
+carry on; a call that this OTP/OpenSSL lacks becomes an `unsupported`
+result. Ctrl-C/SIGTERM stop the run. In every case the samples already taken
+stay in the report. Nothing here prints: progress goes through a callback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import hmac
@@ -17,8 +25,8 @@ from dataclasses import dataclass, field
 
 import bridge
 from bridge import calls, environment, inputs, model, otp
-from bridge.errors import BridgeError, OperationError, RuntimeUnavailable, WorkerError
-from bridge.runtimes.base import Runtime
+from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
+from bridge.runtimes.base import Batch, BatchPlan, Runtime
 from bridge.runtimes.erlang import ErlangRuntime
 from bridge.runtimes.openssl import OpensslRuntime
 from bridge.runtimes.python import PythonRuntime
@@ -54,9 +62,81 @@ class Outcome:
 @dataclass
 class _Collected:
     runtimes: list[model.Runtime] = field(default_factory=list)
-    results: list[model.Result] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class Cell:
+    """One call of one scenario at one size on one runtime, filled round by round."""
+
+    runtime: Runtime
+    scenario: Scenario
+    call: calls.Call
+    size: int
+    inputs: inputs.Inputs
+    api: str = ""
+    output: bytes = b""
+    samples: list[int] = field(default_factory=list)
+    loops: list[int] = field(default_factory=list)
+    unsupported: str = ""
+    failed: bool = False
+
+    def plan(self, settings: Settings, round_index: int) -> BatchPlan:
+        first = not self.loops
+        count = (
+            settings.openssl_runs_in_round(round_index)
+            if self.runtime.kind == "openssl"
+            else settings.samples_in_round(round_index)
+        )
+        return BatchPlan(
+            samples=count,
+            warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
+            loops=None if first else self.loops[-1],
+        )
+
+    def add(self, batch: Batch) -> None:
+        if self.samples and batch.output != self.output:
+            raise WorkerError(
+                f"{self.runtime.id}: {self.call.id} gave different outputs in different rounds",
+                runtime=self.runtime.id,
+            )
+        self.api, self.output = batch.api, batch.output
+        self.samples += batch.samples
+        self.loops += batch.loops
+
+    def result(self) -> model.Result | None:
+        common = dict(
+            scenario=self.scenario.name,
+            runtime=self.runtime.id,
+            call_id=self.call.id,
+            semantics=self.call.semantics,
+            algorithm=self.scenario.algorithm,
+            size=self.size,
+            hw=self.runtime.hw,
+        )
+        if self.unsupported:
+            return model.Result(
+                **common,
+                call=self.call.label(self.scenario, ""),
+                api="",
+                samples=(),
+                loops=0,
+                output_hex="",
+                status="unsupported",
+                reason=self.unsupported,
+            )
+        if not self.samples:
+            return None
+        return model.Result(
+            **common,
+            call=self.call.label(self.scenario, self.api),
+            api=self.api,
+            samples=tuple(self.samples),
+            loops=self.loops[0] if len(set(self.loops)) == 1 else tuple(self.loops),
+            output_hex=self.output.hex(),
+            inputs=self.inputs.to_json(),
+        )
 
 
 def validate(plan: Plan) -> list[otp.Installation | None]:
@@ -69,81 +149,116 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
     installations = validate(plan)
     note = progress or (lambda _msg: None)
     got = _Collected()
+    cells: list[Cell] = []
     interrupted = False
-    try:
-        for kind, label, factory in _runtimes(plan, installations):
-            _run_runtime(plan, kind, label, factory, got, note)
-    except KeyboardInterrupt:
-        interrupted = True
-        got.errors.append(
-            {
-                "runtime": "",
-                "kind": "interrupted",
-                "message": "interrupted: the run was stopped before it finished",
-            }
-        )
-    return Outcome(report=_report(plan, got), interrupted=interrupted)
+    with contextlib.ExitStack() as stack:
+        try:
+            for kind, label, factory in _runtimes(plan, installations):
+                runtime = _start(kind, label, factory, stack, got, note)
+                if runtime is not None:
+                    cells += _cells(plan, runtime)
+            _rounds(plan, cells, got, note)
+        except KeyboardInterrupt:
+            interrupted = True
+            got.errors.append(
+                {
+                    "runtime": "",
+                    "kind": "interrupted",
+                    "message": "interrupted: the run was stopped before it finished",
+                }
+            )
+    results = [r for r in (c.result() for c in cells) if r is not None]
+    return Outcome(report=_report(plan, got, results), interrupted=interrupted)
 
 
 def _runtimes(plan: Plan, installations) -> Iterator[tuple[str, str, Callable[[], Runtime]]]:
     s = plan.settings
-    if "erlang" in plan.kinds:
+    wanted = {kind for sc in plan.scenarios for kind in sc.calls}
+    if "erlang" in plan.kinds and "erlang" in wanted:
         for given, inst in zip(plan.erl, installations, strict=True):
-            label = given or "erl"
-            yield "erlang", label, (lambda inst=inst: ErlangRuntime(inst or otp.locate(None), s))
-    if "python" in plan.kinds:
+            yield "erlang", given or "erl", (lambda i=inst: ErlangRuntime(i or otp.locate(None), s))
+    if "python" in plan.kinds and "python" in wanted:
         for exe in plan.python:
-            yield "python", exe or "python", (lambda exe=exe: PythonRuntime(s, executable=exe))
-    if "openssl" in plan.kinds:
+            yield "python", exe or "python", (lambda e=exe: PythonRuntime(s, executable=e))
+    if "openssl" in plan.kinds and "openssl" in wanted:
         for exe in plan.openssl:
-            yield "openssl", exe or "openssl", (lambda exe=exe: OpensslRuntime(s, executable=exe))
+            yield "openssl", exe or "openssl", (lambda e=exe: OpensslRuntime(s, executable=e))
 
 
-def _run_runtime(plan, kind, label, factory, got: _Collected, note: Progress) -> None:
-    cells = [
-        (sc, calls.CALLS[kind, cid], size)
-        for sc in plan.scenarios
-        for cid in sc.calls.get(kind, ())
-        for size in sc.sizes
-    ]
-    if not cells:
-        return
-    runtime = None
+def _start(kind, label, factory, stack: contextlib.ExitStack, got, note) -> Runtime | None:
+    note(f"starting {label}")
     try:
         runtime = factory()
-        note(f"starting {label}")
-        with runtime as info:
-            got.runtimes.append(info)
-            for i, (sc, call, size) in enumerate(cells, 1):
-                note(f"[{info.id}] {sc.name} {call.id} {size} B ({i}/{len(cells)})")
-                got.results.append(_measure(runtime, sc, call, size, plan.seed, got))
+        info = runtime.__enter__()
     except RuntimeUnavailable as exc:
         got.skipped.append({"runtime": label, "kind": kind, "reason": exc.one_line()})
+        return None
     except WorkerError as exc:
-        got.errors.append(
-            {
-                "runtime": exc.runtime or label,
-                "kind": "worker",
-                "message": exc.one_line(),
-                "stderr_tail": exc.stderr_tail,
-            }
-        )
-    except BridgeError as exc:
-        got.errors.append(
-            {"runtime": getattr(runtime, "id", label), "kind": "runtime", "message": exc.one_line()}
-        )
+        got.errors.append(_worker_error(exc, label))
+        return None
+    stack.push(runtime.__exit__)
+    got.runtimes.append(info)
+    return runtime
 
 
-def _measure(runtime: Runtime, sc: Scenario, call, size: int, seed: int, got) -> model.Result:
-    data = inputs.make(seed, sc.name, sc.key_bytes, size)
-    try:
-        return runtime.measure(sc, call, size, data)
-    except OperationError as exc:
-        if exc.kind == "unsupported":
-            return runtime.unsupported(sc, call, size, exc.message)
-        raise WorkerError(
-            f"{runtime.id}: {call.id} at {size} B failed: {exc.message}", runtime=runtime.id
-        ) from None
+def _cells(plan: Plan, runtime: Runtime) -> list[Cell]:
+    return [
+        Cell(
+            runtime,
+            sc,
+            calls.CALLS[runtime.kind, cid],
+            size,
+            inputs.make(plan.seed, sc.name, sc.key_bytes, size),
+        )
+        for sc in plan.scenarios
+        for cid in sc.calls.get(runtime.kind, ())
+        for size in sc.sizes
+    ]
+
+
+def _rounds(plan: Plan, cells: list[Cell], got: _Collected, note: Progress) -> None:
+    dead: set[int] = set()  # id() of runtimes that died
+    rounds = plan.settings.rounds
+    for r in range(rounds):
+        for i, cell in enumerate(cells, 1):
+            if id(cell.runtime) in dead or cell.unsupported or cell.failed:
+                continue
+            batch_plan = cell.plan(plan.settings, r)
+            if batch_plan.samples == 0:
+                continue
+            note(
+                f"round {r + 1}/{rounds} [{cell.runtime.id}] {cell.scenario.name}"
+                f" {cell.call.id} {cell.size} B ({i}/{len(cells)})"
+            )
+            try:
+                cell.add(cell.runtime.bench(cell.scenario, cell.call, cell.inputs, batch_plan))
+            except OperationError as exc:
+                if exc.kind == "unsupported":
+                    cell.unsupported = exc.message
+                else:
+                    cell.failed = True
+                    got.errors.append(
+                        {
+                            "runtime": cell.runtime.id,
+                            "kind": "call",
+                            "message": f"{cell.runtime.id}: {cell.call.id} at {cell.size} B"
+                            f" failed: {exc.message}",
+                        }
+                    )
+            except WorkerError as exc:
+                # Gone or out of step: stop it now; its samples so far are kept.
+                got.errors.append(_worker_error(exc, cell.runtime.id))
+                dead.add(id(cell.runtime))
+                cell.runtime.__exit__(None, None, None)
+
+
+def _worker_error(exc: WorkerError, label: str) -> dict:
+    return {
+        "runtime": exc.runtime or label,
+        "kind": "worker",
+        "message": exc.one_line(),
+        "stderr_tail": exc.stderr_tail,
+    }
 
 
 def expected_output(sc: Scenario, data: inputs.Inputs) -> bytes:
@@ -181,8 +296,8 @@ def interop(plan: Plan, results: list[model.Result]) -> list[dict]:
     return checks
 
 
-def _report(plan: Plan, got: _Collected) -> model.Report:
-    checks = interop(plan, got.results)
+def _report(plan: Plan, got: _Collected, results: list[model.Result]) -> model.Report:
+    checks = interop(plan, results)
     errors = list(got.errors)
     for check in checks:
         if not check["match"]:
@@ -203,7 +318,7 @@ def _report(plan: Plan, got: _Collected) -> model.Report:
         scenarios=tuple(sc.to_json() for sc in plan.scenarios),
         environment=environment.collect(),
         runtimes=tuple(got.runtimes),
-        results=tuple(got.results),
+        results=tuple(results),
         interop=tuple(checks),
         errors=tuple(errors),
         skipped=tuple(got.skipped),

@@ -5,8 +5,15 @@ reports alike):
 - loop: back-to-back calls timed as one; `loops` is calibrated so that one
   sample lasts about `sample_ms`, far above the clock's resolution;
 - sample: one timed loop; each cell gets `samples` of them;
+- round: the samples of a cell are taken in `rounds` batches, interleaved with
+  the other cells (every worker stays up for the whole run). A slow spell of a
+  shared machine then hits every runtime alike and shows in the spread,
+  instead of shifting one runtime's whole number. Round 1 warms up for
+  `warmup_ms` and calibrates `loops`; later rounds reuse `loops` and warm up
+  for `rewarm_ms`;
 - openssl runs: `openssl speed` gives one count per process, so a cell gets
-  `openssl_runs` processes of `openssl_seconds` each, one sample per run.
+  `openssl_runs` processes of `openssl_seconds` each, one sample per run,
+  spread over the rounds.
 """
 
 from __future__ import annotations
@@ -17,29 +24,40 @@ from dataclasses import asdict, dataclass
 @dataclass(frozen=True)
 class Settings:
     warmup_ms: int = 300
+    rewarm_ms: int = 50
     sample_ms: int = 20
-    samples: int = 30
+    samples: int = 40
+    rounds: int = 5
     openssl_seconds: int = 1
     openssl_runs: int = 5
     quick: bool = False
 
-    @property
-    def worker_args(self) -> dict[str, int]:
-        return {
-            "warmup_ns": self.warmup_ms * 1_000_000,
-            "sample_ns": self.sample_ms * 1_000_000,
-            "samples": self.samples,
-        }
+    def samples_in_round(self, round_index: int) -> int:
+        """Samples of round `round_index` (0-based): `samples` spread evenly."""
+        return spread(self.samples, self.rounds, round_index)
 
-    def bench_timeout(self, per_op_hint_s: float = 0.0) -> float:
+    def openssl_runs_in_round(self, round_index: int) -> int:
+        return spread(self.openssl_runs, self.rounds, round_index)
+
+    def bench_timeout(self, warmup_ms: int, samples: int) -> float:
         """Seconds to wait for one bench reply before declaring the worker hung:
-        the planned time, doubled, plus calibration and a generous margin."""
-        planned = (self.warmup_ms + self.sample_ms * (self.samples + 4)) / 1000
-        return 2 * planned + 30 + 4 * per_op_hint_s
+        the planned time, doubled, plus calibration and a generous margin.
+        (A call slower than a whole sample stretches this; 30 s covers it.)"""
+        planned = (warmup_ms + self.sample_ms * (samples + 4)) / 1000
+        return 2 * planned + 30
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
+def spread(total: int, parts: int, index: int) -> int:
+    """The index-th of `parts` near-equal shares of `total` (earlier shares
+    get the remainder); 0 once the total is used up."""
+    base, extra = divmod(total, parts)
+    return base + (1 if index < extra else 0)
+
+
 DEFAULT = Settings()
-QUICK = Settings(warmup_ms=50, sample_ms=5, samples=10, openssl_runs=2, quick=True)
+QUICK = Settings(
+    warmup_ms=50, rewarm_ms=10, sample_ms=5, samples=12, rounds=2, openssl_runs=2, quick=True
+)

@@ -8,10 +8,12 @@
 
 -export([greeting/0, handle/2]).
 %% Exported for the EUnit tests, which force every API branch.
--export([mac_api/2, hash_api/1, digest/1, calibrate/3, measure/3, crypto_available/0]).
+-export([mac_api/2, hash_api/1, digest/1, calibrate/3, measure/3, measure_fixed/4,
+         crypto_available/0]).
 
 -define(MAX_SAMPLES, 100000).
 -define(MAX_SAMPLE_NS, 60000000000).
+-define(MAX_LOOPS, 1000000000).
 
 %% ---------------------------------------------------------------------------
 %% Requests
@@ -168,8 +170,12 @@ bench(Args) ->
             E
     end.
 
-measure_reply(Api, Output, Loop, {WarmupNs, SampleNs, Samples}) ->
-    {Loops, Durations, Spent} = measure(Loop, {WarmupNs, SampleNs}, Samples),
+measure_reply(Api, Output, Loop, {WarmupNs, SampleNs, Samples, FixedLoops}) ->
+    {Loops, Durations, Spent} =
+        case FixedLoops of
+            0 -> measure(Loop, {WarmupNs, SampleNs}, Samples);
+            _ -> measure_fixed(Loop, WarmupNs, FixedLoops, Samples)
+        end,
     {ok, [{api, api_name(Api)}, {loops, Loops}, {samples, Durations},
           {output, Output}, {warmup_ns, Spent}]}.
 
@@ -190,7 +196,10 @@ prepare(Args) ->
         Call = arg(<<"call">>, Args),
         Params = {pos_int(<<"warmup_ns">>, Args, 0, ?MAX_SAMPLE_NS),
                   pos_int(<<"sample_ns">>, Args, 1, ?MAX_SAMPLE_NS),
-                  pos_int(<<"samples">>, Args, 1, ?MAX_SAMPLES)},
+                  pos_int(<<"samples">>, Args, 1, ?MAX_SAMPLES),
+                  %% loops > 0: a later round of an interleaved run; reuse the
+                  %% loop count calibrated in the first round.
+                  opt_int(<<"loops">>, Args, 0, 0, ?MAX_LOOPS)},
         prepare_call(Call, Args, Params)
     catch
         throw:{bad_arg, Message} -> {error, {bad_request, Message}}
@@ -275,6 +284,14 @@ measure(Loop, {WarmupNs, SampleNs}, Samples) ->
     Durations = [timed(Loop, Loops) || _ <- lists:seq(1, Samples)],
     {Loops, Durations, Spent}.
 
+%% A later round: warm up with the known loop count, then take the samples.
+measure_fixed(Loop, WarmupNs, Loops, Samples) ->
+    Spent = warm(Loop, Loops, WarmupNs, 0),
+    {Loops, [timed(Loop, Loops) || _ <- lists:seq(1, Samples)], Spent}.
+
+warm(_Loop, _Loops, WarmupNs, Spent) when Spent >= WarmupNs -> Spent;
+warm(Loop, Loops, WarmupNs, Spent) -> warm(Loop, Loops, WarmupNs, Spent + timed(Loop, Loops)).
+
 calibrate(Loop, WarmupNs, SampleNs) ->
     calibrate(Loop, WarmupNs, SampleNs, 1, 0).
 
@@ -299,6 +316,12 @@ arg(Key, Args) ->
     case lists:keyfind(Key, 1, Args) of
         {Key, Value} -> Value;
         false -> throw({bad_arg, <<"missing argument: ", Key/binary>>})
+    end.
+
+opt_int(Key, Args, Default, Min, Max) ->
+    case lists:keyfind(Key, 1, Args) of
+        false -> Default;
+        _ -> pos_int(Key, Args, Min, Max)
     end.
 
 bin_arg(Key, Args) ->

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hmac
 
 from bridge import calls, inputs, scenario
+from bridge.runtimes.base import BatchPlan
 from bridge.runtimes.openssl import OpensslRuntime, parse_mr_runs, parse_version
 from tests.conftest import FAST, needs_openssl
 
@@ -31,8 +32,8 @@ def test_real_openssl_speed_and_mac_cross_check():
     with rt as info:
         assert info.kind == "openssl" and info.id.startswith("openssl@")
         assert info.details["cpuinfo"] is None or "OPENSSL_" in info.details["cpuinfo"]
-        result = rt.measure(sc, calls.CALLS["openssl", "speed"], 1000, data)
-    assert result.output_hex == hmac.digest(data.key, data.data, "sha1")[:10].hex()
-    assert result.samples[0] > 0.5e9  # one -seconds 1 run, in ns
-    assert result.loops[0] > 1000
-    assert "reused context" in result.semantics
+        batch = rt.bench(sc, calls.CALLS["openssl", "speed"], data, BatchPlan(2, 0))
+    assert batch.output == hmac.digest(data.key, data.data, "sha1")[:10]
+    assert len(batch.samples) == 2 and all(s > 0.5e9 for s in batch.samples)  # -seconds 1, ns
+    assert all(n > 1000 for n in batch.loops)
+    assert batch.api == "EVP_MAC (openssl speed -hmac)"

@@ -3,13 +3,15 @@ implementation used by the Erlang and Python runtimes.
 
 A runtime is used as a context manager: entering starts it (a worker process,
 or a probe of the openssl binary) and returns its provenance as a
-`model.Runtime`; `measure` times one cell; leaving stops every process.
+`model.Runtime`; `bench` takes one batch of samples of one call; leaving stops
+every process.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bridge import calls, codec, model
@@ -17,6 +19,25 @@ from bridge.inputs import Inputs
 from bridge.port import Worker
 from bridge.scenario import Scenario
 from bridge.settings import Settings
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """What one round asks of a cell: how many samples, how long to warm up,
+    and (after the first round) the loop count to reuse."""
+
+    samples: int
+    warmup_ms: int
+    loops: int | None = None
+
+
+@dataclass
+class Batch:
+    api: str  # the function really used, e.g. "crypto:macN/5"
+    samples: list[int]  # raw durations, ns
+    loops: list[int]  # calls per sample
+    output: bytes
+
 
 # Environment variables that would change what a worker does, and that bridge
 # therefore controls: the capability masks it sets for hw "off" runs, and the
@@ -42,7 +63,8 @@ class Runtime:
     def __exit__(self, *exc: object) -> None:
         pass
 
-    def measure(self, sc: Scenario, call: calls.Call, size: int, inputs: Inputs) -> model.Result:
+    def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
+        """One batch of samples of one call (one round of an interleaved run)."""
         raise NotImplementedError
 
     def child_env(self) -> dict[str, str]:
@@ -56,52 +78,6 @@ class Runtime:
         """Only the variables bridge sets or reads, for the report."""
         env = self.child_env()
         return {k: env.get(k) for k in MASK_VARS}
-
-    def result(
-        self,
-        sc: Scenario,
-        call: calls.Call,
-        size: int,
-        inputs: Inputs,
-        *,
-        api: str,
-        samples: list[int],
-        loops: int | tuple[int, ...],
-        output: bytes,
-    ) -> model.Result:
-        return model.Result(
-            scenario=sc.name,
-            runtime=self.id,
-            call=call.label(sc, api),
-            call_id=call.id,
-            api=api,
-            semantics=call.semantics,
-            algorithm=sc.algorithm,
-            size=size,
-            hw=self.hw,
-            samples=tuple(samples),
-            loops=loops,
-            output_hex=output.hex(),
-            inputs=inputs.to_json(),
-        )
-
-    def unsupported(self, sc: Scenario, call: calls.Call, size: int, reason: str) -> model.Result:
-        return model.Result(
-            scenario=sc.name,
-            runtime=self.id,
-            call=call.label(sc, ""),
-            call_id=call.id,
-            api="",
-            semantics=call.semantics,
-            algorithm=sc.algorithm,
-            size=size,
-            hw=self.hw,
-            samples=(),
-            loops=0,
-            output_hex="",
-            status="unsupported",
-            reason=reason,
-        )
 
 
 class WorkerRuntime(Runtime):
@@ -143,7 +119,7 @@ class WorkerRuntime(Runtime):
             self.worker.close()
             self.worker = None
 
-    def measure(self, sc: Scenario, call: calls.Call, size: int, inputs: Inputs) -> model.Result:
+    def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
         assert self.worker is not None
         args = {
             "call": call.worker_call,
@@ -151,17 +127,19 @@ class WorkerRuntime(Runtime):
             "data": inputs.data,
             "key": inputs.key,
             "mac_bytes": sc.mac_bytes,
-            **self.settings.worker_args,
+            "warmup_ns": plan.warmup_ms * 1_000_000,
+            "sample_ns": self.settings.sample_ms * 1_000_000,
+            "samples": plan.samples,
         }
-        reply = codec.props(self.worker.call("bench", args, timeout=self.settings.bench_timeout()))
-        return self.result(
-            sc,
-            call,
-            size,
-            inputs,
+        if plan.loops:
+            args["loops"] = plan.loops
+        timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
+        reply = codec.props(self.worker.call("bench", args, timeout=timeout))
+        loops = int(reply["loops"])
+        return Batch(
             api=text(reply["api"]),
             samples=[int(s) for s in reply["samples"]],
-            loops=int(reply["loops"]),
+            loops=[loops] * len(reply["samples"]),
             output=reply["output"],
         )
 

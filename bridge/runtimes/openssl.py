@@ -19,9 +19,9 @@ import tempfile
 from pathlib import Path
 
 from bridge import calls, model, proc
-from bridge.errors import RuntimeUnavailable, UsageError, WorkerError
+from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.inputs import Inputs
-from bridge.runtimes.base import Runtime
+from bridge.runtimes.base import Batch, BatchPlan, Runtime
 from bridge.scenario import Scenario
 from bridge.settings import Settings
 
@@ -54,6 +54,7 @@ class OpensslRuntime(Runtime):
         self.flavour = "OpenSSL"
         self.version: tuple[int, int, int] = (0, 0, 0)
         self._tmp: tempfile.TemporaryDirectory | None = None
+        self._output_cache: dict[tuple, bytes] = {}
 
     def __enter__(self) -> model.Runtime:
         self.executable = self._resolve()
@@ -105,53 +106,42 @@ class OpensslRuntime(Runtime):
 
     # -- measuring ---------------------------------------------------------
 
-    def measure(self, sc: Scenario, call: calls.Call, size: int, inputs: Inputs) -> model.Result:
-        reason = self._unsupported_reason(call)
+    def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
+        reason = self.unsupported_reason(call)
         if reason:
-            return self.unsupported(sc, call, size, reason)
+            raise OperationError("unsupported", reason)
+        size = len(inputs.data)
         mode = "-hmac" if call.worker_call == "speed-hmac" else "-evp"
-        argv = [
-            self.executable,
-            "speed",
-            mode,
-            sc.digest,
-            "-bytes",
-            str(size),
-            "-seconds",
-            str(self.settings.openssl_seconds),
-            "-mr",
-            "-elapsed",
-        ]
+        seconds = self.settings.openssl_seconds
+        argv = [self.executable, "speed", mode, sc.digest, "-bytes", str(size),
+                "-seconds", str(seconds), "-mr", "-elapsed"]  # fmt: skip
         samples: list[int] = []
         loops: list[int] = []
-        for _ in range(self.settings.openssl_runs):
-            stderr = self._run(
-                argv,
-                timeout=self.settings.openssl_seconds + 60,
-                what=f"speed {mode} {sc.digest}",
-                stream="stderr",
-            )
+        for _ in range(plan.samples):
+            what = f"speed {mode} {sc.digest}"
+            stderr = self._run(argv, timeout=seconds + 60, what=what, stream="stderr")
             runs = parse_mr_runs(stderr)
             if not runs or runs[-1][0] <= 0:
                 raise WorkerError(
-                    f"{self.id}: 'openssl speed {mode} {sc.digest}' printed no result",
+                    f"{self.id}: 'openssl {what}' printed no result",
                     runtime=self.id,
                     stderr_tail=stderr[-800:],
                 )
             count, elapsed = runs[-1]
             samples.append(round(elapsed * 1e9))
             loops.append(count)
-        output = self._output(sc, inputs)
+        # The cross-check runs once per cell, not once per round.
+        key = (sc.kind, sc.digest, sc.mac_bytes, inputs)
+        if key not in self._output_cache:
+            self._output_cache[key] = self._output(sc, inputs)
         api = (
             "EVP_MAC (openssl speed -hmac)"
             if mode == "-hmac"
             else "EVP_Digest (openssl speed -evp)"
         )
-        return self.result(
-            sc, call, size, inputs, api=api, samples=samples, loops=tuple(loops), output=output
-        )
+        return Batch(api=api, samples=samples, loops=loops, output=self._output_cache[key])
 
-    def _unsupported_reason(self, call: calls.Call) -> str:
+    def unsupported_reason(self, call: calls.Call) -> str:
         if self.flavour != "OpenSSL":
             return f"{self.flavour} is not OpenSSL: its speed options differ"
         if self.version < (1, 1, 1):
