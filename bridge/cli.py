@@ -8,6 +8,7 @@ errors into messages and exit statuses:
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import signal
 import sys
@@ -40,6 +41,7 @@ def cli() -> None:
 @click.option("--samples", type=click.IntRange(1, MAX_SAMPLES), help="Samples per cell.")
 @click.option("--sample-ms", type=click.IntRange(1, 10_000), help="Target duration of one sample.")
 @click.option("--warmup-ms", type=click.IntRange(0, 60_000), help="Warm-up time per cell.")
+@click.option("--rounds", type=click.IntRange(1, 1000), help="Interleaved rounds per cell.")
 @click.option("--openssl-runs", type=click.IntRange(1, 100), help="openssl speed runs per cell.")
 @click.option(
     "--seed",
@@ -95,6 +97,7 @@ def run(
     samples,
     sample_ms,
     warmup_ms,
+    rounds,
     openssl_runs,
     seed,
     erl,
@@ -105,7 +108,7 @@ def run(
     fmt,
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
-    settings = _settings(quick, samples, sample_ms, warmup_ms, openssl_runs)
+    settings = _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs)
     kinds = _kinds(runtimes)
     loaded = tuple(scenario.load(s, tuple(scenario_dirs)) for s in scenarios)
     if output is not None:
@@ -141,15 +144,15 @@ def run(
         raise SystemExit(ExitStatus.RUN_FAILED)
 
 
-def _settings(quick, samples, sample_ms, warmup_ms, openssl_runs) -> Settings:
+def _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs) -> Settings:
     base = QUICK if quick else DEFAULT
-    return Settings(
+    return dataclasses.replace(
+        base,
         warmup_ms=base.warmup_ms if warmup_ms is None else warmup_ms,
         sample_ms=sample_ms or base.sample_ms,
         samples=samples or base.samples,
-        openssl_seconds=base.openssl_seconds,
+        rounds=rounds or base.rounds,
         openssl_runs=openssl_runs or base.openssl_runs,
-        quick=quick,
     )
 
 
@@ -186,6 +189,7 @@ def _reproduce(scenarios, settings: Settings, seed, erl, openssl, runtimes, kind
         ("--samples", settings.samples, base.samples),
         ("--sample-ms", settings.sample_ms, base.sample_ms),
         ("--warmup-ms", settings.warmup_ms, base.warmup_ms),
+        ("--rounds", settings.rounds, base.rounds),
         ("--openssl-runs", settings.openssl_runs, base.openssl_runs),
     ):
         if value != default:

@@ -207,8 +207,11 @@ def test_worker_killed_mid_run_keeps_other_results(tmp_path, no_leftovers):
         e["runtime"].startswith("erlang") and "killed by signal 9" in e["message"]
         for e in report["errors"]
     )
-    kinds = {r["runtime"].split("@")[0] for r in report["results"]}
-    assert kinds == {"python", "openssl"}
+    by_kind = {r["runtime"].split("@")[0]: r for r in report["results"]}
+    # The others finished; erlang keeps only the batches it finished before the kill.
+    assert len(by_kind["python"]["samples"]) == 100
+    assert len(by_kind["openssl"]["samples"]) == 1
+    assert len(by_kind.get("erlang", {}).get("samples", [])) < 100
     assert "killed by signal 9" in stdout
     assert not wait_gone(worker_pids() - before)
 
