@@ -65,6 +65,12 @@ def cli() -> None:
     help="An openssl binary to run (repeatable). Default: openssl on PATH.",
 )
 @click.option(
+    "--hw",
+    type=click.Choice(["on", "off", "both"]),
+    help="The machine as found (on), the scenario's hardware features masked (off), or both,"
+    " with verdicts. Default: both when the scenario names a feature.",
+)
+@click.option(
     "--runtimes",
     default="erlang,python,openssl",
     show_default=True,
@@ -102,6 +108,7 @@ def run(
     seed,
     erl,
     openssl,
+    hw,
     runtimes,
     scenario_dirs,
     output,
@@ -113,6 +120,8 @@ def run(
     loaded = tuple(scenario.load(s, tuple(scenario_dirs)) for s in scenarios)
     if output is not None:
         _check_writable(output)
+    if hw is None:
+        hw = "both" if any(sc.features for sc in loaded) else "on"
     plan = runner.Plan(
         scenarios=loaded,
         settings=settings,
@@ -120,8 +129,9 @@ def run(
         erl=tuple(erl) or (None,),
         openssl=tuple(openssl) or (None,),
         kinds=kinds,
+        hw=hw,
         command=tuple(["bridge", *sys.argv[1:]]),
-        reproduce=_reproduce(scenarios, settings, seed, erl, openssl, runtimes, kinds),
+        reproduce=_reproduce(scenarios, settings, seed, erl, openssl, kinds, hw),
     )
     progress = _progress_printer()
     outcome = runner.execute(plan, progress=progress)
@@ -179,9 +189,9 @@ def _check_writable(path: Path) -> None:
         raise UsageError(f"--output {path}: directory {parent} is not writable")
 
 
-def _reproduce(scenarios, settings: Settings, seed, erl, openssl, runtimes, kinds) -> str:
+def _reproduce(scenarios, settings: Settings, seed, erl, openssl, kinds, hw) -> str:
     """A command line that reruns the same measurement."""
-    argv = ["bridge", "run", *scenarios, "--seed", str(seed)]
+    argv = ["bridge", "run", *scenarios, "--seed", str(seed), "--hw", hw]
     base = QUICK if settings.quick else DEFAULT
     if settings.quick:
         argv.append("--quick")

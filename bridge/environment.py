@@ -11,23 +11,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-# The CPU flags that matter for crypto (see crypto-facts.md §3).
-X86_CRYPTO_FLAGS = (
-    "sha_ni",
-    "aes",
-    "pclmulqdq",
-    "ssse3",
-    "avx",
-    "avx2",
-    "bmi1",
-    "bmi2",
-    "adx",
-    "vaes",
-    "vpclmulqdq",
-    "sha512",
-    "hypervisor",
-)
-ARM_CRYPTO_FLAGS = ("aes", "pmull", "sha1", "sha2", "sha512", "sha3", "asimd")
+from bridge import hardware
 
 
 def collect() -> dict[str, Any]:
@@ -40,34 +24,25 @@ def collect() -> dict[str, Any]:
     return env
 
 
-def collect_cpu(cpuinfo: str | None = None) -> dict[str, Any]:
+def cpu(cpuinfo: str | None = None, arch: str | None = None) -> hardware.Cpu:
     if cpuinfo is None:
-        cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
-    parsed = parse_cpuinfo(cpuinfo)
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            cpuinfo = ""
+    return hardware.parse_cpuinfo(cpuinfo, arch or platform.machine())
+
+
+def collect_cpu(cpuinfo: str | None = None) -> dict[str, Any]:
+    found = cpu(cpuinfo)
     return {
-        "cpu_model": parsed["model"] or platform.processor() or "unknown",
-        "arch": platform.machine(),
+        "cpu_model": found.model,
+        "arch": found.arch,
         "cpu_count": os.cpu_count(),
-        "cpu_flags": parsed["crypto_flags"],
-        "virtualized": "hypervisor" in parsed["all_flags"],
+        "cpu_flags": found.crypto_flags,
+        "virtualized": found.virtualized,
+        "features": {f: found.has(f) for f in hardware.FEATURES if found.has(f) is not None},
     }
-
-
-def parse_cpuinfo(text: str) -> dict[str, Any]:
-    model = ""
-    flags: set[str] = set()
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if not sep:
-            continue
-        key = key.strip().lower()
-        if key in ("model name", "cpu model", "hardware") and not model:
-            model = value.strip()
-        elif key in ("flags", "features") and not flags:
-            flags = set(value.split())
-    wanted = X86_CRYPTO_FLAGS + ARM_CRYPTO_FLAGS
-    crypto = sorted(f for f in flags if f in wanted or f.startswith("avx512"))
-    return {"model": model, "crypto_flags": crypto, "all_flags": flags}
 
 
 def collect_os() -> dict[str, Any]:

@@ -157,6 +157,8 @@ class Report:
     errors: tuple[dict[str, Any], ...] = ()
     skipped: tuple[dict[str, Any], ...] = ()
     scenarios: tuple[dict[str, Any], ...] = ()  # what was run, for replay and rendering
+    verdicts: tuple[dict[str, Any], ...] = ()  # hardware verdicts (bridge.ab)
+    hardware: dict[str, Any] = field(default_factory=dict)  # the masks used and their checks
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -175,6 +177,8 @@ class Report:
             "runtimes": [r.to_json() for r in self.runtimes],
             "results": [r.to_json() for r in self.results],
             "interop": list(self.interop),
+            "verdicts": list(self.verdicts),
+            "hardware": self.hardware,
             "errors": list(self.errors),
             "skipped": list(self.skipped),
         }
@@ -197,6 +201,8 @@ class Report:
                 runtimes=tuple(Runtime.from_json(r) for r in d["runtimes"]),
                 results=tuple(Result.from_json(r) for r in d["results"]),
                 interop=tuple(d.get("interop", ())),
+                verdicts=tuple(d.get("verdicts", ())),
+                hardware=dict(d.get("hardware", {})),
                 errors=tuple(d.get("errors", ())),
                 skipped=tuple(d.get("skipped", ())),
             )

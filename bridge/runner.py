@@ -20,15 +20,18 @@ import contextlib
 import datetime
 import hashlib
 import hmac
+import os
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import bridge
-from bridge import calls, environment, inputs, model, otp
+from bridge import ab, calls, environment, hardware, inputs, model, otp, proc
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.runtimes.base import Batch, BatchPlan, Runtime
 from bridge.runtimes.erlang import ErlangRuntime
-from bridge.runtimes.openssl import OpensslRuntime
+from bridge.runtimes.openssl import OpensslRuntime, check_mask
 from bridge.runtimes.python import PythonRuntime
 from bridge.scenario import Scenario
 from bridge.settings import Settings
@@ -45,6 +48,7 @@ class Plan:
     openssl: tuple[str | None, ...] = (None,)
     python: tuple[str | None, ...] = (None,)
     kinds: tuple[str, ...] = calls.RUNTIME_KINDS
+    hw: str = "on"  # on | off | both: as found, features masked, or an A/B of the two
     command: tuple[str, ...] = ()
     reproduce: str = ""
 
@@ -64,6 +68,7 @@ class _Collected:
     runtimes: list[model.Runtime] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
+    contexts: dict[str, ab.HwContext] = field(default_factory=dict)
 
 
 @dataclass
@@ -151,12 +156,20 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
     got = _Collected()
     cells: list[Cell] = []
     interrupted = False
+    cpu = environment.cpu()
     with contextlib.ExitStack() as stack:
         try:
             for kind, label, factory in _runtimes(plan, installations):
-                runtime = _start(kind, label, factory, stack, got, note)
-                if runtime is not None:
-                    cells += _cells(plan, runtime)
+                on = _start(kind, label, lambda f=factory: f("on", None), stack, got, note)
+                if on is None:
+                    continue
+                if plan.hw != "off":
+                    cells += _cells(plan, on)
+                if plan.hw in ("off", "both"):
+                    off = _start_masked(plan, kind, label, factory, got.runtimes[-1], cpu,
+                                        stack, got, note)  # fmt: skip
+                    if off is not None:
+                        cells += _cells(plan, off)
             _rounds(plan, cells, got, note)
         except KeyboardInterrupt:
             interrupted = True
@@ -171,21 +184,70 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
     return Outcome(report=_report(plan, got, results), interrupted=interrupted)
 
 
-def _runtimes(plan: Plan, installations) -> Iterator[tuple[str, str, Callable[[], Runtime]]]:
+Factory = Callable[[str, dict | None], Runtime]  # (hw, mask env) -> runtime
+
+
+def _runtimes(plan: Plan, installations) -> Iterator[tuple[str, str, Factory]]:
     s = plan.settings
     wanted = {kind for sc in plan.scenarios for kind in sc.calls}
     if "erlang" in plan.kinds and "erlang" in wanted:
         for given, inst in zip(plan.erl, installations, strict=True):
-            yield "erlang", given or "erl", (lambda i=inst: ErlangRuntime(i or otp.locate(None), s))
+            yield (
+                "erlang",
+                given or "erl",
+                (lambda hw, env, i=inst: ErlangRuntime(i or otp.locate(None), s, hw, env)),
+            )
     if "python" in plan.kinds and "python" in wanted:
         for exe in plan.python:
-            yield "python", exe or "python", (lambda e=exe: PythonRuntime(s, executable=e))
+            yield (
+                "python",
+                exe or "python",
+                (lambda hw, env, e=exe: PythonRuntime(s, hw, env, executable=e)),
+            )
     if "openssl" in plan.kinds and "openssl" in wanted:
         for exe in plan.openssl:
-            yield "openssl", exe or "openssl", (lambda e=exe: OpensslRuntime(s, executable=e))
+            yield (
+                "openssl",
+                exe or "openssl",
+                (lambda hw, env, e=exe: OpensslRuntime(s, hw, env, executable=e)),
+            )
+
+
+def _start_masked(plan, kind, label, factory, info, cpu, stack, got, note) -> Runtime | None:
+    """The twin of a runtime with the scenario's features masked from process
+    start, when the experiment can be made (see bridge.ab)."""
+    features = ab.kinds_features(plan.scenarios, kind)
+    if not features:
+        return None
+    armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
+    ctx = ab.plan(info, features, cpu, os.environ, armcap)
+    got.contexts[info.id] = ctx
+    if ctx.mask is None:
+        return None
+    ctx.mask_check = _mask_evidence(plan, ctx)
+    if ctx.mask_check.get("ok") is False:
+        return None  # the verdict says the mask did not take effect
+    masked_label = f"{label} ({ctx.mask.variable}={ctx.mask.value})"
+    return _start(kind, masked_label, lambda: factory("off", ctx.mask.env()), stack, got, note)
+
+
+def _mask_evidence(plan: Plan, ctx: ab.HwContext) -> dict:
+    """Check the mask string with an openssl CLI of the same generation."""
+    cli = next((o for o in plan.openssl if o), None) or shutil.which("openssl")
+    if cli is None or ctx.library is None:
+        return {"ok": None, "note": "no openssl CLI to check the mask with"}
+    try:
+        version = proc.run([cli, "version"], timeout=15).stdout.decode(errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return {"ok": None, "note": f"could not run {cli}"}
+    cli_lib = hardware.parse_library(version)
+    if cli_lib is None or hardware.generation(cli_lib[1]) != hardware.generation(ctx.library[1]):
+        return {"ok": None, "note": f"{cli} is not of the same OpenSSL generation"}
+    return check_mask(cli, ctx.mask, dict(os.environ))
 
 
 def _start(kind, label, factory, stack: contextlib.ExitStack, got, note) -> Runtime | None:
+    """Start a runtime (factory() -> Runtime); record it, or why it is skipped."""
     note(f"starting {label}")
     try:
         runtime = factory()
@@ -319,6 +381,11 @@ def _report(plan: Plan, got: _Collected, results: list[model.Result]) -> model.R
         environment=environment.collect(),
         runtimes=tuple(got.runtimes),
         results=tuple(results),
+        verdicts=tuple(ab.verdict_list(plan.scenarios, results, got.runtimes, got.contexts)),
+        hardware={
+            "hw": plan.hw,
+            "experiments": [c.to_json() for c in got.contexts.values()],
+        },
         interop=tuple(checks),
         errors=tuple(errors),
         skipped=tuple(got.skipped),

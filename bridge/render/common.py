@@ -26,6 +26,50 @@ def scenario_description(report: model.Report, name: str) -> str:
     return ""
 
 
+def ordered(results: list[model.Result]) -> list[model.Result]:
+    """Same call side by side: by runtime (first seen), call, size, then hw on/off."""
+    first_seen: dict[str, int] = {}
+    for r in results:
+        first_seen.setdefault(r.runtime, len(first_seen))
+    calls_seen: dict[tuple[str, str], int] = {}
+    for r in results:
+        calls_seen.setdefault((r.runtime, r.call_id), len(calls_seen))
+    return sorted(
+        results,
+        key=lambda r: (
+            first_seen[r.runtime],
+            calls_seen[(r.runtime, r.call_id)],
+            r.size,
+            r.hw != "on",
+        ),  # fmt: skip
+    )
+
+
+def verdict_lines(report: model.Report, scenario: str) -> list[str]:
+    lines = [v["explanation"] for v in report.verdicts if v["scenario"] == scenario]
+    if not lines:
+        return []
+    return ["", "Hardware verdicts (hw off = feature masked from process start):"] + [
+        f"- {line}" for line in lines
+    ]
+
+
+def warning_lines(report: model.Report) -> list[str]:
+    """Differences between runtimes that change what the numbers mean."""
+    seen: dict[str, str] = {}
+    for rt in report.runtimes:
+        for path in rt.details.get("libcrypto_loaded", []):
+            seen.setdefault(path, rt.id)
+    lines = []
+    if len(seen) > 1:
+        where = ", ".join(f"{rid}: {path}" for path, rid in seen.items())
+        lines.append(f"warning: runtimes load different libcrypto files ({where})")
+    for rt in report.runtimes:
+        if rt.kind == "python" and rt.details.get("hashlib_uses_openssl") is False:
+            lines.append(f"warning: {rt.id} hashlib uses its built-in code, not OpenSSL")
+    return [""] + lines if lines else []
+
+
 def fastest(results: list[model.Result]) -> dict[tuple[int, str], float]:
     best: dict[tuple[int, str], float] = {}
     for r in results:

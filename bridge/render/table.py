@@ -14,7 +14,9 @@ def render(report: model.Report) -> str:
     out += common.provenance_lines(report)
     for scenario, rows in common.by_scenario(report).items():
         out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
-        out += _table(report, rows)
+        out += _table(report, common.ordered(rows))
+        out += common.verdict_lines(report, scenario)
+    out += common.warning_lines(report)
     out += common.problem_lines(report)
     return "\n".join(out).rstrip() + "\n"
 
@@ -23,11 +25,13 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     marks = common.semantics_marks(results)
     fastest = common.fastest(results)
     match = common.match_by_result(report)
+    with_hw = any(r.hw != "on" for r in results)
     rows = []
     for r in results:
         label = f"{r.call} [{marks[r.semantics]}]"
+        hw = [r.hw] if with_hw else []
         if r.status != "ok":
-            rows.append([r.runtime, label, r.size, f"unsupported: {r.reason}", "", "", "", ""])
+            rows.append([r.runtime, label, r.size, *hw, f"unsupported: {r.reason}", "", "", "", ""])
             continue
         s = r.summary()
         ops = 1e9 / s.median
@@ -36,6 +40,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 r.runtime,
                 label,
                 r.size,
+                *hw,
                 common.ns_with_ci(s),
                 common.si(ops),
                 f"{ops * r.size / 1e6:,.1f}",
@@ -43,21 +48,12 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 match.get(id(r), "–"),
             ]
         )
+    headers = ["runtime", "call", "bytes", *(["hw"] if with_hw else []),
+               "ns/op median (95% CI)", "ops/s", "MB/s", "× fastest", "output ok"]  # fmt: skip
+    align = ("left", "left", "right", *(["left"] if with_hw else []),
+             "right", "right", "right", "right", "left")  # fmt: skip
     table = tabulate(
-        rows,
-        headers=[
-            "runtime",
-            "call",
-            "bytes",
-            "ns/op median (95% CI)",
-            "ops/s",
-            "MB/s",
-            "× fastest",
-            "output ok",
-        ],
-        tablefmt="simple",
-        disable_numparse=True,
-        colalign=("left", "left", "right", "right", "right", "right", "right", "left"),
+        rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align
     )
     lines = table.splitlines()
     lines.append("")

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from bridge import calls, model, proc
+from bridge import calls, hardware, model, proc
 from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.inputs import Inputs
 from bridge.runtimes.base import Batch, BatchPlan, Runtime
@@ -42,6 +42,44 @@ def parse_version(text: str) -> tuple[str, tuple[int, int, int]] | None:
 def parse_mr_runs(stderr: str) -> list[tuple[int, float]]:
     """(count, elapsed seconds) per +R record."""
     return [(int(m.group(1)), float(m.group(3))) for m in MR_RESULT.finditer(stderr)]
+
+
+IA32_VECTOR = re.compile(r"OPENSSL_ia32cap=((?:0x[0-9a-fA-F]+:?)+)")
+
+
+def parse_ia32_vector(text: str) -> list[int] | None:
+    """The effective capability words from a `CPUINFO: OPENSSL_ia32cap=...` line."""
+    m = IA32_VECTOR.search(text)
+    if not m:
+        return None
+    return [int(w, 16) for w in m.group(1).strip(":").split(":")]
+
+
+def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> dict:
+    """Evidence that a mask string does what bridge means: `openssl version -c`
+    (OpenSSL 3.x) prints the effective vector. The feature's bits must be
+    clear with the mask and everything else as detected."""
+    base = {k: v for k, v in env.items() if k not in ("OPENSSL_ia32cap", "OPENSSL_armcap")}
+    try:
+        plain = proc.run([executable, "version", "-c"], env=base, timeout=15)
+        masked = proc.run([executable, "version", "-c"], env={**base, **mask.env()}, timeout=15)
+    except (OSError, subprocess.TimeoutExpired):
+        return {"by": executable, "ok": None, "note": "could not run openssl version -c"}
+    found = parse_ia32_vector(plain.stdout.decode(errors="replace"))
+    got = parse_ia32_vector(masked.stdout.decode(errors="replace"))
+    if mask.variable != "OPENSSL_ia32cap" or found is None or got is None:
+        return {"by": executable, "ok": None, "note": "this openssl does not print its vector"}
+    expected = list(found)
+    for feature in mask.features:
+        word, bit = hardware.IA32_BITS[feature]
+        expected[word] &= ~bit
+    ok = got[: len(expected)] == expected
+    return {
+        "by": f"{executable} version -c",
+        "ok": ok,
+        "detected": ":".join(f"0x{w:x}" for w in found),
+        "masked": ":".join(f"0x{w:x}" for w in got),
+    }
 
 
 class OpensslRuntime(Runtime):

@@ -1,0 +1,115 @@
+"""Hardware verdicts: does a runtime's call use a CPU feature? Pure functions.
+
+The evidence is an experiment, not a CPU model: the same call timed with the
+machine as found (hw "on") and with the feature masked from process start
+(hw "off"). speedup = median(off) / median(on), with a bootstrap 95% CI.
+
+  used          the masked run is slower, and the CI clears the noise margin
+  not-used      the CI lies inside the noise margin although the CPU has it
+  inconclusive  neither: the CI straddles the margin (noisy), or the masked
+                run was faster
+  cpu-lacks     the CPU does not offer the feature
+  masked        the environment bridge started in already switches it off
+  not-openssl   the path does not go through OpenSSL (e.g. Python's built-in
+                hash code), so the mask cannot reach it
+  cannot-test   no mask can be expressed for this library, or it did not
+                take effect
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bridge import stats
+
+# Differences under 3% are treated as noise: a shared machine moves medians
+# by about that much between rounds (bench/overhead.py).
+MARGIN = 0.03
+# Below this, a "used" speedup is mostly fixed per-call cost diluting the gain.
+SMALL_SPEEDUP = 1.5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    speedup: float | None = None
+    ci95: tuple[float, float] | None = None
+    reason: str = ""  # the part of the explanation that needs no names
+
+
+def decide(
+    on: Sequence[float] | None,
+    off: Sequence[float] | None,
+    *,
+    cpu_has: bool | None = True,
+    already_masked: bool = False,
+    via_openssl: bool = True,
+    cannot_mask: str = "",
+    margin: float = MARGIN,
+) -> Verdict:
+    """The verdict from per-call times with the feature (on) and without (off)."""
+    if cpu_has is False:
+        return Verdict("cpu-lacks", reason="the CPU does not offer it")
+    if already_masked:
+        return Verdict("masked", reason="the environment bridge was started in already masks it")
+    if not via_openssl:
+        return Verdict(
+            "not-openssl", reason="this path does not use OpenSSL, so the mask cannot reach it"
+        )
+    if cannot_mask:
+        return Verdict("cannot-test", reason=cannot_mask)
+    if cpu_has is None:
+        return Verdict("cannot-test", reason="bridge does not know this feature on this CPU")
+    if not on or not off:
+        return Verdict("cannot-test", reason="one side of the comparison has no measurement")
+    speedup, (lo, hi) = stats.relative_ci(on, off)
+    if lo > 1 + margin:
+        return Verdict("used", speedup, (lo, hi), "masking it makes the call slower")
+    if lo >= 1 - margin and hi <= 1 + margin:
+        return Verdict("not-used", speedup, (lo, hi), "masking it changes nothing measurable")
+    if hi < 1 - margin:
+        return Verdict(
+            "inconclusive", speedup, (lo, hi), "the masked run was faster, which points at noise"
+        )
+    return Verdict(
+        "inconclusive",
+        speedup,
+        (lo, hi),
+        f"the difference is within the noise (CI {lo:.2f}–{hi:.2f}×); rerun with more samples",
+    )
+
+
+def explain(
+    v: Verdict,
+    *,
+    who: str,
+    feature: str,
+    size: int,
+    best: tuple[int, float] | None = None,
+) -> str:
+    """One line a mailing-list reader understands. `best` is (size, speedup)
+    of the largest speedup this call showed in the same scenario."""
+    if v.verdict == "used":
+        text = f"{who} uses {feature}: {v.speedup:.2f}× slower without it at {_size(size)}"
+        if v.speedup is not None and v.speedup < SMALL_SPEEDUP:
+            text += (
+                "; at this size most of a call is fixed cost (set-up, call overhead),"
+                " which the feature does not speed up"
+            )
+            if best and best[0] != size and best[1] >= SMALL_SPEEDUP:
+                text += f"; the gain shows at {_size(best[0])}: {best[1]:.2f}×"
+            elif not best or best[0] == size:
+                text += "; it shows on larger messages (e.g. bridge run sha1)"
+        return text
+    if v.verdict == "not-used":
+        return f"{who} does not use {feature}: {v.speedup:.2f}× at {_size(size)}, within noise"
+    if v.verdict == "inconclusive":
+        return f"{who}, {feature}: inconclusive at {_size(size)}: {v.reason}"
+    return f"{who}, {feature}: {v.verdict}: {v.reason}"
+
+
+def _size(n: int) -> str:
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024} KiB"
+    return f"{n} bytes"
