@@ -18,7 +18,8 @@ from bridge.settings import Settings
 ROOT = Path(__file__).resolve().parent.parent
 # Short measurements: tests check structure and bytes, never timings.
 FAST = Settings(warmup_ms=5, sample_ms=2, samples=3, openssl_seconds=1, openssl_runs=1)
-FAST_ARGS = ["--samples", "3", "--sample-ms", "2", "--warmup-ms", "5", "--openssl-runs", "1"]
+FAST_ARGS = ["--samples", "3", "--sample-ms", "2", "--warmup-ms", "5", "--openssl-runs", "1",
+             "--rounds", "1", "--hw", "on"]  # fmt: skip
 
 needs_erl = pytest.mark.skipif(shutil.which("erl") is None, reason="erl not installed")
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
@@ -57,7 +58,8 @@ def worker_pids() -> set[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"bridge_worker" in cmdline or b"bridge.worker" in cmdline:
+        # The worker command lines exactly: `erlc .../bridge_worker.erl` is not one.
+        if b"bridge_worker\x00main" in cmdline or b"-m\x00bridge.worker" in cmdline:
             pids.add(int(entry.name))
     return pids
 

@@ -167,14 +167,28 @@ def test_erlang_without_crypto_says_so(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def _start(*args, out):
-    return subprocess.Popen(
-        [sys.executable, "-m", "bridge", "run", "hmac-sha1", *args, "-o", str(out)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+@pytest.fixture
+def start_bridge():
+    """Start `bridge run hmac-sha1 ARGS -o OUT` in the background; a test that
+    fails half-way still does not leave it running."""
+    started = []
+
+    def start(*args, out):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bridge", "run", "hmac-sha1", *args, "-o", str(out)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def _wait_for_worker(kind: bytes, timeout=30.0) -> int:
@@ -191,13 +205,23 @@ def _wait_for_worker(kind: bytes, timeout=30.0) -> int:
     raise AssertionError("worker did not start")
 
 
-def test_worker_killed_mid_run_keeps_other_results(tmp_path, no_leftovers):
+def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_leftovers):
     out = tmp_path / "r.json"
     before = worker_pids()
-    proc = _start(
-        "--samples", "100", "--sample-ms", "20", "--warmup-ms", "5", "--openssl-runs", "1", out=out
+    proc = start_bridge(
+        "--samples",
+        "100",
+        "--sample-ms",
+        "20",
+        "--warmup-ms",
+        "5",
+        "--openssl-runs",
+        "1",
+        "--hw",
+        "on",
+        out=out,
     )
-    beam = _wait_for_worker(b"bridge_worker")
+    beam = _wait_for_worker(b"bridge_worker\x00main")
     time.sleep(0.5)
     os.kill(beam, signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=120)
@@ -217,14 +241,14 @@ def test_worker_killed_mid_run_keeps_other_results(tmp_path, no_leftovers):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_saves_report_and_leaves_no_process(tmp_path, sig):
+def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, sig):
     # 200 samples in 5 rounds of 40 x 20 ms: erlang's first round is done
     # after about 1.2 s, so an interrupt at ~2.5 s has a finished batch to keep
     # and is well before the run ends.
     out = tmp_path / "r.json"
     before = worker_pids()
-    proc = _start("--samples", "200", "--sample-ms", "20", out=out)
-    _wait_for_worker(b"bridge.worker")  # every runtime is up: round 1 begins
+    proc = start_bridge("--samples", "200", "--sample-ms", "20", "--hw", "on", out=out)
+    _wait_for_worker(b"-m\x00bridge.worker")  # every runtime is up: round 1 begins
     time.sleep(2.5)
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
