@@ -36,7 +36,7 @@ class HwContext:
                 "variable": self.mask.variable,
                 "value": self.mask.value,
                 "features": list(self.mask.features),
-            },  # fmt: skip
+            },
             "mask_check": self.mask_check,
             "untestable": {f: v.verdict for f, v in self.untestable.items()},
         }
@@ -115,21 +115,26 @@ def verdict_list(
                 v = _decide(ctx, info, r, off, feature)
                 best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
                 who = _who(info, r)
-                out.append({
-                    "scenario": sc.name,
-                    "runtime": r.runtime,
-                    "call": r.call,
-                    "call_id": r.call_id,
-                    "feature": feature,
-                    "size": r.size,
-                    "verdict": v.verdict,
-                    "speedup": v.speedup,
-                    "speedup_ci95": list(v.ci95) if v.ci95 else None,
-                    "explanation": verdicts.explain(
-                        v, who=who, feature=hardware.FEATURE_NAMES.get(feature, feature),
-                        size=r.size, best=best,
-                    ),
-                })  # fmt: skip
+                out.append(
+                    {
+                        "scenario": sc.name,
+                        "runtime": r.runtime,
+                        "call": r.call,
+                        "call_id": r.call_id,
+                        "feature": feature,
+                        "size": r.size,
+                        "verdict": v.verdict,
+                        "speedup": v.speedup,
+                        "speedup_ci95": list(v.ci95) if v.ci95 else None,
+                        "explanation": verdicts.explain(
+                            v,
+                            who=who,
+                            feature=hardware.FEATURE_NAMES.get(feature, feature),
+                            size=r.size,
+                            best=best,
+                        ),
+                    }
+                )
     return out
 
 
@@ -150,7 +155,11 @@ def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
     best = None
     for other in results:
         if (other.scenario, other.runtime, other.call_id, other.hw) != (
-            r.scenario, r.runtime, r.call_id, "on") or other.status != "ok":  # fmt: skip
+            r.scenario,
+            r.runtime,
+            r.call_id,
+            "on",
+        ) or other.status != "ok":
             continue
         off = by_key.get((other.scenario, other.runtime, other.call_id, other.size, "off"))
         if off is None or off.status != "ok":

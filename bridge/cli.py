@@ -9,6 +9,7 @@ errors into messages and exit statuses:
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 import signal
 import sys
@@ -20,6 +21,7 @@ import bridge
 from bridge import model, runner, scenario
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.render import RENDERERS
+from bridge.render.env import render_env
 from bridge.settings import DEFAULT, QUICK, Settings
 
 MAX_SAMPLES = 10_000
@@ -152,6 +154,52 @@ def run(
         raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
     if outcome.failed:
         raise SystemExit(ExitStatus.RUN_FAILED)
+
+
+@cli.command()
+@click.option(
+    "--erl", "erl", multiple=True, metavar="PATH", help="An erl to describe (repeatable)."
+)
+@click.option("--openssl", "openssl", multiple=True, metavar="PATH", help="An openssl to describe.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+def env(erl, openssl, fmt) -> None:
+    """Describe the machine and each runtime, without benchmarking: CPU features,
+    virtualisation, OS, each runtime's libcrypto, and the masks bridge would use."""
+    # Every scenario's features, so the masks for all of them are shown.
+    features = tuple(
+        dict.fromkeys(f for s in scenario.available() for f in scenario.load(s).features)
+    )
+    probe = scenario.Scenario(
+        name="env",
+        description="",
+        kind="hash",
+        digest="sha256",
+        sizes=(16,),
+        key_bytes=0,
+        mac_bytes=0,
+        features=features,
+        calls={"erlang": ("hash",), "python": ("hashlib",), "openssl": ("speed-evp",)},
+        path="",
+    )
+    plan = runner.Plan(
+        scenarios=(probe,),
+        settings=DEFAULT,
+        seed=0,
+        erl=tuple(erl) or (None,),
+        openssl=tuple(openssl) or (None,),
+    )
+    environment_block, runtimes, hw = runner.inspect(plan)
+    if fmt == "json":
+        data = {
+            "environment": environment_block,
+            "runtimes": [r.to_json() for r in runtimes],
+            "hardware": hw,
+        }
+        click.echo(json.dumps(data, indent=1))
+        return
+    click.echo(render_env(environment_block, runtimes, hw), nl=False)
 
 
 def _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs) -> Settings:

@@ -16,7 +16,7 @@ from bridge import hardware
 
 def collect() -> dict[str, Any]:
     env: dict[str, Any] = {}
-    for collector in (collect_cpu, collect_os):
+    for collector in (collect_cpu, collect_os, collect_cpufreq):
         try:
             env.update(collector())
         except (OSError, ValueError):
@@ -54,6 +54,24 @@ def collect_os() -> dict[str, Any]:
     except OSError:
         pass
     return {"os": pretty or platform.system(), "kernel": platform.release()}
+
+
+def collect_cpufreq() -> dict[str, Any]:
+    """The frequency governor and turbo state, where the kernel exposes them
+    (often not inside a VM): 'powersave' or a busy neighbour moves numbers."""
+    out: dict[str, Any] = {}
+    base = Path("/sys/devices/system/cpu")
+    governor = base / "cpu0" / "cpufreq" / "scaling_governor"
+    if governor.exists():
+        out["cpu_governor"] = governor.read_text().strip()
+    for path, key, invert in (
+        (base / "intel_pstate" / "no_turbo", "turbo", True),
+        (base / "cpufreq" / "boost", "turbo", False),
+    ):
+        if path.exists():
+            value = path.read_text().strip() == "1"
+            out[key] = (not value) if invert else value
+    return out
 
 
 def loaded_libcrypto(pid: int | None) -> list[str]:

@@ -26,8 +26,21 @@ CPU_FLAGS = {
     "x86_64": {"sha": ("sha_ni",), "aes": ("aes",), "pclmul": ("pclmulqdq",), "avx2": ("avx2",)},
     "aarch64": {"sha": ("sha1", "sha2"), "aes": ("aes",), "pclmul": ("pmull",)},
 }
-X86_INTERESTING = ("sha_ni", "aes", "pclmulqdq", "ssse3", "avx", "avx2", "bmi1", "bmi2", "adx",
-                   "vaes", "vpclmulqdq", "sha512", "hypervisor")  # fmt: skip
+X86_INTERESTING = (
+    "sha_ni",
+    "aes",
+    "pclmulqdq",
+    "ssse3",
+    "avx",
+    "avx2",
+    "bmi1",
+    "bmi2",
+    "adx",
+    "vaes",
+    "vpclmulqdq",
+    "sha512",
+    "hypervisor",
+)
 ARM_INTERESTING = ("aes", "pmull", "sha1", "sha2", "sha512", "sha3", "asimd")
 
 # OPENSSL_ia32cap: (word, bit mask). Word 0 = CPUID.1 EDX:ECX; word 1 = CPUID.7.0 EBX:ECX.
@@ -37,8 +50,17 @@ IA32_BITS = {"sha": (1, 1 << 29), "aes": (0, 1 << 57), "pclmul": (0, 1 << 33), "
 # OPENSSL_armcap bits (arm_arch.h): SHA1 1<<3, SHA256 1<<4, SHA512 1<<6; AES 1<<2; PMULL 1<<5.
 ARM_BITS = {"sha": (1 << 3) | (1 << 4) | (1 << 6), "aes": 1 << 2, "pclmul": 1 << 5}
 # From /proc/cpuinfo Features to OPENSSL_armcap, for OpenSSL without `version -c`.
-ARM_FLAG_BITS = {"asimd": 0x1, "neon": 0x1, "aes": 0x4, "sha1": 0x8, "sha2": 0x10, "pmull": 0x20,
-                 "sha512": 0x40, "cpuid": 0x80, "sha3": 0x800}  # fmt: skip
+ARM_FLAG_BITS = {
+    "asimd": 0x1,
+    "neon": 0x1,
+    "aes": 0x4,
+    "sha1": 0x8,
+    "sha2": 0x10,
+    "pmull": 0x20,
+    "sha512": 0x40,
+    "cpuid": 0x80,
+    "sha3": 0x800,
+}
 
 
 @dataclass(frozen=True)
@@ -81,8 +103,7 @@ def parse_cpuinfo(text: str, arch: str) -> Cpu:
     if not model and implementer:
         model = f"ARM implementer {implementer} part {part}"
     arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(arch, arch)
-    return Cpu(arch=arch, model=model or "unknown", flags=flags,
-               virtualized="hypervisor" in flags)  # fmt: skip
+    return Cpu(arch=arch, model=model or "unknown", flags=flags, virtualized="hypervisor" in flags)
 
 
 # -- OpenSSL generations ---------------------------------------------------

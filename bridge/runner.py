@@ -166,8 +166,9 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
                 if plan.hw != "off":
                     cells += _cells(plan, on)
                 if plan.hw in ("off", "both"):
-                    off = _start_masked(plan, kind, label, factory, got.runtimes[-1], cpu,
-                                        stack, got, note)  # fmt: skip
+                    off = _start_masked(
+                        plan, kind, label, factory, got.runtimes[-1], cpu, stack, got, note
+                    )
                     if off is not None:
                         cells += _cells(plan, off)
             _rounds(plan, cells, got, note)
@@ -185,6 +186,31 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
 
 
 Factory = Callable[[str, dict | None], Runtime]  # (hw, mask env) -> runtime
+
+
+def inspect(plan: Plan, progress: Progress | None = None) -> tuple[dict, list[model.Runtime], dict]:
+    """Start each runtime once, without measuring: environment, provenance,
+    and the masks an A/B run would use (`bridge env`)."""
+    installations = validate(plan)
+    note = progress or (lambda _msg: None)
+    got = _Collected()
+    cpu = environment.cpu()
+    armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
+    with contextlib.ExitStack() as stack:
+        for kind, label, factory in _runtimes(plan, installations):
+            if _start(kind, label, lambda f=factory: f("on", None), stack, got, note) is None:
+                continue
+            info = got.runtimes[-1]
+            ctx = ab.plan(info, ab.kinds_features(plan.scenarios, kind), cpu, os.environ, armcap)
+            if ctx.mask is not None:
+                ctx.mask_check = _mask_evidence(plan, ctx)
+            got.contexts[info.id] = ctx
+    hw = {
+        "experiments": [c.to_json() for c in got.contexts.values()],
+        "skipped": got.skipped,
+        "errors": got.errors,
+    }
+    return environment.collect(), got.runtimes, hw
 
 
 def _runtimes(plan: Plan, installations) -> Iterator[tuple[str, str, Factory]]:

@@ -18,8 +18,20 @@ from bridge.settings import Settings
 ROOT = Path(__file__).resolve().parent.parent
 # Short measurements: tests check structure and bytes, never timings.
 FAST = Settings(warmup_ms=5, sample_ms=2, samples=3, openssl_seconds=1, openssl_runs=1)
-FAST_ARGS = ["--samples", "3", "--sample-ms", "2", "--warmup-ms", "5", "--openssl-runs", "1",
-             "--rounds", "1", "--hw", "on"]  # fmt: skip
+FAST_ARGS = [
+    "--samples",
+    "3",
+    "--sample-ms",
+    "2",
+    "--warmup-ms",
+    "5",
+    "--openssl-runs",
+    "1",
+    "--rounds",
+    "1",
+    "--hw",
+    "on",
+]
 
 needs_erl = pytest.mark.skipif(shutil.which("erl") is None, reason="erl not installed")
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import calls, model, stats
+from bridge import calls, hardware, model, stats
 
 
 def title(report: model.Report) -> str:
@@ -41,17 +41,36 @@ def ordered(results: list[model.Result]) -> list[model.Result]:
             calls_seen[(r.runtime, r.call_id)],
             r.size,
             r.hw != "on",
-        ),  # fmt: skip
+        ),
     )
 
 
 def verdict_lines(report: model.Report, scenario: str) -> list[str]:
-    lines = [v["explanation"] for v in report.verdicts if v["scenario"] == scenario]
-    if not lines:
+    """One line per call and feature. A sweep whose sizes all say `used`
+    becomes one line with the slow-down at each size; anything else keeps
+    its per-size explanation."""
+    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for v in report.verdicts:
+        if v["scenario"] == scenario:
+            groups[(v["runtime"], v["call_id"], v["feature"])].append(v)
+    if not groups:
         return []
-    return ["", "Hardware verdicts (hw off = feature masked from process start):"] + [
-        f"- {line}" for line in lines
-    ]
+    lines = ["", "Hardware verdicts (hw off = the feature masked from process start):"]
+    for vs in groups.values():
+        if len(vs) > 1 and all(v["verdict"] == "used" for v in vs):
+            v0 = vs[0]
+            kind = v0["runtime"].split("@")[0]
+            who = {"erlang": "Erlang ", "python": "Python "}.get(kind, "") + v0["call"]
+            head = f"{who} uses {hardware.FEATURE_NAMES.get(v0['feature'], v0['feature'])}"
+            sizes = ", ".join(f"{v['speedup']:.2f}× at {_bytes(v['size'])}" for v in vs)
+            lines.append(f"- {head}: slower without it by {sizes}")
+        else:
+            lines += [f"- {v['explanation']}" for v in vs]
+    return lines
+
+
+def _bytes(n: int) -> str:
+    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
 
 
 def warning_lines(report: model.Report) -> list[str]:

@@ -48,10 +48,28 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 match.get(id(r), "–"),
             ]
         )
-    headers = ["runtime", "call", "bytes", *(["hw"] if with_hw else []),
-               "ns/op median (95% CI)", "ops/s", "MB/s", "× fastest", "output ok"]  # fmt: skip
-    align = ("left", "left", "right", *(["left"] if with_hw else []),
-             "right", "right", "right", "right", "left")  # fmt: skip
+    headers = [
+        "runtime",
+        "call",
+        "bytes",
+        *(["hw"] if with_hw else []),
+        "ns/op median (95% CI)",
+        "ops/s",
+        "MB/s",
+        "× fastest",
+        "output ok",
+    ]
+    align = (
+        "left",
+        "left",
+        "right",
+        *(["left"] if with_hw else []),
+        "right",
+        "right",
+        "right",
+        "right",
+        "left",
+    )
     table = tabulate(
         rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align
     )

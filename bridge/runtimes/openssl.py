@@ -151,8 +151,18 @@ class OpensslRuntime(Runtime):
         size = len(inputs.data)
         mode = "-hmac" if call.worker_call == "speed-hmac" else "-evp"
         seconds = self.settings.openssl_seconds
-        argv = [self.executable, "speed", mode, sc.digest, "-bytes", str(size),
-                "-seconds", str(seconds), "-mr", "-elapsed"]  # fmt: skip
+        argv = [
+            self.executable,
+            "speed",
+            mode,
+            sc.digest,
+            "-bytes",
+            str(size),
+            "-seconds",
+            str(seconds),
+            "-mr",
+            "-elapsed",
+        ]
         samples: list[int] = []
         loops: list[int] = []
         for _ in range(plan.samples):
