@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 import bridge
-from bridge import model, runner, scenario
+from bridge import importer, model, runner, scenario
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.env import render_env
@@ -200,6 +200,30 @@ def env(erl, openssl, fmt) -> None:
         click.echo(json.dumps(data, indent=1))
         return
     click.echo(render_env(environment_block, runtimes, hw), nl=False)
+
+
+@cli.command("import-speed")
+@click.argument("file")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report."
+)
+def import_speed(file, fmt, output) -> None:
+    """Turn `openssl speed` output (FILE, or - for stdin) into a bridge report:
+    pasted, quoted or re-wrapped text from 1.0.2, 1.1.1 and 3.x, several runs
+    per document."""
+    if output is not None:
+        _check_writable(output)
+    stdin_text = click.get_text_stream("stdin").read() if file == "-" else None
+    text, name = importer.read_document(file, stdin_text)
+    report, warnings = importer.to_report(text, name, ["bridge", *sys.argv[1:]])
+    for warning in warnings:
+        click.echo(f"bridge: warning: skipped {warning}", err=True)
+    if output is not None:
+        model.write_atomic(output, model.dumps(report))
+    click.echo(RENDERERS[fmt](report), nl=False)
 
 
 def _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs) -> Settings:

@@ -76,8 +76,14 @@ class Result:
     inputs: dict[str, str] | None = None
     status: str = "ok"  # ok | unsupported
     reason: str = ""
+    # Imported numbers (bridge import-speed) have no samples: one value as posted.
+    source: str = "measured"  # measured | imported
+    point_ns: float | None = None
+    source_line: int | None = None
 
     def per_op_ns(self) -> list[float]:
+        if not self.samples and self.point_ns is not None:
+            return [self.point_ns]
         if isinstance(self.loops, int):
             return [s / self.loops for s in self.samples]
         return [s / n for s, n in zip(self.samples, self.loops, strict=True)]
@@ -103,12 +109,15 @@ class Result:
             return d
         s = self.summary()
         ops = 1e9 / s.median if s.median > 0 else 0.0
+        if self.source == "imported":
+            d["source"] = "imported"
+            d["source_line"] = self.source_line
         d.update(
             ns_per_op={
                 "median": s.median,
-                "ci95": [s.ci95[0], s.ci95[1]],
+                "ci95": [s.ci95[0], s.ci95[1]] if self.samples else None,
                 "mean": s.mean,
-                "stdev": s.stdev,
+                "stdev": s.stdev if self.samples else None,
                 "min": s.min,
             },
             ops_per_s=ops,
@@ -140,7 +149,16 @@ class Result:
             inputs=d.get("inputs"),
             status=d.get("status", "ok"),
             reason=d.get("reason", ""),
+            source=d.get("source", "measured"),
+            point_ns=_point(d),
+            source_line=d.get("source_line"),
         )
+
+
+def _point(d: dict[str, Any]) -> float | None:
+    if d.get("source") != "imported":
+        return None
+    return float(d["ns_per_op"]["median"])
 
 
 @dataclass(frozen=True)

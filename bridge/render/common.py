@@ -9,6 +9,8 @@ from bridge import calls, hardware, model, stats
 
 
 def title(report: model.Report) -> str:
+    if "imported_from" in report.settings:
+        return f"bridge {report.bridge_version} · imported from {report.settings['imported_from']}"
     return f"bridge {report.bridge_version} · {report.created} · seed {report.settings.get('seed')}"
 
 
@@ -89,12 +91,18 @@ def warning_lines(report: model.Report) -> list[str]:
     return [""] + lines if lines else []
 
 
-def fastest(results: list[model.Result]) -> dict[tuple[int, str], float]:
-    best: dict[tuple[int, str], float] = {}
+def compare_key(r: model.Result) -> tuple[int, str, str]:
+    """Rows that "× fastest" compares: same size and hw; sign and verify apart."""
+    op = r.call_id.rsplit("-", 1)[-1] if r.call_id.endswith(("-sign", "-verify")) else ""
+    return (r.size, r.hw, op)
+
+
+def fastest(results: list[model.Result]) -> dict[tuple[int, str, str], float]:
+    best: dict[tuple[int, str, str], float] = {}
     for r in results:
         if r.status == "ok":
             m = r.summary().median
-            key = (r.size, r.hw)
+            key = compare_key(r)
             best[key] = min(best.get(key, m), m)
     return best
 
@@ -109,7 +117,9 @@ def match_by_result(report: model.Report) -> dict[int, str]:
     return out
 
 
-def ns_with_ci(s: stats.Summary) -> str:
+def ns_with_ci(s: stats.Summary, imported: bool = False) -> str:
+    if imported:
+        return f"{fmt_ns(s.median)} (as posted)"
     lo, hi = s.ci95
     return f"{fmt_ns(s.median)} ({fmt_ns(lo)}–{fmt_ns(hi)})"
 
@@ -151,6 +161,8 @@ def semantics_warning(results: list[model.Result]) -> list[str]:
 
 def provenance_lines(report: model.Report) -> list[str]:
     env = report.environment
+    if not env:  # an imported report: the runs say what they know
+        return [f"{rt.id}: {runtime_summary(rt)}" for rt in report.runtimes]
     cpu = env.get("cpu_model", "unknown CPU")
     virt = ", virtualized" if env.get("virtualized") else ""
     lines = [
@@ -175,6 +187,8 @@ def runtime_summary(rt: model.Runtime) -> str:
         return (
             f"{rt.version} ({rt.executable}), ssl: {d.get('ssl_openssl_version')}, hashlib: {impl}"
         )
+    if rt.kind == "openssl" and d.get("imported"):
+        return d.get("label", rt.version)
     if rt.kind == "openssl":
         return f"{rt.version} ({rt.executable})"
     return rt.version

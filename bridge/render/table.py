@@ -41,10 +41,10 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 label,
                 r.size,
                 *hw,
-                common.ns_with_ci(s),
+                common.ns_with_ci(s, imported=r.source == "imported"),
                 common.si(ops),
                 f"{ops * r.size / 1e6:,.1f}",
-                f"{s.median / fastest[(r.size, r.hw)]:.2f}×",
+                f"{s.median / fastest[common.compare_key(r)]:.2f}×",
                 match.get(id(r), "–"),
             ]
         )
