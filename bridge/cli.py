@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 import click
+from tabulate import tabulate
 
 import bridge
-from bridge import importer, model, runner, scenario
+from bridge import discover, importer, model, runner, scenario
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.env import render_env
@@ -128,7 +129,7 @@ def run(
         scenarios=loaded,
         settings=settings,
         seed=seed,
-        erl=tuple(erl) or (None,),
+        erl=_expand_erl(erl) or (None,),
         openssl=tuple(openssl) or (None,),
         kinds=kinds,
         hw=hw,
@@ -224,6 +225,56 @@ def import_speed(file, fmt, output) -> None:
     if output is not None:
         model.write_atomic(output, model.dumps(report))
     click.echo(RENDERERS[fmt](report), nl=False)
+
+
+@cli.group()
+def otp() -> None:
+    """Erlang/OTP installations."""
+
+
+@otp.command("list")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+def otp_list(fmt) -> None:
+    """List the OTP installations on this machine: erl on PATH, /usr/lib/erlang,
+    kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Broken ones are listed with
+    the reason."""
+    found = discover.discover()
+    if fmt == "json":
+        click.echo(json.dumps([f.to_json() for f in found], indent=1))
+        return
+    rows = [
+        [
+            f.otp_version or "?",
+            f.erts_version or "?",
+            f.crypto_version or "no",
+            f.libcrypto or "",
+            ", ".join(f.sources),
+            str(f.root),
+            f.problem or "ok",
+        ]
+        for f in found
+    ]
+    headers = ["OTP", "ERTS", "crypto", "libcrypto", "found via", "root", "status"]
+    click.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+
+
+def _expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
+    """--erl otp:27 names every working OTP 27 installation discovery finds."""
+    out: list[str] = []
+    for spec in erl:
+        if spec.startswith("otp:"):
+            found = discover.resolve_group(spec)
+            if not found:
+                raise UsageError(
+                    f"--erl {spec}: no working OTP {spec[4:]} installation found"
+                    " (bridge otp list shows what is installed)"
+                )
+            out += [f for f in found if f not in out]
+        else:
+            out.append(spec)
+    return tuple(out)
 
 
 def _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs) -> Settings:

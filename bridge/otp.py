@@ -77,8 +77,8 @@ def locate(erl: str | None = None) -> Installation:
         erl=path,
         erlc=erlc,
         root=root,
-        otp_version=_otp_version(root) if root else release,
-        erts_version=_erts_version(root) if root else "",
+        otp_version=otp_version_of(root) if root else release,
+        erts_version=erts_version_of(root) if root else "",
     )
 
 
@@ -115,7 +115,7 @@ def _find_erlc(given: Path, real: Path) -> Path:
     )
 
 
-def _otp_version(root: Path) -> str:
+def otp_version_of(root: Path) -> str:
     # releases/<major>/OTP_VERSION holds the full version, e.g. "25.2.3".
     versions = []
     for f in (root / "releases").glob("*/OTP_VERSION"):
@@ -123,15 +123,15 @@ def _otp_version(root: Path) -> str:
             versions.append(f.read_text().strip())
         except OSError:
             continue
-    return max(versions, key=_version_key, default="")
+    return max(versions, key=version_key, default="")
 
 
-def _erts_version(root: Path) -> str:
-    dirs = sorted((p.name.removeprefix("erts-") for p in root.glob("erts-*")), key=_version_key)
+def erts_version_of(root: Path) -> str:
+    dirs = sorted((p.name.removeprefix("erts-") for p in root.glob("erts-*")), key=version_key)
     return dirs[-1] if dirs else ""
 
 
-def _version_key(v: str) -> tuple[int, ...]:
+def version_key(v: str) -> tuple[int, ...]:
     parts = []
     for piece in v.replace("-", ".").split("."):
         parts.append(int(piece) if piece.isdigit() else -1)

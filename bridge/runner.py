@@ -17,6 +17,7 @@ stay in the report. Nothing here prints: progress goes through a callback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import hashlib
 import hmac
@@ -254,7 +255,15 @@ def _start_masked(plan, kind, label, factory, info, cpu, stack, got, note) -> Ru
     if ctx.mask_check.get("ok") is False:
         return None  # the verdict says the mask did not take effect
     masked_label = f"{label} ({ctx.mask.variable}={ctx.mask.value})"
-    return _start(kind, masked_label, lambda: factory("off", ctx.mask.env()), stack, got, note)
+    return _start(
+        kind,
+        masked_label,
+        lambda: factory("off", ctx.mask.env()),
+        stack,
+        got,
+        note,
+        same_id=info.id,
+    )
 
 
 def _mask_evidence(plan: Plan, ctx: ab.HwContext) -> dict:
@@ -272,8 +281,11 @@ def _mask_evidence(plan: Plan, ctx: ab.HwContext) -> dict:
     return check_mask(cli, ctx.mask, dict(os.environ))
 
 
-def _start(kind, label, factory, stack: contextlib.ExitStack, got, note) -> Runtime | None:
-    """Start a runtime (factory() -> Runtime); record it, or why it is skipped."""
+def _start(kind, label, factory, stack, got, note, same_id: str | None = None) -> Runtime | None:
+    """Start a runtime (factory() -> Runtime); record it, or why it is skipped.
+    Ids are unique among runtimes as found (two installations of OTP 25.2.3
+    become erlang@25.2.3 and erlang@25.2.3#2); a masked twin shares its
+    partner's id, which is how results and verdicts pair them."""
     note(f"starting {label}")
     try:
         runtime = factory()
@@ -285,8 +297,21 @@ def _start(kind, label, factory, stack: contextlib.ExitStack, got, note) -> Runt
         got.errors.append(_worker_error(exc, label))
         return None
     stack.push(runtime.__exit__)
+    taken = {rt.id for rt in got.runtimes if rt.details.get("hw", "on") == "on"}
+    wanted = same_id or _unique(info.id, taken)
+    if wanted != info.id:
+        info = dataclasses.replace(info, id=wanted)
+        runtime.rename(wanted)
     got.runtimes.append(info)
     return runtime
+
+
+def _unique(rid: str, taken: set[str]) -> str:
+    n, candidate = 1, rid
+    while candidate in taken:
+        n += 1
+        candidate = f"{rid}#{n}"
+    return candidate
 
 
 def _cells(plan: Plan, runtime: Runtime) -> list[Cell]:

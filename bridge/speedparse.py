@@ -213,8 +213,15 @@ def _pkey_rows(text: str, pos: int) -> tuple[list[dict], int]:
 
 # -- algorithm names -------------------------------------------------------------
 
-CURVES = {"nistp224": "p224", "nistp256": "p256", "nistp384": "p384", "nistp521": "p521",
-          "prime256v1": "p256", "secp384r1": "p384", "secp521r1": "p521"}  # fmt: skip
+CURVES = {
+    "nistp224": "p224",
+    "nistp256": "p256",
+    "nistp384": "p384",
+    "nistp521": "p521",
+    "prime256v1": "p256",
+    "secp384r1": "p384",
+    "secp521r1": "p521",
+}
 
 
 NISTP = re.compile(r"^nist(p\d+)$")
@@ -395,7 +402,7 @@ def _add_mr(cur, ev, line, mr_sizes, mr_dt, new_run):
         ops = count / t_s if t_s > 0 else 0.0
         cur.entries.append(
             Entry(normalize(fields[1]), "", size, ops, ops * size, "mr-progress", line, fields[1])
-        )  # fmt: skip
+        )
     elif tag == "F" and len(fields) >= 3:
         name, values = fields[1], fields[2:]
         sizes = mr_sizes or [16, 64, 256, 1024, 8192, 16384][: len(values)]

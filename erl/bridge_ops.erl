@@ -9,7 +9,7 @@
 -export([greeting/0, handle/2]).
 %% Exported for the EUnit tests, which force every API branch.
 -export([mac_api/2, hash_api/1, digest/1, calibrate/3, measure/3, measure_fixed/4,
-         crypto_available/0]).
+         crypto_available/0, crypto_info/1]).
 
 -define(MAX_SAMPLES, 100000).
 -define(MAX_SAMPLE_NS, 60000000000).
@@ -61,15 +61,16 @@ crypto_details() ->
     Exported = fun erlang:function_exported/3,
     [{crypto_vsn, Vsn},
      {info_lib, [{Name, Num, Text} || {Name, Num, Text} <- crypto:info_lib()]},
-     {crypto_info, crypto_info()},
+     {crypto_info, crypto_info(Exported)},
      {apis, [{mac, api_name(mac_api(Exported, 10))},
              {mac_full, api_name(mac_api(Exported, 0))},
              {hash, api_name(hash_api(Exported))}]}].
 
 %% crypto:info/0 (OTP 24.2+) returns a map; the port codec on the Python side
-%% cannot decode maps, so it travels as a proplist of binaries.
-crypto_info() ->
-    case erlang:function_exported(crypto, info, 0) of
+%% cannot decode maps, so it travels as a proplist of binaries. Before 24.2
+%% only info_lib/0 exists, and this is [].
+crypto_info(Exported) ->
+    case Exported(crypto, info, 0) of
         true ->
             case catch crypto:info() of
                 M when is_map(M) -> [{K, value_bin(V)} || {K, V} <- maps:to_list(M)];

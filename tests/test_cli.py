@@ -260,3 +260,43 @@ def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, si
     assert erlang, "the finished erlang batch was lost"
     assert 0 < len(erlang[0]["samples"]) < 200
     assert not wait_gone(worker_pids() - before)
+
+
+def test_two_erl_installations_side_by_side(tmp_path, no_leftovers):
+    # The same OTP reached by two paths: two runtimes, rows grouped, ratio to
+    # the first named, each provenance recorded.
+    real = str(Path(shutil.which("erl")).resolve())
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        *FAST_ARGS,
+        "--runtimes",
+        "erlang",
+        "--erl",
+        shutil.which("erl"),
+        "--erl",
+        real,
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    report = load(out)
+    ids = [rt["id"] for rt in report["runtimes"]]
+    assert len(ids) == 2 and ids[1] == ids[0] + "#2"
+    assert [rt["executable"] for rt in report["runtimes"]] == [shutil.which("erl"), real]
+    assert all(rt["otp_version"] for rt in report["runtimes"])
+    assert "× first named" in done.stdout
+    assert "1.00×" in done.stdout
+
+
+def test_otp_list_command():
+    done = bridge_cmd("otp", "list")
+    assert done.returncode == 0 and "OTP" in done.stdout
+    data = json.loads(bridge_cmd("otp", "list", "--format", "json").stdout)
+    assert any(item["crypto"] for item in data)
+
+
+def test_unknown_otp_group_is_a_usage_error():
+    done = bridge_cmd("run", "hmac-sha1", "--erl", "otp:3")
+    assert done.returncode == 2 and "no working OTP 3 installation" in done.stderr

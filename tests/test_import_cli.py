@@ -42,9 +42,12 @@ def test_import_from_stdin():
 
 @pytest.mark.parametrize(
     "content, message",
-    [(b"", "nothing recognisable"), (b"\x00\x01\x02binary", "binary"),
-     (b"Dear list, my crypto is slow.\n", "nothing recognisable")],
-)  # fmt: skip
+    [
+        (b"", "nothing recognisable"),
+        (b"\x00\x01\x02binary", "binary"),
+        (b"Dear list, my crypto is slow.\n", "nothing recognisable"),
+    ],
+)
 def test_unrecognisable_documents_exit_2(tmp_path, content, message):
     path = tmp_path / "doc.txt"
     path.write_bytes(content)
@@ -55,8 +58,10 @@ def test_unrecognisable_documents_exit_2(tmp_path, content, message):
 
 def test_partly_recognisable_document_warns_and_imports(tmp_path):
     path = tmp_path / "doc.txt"
-    path.write_text("Doing sha1 for 3s on 16 size blocks: 100 sha1's in 1.00s\n"
-                    "Doing sha1 for 3s on 64 size blocks: lots of sha1's\n")  # fmt: skip
+    path.write_text(
+        "Doing sha1 for 3s on 16 size blocks: 100 sha1's in 1.00s\n"
+        "Doing sha1 for 3s on 64 size blocks: lots of sha1's\n"
+    )
     done = bridge_cmd("import-speed", str(path))
     assert done.returncode == 0
     assert "warning: skipped line 2" in done.stderr

@@ -20,15 +20,27 @@ UBUNTU = "ubuntu-openssl-ec-nistp-64-gcc-128.txt"
 
 # The four sha1 tables of the erlang-questions thread, as posted (1000s of bytes/s).
 THREAD_TABLES = [
-    ("1) Intel Skylake", "openssl speed sha1",
-     [101811.61, 247257.45, 495655.77, 662393.30, 728554.70, 733915.23]),
-    ("1) Intel Skylake", "openssl speed -evp sha1",
-     [62020.40, 177980.08, 415535.35, 617330.43, 712265.63, 720649.42]),
-    ("2) AMD EPYC", "openssl speed sha1",
-     [212599.98, 542973.14, 1115625.73, 1523481.26, 1698851.50, 1716584.45]),
-    ("2) AMD EPYC", "openssl speed -evp sha1",
-     [94505.97, 310609.96, 804953.94, 1344177.49, 1664715.77, 1689075.71]),
-]  # fmt: skip
+    (
+        "1) Intel Skylake",
+        "openssl speed sha1",
+        [101811.61, 247257.45, 495655.77, 662393.30, 728554.70, 733915.23],
+    ),
+    (
+        "1) Intel Skylake",
+        "openssl speed -evp sha1",
+        [62020.40, 177980.08, 415535.35, 617330.43, 712265.63, 720649.42],
+    ),
+    (
+        "2) AMD EPYC",
+        "openssl speed sha1",
+        [212599.98, 542973.14, 1115625.73, 1523481.26, 1698851.50, 1716584.45],
+    ),
+    (
+        "2) AMD EPYC",
+        "openssl speed -evp sha1",
+        [94505.97, 310609.96, 804953.94, 1344177.49, 1664715.77, 1689075.71],
+    ),
+]
 SIZES = [16, 64, 256, 1024, 8192, 16384]
 
 
@@ -59,20 +71,30 @@ def test_thread_seed():
 
 
 UBUNTU_DOING = {  # (run, curve bits, op): (count, seconds)
-    ("Before", 224, "sign"): (24059, 9.95), ("Before", 224, "verify"): (6197, 9.97),
-    ("Before", 256, "sign"): (20640, 9.94), ("Before", 256, "verify"): (5222, 9.95),
-    ("Before", 521, "sign"): (5683, 9.97), ("Before", 521, "verify"): (1137, 9.94),
-    ("After", 224, "sign"): (32087, 9.92), ("After", 224, "verify"): (15929, 9.94),
-    ("After", 256, "sign"): (18875, 9.91), ("After", 256, "verify"): (7744, 9.94),
-    ("After", 521, "sign"): (6587, 9.90), ("After", 521, "verify"): (3028, 9.85),
-}  # fmt: skip
+    ("Before", 224, "sign"): (24059, 9.95),
+    ("Before", 224, "verify"): (6197, 9.97),
+    ("Before", 256, "sign"): (20640, 9.94),
+    ("Before", 256, "verify"): (5222, 9.95),
+    ("Before", 521, "sign"): (5683, 9.97),
+    ("Before", 521, "verify"): (1137, 9.94),
+    ("After", 224, "sign"): (32087, 9.92),
+    ("After", 224, "verify"): (15929, 9.94),
+    ("After", 256, "sign"): (18875, 9.91),
+    ("After", 256, "verify"): (7744, 9.94),
+    ("After", 521, "sign"): (6587, 9.90),
+    ("After", 521, "verify"): (3028, 9.85),
+}
 
 
 def test_ubuntu_seed_doing_lines_and_tables():
     text = seed(UBUNTU)
     runs = speedparse.parse(text).runs
-    assert [r.context for r in runs] == ["Before", "After", "No enable-ec_nistp_64_gcc_128",
-                                         "With enable-ec_nistp_64_gcc_128"]  # fmt: skip
+    assert [r.context for r in runs] == [
+        "Before",
+        "After",
+        "No enable-ec_nistp_64_gcc_128",
+        "With enable-ec_nistp_64_gcc_128",
+    ]
     for run in runs[:2]:
         for e in run.entries:
             count, secs = UBUNTU_DOING[(run.context, int(e.algorithm[-3:]), e.operation)]
@@ -137,8 +159,9 @@ def test_openssl_102_five_sizes_and_bit_spelling():
     (run,) = speedparse.parse((FIX / "openssl-1.0.2-hand.txt").read_text()).runs
     assert run.version == "OpenSSL 1.0.2g" and run.built_on.startswith("reproducible build")
     aes = {e.size: e.bytes_per_s for e in run.entries if e.algorithm == "aes-128-cbc"}
-    assert aes == pytest.approx({16: 144674210, 64: 156585120, 256: 158797800,
-                                 1024: 159600530, 8192: 159882530})  # fmt: skip
+    assert aes == pytest.approx(
+        {16: 144674210, 64: 156585120, 256: 158797800, 1024: 159600530, 8192: 159882530}
+    )
     ecdsa = {e.operation: e.ops_per_s for e in run.entries if e.algorithm == "ecdsa-p256"}
     assert ecdsa == {"sign": 22012.3, "verify": 4691.9}  # the table, not the Doing lines
 
@@ -150,8 +173,10 @@ def test_names_are_normalised():
 
 
 def entries_of(parsed):
-    return [[(e.algorithm, e.operation, e.size, round(e.ops_per_s, 6)) for e in r.entries]
-            for r in parsed.runs]  # fmt: skip
+    return [
+        [(e.algorithm, e.operation, e.size, round(e.ops_per_s, 6)) for e in r.entries]
+        for r in parsed.runs
+    ]
 
 
 @pytest.mark.parametrize("name", [THREAD, UBUNTU])

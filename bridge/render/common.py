@@ -29,22 +29,51 @@ def scenario_description(report: model.Report, name: str) -> str:
 
 
 def ordered(results: list[model.Result]) -> list[model.Result]:
-    """Same call side by side: by runtime (first seen), call, size, then hw on/off."""
-    first_seen: dict[str, int] = {}
-    for r in results:
-        first_seen.setdefault(r.runtime, len(first_seen))
-    calls_seen: dict[tuple[str, str], int] = {}
-    for r in results:
-        calls_seen.setdefault((r.runtime, r.call_id), len(calls_seen))
+    """The same call side by side: by runtime kind, call, size and hw, then
+    runtime, so erlang@25 and erlang@27 rows of one call sit together."""
+
+    def first_seen(key) -> dict:
+        seen: dict = {}
+        for r in results:
+            seen.setdefault(key(r), len(seen))
+        return seen
+
+    kinds = first_seen(lambda r: _kind(r))
+    call_ids = first_seen(lambda r: (_kind(r), r.call_id))
+    runtimes = first_seen(lambda r: r.runtime)
     return sorted(
         results,
         key=lambda r: (
-            first_seen[r.runtime],
-            calls_seen[(r.runtime, r.call_id)],
+            kinds[_kind(r)],
+            call_ids[(_kind(r), r.call_id)],
             r.size,
             r.hw != "on",
+            runtimes[r.runtime],
         ),
     )
+
+
+def _kind(r: model.Result) -> str:
+    return r.runtime.split("@")[0].split("#")[0]
+
+
+def versus_first(results: list[model.Result]) -> dict[int, str]:
+    """id(result) -> its median over the first-named runtime of its kind, for
+    the same call, size and hw; empty when no kind has two runtimes."""
+    firsts: dict[tuple, model.Result] = {}
+    out: dict[int, str] = {}
+    kinds_seen: dict[str, set[str]] = defaultdict(set)
+    for r in results:
+        kinds_seen[_kind(r)].add(r.runtime)
+    if all(len(ids) < 2 for ids in kinds_seen.values()):
+        return {}
+    for r in results:
+        if r.status != "ok" or len(kinds_seen[_kind(r)]) < 2:
+            continue
+        key = (_kind(r), r.call_id, r.size, r.hw)
+        first = firsts.setdefault(key, r)
+        out[id(r)] = f"{r.summary().median / first.summary().median:.2f}×"
+    return out
 
 
 def verdict_lines(report: model.Report, scenario: str) -> list[str]:

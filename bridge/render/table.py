@@ -26,12 +26,14 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     fastest = common.fastest(results)
     match = common.match_by_result(report)
     with_hw = any(r.hw != "on" for r in results)
+    vs_first = common.versus_first(results)
     rows = []
     for r in results:
         label = f"{r.call} [{marks[r.semantics]}]"
         hw = [r.hw] if with_hw else []
         if r.status != "ok":
-            rows.append([r.runtime, label, r.size, *hw, f"unsupported: {r.reason}", "", "", "", ""])
+            blank = ["", "", "", ""] + ([""] if vs_first else [])
+            rows.append([r.runtime, label, r.size, *hw, f"unsupported: {r.reason}", *blank])
             continue
         s = r.summary()
         ops = 1e9 / s.median
@@ -46,6 +48,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 f"{ops * r.size / 1e6:,.1f}",
                 f"{s.median / fastest[common.compare_key(r)]:.2f}×",
                 match.get(id(r), "–"),
+                *([vs_first.get(id(r), "")] if vs_first else []),
             ]
         )
     headers = [
@@ -58,6 +61,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         "MB/s",
         "× fastest",
         "output ok",
+        *(["× first named"] if vs_first else []),
     ]
     align = (
         "left",
@@ -69,6 +73,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         "right",
         "right",
         "left",
+        *(["right"] if vs_first else []),
     )
     table = tabulate(
         rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align

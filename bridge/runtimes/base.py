@@ -63,6 +63,9 @@ class Runtime:
     def __exit__(self, *exc: object) -> None:
         pass
 
+    def rename(self, runtime_id: str) -> None:
+        self.id = runtime_id
+
     def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
         """One batch of samples of one call (one round of an interleaved run)."""
         raise NotImplementedError
@@ -113,6 +116,11 @@ class WorkerRuntime(Runtime):
 
     def check_greeting(self, greeting: dict[str, Any]) -> None:
         pass
+
+    def rename(self, runtime_id: str) -> None:
+        super().rename(runtime_id)
+        if self.worker is not None:
+            self.worker.name = runtime_id
 
     def __exit__(self, *exc: object) -> None:
         if self.worker is not None:

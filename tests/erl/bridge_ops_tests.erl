@@ -61,3 +61,19 @@ measure_test() ->
 
 spin(0) -> ok;
 spin(N) -> _ = erlang:phash2(N), spin(N - 1).
+
+%% crypto:info/0 exists from OTP 24.2; before that only info_lib/0 answers.
+crypto_info_new_test() ->
+    Info = bridge_ops:crypto_info(exported([{crypto, info, 0}])),
+    ?assertMatch({_, _}, lists:keyfind(otp_crypto_version, 1, Info)),
+    ?assert(lists:all(fun({_, V}) -> not is_list(V) end, Info)).  % no charlists on the wire
+
+crypto_info_old_test() ->
+    ?assertEqual([], bridge_ops:crypto_info(exported([]))).
+
+%% The measurement with a known loop count (later rounds).
+measure_fixed_test() ->
+    {Loops, Durations, Spent} = bridge_ops:measure_fixed(fun(N) -> spin(N) end, 0, 100, 3),
+    ?assertEqual(100, Loops),
+    ?assertEqual(3, length(Durations)),
+    ?assertEqual(0, Spent).
