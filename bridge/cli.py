@@ -19,9 +19,11 @@ import click
 from tabulate import tabulate
 
 import bridge
+from bridge import compare as comparison
 from bridge import discover, importer, model, runner, scenario
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.render import RENDERERS
+from bridge.render.compare import render as render_compare
 from bridge.render.env import render_env
 from bridge.settings import DEFAULT, QUICK, Settings
 
@@ -275,6 +277,65 @@ def _expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
         else:
             out.append(spec)
     return tuple(out)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=True, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="table", show_default=True
+)
+def report(file, fmt) -> None:
+    """Render a saved report (table, markdown, text for email, json)."""
+    click.echo(RENDERERS[fmt](model.load(file)), nl=False)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "markdown", "text", "json"]),
+    default="table",
+    show_default=True,
+)
+def compare(files, fmt) -> None:
+    """Line up reports by scenario, call, size and hw (runtimes matched by kind)
+    and say which differences are significant. The first file is the baseline."""
+    if len(files) < 2:
+        raise UsageError("compare needs at least two reports")
+    reports = [model.load(f) for f in files]
+    labels = [
+        f.name if list(map(lambda p: p.name, files)).count(f.name) == 1 else str(f) for f in files
+    ]
+    click.echo(render_compare(comparison.compare(reports, labels), fmt), nl=False)
+
+
+@cli.command("plot")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The picture: .png or .svg.",
+)
+@click.option(
+    "--compare",
+    "others",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Another report to draw in the same picture (repeatable).",
+)
+def plot_command(file, output, others) -> None:
+    """Draw throughput against message size (log axes), one line per runtime
+    and call, hw on solid and off dashed."""
+    from bridge import plot
+
+    paths = [file, *others]
+    reports = [(p.name, model.load(p)) for p in paths]
+    _check_writable(output)
+    n = plot.plot(reports, output)
+    click.echo(f"{output}: {n} lines", err=True)
 
 
 def _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs) -> Settings:

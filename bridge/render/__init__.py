@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bridge import model
-from bridge.render import table
+from bridge.render import markdown, table, text
 
 
 def _json(report: model.Report) -> str:
@@ -15,5 +15,7 @@ def _json(report: model.Report) -> str:
 
 RENDERERS: dict[str, Callable[[model.Report], str]] = {
     "table": table.render,
+    "markdown": markdown.render,
+    "text": text.render,
     "json": _json,
 }

@@ -104,6 +104,36 @@ def _bytes(n: int) -> str:
     return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
 
 
+def size_text(n: int) -> str:
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024} KiB"
+    return f"{n} bytes"
+
+
+def provenance_items(report: model.Report) -> list[str]:
+    """Provenance as short items (CPU, OS, each runtime), for markdown and text."""
+    env = report.environment
+    items = []
+    if env:
+        virt = ", virtualized" if env.get("virtualized") else ""
+        items.append(
+            f"CPU: {env.get('cpu_model')} ({env.get('arch')}, {env.get('cpu_count')}"
+            f" CPUs{virt}); flags: {' '.join(env.get('cpu_flags', []))}"
+        )
+        items.append(f"OS: {env.get('os')}, kernel {env.get('kernel')}")
+    seen = set()
+    for rt in report.runtimes:
+        if rt.id in seen:
+            continue
+        seen.add(rt.id)
+        items.append(f"{rt.id}: {runtime_summary(rt)}")
+    for exp in report.hardware.get("experiments", []):
+        if exp.get("mask"):
+            m = exp["mask"]
+            items.append(f"{exp['runtime']} hw off: {m['variable']}={m['value']}")
+    return items
+
+
 def warning_lines(report: model.Report) -> list[str]:
     """Differences between runtimes that change what the numbers mean."""
     seen: dict[str, str] = {}
@@ -181,9 +211,9 @@ def semantics_warning(results: list[model.Result]) -> list[str]:
     kinds = {r.semantics for r in results if r.status == "ok"}
     if calls.ONE_SHOT_MAC in kinds and (calls.SPEED_HMAC in kinds or calls.REUSED_KEY in kinds):
         return [
-            "Not like for like: openssl speed -hmac (and hmac.new(key).copy()) set the key",
-            "up once, while crypto:macN and hmac.digest set it up on every call. Compare",
-            "one-shot rows with each other, and reused-key rows with each other.",
+            "Not like for like: openssl speed -hmac (and hmac.new(key).copy()) set the key"
+            " up once, while crypto:macN and hmac.digest set it up on every call. Compare"
+            " one-shot rows with each other, and reused-key rows with each other."
         ]
     return []
 

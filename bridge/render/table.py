@@ -3,6 +3,8 @@ scenario, the semantics of each call beside its number, then problems."""
 
 from __future__ import annotations
 
+import textwrap
+
 from tabulate import tabulate
 
 from bridge import model
@@ -82,5 +84,6 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     lines.append("")
     for semantics, mark in marks.items():
         lines.append(f"[{mark}] {semantics}")
-    lines += common.semantics_warning(results)
+    for warning in common.semantics_warning(results):
+        lines += textwrap.wrap(warning, 88)
     return lines

@@ -1,0 +1,173 @@
+"""Line up reports (`bridge compare A.json B.json ...`) and say whether each
+difference is real or noise.
+
+Results are matched by scenario, runtime *kind*, call and size, never by
+runtime id, so OTP 25 on one machine lines up with OTP 27 on another; the
+n-th runtime of a kind in one report pairs with the n-th in the other. The hw
+state is matched too, except where each report has only one state for a cell
+(a hw-on run against a hw-off run): those pair across, and the row says so.
+
+For each pair: ratio = median(B)/median(A) per call, with a bootstrap 95% CI
+from the raw samples. The difference is *significant* when the CI clears a
+3% noise margin on either side, *within noise* otherwise. Imported reports
+(openssl speed text) have no samples: the ratio is shown, the significance
+is unknown.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from bridge import model, stats
+
+MARGIN = 0.03
+
+
+@dataclass(frozen=True)
+class Row:
+    scenario: str
+    kind: str
+    call: str
+    call_id: str
+    size: int
+    hw_a: str
+    hw_b: str
+    runtime_a: str
+    runtime_b: str
+    median_a: float
+    median_b: float
+    ratio: float
+    ci95: tuple[float, float] | None
+    verdict: str  # faster | slower | within noise | unknown (no samples)
+
+    def to_json(self) -> dict:
+        return {**self.__dict__, "ci95": list(self.ci95) if self.ci95 else None}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    labels: list[str]  # one per report
+    pairs: list[tuple[int, list[Row]]]  # (index of the report compared with the first, rows)
+    environment_diff: list[tuple[str, list[str]]]  # (what, value in each report)
+
+    def to_json(self) -> dict:
+        return {
+            "schema": "bridge.compare/1",
+            "reports": self.labels,
+            "comparisons": [
+                {
+                    "baseline": self.labels[0],
+                    "other": self.labels[i],
+                    "rows": [r.to_json() for r in rows],
+                }
+                for i, rows in self.pairs
+            ],
+            "environment_diff": [{"what": w, "values": v} for w, v in self.environment_diff],
+        }
+
+
+def _kind(report: model.Report, runtime_id: str) -> str:
+    rt = report.runtime(runtime_id)
+    return rt.kind if rt else runtime_id.split("@")[0].split("#")[0]
+
+
+def _cells(report: model.Report) -> dict[tuple, dict[str, model.Result]]:
+    """(scenario, kind, call_id, size, nth runtime of that kind) -> {hw: result}."""
+    order: dict[str, dict[str, int]] = defaultdict(dict)
+    for rt in report.runtimes:
+        order[rt.kind].setdefault(rt.id, len(order[rt.kind]))
+    cells: dict[tuple, dict[str, model.Result]] = defaultdict(dict)
+    for r in report.results:
+        if r.status != "ok":
+            continue
+        kind = _kind(report, r.runtime)
+        nth = order[kind].get(r.runtime, 0)
+        cells[(r.scenario, kind, r.call_id, r.size, nth)][r.hw] = r
+    return cells
+
+
+def pair(a: model.Report, b: model.Report, margin: float = MARGIN) -> list[Row]:
+    ca, cb = _cells(a), _cells(b)
+    rows = []
+    for key, by_hw_a in ca.items():
+        by_hw_b = cb.get(key)
+        if not by_hw_b:
+            continue
+        matches = [(hw, hw) for hw in by_hw_a if hw in by_hw_b]
+        if not matches and len(by_hw_a) == 1 and len(by_hw_b) == 1:
+            matches = [(next(iter(by_hw_a)), next(iter(by_hw_b)))]
+        for hw_a, hw_b in matches:
+            rows.append(_row(key, by_hw_a[hw_a], by_hw_b[hw_b], margin))
+    return rows
+
+
+def _row(key: tuple, ra: model.Result, rb: model.Result, margin: float) -> Row:
+    a, b = ra.per_op_ns(), rb.per_op_ns()
+    ma, mb = stats.summarize(a).median, stats.summarize(b).median
+    if ra.samples and rb.samples:
+        ratio, ci = stats.relative_ci(a, b)
+        if ci[0] > 1 + margin:
+            verdict = "slower"
+        elif ci[1] < 1 - margin:
+            verdict = "faster"
+        else:
+            verdict = "within noise"
+    else:
+        ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
+    scenario, kind, call_id, size, _ = key
+    return Row(
+        scenario,
+        kind,
+        rb.call,
+        call_id,
+        size,
+        ra.hw,
+        rb.hw,
+        ra.runtime,
+        rb.runtime,
+        ma,
+        mb,
+        ratio,
+        ci,
+        verdict,
+    )
+
+
+ENV_FIELDS = (
+    ("CPU", "cpu_model"),
+    ("arch", "arch"),
+    ("OS", "os"),
+    ("kernel", "kernel"),
+    ("CPU flags", "cpu_flags"),
+)
+
+
+def environment_diff(reports: list[model.Report]) -> list[tuple[str, list[str]]]:
+    """What differs between the environments: CPU, OS, kernel, OTP, OpenSSL..."""
+    table: list[tuple[str, list[str]]] = []
+    for label, key in ENV_FIELDS:
+        values = [_text(r.environment.get(key, "")) for r in reports]
+        table.append((label, values))
+    for kind, what in (("erlang", "OTP"), ("python", "Python"), ("openssl", "openssl CLI")):
+        table.append((what, [_versions(r, kind) for r in reports]))
+    table.append(("Erlang's libcrypto", [_erlang_lib(r) for r in reports]))
+    return [(w, v) for w, v in table if len(set(v)) > 1]
+
+
+def _text(value) -> str:
+    return " ".join(value) if isinstance(value, list) else str(value)
+
+
+def _versions(report: model.Report, kind: str) -> str:
+    return ", ".join(dict.fromkeys(rt.version for rt in report.runtimes if rt.kind == kind)) or "-"
+
+
+def _erlang_lib(report: model.Report) -> str:
+    libs = [rt.details.get("crypto_lib", "") for rt in report.runtimes if rt.kind == "erlang"]
+    return ", ".join(dict.fromkeys(libs)) or "-"
+
+
+def compare(reports: list[model.Report], labels: list[str]) -> Comparison:
+    pairs = [(i, pair(reports[0], reports[i])) for i in range(1, len(reports))]
+    return Comparison(labels=labels, pairs=pairs, environment_diff=environment_diff(reports))

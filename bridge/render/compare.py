@@ -1,0 +1,75 @@
+"""Renderings of a comparison: table, markdown, text (72 columns), json."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from tabulate import tabulate
+
+from bridge.compare import Comparison
+from bridge.render import common
+
+
+def render(c: Comparison, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(c.to_json(), indent=1) + "\n"
+    ascii_only = fmt == "text"
+    x = "x" if ascii_only else "×"
+    out = []
+    for i, rows in c.pairs:
+        title = f"{c.labels[i]} against {c.labels[0]}"
+        out += [f"### {title}" if fmt == "markdown" else f"== {title}", ""]
+        if not rows:
+            out += ["No results line up (different scenarios, calls or sizes).", ""]
+            continue
+        significant = sum(r.verdict in ("faster", "slower") for r in rows)
+        out += _wrap(
+            f"{significant} of {len(rows)} cells differ significantly; the others are"
+            " within noise or have no samples to tell.",
+            ascii_only,
+        )
+        out.append("")
+        table_rows = []
+        for r in rows:
+            hw = r.hw_a if r.hw_a == r.hw_b else f"{r.hw_a}/{r.hw_b}"
+            ci = f"{r.ci95[0]:.2f}-{r.ci95[1]:.2f}" if r.ci95 else "n/a"
+            name = r.call if not ascii_only else r.call_id
+            table_rows.append(
+                [
+                    r.scenario,
+                    f"{r.kind} {name}",
+                    r.size,
+                    hw,
+                    common.fmt_ns(r.median_a),
+                    common.fmt_ns(r.median_b),
+                    f"{r.ratio:.2f}{x}",
+                    ci,
+                    r.verdict,
+                ]
+            )
+        headers = ["scenario", "call", "bytes", "hw", "A ns", "B ns", "B/A", "95% CI", "verdict"]
+        fmt_name = {"markdown": "github", "text": "simple", "table": "simple"}[fmt]
+        out += tabulate(
+            table_rows, headers=headers, tablefmt=fmt_name, disable_numparse=True
+        ).splitlines()
+        out.append("")
+    if c.environment_diff:
+        out += [
+            "What differs between the environments:" if fmt != "markdown" else "#### Environments"
+        ]
+        for what, values in c.environment_diff:
+            line = f"- {what}: " + " | ".join(f"{c.labels[i]}: {v}" for i, v in enumerate(values))
+            out += _wrap(line, ascii_only, indent="  ")
+    else:
+        out.append("The environments match (CPU, OS, kernel, OTP, OpenSSL).")
+    text = "\n".join(out).rstrip() + "\n"
+    if ascii_only:
+        text = text.replace("×", "x").encode("ascii", "replace").decode()
+    return text
+
+
+def _wrap(text: str, ascii_only: bool, indent: str = "") -> list[str]:
+    if not ascii_only:
+        return [text]
+    return textwrap.wrap(text, 72, subsequent_indent=indent, break_on_hyphens=False) or [""]

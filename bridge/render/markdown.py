@@ -1,0 +1,67 @@
+"""Markdown for GitHub issues and forums: summary sentences, one table per
+scenario, the notes on what each row measures, provenance, reproduce."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from bridge import model
+from bridge.render import common, summary
+
+
+def render(report: model.Report) -> str:
+    out = [f"### {common.title(report)}", ""]
+    out += [f"- {s.strip()}" for s in summary.sentences(report)]
+    for scenario, results in common.by_scenario(report).items():
+        out += ["", f"#### {scenario}: {common.scenario_description(report, scenario)}", ""]
+        out += _table(report, common.ordered(results))
+    out += ["", "#### Environment", ""]
+    out += [f"- {item}" for item in common.provenance_items(report)]
+    problems = [line for line in common.problem_lines(report) if line]
+    if problems:
+        out += ["", "#### Problems", ""] + [f"- {p.strip()}" for p in problems]
+    if report.reproduce:
+        out += ["", "#### Reproduce", "", "```sh", report.reproduce, "```"]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _table(report: model.Report, results: list[model.Result]) -> list[str]:
+    marks = common.semantics_marks(results)
+    fastest = common.fastest(results)
+    match = common.match_by_result(report)
+    rows = []
+    for r in results:
+        call = f"`{r.call}` [{marks[r.semantics]}]"
+        if r.status != "ok":
+            rows.append([r.runtime, call, r.size, r.hw, f"unsupported: {r.reason}", "", "", ""])
+            continue
+        s = r.summary()
+        ops = 1e9 / s.median
+        rows.append(
+            [
+                r.runtime,
+                call,
+                r.size,
+                r.hw,
+                common.ns_with_ci(s, imported=r.source == "imported"),
+                f"{ops * r.size / 1e6:,.1f}",
+                f"{s.median / fastest[common.compare_key(r)]:.2f}×",
+                match.get(id(r), "–"),
+            ]
+        )
+    headers = [
+        "runtime",
+        "call",
+        "bytes",
+        "hw",
+        "ns/op median (95% CI)",
+        "MB/s",
+        "× fastest",
+        "output ok",
+    ]
+    lines = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True).splitlines()
+    lines.append("")
+    lines += [f"[{mark}] {semantics}  " for semantics, mark in marks.items()]
+    lines += ["", *common.semantics_warning(results)]
+    lines += common.verdict_lines(report, results[0].scenario) if results else []
+    return lines

@@ -1,0 +1,80 @@
+"""The opening sentences of the markdown and text views: what a reader of a
+mailing-list answer wants before the tables."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from bridge import hardware, model
+from bridge.render import common
+
+
+def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
+    x = "x" if ascii_only else "×"
+    out: list[str] = []
+    for scenario, results in common.by_scenario(report).items():
+        out += _speed_sentence(scenario, results, x)
+        out += _verdict_sentences(report, scenario, x)
+        out += _interop_sentence(report, scenario)
+    for e in report.errors:
+        out.append(f"Problem: {e['message']}")
+    return out
+
+
+def _speed_sentence(scenario: str, results: list[model.Result], x: str) -> list[str]:
+    ok = [r for r in results if r.status == "ok" and r.hw == "on"]
+    if not ok:
+        return []
+    size = max(r.size for r in ok)
+    at_size = sorted((r for r in ok if r.size == size), key=lambda r: r.summary().median)
+    best = at_size[0]
+    parts = [
+        f"{scenario} at {common.size_text(size)}: fastest is {best.call} on {best.runtime}"
+        f" ({common.fmt_ns(best.summary().median)} ns per call)"
+    ]
+    for r in at_size[1:4]:
+        parts.append(
+            f"{r.call} on {r.runtime} takes {r.summary().median / best.summary().median:.2f}{x}"
+        )
+    sentence = "; ".join(parts) + "."
+    if len({r.semantics for r in at_size}) > 1:
+        sentence += " The rows do not all include the same work (see the notes under the table)."
+    return [sentence]
+
+
+def _verdict_sentences(report: model.Report, scenario: str, x: str) -> list[str]:
+    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for v in report.verdicts:
+        if v["scenario"] == scenario:
+            groups[(v["runtime"], v["call"], v["feature"])].append(v)
+    out, small_sizes = [], set()
+    for (runtime, call, feature), vs in groups.items():
+        name = hardware.FEATURE_NAMES.get(feature, feature).split(" (")[0]
+        kind = runtime.split("@")[0]
+        who = {"erlang": "Erlang ", "python": "Python "}.get(kind, "") + call
+        used = [v for v in vs if v["verdict"] == "used"]
+        if used:
+            sizes = ", ".join(
+                f"{v['speedup']:.1f}{x} at {common.size_text(v['size'])}" for v in used
+            )
+            out.append(f"{who} uses {name}: faster with them by {sizes}.")
+            small_sizes |= {v["size"] for v in used if v["speedup"] < 1.5}
+        out += [v["explanation"] + "." for v in vs if v["verdict"] != "used"]
+    if small_sizes:
+        where = ", ".join(common.size_text(n) for n in sorted(small_sizes))
+        out.append(
+            f"At {where} most of each call is fixed cost (set-up, call overhead),"
+            " which the hardware does not speed up."
+        )
+    return out
+
+
+def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
+    checks = [c for c in report.interop if c["scenario"] == scenario]
+    if not checks:
+        return []
+    if all(c["match"] for c in checks):
+        n = len({k.split(" ")[0] for c in checks for k in c["outputs"]})
+        return [f"All {n} runtimes computed the same bytes as Python's standard library."]
+    bad = sorted({m for c in checks for m in c["mismatched"]})
+    return [f"OUTPUT MISMATCH: {', '.join(bad)} computed different bytes."]

@@ -1,0 +1,99 @@
+"""Plain text for email: ASCII only, at most 72 columns, nothing a mail client
+re-wraps or mangles. Long call names are given once, numbered, above each
+table, so the table itself stays narrow."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tabulate import tabulate
+
+from bridge import model
+from bridge.render import common, summary
+
+WIDTH = 72
+
+
+def render(report: model.Report) -> str:
+    out = [_ascii(common.title(report)), ""]
+    for sentence in summary.sentences(report, ascii_only=True):
+        out += _wrap(sentence.strip(), indent="  " if sentence.startswith("  ") else "")
+    for scenario, results in common.by_scenario(report).items():
+        out += [""] + _wrap(f"== {scenario}: {common.scenario_description(report, scenario)}")
+        out += _table(report, common.ordered(results))
+    out += ["", "Environment:"]
+    for item in common.provenance_items(report):
+        out += _wrap(f"- {item}", indent="  ")
+    problems = [line for line in common.problem_lines(report) if line]
+    if problems:
+        out += ["", "Problems:"] + [w for p in problems for w in _wrap(p.strip(), indent="  ")]
+    if report.reproduce:
+        out += ["", "Reproduce:"] + _wrap(report.reproduce, indent="    ", first="    ")
+    text = "\n".join(_ascii(line) for line in out).rstrip() + "\n"
+    assert all(len(line) <= WIDTH for line in text.splitlines()), "text view over 72 columns"
+    return text
+
+
+def _table(report: model.Report, results: list[model.Result]) -> list[str]:
+    marks = common.semantics_marks(results)
+    fastest = common.fastest(results)
+    match = common.match_by_result(report)
+    keys: dict[tuple[str, str], int] = {}
+    for r in results:
+        keys.setdefault((r.runtime, r.call), len(keys) + 1)
+    out = [""]
+    for (runtime, call), n in keys.items():
+        out += _wrap(f"[{n}] {runtime}: {call}", indent="     ")
+    rows = []
+    for r in results:
+        n = keys[(r.runtime, r.call)]
+        if r.status != "ok":
+            rows.append([f"[{n}]", r.size, r.hw, "unsupported", "", "", "", ""])
+            continue
+        s = r.summary()
+        lo, hi = s.ci95
+        ci = "as posted" if r.source == "imported" else f"{common.fmt_ns(lo)}-{common.fmt_ns(hi)}"
+        rows.append(
+            [
+                f"[{n}]",
+                r.size,
+                r.hw,
+                common.fmt_ns(s.median),
+                ci,
+                f"{1e9 / s.median * r.size / 1e6:,.1f}",
+                f"{s.median / fastest[common.compare_key(r)]:.2f}x",
+                match.get(id(r), "-"),
+            ]
+        )
+    table = tabulate(
+        rows,
+        headers=["call", "bytes", "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"],
+        tablefmt="simple",
+        disable_numparse=True,
+    )
+    out += [""] + table.splitlines() + [""]
+    for semantics, mark in marks.items():
+        out += _wrap(f"semantics {mark}: {semantics}", indent="  ")
+    out += [w for line in common.semantics_warning(results) for w in _wrap(line)]
+    verdicts = common.verdict_lines(report, results[0].scenario) if results else []
+    for line in verdicts:
+        out += _wrap(line, indent="  ") if line else [""]
+    return out
+
+
+def _wrap(text: str, indent: str = "", first: str = "") -> list[str]:
+    return textwrap.wrap(
+        _ascii(text),
+        WIDTH,
+        initial_indent=first,
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    ) or [""]
+
+
+ASCII = str.maketrans({"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'"})
+
+
+def _ascii(text: str) -> str:
+    return text.translate(ASCII).encode("ascii", "replace").decode("ascii")
