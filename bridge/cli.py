@@ -41,13 +41,30 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("scenarios", nargs=-1, required=True)
+@click.argument("scenarios", nargs=-1)
 @click.option("--quick", is_flag=True, help="Shorter, rougher measurement (a few seconds).")
 @click.option("--samples", type=click.IntRange(1, MAX_SAMPLES), help="Samples per cell.")
 @click.option("--sample-ms", type=click.IntRange(1, 10_000), help="Target duration of one sample.")
 @click.option("--warmup-ms", type=click.IntRange(0, 60_000), help="Warm-up time per cell.")
 @click.option("--rounds", type=click.IntRange(1, 1000), help="Interleaved rounds per cell.")
 @click.option("--openssl-runs", type=click.IntRange(1, 100), help="openssl speed runs per cell.")
+@click.option(
+    "--until-stable",
+    type=click.FloatRange(0.001, 0.5),
+    is_flag=False,
+    flag_value=0.02,
+    default=None,
+    metavar="[CV]",
+    help="Keep sampling each cell until its 95% CI half-width is under CV of the"
+    " median (default 0.02), or --max-time passes.",
+)
+@click.option(
+    "--max-time",
+    type=click.IntRange(1, 86_400),
+    default=300,
+    show_default=True,
+    help="Seconds --until-stable may spend in all.",
+)
 @click.option(
     "--seed",
     type=click.IntRange(0, 2**63 - 1),
@@ -59,8 +76,8 @@ def cli() -> None:
     "--erl",
     "erl",
     multiple=True,
-    metavar="PATH",
-    help="An erl to run (repeatable). Default: erl on PATH.",
+    metavar="PATH|otp:N",
+    help="An erl to run (repeatable); otp:27 names every OTP 27 found. Default: erl on PATH.",
 )
 @click.option(
     "--openssl",
@@ -72,8 +89,8 @@ def cli() -> None:
 @click.option(
     "--hw",
     type=click.Choice(["on", "off", "both"]),
-    help="The machine as found (on), the scenario's hardware features masked (off), or both,"
-    " with verdicts. Default: both when the scenario names a feature.",
+    help="The machine as found (on), the scenario's hardware features masked (off),"
+    " or both, with verdicts. Default: both when the scenario names a feature.",
 )
 @click.option(
     "--runtimes",
@@ -87,6 +104,11 @@ def cli() -> None:
     multiple=True,
     type=click.Path(file_okay=False, path_type=Path),
     help="Also look for scenario files here.",
+)
+@click.option(
+    "--replay",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Rerun what a saved report describes, then compare the new numbers with it.",
 )
 @click.option(
     "-o",
@@ -110,34 +132,58 @@ def run(
     warmup_ms,
     rounds,
     openssl_runs,
+    until_stable,
+    max_time,
     seed,
     erl,
     openssl,
     hw,
     runtimes,
     scenario_dirs,
+    replay,
     output,
     fmt,
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
-    settings = _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs)
-    kinds = _kinds(runtimes)
-    loaded = tuple(scenario.load(s, tuple(scenario_dirs)) for s in scenarios)
     if output is not None:
         _check_writable(output)
-    if hw is None:
-        hw = "both" if any(sc.features for sc in loaded) else "on"
-    plan = runner.Plan(
-        scenarios=loaded,
-        settings=settings,
-        seed=seed,
-        erl=_expand_erl(erl) or (None,),
-        openssl=tuple(openssl) or (None,),
-        kinds=kinds,
-        hw=hw,
-        command=tuple(["bridge", *sys.argv[1:]]),
-        reproduce=_reproduce(scenarios, settings, seed, erl, openssl, kinds, hw),
-    )
+    if replay is not None:
+        if scenarios:
+            raise UsageError("--replay reruns the report's own scenarios: name none")
+        old = model.load(replay)
+        plan = _replay_plan(old, replay)
+    else:
+        if not scenarios:
+            raise UsageError("name a scenario to run (bridge list shows them), or use --replay")
+        settings = dataclasses.replace(
+            _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs),
+            until_stable=until_stable,
+            max_seconds=max_time,
+        )
+        kinds = _kinds(runtimes)
+        loaded = tuple(scenario.load(s, tuple(scenario_dirs)) for s in scenarios)
+        if hw is None:
+            hw = "both" if any(sc.features for sc in loaded) else "on"
+        plan = runner.Plan(
+            scenarios=loaded,
+            settings=settings,
+            seed=seed,
+            erl=_expand_erl(erl) or (None,),
+            openssl=tuple(openssl) or (None,),
+            kinds=kinds,
+            hw=hw,
+            command=tuple(["bridge", *sys.argv[1:]]),
+            reproduce=_reproduce(scenarios, settings, seed, erl, openssl, kinds, hw),
+        )
+    outcome = _execute(plan, output, fmt)
+    if replay is not None and outcome.report.results:
+        click.echo("")
+        pairs = comparison.compare([old, outcome.report], [f"{replay.name} (then)", "now"])
+        click.echo(render_compare(pairs, "table" if fmt == "json" else fmt), nl=False)
+    _exit_status(outcome)
+
+
+def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome:
     progress = _progress_printer()
     outcome = runner.execute(plan, progress=progress)
     if progress:
@@ -149,6 +195,17 @@ def run(
         click.echo(f"report written to {output}", err=True)
     for skip in outcome.report.skipped:
         click.echo(f"bridge: warning: skipped {skip['runtime']}: {skip['reason']}", err=True)
+    for cell in outcome.report.unstable:
+        click.echo(
+            f"bridge: warning: {cell['runtime']} {cell['call_id']} at {cell['size']} B"
+            f" (hw {cell['hw']}) did not reach the target:"
+            f" ±{cell['ci_halfwidth'] * 100:.1f}%",
+            err=True,
+        )
+    return outcome
+
+
+def _exit_status(outcome: runner.Outcome) -> None:
     if outcome.interrupted:
         raise SystemExit(ExitStatus.INTERRUPTED)
     if not outcome.report.results:
@@ -157,6 +214,42 @@ def run(
         raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
     if outcome.failed:
         raise SystemExit(ExitStatus.RUN_FAILED)
+
+
+def _replay_plan(old: model.Report, path: Path) -> runner.Plan:
+    """Scenarios, sizes, seed, settings, hw and runtimes as the report has them;
+    an executable that does not exist here falls back to the one on PATH."""
+    if not old.scenarios:
+        raise UsageError(f"{path}: the report does not describe its scenarios (imported?)")
+    loaded = tuple(
+        scenario.parse(dict(d), f"{path} (scenario {d.get('name')})") for d in old.scenarios
+    )
+    known = {f.name for f in dataclasses.fields(Settings)}
+    settings = Settings(**{k: v for k, v in old.settings.items() if k in known})
+    as_found = [rt for rt in old.runtimes if rt.details.get("hw", "on") == "on"]
+
+    def here(kind: str) -> tuple[str | None, ...]:
+        paths = [rt.executable for rt in as_found if rt.kind == kind]
+        kept = tuple(p for p in paths if p and Path(p).exists())
+        for p in paths:
+            if p and not Path(p).exists():
+                click.echo(
+                    f"bridge: warning: {p} does not exist here; using the one on PATH", err=True
+                )
+        return kept or (None,)
+
+    kinds = tuple(k for k in runner.calls.RUNTIME_KINDS if any(rt.kind == k for rt in as_found))
+    return runner.Plan(
+        scenarios=loaded,
+        settings=settings,
+        seed=int(old.settings.get("seed", 1)),
+        erl=here("erlang"),
+        openssl=here("openssl"),
+        kinds=kinds or runner.calls.RUNTIME_KINDS,
+        hw=old.hardware.get("hw", "on"),
+        command=tuple(["bridge", *sys.argv[1:]]),
+        reproduce=old.reproduce,
+    )
 
 
 @cli.command()

@@ -177,6 +177,7 @@ class Report:
     scenarios: tuple[dict[str, Any], ...] = ()  # what was run, for replay and rendering
     verdicts: tuple[dict[str, Any], ...] = ()  # hardware verdicts (bridge.ab)
     hardware: dict[str, Any] = field(default_factory=dict)  # the masks used and their checks
+    unstable: tuple[dict[str, Any], ...] = ()  # --until-stable cells that missed the target
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -197,6 +198,7 @@ class Report:
             "interop": list(self.interop),
             "verdicts": list(self.verdicts),
             "hardware": self.hardware,
+            "unstable": list(self.unstable),
             "errors": list(self.errors),
             "skipped": list(self.skipped),
         }
@@ -221,6 +223,7 @@ class Report:
                 interop=tuple(d.get("interop", ())),
                 verdicts=tuple(d.get("verdicts", ())),
                 hardware=dict(d.get("hardware", {})),
+                unstable=tuple(d.get("unstable", ())),
                 errors=tuple(d.get("errors", ())),
                 skipped=tuple(d.get("skipped", ())),
             )

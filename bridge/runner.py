@@ -24,11 +24,12 @@ import hmac
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import bridge
-from bridge import ab, calls, environment, hardware, inputs, model, otp, proc
+from bridge import ab, calls, environment, hardware, inputs, model, otp, proc, stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.runtimes.base import Batch, BatchPlan, Runtime
 from bridge.runtimes.erlang import ErlangRuntime
@@ -183,7 +184,12 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
                 }
             )
     results = [r for r in (c.result() for c in cells) if r is not None]
-    return Outcome(report=_report(plan, got, results), interrupted=interrupted)
+    report = _report(plan, got, results)
+    if plan.settings.until_stable is not None:
+        report = dataclasses.replace(
+            report, unstable=tuple(unstable_cells(cells, plan.settings.until_stable))
+        )
+    return Outcome(report=report, interrupted=interrupted)
 
 
 Factory = Callable[[str, dict | None], Runtime]  # (hw, mask env) -> runtime
@@ -331,38 +337,84 @@ def _cells(plan: Plan, runtime: Runtime) -> list[Cell]:
 
 def _rounds(plan: Plan, cells: list[Cell], got: _Collected, note: Progress) -> None:
     dead: set[int] = set()  # id() of runtimes that died
+    started = time.monotonic()
     rounds = plan.settings.rounds
     for r in range(rounds):
-        for i, cell in enumerate(cells, 1):
-            if id(cell.runtime) in dead or cell.unsupported or cell.failed:
-                continue
-            batch_plan = cell.plan(plan.settings, r)
-            if batch_plan.samples == 0:
-                continue
-            note(
-                f"round {r + 1}/{rounds} [{cell.runtime.id}] {cell.scenario.name}"
-                f" {cell.call.id} {cell.size} B ({i}/{len(cells)})"
+        _round(plan, cells, cells, r, f"round {r + 1}/{rounds}", dead, got, note)
+    target = plan.settings.until_stable
+    extra = 0
+    while target is not None:
+        unstable = [c for c in cells if _unstable(c, target) and id(c.runtime) not in dead]
+        if not unstable or time.monotonic() - started > plan.settings.max_seconds:
+            break
+        extra += 1
+        # An extra round is a first-round-sized batch (or one openssl run).
+        _round(
+            plan,
+            cells,
+            unstable,
+            0,
+            f"extra round {extra} ({len(unstable)} unstable)",
+            dead,
+            got,
+            note,
+        )
+
+
+def _unstable(cell: Cell, target: float) -> bool:
+    if cell.unsupported or cell.failed or not cell.samples:
+        return False
+    per_op = [s / n for s, n in zip(cell.samples, cell.loops, strict=True)]
+    return stats.summarize(per_op).ci_halfwidth_rel > target
+
+
+def unstable_cells(cells: list[Cell], target: float | None) -> list[dict]:
+    if target is None:
+        return []
+    out = []
+    for c in cells:
+        if _unstable(c, target):
+            per_op = [s / n for s, n in zip(c.samples, c.loops, strict=True)]
+            out.append(
+                {
+                    "scenario": c.scenario.name,
+                    "runtime": c.runtime.id,
+                    "call_id": c.call.id,
+                    "size": c.size,
+                    "hw": c.runtime.hw,
+                    "ci_halfwidth": stats.summarize(per_op).ci_halfwidth_rel,
+                }
             )
-            try:
-                cell.add(cell.runtime.bench(cell.scenario, cell.call, cell.inputs, batch_plan))
-            except OperationError as exc:
-                if exc.kind == "unsupported":
-                    cell.unsupported = exc.message
-                else:
-                    cell.failed = True
-                    got.errors.append(
-                        {
-                            "runtime": cell.runtime.id,
-                            "kind": "call",
-                            "message": f"{cell.runtime.id}: {cell.call.id} at {cell.size} B"
-                            f" failed: {exc.message}",
-                        }
-                    )
-            except WorkerError as exc:
-                # Gone or out of step: stop it now; its samples so far are kept.
-                got.errors.append(_worker_error(exc, cell.runtime.id))
-                dead.add(id(cell.runtime))
-                cell.runtime.__exit__(None, None, None)
+    return out
+
+
+def _round(plan, all_cells, cells, r, label, dead, got, note) -> None:
+    """One batch for each of `cells`; a failure is recorded and stops that
+    cell (a call error) or that runtime (a worker error)."""
+    for cell in cells:
+        if id(cell.runtime) in dead or cell.unsupported or cell.failed:
+            continue
+        batch_plan = cell.plan(plan.settings, r)
+        if batch_plan.samples == 0:
+            continue
+        note(
+            f"{label} [{cell.runtime.id}] {cell.scenario.name}"
+            f" {cell.call.id} {cell.size} B ({all_cells.index(cell) + 1}/{len(all_cells)})"
+        )
+        try:
+            cell.add(cell.runtime.bench(cell.scenario, cell.call, cell.inputs, batch_plan))
+        except OperationError as exc:
+            if exc.kind == "unsupported":
+                cell.unsupported = exc.message
+                continue
+            cell.failed = True
+            message = f"{cell.runtime.id}: {cell.call.id} at {cell.size} B failed: {exc.message}"
+            got.errors.append({"runtime": cell.runtime.id, "kind": "call", "message": message})
+        except WorkerError as exc:
+            # Gone or out of step: stop it now; its samples so far are kept.
+            got.errors.append(_worker_error(exc, cell.runtime.id))
+            dead.add(id(cell.runtime))
+            cell.runtime.__exit__(None, None, None)
 
 
 def _worker_error(exc: WorkerError, label: str) -> dict:

@@ -52,10 +52,15 @@ class Scenario:
         return f"hmac-{self.digest}" if self.kind == "mac" else self.digest
 
     def to_json(self) -> dict[str, Any]:
+        """The scenario as data: `parse(to_json())` gives it back (replay)."""
         d = {k: v for k, v in asdict(self).items() if k != "path"}
         d["sizes"] = list(self.sizes)
         d["features"] = list(self.features)
         d["calls"] = {k: list(v) for k, v in self.calls.items()}
+        if self.kind != "mac":
+            del d["key_bytes"], d["mac_bytes"]
+        if not self.source:
+            del d["source"]
         return d
 
 

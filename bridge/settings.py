@@ -34,6 +34,11 @@ class Settings:
     openssl_seconds: int = 1
     openssl_runs: int = 5
     quick: bool = False
+    # --until-stable: after the planned rounds, keep adding rounds to cells
+    # whose 95% CI half-width exceeds this fraction of the median, until
+    # max_seconds have passed in all.
+    until_stable: float | None = None
+    max_seconds: int = 300
 
     def samples_in_round(self, round_index: int) -> int:
         """Samples of round `round_index` (0-based): `samples` spread evenly."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 
+import tabulate as tabulate_module
 from tabulate import tabulate
 
 from bridge.compare import Comparison
@@ -19,7 +20,7 @@ def render(c: Comparison, fmt: str) -> str:
     out = []
     for i, rows in c.pairs:
         title = f"{c.labels[i]} against {c.labels[0]}"
-        out += [f"### {title}" if fmt == "markdown" else f"== {title}", ""]
+        out += ([f"### {title}"] if fmt == "markdown" else _wrap(f"== {title}", ascii_only)) + [""]
         if not rows:
             out += ["No results line up (different scenarios, calls or sizes).", ""]
             continue
@@ -30,29 +31,10 @@ def render(c: Comparison, fmt: str) -> str:
             ascii_only,
         )
         out.append("")
-        table_rows = []
-        for r in rows:
-            hw = r.hw_a if r.hw_a == r.hw_b else f"{r.hw_a}/{r.hw_b}"
-            ci = f"{r.ci95[0]:.2f}-{r.ci95[1]:.2f}" if r.ci95 else "n/a"
-            name = r.call if not ascii_only else r.call_id
-            table_rows.append(
-                [
-                    r.scenario,
-                    f"{r.kind} {name}",
-                    r.size,
-                    hw,
-                    common.fmt_ns(r.median_a),
-                    common.fmt_ns(r.median_b),
-                    f"{r.ratio:.2f}{x}",
-                    ci,
-                    r.verdict,
-                ]
-            )
-        headers = ["scenario", "call", "bytes", "hw", "A ns", "B ns", "B/A", "95% CI", "verdict"]
-        fmt_name = {"markdown": "github", "text": "simple", "table": "simple"}[fmt]
-        out += tabulate(
-            table_rows, headers=headers, tablefmt=fmt_name, disable_numparse=True
-        ).splitlines()
+        if ascii_only:
+            out += _text_tables(rows)
+        else:
+            out += _wide_table(rows, fmt, x)
         out.append("")
     if c.environment_diff:
         out += [
@@ -73,3 +55,69 @@ def _wrap(text: str, ascii_only: bool, indent: str = "") -> list[str]:
     if not ascii_only:
         return [text]
     return textwrap.wrap(text, 72, subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+
+def _wide_table(rows, fmt: str, x: str) -> list[str]:
+    table_rows = []
+    for r in rows:
+        hw = r.hw_a if r.hw_a == r.hw_b else f"{r.hw_a}/{r.hw_b}"
+        ci = f"{r.ci95[0]:.2f}-{r.ci95[1]:.2f}" if r.ci95 else "n/a"
+        who = r.call if r.call.startswith(r.kind) else f"{r.kind} {r.call}"
+        table_rows.append(
+            [
+                r.scenario,
+                who,
+                r.size,
+                hw,
+                common.fmt_ns(r.median_a),
+                common.fmt_ns(r.median_b),
+                f"{r.ratio:.2f}{x}",
+                ci,
+                r.verdict,
+            ]
+        )
+    headers = ["scenario", "call", "bytes", "hw", "A ns", "B ns", "B/A", "95% CI", "verdict"]
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    return tabulate(
+        table_rows, headers=headers, tablefmt=tablefmt, disable_numparse=True
+    ).splitlines()
+
+
+SHORT = {"within noise": "noise", "unknown (no samples)": "n/a"}
+
+
+def _text_tables(rows) -> list[str]:
+    """Narrow enough for 72 columns: one table per scenario, short names."""
+    out = []
+    for scenario in dict.fromkeys(r.scenario for r in rows):
+        table_rows = []
+        for r in (r for r in rows if r.scenario == scenario):
+            hw = r.hw_a if r.hw_a == r.hw_b else f"{r.hw_a}/{r.hw_b}"
+            ci = f" ({r.ci95[0]:.2f}-{r.ci95[1]:.2f})" if r.ci95 else ""
+            table_rows.append(
+                [
+                    f"{r.kind} {r.call_id}",
+                    r.size,
+                    hw,
+                    f"{common.fmt_ns(r.median_a)}/{common.fmt_ns(r.median_b)}",
+                    f"{r.ratio:.2f}{ci}",
+                    SHORT.get(r.verdict, r.verdict),
+                ]
+            )
+        out += [f"-- {scenario}"]
+        out += _narrow_table(table_rows, ["call", "bytes", "hw", "A/B ns", "B/A (95% CI)", ""])
+        out.append("")
+    return out
+
+
+def _narrow_table(rows, headers) -> list[str]:
+    # tabulate pads every header by MIN_PADDING (2) in "simple": that costs the
+    # two columns that a 72-column email line does not have.
+    saved = tabulate_module.MIN_PADDING
+    tabulate_module.MIN_PADDING = 0
+    try:
+        return tabulate(
+            rows, headers=headers, tablefmt="simple", disable_numparse=True
+        ).splitlines()
+    finally:
+        tabulate_module.MIN_PADDING = saved
