@@ -39,6 +39,8 @@ def _erl_digest(sc: Any) -> str:
 
 def _erl_mac_label(sc: Any, api: str) -> str:
     d, n = _erl_digest(sc), sc.mac_bytes
+    # Before a worker has said which API this OTP has, show the modern one.
+    api = api or ("crypto:macN/5" if n else "crypto:mac/4")
     return {
         "crypto:macN/5": f"crypto:macN(hmac, {d}, Key, Data, {n})",
         "crypto:mac/4": f"crypto:mac(hmac, {d}, Key, Data)",

@@ -431,6 +431,47 @@ def plot_command(file, output, others) -> None:
     click.echo(f"{output}: {n} lines", err=True)
 
 
+@cli.command("list")
+@click.option(
+    "--scenario-dir",
+    "scenario_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+)
+def list_scenarios(scenario_dirs) -> None:
+    """The scenarios, with a one-line description."""
+    dirs = tuple(scenario_dirs)
+    rows = []
+    for name in scenario.available(dirs):
+        try:
+            sc = scenario.load(name, dirs)
+            rows.append([name, sc.description])
+        except UsageError as exc:
+            rows.append([name, f"INVALID: {exc.one_line()}"])
+    click.echo(tabulate(rows, headers=["scenario", "description"], tablefmt="simple"))
+
+
+@cli.command()
+@click.argument("name")
+@click.option(
+    "--scenario-dir",
+    "scenario_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+)
+def show(name, scenario_dirs) -> None:
+    """One scenario: where its file is, what it runs, and the file itself."""
+    dirs = tuple(scenario_dirs)
+    path = scenario.find(name, dirs)
+    sc = scenario.load(name, dirs)
+    click.echo(f"# {path}")
+    for runtime, ids in sc.calls.items():
+        for cid in ids:
+            call = runner.calls.CALLS[runtime, cid]
+            click.echo(f"# {runtime:8s} {call.label(sc, '')}  ({call.semantics})")
+    click.echo(path.read_text(), nl=False)
+
+
 def _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs) -> Settings:
     base = QUICK if quick else DEFAULT
     return dataclasses.replace(

@@ -95,7 +95,7 @@ def test_report_env_holds_only_bridge_variables(tmp_path):
         (["run", "hmac-sha1", "--runtimes", "perl"], "unknown runtime"),
         (["run", "hmac-sha1", "-o", "/no/such/dir/r.json"], "does not exist"),
         (["run", "hmac-sha1", "--bogus"], "--bogus"),
-        (["run"], "SCENARIOS"),
+        (["run"], "name a scenario"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, message):
