@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -105,6 +107,22 @@ def cli() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Also look for scenario files here.",
 )
+@click.option("--sizes", help="Message sizes in bytes, comma-separated, instead of the scenario's.")
+@click.option(
+    "--python",
+    "python",
+    multiple=True,
+    metavar="PATH",
+    help="A Python to run the Python worker (repeatable; bridge must be importable there)."
+    " Default: this one.",
+)
+@click.option(
+    "--request-timeout",
+    type=click.FloatRange(1, 3600),
+    default=30,
+    show_default=True,
+    help="Seconds a worker may take beyond the planned time before it counts as hung.",
+)
 @click.option(
     "--replay",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -140,6 +158,9 @@ def run(
     hw,
     runtimes,
     scenario_dirs,
+    sizes,
+    python,
+    request_timeout,
     replay,
     output,
     fmt,
@@ -159,9 +180,13 @@ def run(
             _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs),
             until_stable=until_stable,
             max_seconds=max_time,
+            timeout_slack_s=request_timeout,
         )
         kinds = _kinds(runtimes)
         loaded = tuple(scenario.load(s, tuple(scenario_dirs)) for s in scenarios)
+        if sizes is not None:
+            wanted = _sizes(sizes)
+            loaded = tuple(dataclasses.replace(sc, sizes=wanted) for sc in loaded)
         if hw is None:
             hw = "both" if any(sc.features for sc in loaded) else "on"
         plan = runner.Plan(
@@ -170,10 +195,11 @@ def run(
             seed=seed,
             erl=_expand_erl(erl) or (None,),
             openssl=tuple(openssl) or (None,),
+            python=tuple(python) or (None,),
             kinds=kinds,
             hw=hw,
             command=tuple(["bridge", *sys.argv[1:]]),
-            reproduce=_reproduce(scenarios, settings, seed, erl, openssl, kinds, hw),
+            reproduce=_reproduce(scenarios, settings, seed, erl, openssl, kinds, hw, sizes),
         )
     outcome = _execute(plan, output, fmt)
     if replay is not None and outcome.report.results:
@@ -496,20 +522,43 @@ def _kinds(text: str) -> tuple[str, ...]:
 
 
 def _check_writable(path: Path) -> None:
+    """Fail before measuring, not after: try to create a file where the
+    output will go (os.access says yes to root even where writing fails)."""
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise UsageError(f"--output {path}: directory {parent} does not exist")
     if path.is_dir():
         raise UsageError(f"--output {path}: is a directory")
-    import os
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".bridge-probe-", dir=parent)
+    except OSError as exc:
+        raise UsageError(
+            f"--output {path}: directory {parent} is not writable ({exc.strerror})"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
 
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"--output {path}: directory {parent} is not writable")
+
+def _sizes(text: str) -> tuple[int, ...]:
+    """--sizes 16,64,1024: positive byte counts up to the scenario limit."""
+    out = []
+    for piece in text.split(","):
+        piece = piece.strip()
+        if not piece.isdigit() or not 1 <= int(piece) <= scenario.MAX_SIZE:
+            raise UsageError(
+                f"--sizes: {piece!r} is not a message size; expected whole numbers of bytes"
+                f" from 1 to {scenario.MAX_SIZE}, comma-separated"
+            )
+        if int(piece) not in out:
+            out.append(int(piece))
+    return tuple(out)
 
 
-def _reproduce(scenarios, settings: Settings, seed, erl, openssl, kinds, hw) -> str:
+def _reproduce(scenarios, settings: Settings, seed, erl, openssl, kinds, hw, sizes=None) -> str:
     """A command line that reruns the same measurement."""
     argv = ["bridge", "run", *scenarios, "--seed", str(seed), "--hw", hw]
+    if sizes is not None:
+        argv += ["--sizes", ",".join(map(str, _sizes(sizes)))]
     base = QUICK if settings.quick else DEFAULT
     if settings.quick:
         argv.append("--quick")

@@ -85,7 +85,9 @@ def locate(erl: str | None = None) -> Installation:
 def _probe_release(erl: Path) -> str:
     script = 'io:format("bridge-otp-release:~s~n", [erlang:system_info(otp_release)]), halt().'
     try:
-        done = proc.run([str(erl), "-noshell", "-noinput", "-eval", script], timeout=30)
+        done = proc.run(
+            [str(erl), "-noshell", "-noinput", "-eval", script], env=proc.erlang_env(), timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired):
         done = None
     text = done.stdout.decode("utf-8", "replace") if done else ""
@@ -164,7 +166,9 @@ def worker_beams(inst: Installation) -> Path:
     try:
         sources = [str(ERL_SOURCES_DIR / f"{m}.erl") for m in WORKER_MODULES]
         try:
-            done = proc.run([str(inst.erlc), "-o", str(staging), *sources], timeout=120)
+            done = proc.run(
+                [str(inst.erlc), "-o", str(staging), *sources], env=proc.erlang_env(), timeout=120
+            )
         except subprocess.TimeoutExpired:
             raise RuntimeUnavailable(f"{inst.erlc} took over 120 s to compile the worker") from None
         except OSError as exc:

@@ -16,6 +16,17 @@ import subprocess
 from collections.abc import Mapping, Sequence
 
 _PR_SET_PDEATHSIG = 1
+# Variables that add flags to every erl (and to the erl that erlc starts to
+# compile): they could switch on distribution (-sname/-name: epmd and a
+# listening socket), so no Erlang process bridge starts sees them.
+ERLANG_FLAG_VARS = ("ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS")
+
+
+def erlang_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """bridge's environment for an erl/erlc child: without ERL_*FLAGS."""
+    env = {k: v for k, v in os.environ.items() if k not in ERLANG_FLAG_VARS}
+    env.update(extra or {})
+    return env
 
 
 def die_with_parent() -> None:  # pragma: no cover - runs in the child

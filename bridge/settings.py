@@ -39,6 +39,9 @@ class Settings:
     # max_seconds have passed in all.
     until_stable: float | None = None
     max_seconds: int = 300
+    # Extra seconds a worker may take beyond the planned time before it is
+    # declared hung and killed (--request-timeout).
+    timeout_slack_s: float = 30.0
 
     def samples_in_round(self, round_index: int) -> int:
         """Samples of round `round_index` (0-based): `samples` spread evenly."""
@@ -52,7 +55,7 @@ class Settings:
         the planned time, doubled, plus calibration and a generous margin.
         (A call slower than a whole sample stretches this; 30 s covers it.)"""
         planned = (warmup_ms + self.sample_ms * (samples + 4)) / 1000
-        return 2 * planned + 30
+        return 2 * planned + self.timeout_slack_s
 
     def to_json(self) -> dict:
         return asdict(self)

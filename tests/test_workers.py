@@ -183,6 +183,7 @@ def test_hung_worker_times_out_and_is_killed(make, mac_call):
 
 @needs_erl
 def test_erlang_worker_is_beam_and_opens_no_socket(no_leftovers):
+    epmd_before = _process_named("epmd")  # another Erlang on this machine may run one
     with erlang_worker() as w:
         assert os.readlink(f"/proc/{w.pid}/exe").endswith("beam.smp")
         w.call("info", timeout=10)
@@ -190,7 +191,7 @@ def test_erlang_worker_is_beam_and_opens_no_socket(no_leftovers):
         inodes = {s[len("socket:[") : -1] for s in sockets if s.startswith("socket:[")}
         listening = _listening_inodes()
         assert not inodes & listening, "the Erlang worker has a listening socket"
-        assert not _process_named("epmd"), "epmd was started"
+        assert epmd_before or not _process_named("epmd"), "epmd was started"
 
 
 def _listening_inodes() -> set[str]:

@@ -9,12 +9,11 @@ every process.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bridge import calls, codec, model
+from bridge import calls, codec, model, proc
 from bridge.inputs import Inputs
 from bridge.port import Worker
 from bridge.scenario import Scenario
@@ -39,11 +38,9 @@ class Batch:
     output: bytes
 
 
-# Environment variables that would change what a worker does, and that bridge
-# therefore controls: the capability masks it sets for hw "off" runs, and the
-# Erlang flag variables that could switch on distribution (-sname/-name).
+# The capability masks bridge sets for hw "off" runs: the only environment
+# variables a report records.
 MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
-STRIPPED_VARS = ("ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS")
 
 
 class Runtime:
@@ -73,9 +70,7 @@ class Runtime:
     def child_env(self) -> dict[str, str]:
         """The environment for a child: bridge's own, less the variables it
         controls, plus the mask for an hw "off" run."""
-        env = {k: v for k, v in os.environ.items() if k not in STRIPPED_VARS}
-        env.update(self.mask_env)
-        return env
+        return proc.erlang_env(self.mask_env)
 
     def env_record(self) -> dict[str, str | None]:
         """Only the variables bridge sets or reads, for the report."""

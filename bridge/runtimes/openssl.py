@@ -167,7 +167,8 @@ class OpensslRuntime(Runtime):
         loops: list[int] = []
         for _ in range(plan.samples):
             what = f"speed {mode} {sc.digest}"
-            stderr = self._run(argv, timeout=seconds + 60, what=what, stream="stderr")
+            timeout = seconds + self.settings.timeout_slack_s
+            stderr = self._run(argv, timeout=timeout, what=what, stream="stderr")
             runs = parse_mr_runs(stderr)
             if not runs or runs[-1][0] <= 0:
                 raise WorkerError(
