@@ -18,6 +18,10 @@ REUSED_KEY = "reused key: key schedule once, keyed state copied per call"
 SPEED_HMAC = "reused context: openssl speed sets the key once, then re-inits per call"
 ONE_SHOT_HASH = "one-shot: new digest context per call"
 SPEED_DIGEST = "one-shot EVP_Digest per call, digest fetched once"
+STREAM_MAC = (
+    "streaming API per message: mac_init + mac_update + mac_finalN; crypto can neither reuse"
+    " a keyed state after mac_finalN nor copy one, so the key is set up every time"
+)
 
 # Erlang's crypto names SHA-1 'sha'; everything else matches OpenSSL's names.
 ERLANG_DIGEST = {"sha1": "sha", "sha3-256": "sha3_256", "sha3-512": "sha3_512"}
@@ -49,6 +53,12 @@ def _erl_mac_label(sc: Any, api: str) -> str:
     }.get(api, api or "crypto:macN")
 
 
+def _erl_stream_label(sc: Any, api: str) -> str:
+    d, n = _erl_digest(sc), sc.mac_bytes
+    final = f"crypto:mac_finalN(S, {n})" if n else "crypto:mac_final(S)"
+    return f"S = crypto:mac_init(hmac, {d}, Key), crypto:mac_update(S, Data), {final}"
+
+
 def _cut(sc: Any) -> str:
     return f"[:{sc.mac_bytes}]" if sc.mac_bytes else ""
 
@@ -57,6 +67,14 @@ CALLS: dict[tuple[str, str], Call] = {
     (c.runtime, c.id): c
     for c in [
         Call("erlang", "macN", frozenset({"mac"}), "mac", ONE_SHOT_MAC, _erl_mac_label),
+        Call(
+            "erlang",
+            "mac_init",
+            frozenset({"mac"}),
+            "mac_stream",
+            STREAM_MAC,
+            _erl_stream_label,
+        ),
         Call(
             "erlang",
             "hash",

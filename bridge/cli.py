@@ -109,6 +109,19 @@ def cli() -> None:
 )
 @click.option("--sizes", help="Message sizes in bytes, comma-separated, instead of the scenario's.")
 @click.option(
+    "--method",
+    type=click.Choice(["bridge", "tc"]),
+    default="bridge",
+    show_default=True,
+    help="tc: also run the erlang-questions thread's timer:tc harness on the Erlang calls.",
+)
+@click.option(
+    "--tc-calls",
+    type=click.IntRange(3, 100_000_000),
+    default=None,
+    help="Calls for --method tc (default 1000000 as in the thread; 100000 --quick).",
+)
+@click.option(
     "--python",
     "python",
     multiple=True,
@@ -159,6 +172,8 @@ def run(
     runtimes,
     scenario_dirs,
     sizes,
+    method,
+    tc_calls,
     python,
     request_timeout,
     replay,
@@ -181,6 +196,7 @@ def run(
             until_stable=until_stable,
             max_seconds=max_time,
             timeout_slack_s=request_timeout,
+            tc_calls=(tc_calls or (100_000 if quick else 1_000_000)) if method == "tc" else None,
         )
         kinds = _kinds(runtimes)
         loaded = tuple(scenario.load(s, tuple(scenario_dirs)) for s in scenarios)

@@ -178,6 +178,8 @@ class Report:
     verdicts: tuple[dict[str, Any], ...] = ()  # hardware verdicts (bridge.ab)
     hardware: dict[str, Any] = field(default_factory=dict)  # the masks used and their checks
     unstable: tuple[dict[str, Any], ...] = ()  # --until-stable cells that missed the target
+    fits: tuple[dict[str, Any], ...] = ()  # cost model per sweep (bridge.fits)
+    tc: tuple[dict[str, Any], ...] = ()  # --method tc: the thread's timer:tc figures
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -199,6 +201,8 @@ class Report:
             "verdicts": list(self.verdicts),
             "hardware": self.hardware,
             "unstable": list(self.unstable),
+            "fits": list(self.fits),
+            "tc": list(self.tc),
             "errors": list(self.errors),
             "skipped": list(self.skipped),
         }
@@ -224,6 +228,8 @@ class Report:
                 verdicts=tuple(d.get("verdicts", ())),
                 hardware=dict(d.get("hardware", {})),
                 unstable=tuple(d.get("unstable", ())),
+                fits=tuple(d.get("fits", ())),
+                tc=tuple(d.get("tc", ())),
                 errors=tuple(d.get("errors", ())),
                 skipped=tuple(d.get("skipped", ())),
             )

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import bridge
-from bridge import ab, calls, environment, hardware, inputs, model, otp, proc, stats
+from bridge import ab, calls, environment, fits, hardware, inputs, model, otp, proc, stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.runtimes.base import Batch, BatchPlan, Runtime
 from bridge.runtimes.erlang import ErlangRuntime
@@ -71,6 +71,7 @@ class _Collected:
     errors: list[dict] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
     contexts: dict[str, ab.HwContext] = field(default_factory=dict)
+    tc: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -341,6 +342,8 @@ def _rounds(plan: Plan, cells: list[Cell], got: _Collected, note: Progress) -> N
     rounds = plan.settings.rounds
     for r in range(rounds):
         _round(plan, cells, cells, r, f"round {r + 1}/{rounds}", dead, got, note)
+    if plan.settings.tc_calls:
+        _thread_method(plan, cells, dead, got, note)
     target = plan.settings.until_stable
     extra = 0
     while target is not None:
@@ -358,6 +361,46 @@ def _rounds(plan: Plan, cells: list[Cell], got: _Collected, note: Progress) -> N
             dead,
             got,
             note,
+        )
+
+
+def _thread_method(plan: Plan, cells: list[Cell], dead: set[int], got, note) -> None:
+    """--method tc: the thread's timer:tc harness on each Erlang cell."""
+    n = plan.settings.tc_calls
+    for cell in cells:
+        if cell.runtime.kind != "erlang" or id(cell.runtime) in dead or not cell.samples:
+            continue
+        note(f"timer:tc x {n} [{cell.runtime.id}] {cell.call.id} {cell.size} B")
+        try:
+            reply = cell.runtime.tc(cell.scenario, cell.call, cell.inputs, n)
+        except OperationError as exc:
+            got.tc.append(
+                {
+                    "scenario": cell.scenario.name,
+                    "runtime": cell.runtime.id,
+                    "call_id": cell.call.id,
+                    "size": cell.size,
+                    "hw": cell.runtime.hw,
+                    "unsupported": exc.message,
+                }
+            )
+            continue
+        except WorkerError as exc:
+            got.errors.append(_worker_error(exc, cell.runtime.id))
+            dead.add(id(cell.runtime))
+            continue
+        per_op = [s / n for s, n in zip(cell.samples, cell.loops, strict=True)]
+        got.tc.append(
+            {
+                "scenario": cell.scenario.name,
+                "runtime": cell.runtime.id,
+                "call": cell.call.label(cell.scenario, cell.api),
+                "call_id": cell.call.id,
+                "size": cell.size,
+                "hw": cell.runtime.hw,
+                "bridge_median_ns": stats.summarize(per_op).median,
+                **reply,
+            }
         )
 
 
@@ -485,6 +528,8 @@ def _report(plan: Plan, got: _Collected, results: list[model.Result]) -> model.R
         runtimes=tuple(got.runtimes),
         results=tuple(results),
         verdicts=tuple(ab.verdict_list(plan.scenarios, results, got.runtimes, got.contexts)),
+        fits=tuple(fits.fits_for(results)),
+        tc=tuple(got.tc),
         hardware={
             "hw": plan.hw,
             "experiments": [c.to_json() for c in got.contexts.values()],

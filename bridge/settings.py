@@ -42,6 +42,9 @@ class Settings:
     # Extra seconds a worker may take beyond the planned time before it is
     # declared hung and killed (--request-timeout).
     timeout_slack_s: float = 30.0
+    # --method tc: also run the erlang-questions thread's timer:tc harness
+    # (tc_calls calls, whole microseconds) on every Erlang cell.
+    tc_calls: int | None = None
 
     def samples_in_round(self, round_index: int) -> int:
         """Samples of round `round_index` (0-based): `samples` spread evenly."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from tabulate import tabulate
+
 from bridge import calls, hardware, model, stats
 
 
@@ -263,3 +265,79 @@ def problem_lines(report: model.Report) -> list[str]:
         if tail:
             lines += ["  stderr tail:"] + [f"  | {t}" for t in tail.splitlines()[-8:]]
     return [""] + lines if lines else []
+
+
+def fit_lines(report: model.Report, scenario: str, short: bool = False) -> list[str]:
+    """The cost model under a sweep's table (short: call ids, for 72 columns)."""
+    fs = [f for f in report.fits if f["scenario"] == scenario]
+    if not fs:
+        return []
+    rows = []
+    for f in fs:
+        kind = f["runtime"].split("@")[0]
+        name = f["call_id"] if short else f["call"]
+        who = name if name.startswith(kind) else f"{kind} {name}"
+        gbs = f"{f['gb_per_s']:.2f}" if f["gb_per_s"] else "-"
+        rows.append(
+            [who, f["hw"], f"{f['a_ns']:,.0f}", f"{f['b_ns_per_byte']:.3f}", gbs, f"{f['r2']:.3f}"]
+        )
+    table = tabulate(
+        rows,
+        headers=["call", "hw", "a ns/call", "b ns/byte", "1/b GB/s", "R²"],
+        tablefmt="simple",
+        disable_numparse=True,
+    )
+    return [
+        "",
+        "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",
+        *table.splitlines(),
+    ]
+
+
+def tc_lines(report: model.Report, scenario: str) -> list[str]:
+    """--method tc beside bridge's own figure: what timer:tc could resolve."""
+    rows = []
+    for t in report.tc:
+        if t["scenario"] != scenario or "unsupported" in t:
+            continue
+        rows.append(
+            [
+                t["runtime"],
+                t["call_id"],
+                t["size"],
+                t["hw"],
+                t["n"],
+                f"{t['min_us']} - {t['max_us']}",
+                t["median_us"],
+                t["avg_us"],
+                f"{t['zero_us_calls'] / (t['n'] - 1):.0%}",
+                f"{t['bridge_median_ns'] / 1000:.3f}",
+            ]
+        )
+    if not rows:
+        return []
+    table = tabulate(
+        rows,
+        headers=[
+            "runtime",
+            "call",
+            "bytes",
+            "hw",
+            "calls",
+            "Range us",
+            "Median us",
+            "Average us",
+            "0 us",
+            "bridge us",
+        ],
+        tablefmt="simple",
+        disable_numparse=True,
+    )
+    return [
+        "",
+        "The thread's method (timer:tc per call, whole microseconds):",
+        *table.splitlines(),
+        "timer:tc rounds each call to a whole microsecond: a call of 2-4 us reads as 2, 3 or"
+        " 4, so differences under a microsecond, and any 25% change at this size, are"
+        " below what it can show. bridge times loops of calls in nanoseconds instead.",
+    ]

@@ -63,5 +63,9 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     lines.append("")
     lines += [f"[{mark}] {semantics}  " for semantics, mark in marks.items()]
     lines += ["", *common.semantics_warning(results)]
-    lines += common.verdict_lines(report, results[0].scenario) if results else []
+    if results:
+        fit = common.fit_lines(report, results[0].scenario)
+        if fit:
+            lines += ["", fit[1], "", "```", *fit[2:], "```"]
+        lines += common.verdict_lines(report, results[0].scenario)
     return lines

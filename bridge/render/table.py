@@ -17,6 +17,9 @@ def render(report: model.Report) -> str:
     for scenario, rows in common.by_scenario(report).items():
         out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
         out += _table(report, common.ordered(rows))
+        out += common.fit_lines(report, scenario)
+        for line in common.tc_lines(report, scenario):
+            out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
         out += common.verdict_lines(report, scenario)
     out += common.warning_lines(report)
     out += common.problem_lines(report)

@@ -75,6 +75,9 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     for semantics, mark in marks.items():
         out += _wrap(f"semantics {mark}: {semantics}", indent="  ")
     out += [w for line in common.semantics_warning(results) for w in _wrap(line)]
+    if results:
+        for line in common.fit_lines(report, results[0].scenario, short=True):
+            out += _wrap(line) if len(line) > WIDTH else [line]
     verdicts = common.verdict_lines(report, results[0].scenario) if results else []
     for line in verdicts:
         out += _wrap(line, indent="  ") if line else [""]

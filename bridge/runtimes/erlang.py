@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import environment, model, otp
-from bridge.errors import RuntimeUnavailable
+from bridge import codec, environment, model, otp
+from bridge.errors import OperationError, RuntimeUnavailable
 from bridge.runtimes.base import WorkerRuntime, text
 from bridge.settings import Settings
 
@@ -34,6 +34,24 @@ class ErlangRuntime(WorkerRuntime):
             "bridge_worker",
             "main",
         ]
+
+    def tc(self, sc, call, inputs, n: int) -> dict[str, Any]:
+        """The thread's harness: n calls timed one by one with timer:tc (us)."""
+        assert self.worker is not None
+        if call.worker_call not in ("mac", "hash"):
+            raise OperationError("unsupported", f"--method tc does not time {call.id}")
+        args = {
+            "call": call.worker_call,
+            "digest": sc.digest,
+            "data": inputs.data,
+            "key": inputs.key,
+            "mac_bytes": sc.mac_bytes,
+            "n": n,
+        }
+        # timer:tc itself costs about a microsecond a call: allow 50 us each.
+        timeout = n * 50e-6 + self.settings.timeout_slack_s
+        reply = codec.props(self.worker.call("tc", args, timeout=timeout))
+        return {k: text(v) if isinstance(v, bytes) else v for k, v in reply.items()}
 
     def check_greeting(self, greeting: dict[str, Any]) -> None:
         if not greeting.get("crypto"):

@@ -77,3 +77,27 @@ measure_fixed_test() ->
     ?assertEqual(100, Loops),
     ?assertEqual(3, length(Durations)),
     ?assertEqual(0, Spent).
+
+%% The streaming API: mac_init/3 from OTP 22.1, hmac_init/2 before.
+stream_api_test() ->
+    ?assertEqual(mac_init, bridge_ops:stream_api(exported([{crypto, mac_init, 3}]))),
+    ?assertEqual(hmac_init, bridge_ops:stream_api(exported([{crypto, hmac_init, 2}]))),
+    ?assertEqual(none, bridge_ops:stream_api(exported([]))).
+
+%% The thread's statistics, quirks included: median = nth(round((N-1)/2)).
+thread_stats_test() ->
+    Stats = bridge_ops:thread_stats([3, 4, 3, 5, 0, 3]),
+    ?assertEqual(0, proplists:get_value(min_us, Stats)),
+    ?assertEqual(5, proplists:get_value(max_us, Stats)),
+    ?assertEqual(3, proplists:get_value(median_us, Stats)),
+    ?assertEqual(3, proplists:get_value(avg_us, Stats)),
+    ?assertEqual(1, proplists:get_value(zero_us_calls, Stats)).
+
+%% The streaming call computes the same MAC as the one-shot one.
+mac_stream_matches_one_shot_test() ->
+    Args = [{<<"call">>, <<"mac_stream">>}, {<<"digest">>, <<"sha1">>}, {<<"key">>, <<1:160>>},
+            {<<"data">>, <<"hello">>}, {<<"mac_bytes">>, 10}, {<<"warmup_ns">>, 0},
+            {<<"sample_ns">>, 1000}, {<<"samples">>, 1}],
+    {ok, Reply} = bridge_ops:handle(<<"bench">>, Args),
+    ?assertEqual(crypto:macN(hmac, sha, <<1:160>>, <<"hello">>, 10),
+                 proplists:get_value(output, Reply)).
