@@ -111,7 +111,7 @@ def verdict_list(
             if ctx is None or info is None:
                 continue
             off = by_key.get((r.scenario, r.runtime, r.call_id, r.size, "off"))
-            for feature in sc.features:
+            for feature in _verdict_features(sc.features, ctx):
                 v = _decide(ctx, info, r, off, feature)
                 best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
                 who = _who(info, r)
@@ -136,6 +136,25 @@ def verdict_list(
                     }
                 )
     return out
+
+
+def _verdict_features(features: Sequence[str], ctx: HwContext) -> list[str]:
+    """One verdict per experiment: features masked together (AES-NI with
+    PCLMULQDQ for GCM) share one masked run, so they get one verdict, named
+    "aes+pclmul"; untestable features keep their own."""
+    out = [f for f in features if f in ctx.untestable]
+    if ctx.mask is not None:
+        together = [f for f in features if f in ctx.mask.features]
+        if together:
+            out.append("+".join(together))
+    return out
+
+
+def feature_name(feature: str) -> str:
+    parts = [hardware.FEATURE_NAMES.get(f, f) for f in feature.split("+")]
+    if len(parts) == 1:
+        return parts[0]
+    return " and ".join(p.split(" (")[0] for p in parts) + " (masked together)"
 
 
 def _decide(ctx, info, on, off, feature) -> verdicts.Verdict:

@@ -18,6 +18,11 @@ REUSED_KEY = "reused key: key schedule once, keyed state copied per call"
 SPEED_HMAC = "reused context: openssl speed sets the key once, then re-inits per call"
 ONE_SHOT_HASH = "one-shot: new digest context per call"
 SPEED_DIGEST = "one-shot EVP_Digest per call, digest fetched once"
+ONE_SHOT_CIPHER = "one-shot: key schedule and cipher context set up on every call"
+SPEED_CIPHER = (
+    "openssl speed -evp: the cipher is keyed once and each call is one update"
+    " (AEAD modes re-initialise per call)"
+)
 STREAM_MAC = (
     "streaming API per message: mac_init + mac_update + mac_finalN; crypto can neither reuse"
     " a keyed state after mac_finalN nor copy one, so the key is set up every time"
@@ -35,6 +40,10 @@ class Call:
     worker_call: str  # the name sent to the worker (or the openssl mode)
     semantics: str
     label: Callable[[Any, str], str]  # (scenario, api reported by the worker) -> text
+    semantics_by_kind: tuple[tuple[str, str], ...] = ()  # where one call id serves two kinds
+
+    def semantics_for(self, sc: Any) -> str:
+        return dict(self.semantics_by_kind).get(sc.kind, self.semantics)
 
 
 def _erl_digest(sc: Any) -> str:
@@ -57,6 +66,21 @@ def _erl_stream_label(sc: Any, api: str) -> str:
     d, n = _erl_digest(sc), sc.mac_bytes
     final = f"crypto:mac_finalN(S, {n})" if n else "crypto:mac_final(S)"
     return f"S = crypto:mac_init(hmac, {d}, Key), crypto:mac_update(S, Data), {final}"
+
+
+def _erl_cipher_label(sc: Any, api: str) -> str:
+    atom = sc.cipher.replace("-", "_")
+    if api == "crypto:block_encrypt/4":
+        return f"crypto:block_encrypt({atom}, Key, IV, Data)"
+    if sc.cipher.endswith("gcm"):
+        return f"crypto:crypto_one_time_aead({atom}, Key, IV, Data, <<>>, 16, true)"
+    return f"crypto:crypto_one_time({atom}, Key, IV, Data, true)"
+
+
+def _py_cipher_label(sc: Any, api: str) -> str:
+    if sc.cipher.endswith("gcm"):
+        return "AESGCM(key).encrypt(nonce, data, None)"
+    return "Cipher(AES(key), CBC(iv)).encryptor() .update(data) + .finalize()"
 
 
 def _cut(sc: Any) -> str:
@@ -120,10 +144,27 @@ CALLS: dict[tuple[str, str], Call] = {
         Call(
             "openssl",
             "speed-evp",
-            frozenset({"hash"}),
+            frozenset({"hash", "cipher"}),
             "speed-evp",
             SPEED_DIGEST,
-            lambda sc, api: f"openssl speed -evp {sc.digest}",
+            lambda sc, api: f"openssl speed -evp {sc.cipher or sc.digest}",
+            (("cipher", SPEED_CIPHER),),
+        ),
+        Call(
+            "erlang",
+            "crypto_one_time",
+            frozenset({"cipher"}),
+            "cipher",
+            ONE_SHOT_CIPHER,
+            _erl_cipher_label,
+        ),
+        Call(
+            "python",
+            "cryptography",
+            frozenset({"cipher"}),
+            "cryptography",
+            ONE_SHOT_CIPHER,
+            _py_cipher_label,
         ),
     ]
 }

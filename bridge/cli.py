@@ -510,7 +510,7 @@ def show(name, scenario_dirs) -> None:
     for runtime, ids in sc.calls.items():
         for cid in ids:
             call = runner.calls.CALLS[runtime, cid]
-            click.echo(f"# {runtime:8s} {call.label(sc, '')}  ({call.semantics})")
+            click.echo(f"# {runtime:8s} {call.label(sc, '')}  ({call.semantics_for(sc)})")
     click.echo(path.read_text(), nl=False)
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from bridge.scenario import CIPHERS
+
 INLINE_LIMIT = 4096  # inputs up to this size are written into the report
 
 
@@ -22,11 +24,15 @@ INLINE_LIMIT = 4096  # inputs up to this size are written into the report
 class Inputs:
     key: bytes
     data: bytes
+    iv: bytes = b""
 
     def to_json(self) -> dict | None:
         if len(self.data) > INLINE_LIMIT:
             return None
-        return {"key_hex": self.key.hex(), "data_hex": self.data.hex()}
+        d = {"key_hex": self.key.hex(), "data_hex": self.data.hex()}
+        if self.iv:
+            d["iv_hex"] = self.iv.hex()
+        return d
 
 
 def derive(seed: int, scenario: str, role: str, size: int) -> bytes:
@@ -34,7 +40,16 @@ def derive(seed: int, scenario: str, role: str, size: int) -> bytes:
     return hashlib.shake_256(label).digest(size)
 
 
-def make(seed: int, scenario: str, key_bytes: int, size: int) -> Inputs:
+def make(seed: int, scenario: str, key_bytes: int, size: int, iv_bytes: int = 0) -> Inputs:
     key = derive(seed, scenario, "key", key_bytes) if key_bytes else b""
+    iv = derive(seed, scenario, "iv", iv_bytes) if iv_bytes else b""
     data = derive(seed, scenario, f"data size={size}", size)
-    return Inputs(key=key, data=data)
+    return Inputs(key=key, data=data, iv=iv)
+
+
+def for_scenario(seed: int, sc, size: int) -> Inputs:
+    """The inputs of one cell: ciphers take their key and IV length from the cipher."""
+    if sc.kind == "cipher":
+        key_bytes, iv_bytes, _ = CIPHERS[sc.cipher]
+        return make(seed, sc.name, key_bytes, size, iv_bytes)
+    return make(seed, sc.name, sc.key_bytes, size)

@@ -111,6 +111,8 @@ def prepare(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], bytes], 
         return _hmac_copy(args)
     if call == "hashlib":
         return _hashlib_call(args)
+    if call == "cryptography":
+        return _cryptography_call(args)
     raise OperationError("unknown_call", f"unknown call: {call[:40]}")
 
 
@@ -166,6 +168,42 @@ def _hashlib_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]
             ctor(data).digest()
 
     return f"hashlib.{ctor.__name__.removeprefix('openssl_')}", lambda: ctor(data).digest(), loop
+
+
+def _cryptography_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+    # Python's standard library has no ciphers: this needs the optional
+    # `cryptography` package (which bundles its own OpenSSL).
+    try:
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    except ImportError:
+        raise OperationError(
+            "unsupported",
+            "the cryptography package is not installed: pip install 'bridge[crypto]'",
+        ) from None
+    key, iv, data = _bytes(args, "key"), _bytes(args, "iv"), _bytes(args, "data")
+    name = _str(args, "cipher")
+    if name in ("aes-128-gcm", "aes-256-gcm"):
+
+        def once() -> bytes:
+            return AESGCM(key).encrypt(iv, data, None)
+
+        api = "cryptography AESGCM.encrypt"
+    elif name in ("aes-128-cbc", "aes-256-cbc"):
+
+        def once() -> bytes:
+            enc = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+            return enc.update(data) + enc.finalize()
+
+        api = "cryptography Cipher(AES, CBC)"
+    else:
+        raise OperationError("bad_request", f"unknown cipher: {name[:40]}")
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            once()
+
+    return api, once, loop
 
 
 # -- measurement -------------------------------------------------------------

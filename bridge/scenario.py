@@ -18,7 +18,14 @@ from bridge.errors import UsageError
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 MAX_FILE_BYTES = 64 * 1024
 MAX_SIZE = 1 << 30  # 1 GiB: inputs are generated in memory
-KINDS = ("mac", "hash")
+KINDS = ("mac", "hash", "cipher")
+# OpenSSL cipher name -> (key bytes, IV/nonce bytes, block bytes or 1 for AEAD/stream)
+CIPHERS = {
+    "aes-128-cbc": (16, 16, 16),
+    "aes-256-cbc": (32, 16, 16),
+    "aes-128-gcm": (16, 12, 1),
+    "aes-256-gcm": (32, 12, 1),
+}
 DIGEST_BYTES = {
     "sha1": 20,
     "sha224": 28,
@@ -38,7 +45,7 @@ class Scenario:
     name: str
     description: str
     kind: str
-    digest: str
+    digest: str  # "" for ciphers
     sizes: tuple[int, ...]
     key_bytes: int
     mac_bytes: int
@@ -46,10 +53,17 @@ class Scenario:
     calls: dict[str, tuple[str, ...]]  # runtime kind -> call ids
     path: str
     source: str = ""  # where the benchmark comes from
+    cipher: str = ""  # for kind "cipher"
 
     @property
     def algorithm(self) -> str:
+        if self.kind == "cipher":
+            return self.cipher
         return f"hmac-{self.digest}" if self.kind == "mac" else self.digest
+
+    @property
+    def iv_bytes(self) -> int:
+        return CIPHERS[self.cipher][1] if self.kind == "cipher" else 0
 
     def to_json(self) -> dict[str, Any]:
         """The scenario as data: `parse(to_json())` gives it back (replay)."""
@@ -59,6 +73,10 @@ class Scenario:
         d["calls"] = {k: list(v) for k, v in self.calls.items()}
         if self.kind != "mac":
             del d["key_bytes"], d["mac_bytes"]
+        if self.kind == "cipher":
+            del d["digest"]
+        else:
+            del d["cipher"]
         if not self.source:
             del d["source"]
         return d
@@ -108,8 +126,16 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
     v = _Validator(data, where)
     name = v.string("name")
     kind = v.choice("kind", KINDS)
-    digest = v.choice("digest", tuple(DIGEST_BYTES))
+    if kind == "cipher":
+        cipher = v.choice("cipher", tuple(CIPHERS))
+        digest = v.absent("digest", "")
+    else:
+        cipher = v.absent("cipher", "")
+        digest = v.choice("digest", tuple(DIGEST_BYTES))
     sizes = v.sizes("sizes")
+    block = CIPHERS[cipher][2] if cipher else 1
+    if any(n % block for n in sizes):
+        raise v.fail("sizes", f"multiples of {block} bytes ({cipher} is used without padding)")
     key_bytes = v.integer("key_bytes", 1, 1024) if kind == "mac" else v.absent("key_bytes", 0)
     mac_bytes = (
         v.integer("mac_bytes", 0, DIGEST_BYTES[digest], default=0)
@@ -131,6 +157,7 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
         calls=table,
         path=where,
         source=v.string("source", default=""),
+        cipher=cipher,
     )
 
 
@@ -140,6 +167,7 @@ class _Validator:
         "description",
         "kind",
         "digest",
+        "cipher",
         "sizes",
         "key_bytes",
         "mac_bytes",
@@ -179,7 +207,7 @@ class _Validator:
             raise self.fail(key, f"an integer from {lo} to {hi}")
         return value
 
-    def absent(self, key: str, value: int) -> int:
+    def absent(self, key: str, value):
         if key in self.data:
             raise self.fail(key, f"no '{key}' for kind '{self.data.get('kind')}'")
         return value

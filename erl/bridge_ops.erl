@@ -9,7 +9,7 @@
 -export([greeting/0, handle/2]).
 %% Exported for the EUnit tests, which force every API branch.
 -export([mac_api/2, hash_api/1, digest/1, calibrate/3, measure/3, measure_fixed/4,
-         crypto_available/0, crypto_info/1, stream_api/1, thread_stats/1]).
+         crypto_available/0, crypto_info/1, stream_api/1, thread_stats/1, cipher_api/2]).
 
 -define(MAX_SAMPLES, 100000).
 -define(MAX_SAMPLE_NS, 60000000000).
@@ -177,9 +177,57 @@ api_name(mac) -> <<"crypto:mac/4">>;
 api_name(hmac4) -> <<"crypto:hmac/4">>;
 api_name(hmac3) -> <<"crypto:hmac/3">>;
 api_name(hash) -> <<"crypto:hash/2">>;
+api_name(one_time) -> <<"crypto:crypto_one_time/5">>;
+api_name(one_time_aead) -> <<"crypto:crypto_one_time_aead/7">>;
+api_name(block) -> <<"crypto:block_encrypt/4">>;
 api_name(mac_init) -> <<"crypto:mac_init/3 + mac_update/2 + mac_finalN/2">>;
 api_name(hmac_init) -> <<"crypto:hmac_init/2 + hmac_update/2 + hmac_final_n/2">>;
 api_name(none) -> <<"none">>.
+
+%% Ciphers by their OpenSSL names: {crypto's atom (OTP 22+), mode}.
+cipher(<<"aes-128-cbc">>) -> {ok, {aes_128_cbc, cbc}};
+cipher(<<"aes-256-cbc">>) -> {ok, {aes_256_cbc, cbc}};
+cipher(<<"aes-128-gcm">>) -> {ok, {aes_128_gcm, aead}};
+cipher(<<"aes-256-gcm">>) -> {ok, {aes_256_gcm, aead}};
+cipher(Other) -> {error, {bad_request, <<"unknown cipher: ", (printable(Other))/binary>>}}.
+
+%% crypto_one_time/5 and crypto_one_time_aead/7 from OTP 22.0; before that
+%% (OTP 21) only block_encrypt/4, which OTP 24 removed.
+cipher_api(Exported, Mode) ->
+    _ = code:ensure_loaded(crypto),
+    case {Mode, Exported(crypto, crypto_one_time, 5), Exported(crypto, crypto_one_time_aead, 7),
+          Exported(crypto, block_encrypt, 4)} of
+        {cbc, true, _, _} -> one_time;
+        {aead, _, true, _} -> one_time_aead;
+        {_, _, _, true} -> block;
+        _ -> none
+    end.
+
+%% The tag is appended to the ciphertext, as `openssl enc` would lay it out.
+cipher_once(one_time, C, K, IV, D) ->
+    crypto:crypto_one_time(C, K, IV, D, true);
+cipher_once(one_time_aead, C, K, IV, D) ->
+    {CT, Tag} = crypto:crypto_one_time_aead(C, K, IV, D, <<>>, 16, true),
+    <<CT/binary, Tag/binary>>;
+cipher_once(block, C, K, IV, D) ->
+    M = old_crypto(),
+    case old_cipher(C) of
+        {aead, Old} ->
+            {CT, Tag} = M:block_encrypt(Old, K, IV, {<<>>, D, 16}),
+            <<CT/binary, Tag/binary>>;
+        Old ->
+            M:block_encrypt(Old, K, IV, D)
+    end.
+
+old_cipher(aes_128_cbc) -> aes_cbc128;
+old_cipher(aes_256_cbc) -> aes_cbc256;
+old_cipher(aes_128_gcm) -> {aead, aes_gcm};
+old_cipher(aes_256_gcm) -> {aead, aes_gcm}.
+
+cipher_loop(0, _, _, _, _, _) -> ok;
+cipher_loop(N, Api, C, K, IV, D) ->
+    _ = cipher_once(Api, C, K, IV, D),
+    cipher_loop(N - 1, Api, C, K, IV, D).
 
 %% User-facing digest names (as in Python and OpenSSL) to crypto's atoms.
 digest(<<"sha1">>) -> {ok, sha};
@@ -267,6 +315,22 @@ prepare_call(<<"mac_stream">>, Args, Params) ->
                  fun(N) -> stream_loop(N, Api, Dg, Key, Data, MacBytes) end, Params}
         end
     end);
+prepare_call(<<"cipher">>, Args, Params) ->
+    Data = bin_arg(<<"data">>, Args),
+    Key = bin_arg(<<"key">>, Args),
+    IV = bin_arg(<<"iv">>, Args),
+    case cipher(bin_arg(<<"cipher">>, Args)) of
+        {ok, {Cipher, Mode}} ->
+            case cipher_api(fun erlang:function_exported/3, Mode) of
+                none ->
+                    {error, {unsupported, <<"no cipher API for this mode in this crypto">>}};
+                Api ->
+                    {ok, Api, fun() -> cipher_once(Api, Cipher, Key, IV, Data) end,
+                     fun(N) -> cipher_loop(N, Api, Cipher, Key, IV, Data) end, Params}
+            end;
+        {error, _} = E ->
+            E
+    end;
 prepare_call(<<"hash">>, Args, Params) ->
     Data = bin_arg(<<"data">>, Args),
     with_digest(Args, fun(Dg) ->

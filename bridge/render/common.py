@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from tabulate import tabulate
 
-from bridge import calls, hardware, model, stats
+from bridge import ab, calls, model, stats
 
 
 def title(report: model.Report) -> str:
@@ -94,7 +94,7 @@ def verdict_lines(report: model.Report, scenario: str) -> list[str]:
             v0 = vs[0]
             kind = v0["runtime"].split("@")[0]
             who = {"erlang": "Erlang ", "python": "Python "}.get(kind, "") + v0["call"]
-            head = f"{who} uses {hardware.FEATURE_NAMES.get(v0['feature'], v0['feature'])}"
+            head = f"{who} uses {ab.feature_name(v0['feature'])}"
             sizes = ", ".join(f"{v['speedup']:.2f}× at {_bytes(v['size'])}" for v in vs)
             lines.append(f"- {head}: slower without it by {sizes}")
         else:
@@ -169,12 +169,15 @@ def fastest(results: list[model.Result]) -> dict[tuple[int, str, str], float]:
 
 
 def match_by_result(report: model.Report) -> dict[int, str]:
-    """id(result) -> 'yes' | 'NO', from the report's interop checks."""
+    """id(result) -> 'yes' | 'NO' | 'unchecked', from the interop checks."""
     out = {}
     for check in report.interop:
         for r in report.results:
             if r.scenario == check["scenario"] and r.size == check["size"] and r.status == "ok":
-                out[id(r)] = "yes" if r.output_hex == check["reference"] else "NO"
+                if not r.output_hex:
+                    out[id(r)] = "unchecked"
+                else:
+                    out[id(r)] = "yes" if r.output_hex == check["reference"] else "NO"
     return out
 
 
@@ -232,7 +235,8 @@ def provenance_lines(report: model.Report) -> list[str]:
         f"OS: {env.get('os', '?')}, kernel {env.get('kernel', '?')}",
     ]
     for rt in report.runtimes:
-        lines.append(f"{rt.id}: {runtime_summary(rt)}")
+        if rt.details.get("hw", "on") == "on":  # a masked twin has the same provenance
+            lines.append(f"{rt.id}: {runtime_summary(rt)}")
     return lines
 
 

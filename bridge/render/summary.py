@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import hardware, model
+from bridge import ab, model
 from bridge.render import common
 
 
@@ -49,7 +49,7 @@ def _verdict_sentences(report: model.Report, scenario: str, x: str) -> list[str]
             groups[(v["runtime"], v["call"], v["feature"])].append(v)
     out, small_sizes = [], set()
     for (runtime, call, feature), vs in groups.items():
-        name = hardware.FEATURE_NAMES.get(feature, feature).split(" (")[0]
+        name = ab.feature_name(feature).split(" (")[0]
         kind = runtime.split("@")[0]
         who = {"erlang": "Erlang ", "python": "Python "}.get(kind, "") + call
         used = [v for v in vs if v["verdict"] == "used"]

@@ -130,6 +130,8 @@ class WorkerRuntime(Runtime):
             "data": inputs.data,
             "key": inputs.key,
             "mac_bytes": sc.mac_bytes,
+            "cipher": sc.cipher,
+            "iv": inputs.iv,
             "warmup_ns": plan.warmup_ms * 1_000_000,
             "sample_ns": self.settings.sample_ms * 1_000_000,
             "samples": plan.samples,

@@ -150,12 +150,13 @@ class OpensslRuntime(Runtime):
             raise OperationError("unsupported", reason)
         size = len(inputs.data)
         mode = "-hmac" if call.worker_call == "speed-hmac" else "-evp"
+        algorithm = sc.cipher or sc.digest
         seconds = self.settings.openssl_seconds
         argv = [
             self.executable,
             "speed",
             mode,
-            sc.digest,
+            algorithm,
             "-bytes",
             str(size),
             "-seconds",
@@ -166,7 +167,7 @@ class OpensslRuntime(Runtime):
         samples: list[int] = []
         loops: list[int] = []
         for _ in range(plan.samples):
-            what = f"speed {mode} {sc.digest}"
+            what = f"speed {mode} {algorithm}"
             timeout = seconds + self.settings.timeout_slack_s
             stderr = self._run(argv, timeout=timeout, what=what, stream="stderr")
             runs = parse_mr_runs(stderr)
@@ -206,6 +207,22 @@ class OpensslRuntime(Runtime):
         assert self._tmp is not None
         data_file = Path(self._tmp.name) / "data.bin"
         data_file.write_bytes(inputs.data)
+        if sc.kind == "cipher":
+            if sc.cipher.endswith("gcm"):
+                return b""  # openssl enc has no AEAD: nothing independent to compare
+            argv = [
+                self.executable,
+                "enc",
+                f"-{sc.cipher}",
+                "-K",
+                inputs.key.hex(),
+                "-iv",
+                inputs.iv.hex(),
+                "-nopad",
+                "-in",
+                str(data_file),
+            ]
+            return self._run_bytes(argv, timeout=60, what="enc")
         if sc.kind == "mac":
             key = f"hexkey:{inputs.key.hex()}"
             if self.version >= (3, 0, 0):

@@ -101,3 +101,20 @@ mac_stream_matches_one_shot_test() ->
     {ok, Reply} = bridge_ops:handle(<<"bench">>, Args),
     ?assertEqual(crypto:macN(hmac, sha, <<1:160>>, <<"hello">>, 10),
                  proplists:get_value(output, Reply)).
+
+%% Ciphers: crypto_one_time(_aead) from OTP 22, block_encrypt/4 on OTP 21.
+cipher_api_test() ->
+    New = exported([{crypto, crypto_one_time, 5}, {crypto, crypto_one_time_aead, 7}]),
+    Old = exported([{crypto, block_encrypt, 4}]),
+    ?assertEqual(one_time, bridge_ops:cipher_api(New, cbc)),
+    ?assertEqual(one_time_aead, bridge_ops:cipher_api(New, aead)),
+    ?assertEqual(block, bridge_ops:cipher_api(Old, cbc)),
+    ?assertEqual(block, bridge_ops:cipher_api(Old, aead)),
+    ?assertEqual(none, bridge_ops:cipher_api(exported([]), cbc)).
+
+cipher_gcm_appends_tag_test() ->
+    Args = [{<<"call">>, <<"cipher">>}, {<<"cipher">>, <<"aes-256-gcm">>}, {<<"key">>, <<0:256>>},
+            {<<"iv">>, <<0:96>>}, {<<"data">>, <<0:256>>}, {<<"warmup_ns">>, 0},
+            {<<"sample_ns">>, 1000}, {<<"samples">>, 1}],
+    {ok, Reply} = bridge_ops:handle(<<"bench">>, Args),
+    ?assertEqual(48, byte_size(proplists:get_value(output, Reply))).
