@@ -18,6 +18,8 @@ REUSED_KEY = "reused key: key schedule once, keyed state copied per call"
 SPEED_HMAC = "reused context: openssl speed sets the key once, then re-inits per call"
 ONE_SHOT_HASH = "one-shot: new digest context per call"
 SPEED_DIGEST = "one-shot EVP_Digest per call, digest fetched once"
+FILE_STREAM = "streaming digest of a file in the page cache: reads plus hashing, one file per call"
+FILE_PROCESS = "whole process: start-up, reading the file and hashing (like `time openssl dgst`)"
 ONE_SHOT_CIPHER = "one-shot: key schedule and cipher context set up on every call"
 SPEED_CIPHER = (
     "openssl speed -evp: the cipher is keyed once and each call is one update"
@@ -149,6 +151,33 @@ CALLS: dict[tuple[str, str], Call] = {
             SPEED_DIGEST,
             lambda sc, api: f"openssl speed -evp {sc.cipher or sc.digest}",
             (("cipher", SPEED_CIPHER),),
+        ),
+        Call(
+            "erlang",
+            "hash_file",
+            frozenset({"file-digest"}),
+            "hash_file",
+            FILE_STREAM,
+            lambda sc, api: (
+                f"crypto:hash_init({_erl_digest(sc)}) + hash_update per 64 KiB"
+                " file:read + hash_final"
+            ),
+        ),
+        Call(
+            "python",
+            "file_digest",
+            frozenset({"file-digest"}),
+            "file_digest",
+            FILE_STREAM,
+            lambda sc, api: f"hashlib.file_digest(f, '{sc.digest}')",
+        ),
+        Call(
+            "openssl",
+            "dgst",
+            frozenset({"file-digest"}),
+            "dgst",
+            FILE_PROCESS,
+            lambda sc, api: f"openssl dgst -{sc.digest} FILE",
         ),
         Call(
             "erlang",

@@ -108,6 +108,7 @@ def cli() -> None:
     help="Also look for scenario files here.",
 )
 @click.option("--sizes", help="Message sizes in bytes, comma-separated, instead of the scenario's.")
+@click.option("--file-size", help="File size for file-digest scenarios, e.g. 64M or 1G.")
 @click.option(
     "--method",
     type=click.Choice(["bridge", "tc"]),
@@ -172,6 +173,7 @@ def run(
     runtimes,
     scenario_dirs,
     sizes,
+    file_size,
     method,
     tc_calls,
     python,
@@ -203,6 +205,12 @@ def run(
         if sizes is not None:
             wanted = _sizes(sizes)
             loaded = tuple(dataclasses.replace(sc, sizes=wanted) for sc in loaded)
+        if file_size is not None:
+            one = (_byte_count(file_size),)
+            loaded = tuple(
+                dataclasses.replace(sc, sizes=one) if sc.kind == "file-digest" else sc
+                for sc in loaded
+            )
         if hw is None:
             hw = "both" if any(sc.features for sc in loaded) else "on"
         plan = runner.Plan(
@@ -215,7 +223,9 @@ def run(
             kinds=kinds,
             hw=hw,
             command=tuple(["bridge", *sys.argv[1:]]),
-            reproduce=_reproduce(scenarios, settings, seed, erl, openssl, kinds, hw, sizes),
+            reproduce=_reproduce(
+                scenarios, settings, seed, erl, openssl, kinds, hw, sizes, file_size
+            ),
         )
     outcome = _execute(plan, output, fmt)
     if replay is not None and outcome.report.results:
@@ -555,6 +565,20 @@ def _check_writable(path: Path) -> None:
     os.unlink(probe)
 
 
+def _byte_count(text: str) -> int:
+    """--file-size: 268435456, 256M, 1G (powers of 1024)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = units.get(t[-1:], 1)
+    digits = t[:-1] if t[-1:] in units else t
+    if not digits.isdigit() or not 1 <= int(digits) * scale <= scenario.MAX_FILE_SIZE:
+        raise UsageError(
+            f"--file-size: {text!r} is not a size; expected e.g. 268435456, 256M or 1G,"
+            f" at most {scenario.MAX_FILE_SIZE >> 30}G"
+        )
+    return int(digits) * scale
+
+
 def _sizes(text: str) -> tuple[int, ...]:
     """--sizes 16,64,1024: positive byte counts up to the scenario limit."""
     out = []
@@ -570,11 +594,15 @@ def _sizes(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _reproduce(scenarios, settings: Settings, seed, erl, openssl, kinds, hw, sizes=None) -> str:
+def _reproduce(
+    scenarios, settings: Settings, seed, erl, openssl, kinds, hw, sizes=None, file_size=None
+) -> str:
     """A command line that reruns the same measurement."""
     argv = ["bridge", "run", *scenarios, "--seed", str(seed), "--hw", hw]
     if sizes is not None:
         argv += ["--sizes", ",".join(map(str, _sizes(sizes)))]
+    if file_size is not None:
+        argv += ["--file-size", str(_byte_count(file_size))]
     base = QUICK if settings.quick else DEFAULT
     if settings.quick:
         argv.append("--quick")

@@ -13,6 +13,7 @@ bridge:
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 
 from bridge.scenario import CIPHERS
@@ -25,8 +26,12 @@ class Inputs:
     key: bytes
     data: bytes
     iv: bytes = b""
+    path: str = ""  # file-digest: the generated file (data stays empty)
+    file_size: int = 0
 
     def to_json(self) -> dict | None:
+        if self.path:
+            return {"file": "generated (see bridge.inputs.write_file)", "size": self.file_size}
         if len(self.data) > INLINE_LIMIT:
             return None
         d = {"key_hex": self.key.hex(), "data_hex": self.data.hex()}
@@ -53,3 +58,27 @@ def for_scenario(seed: int, sc, size: int) -> Inputs:
         key_bytes, iv_bytes, _ = CIPHERS[sc.cipher]
         return make(seed, sc.name, key_bytes, size, iv_bytes)
     return make(seed, sc.name, sc.key_bytes, size)
+
+
+FILE_CHUNK = 1 << 20
+
+
+def write_file(
+    seed: int, scenario: str, size: int, directory: str, digest: str
+) -> tuple[str, bytes]:
+    """The file of a file-digest cell, and its digest computed while writing.
+
+    Content: chunk i (1 MiB, the last one cut) is
+    SHAKE256(b"bridge/1 seed=<seed> scenario=<name> file chunk=<i>").digest(1 MiB).
+    """
+    path = os.path.join(directory, f"{scenario}-{size}.bin")
+    h = hashlib.new(digest.replace("-", "_"))
+    with open(path, "wb") as f:
+        written, i = 0, 0
+        while written < size:
+            n = min(FILE_CHUNK, size - written)
+            chunk = derive(seed, scenario, f"file chunk={i}", FILE_CHUNK)[:n]
+            f.write(chunk)
+            h.update(chunk)
+            written, i = written + n, i + 1
+    return path, h.digest()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bridge import model
+from bridge import model, verdicts
 from bridge.errors import UsageError
 
 INSTALL = (
@@ -83,4 +83,4 @@ def plot(reports: list[tuple[str, model.Report]], out: Path) -> int:
 
 
 def _size(n: int) -> str:
-    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
+    return verdicts.size_text(n).replace(" bytes", " B")

@@ -24,6 +24,7 @@ import hmac
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -65,6 +66,29 @@ class Outcome:
         return bool(self.report.errors)
 
 
+class _Files:
+    """Generated files of file-digest cells, in a private directory that goes
+    away with the run; their digests are computed while they are written."""
+
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self._stack = stack
+        self._dir: str | None = None
+        self.references: dict[tuple[str, int], bytes] = {}
+        self._made: dict[tuple[str, int], inputs.Inputs] = {}
+
+    def get(self, seed: int, sc: Scenario, size: int) -> inputs.Inputs:
+        key = (sc.name, size)
+        if key not in self._made:
+            if self._dir is None:
+                self._dir = self._stack.enter_context(
+                    tempfile.TemporaryDirectory(prefix="bridge-files-")
+                )
+            path, digest = inputs.write_file(seed, sc.name, size, self._dir, sc.digest)
+            self.references[key] = digest
+            self._made[key] = inputs.Inputs(key=b"", data=b"", path=path, file_size=size)
+        return self._made[key]
+
+
 @dataclass
 class _Collected:
     runtimes: list[model.Runtime] = field(default_factory=list)
@@ -72,6 +96,7 @@ class _Collected:
     skipped: list[dict] = field(default_factory=list)
     contexts: dict[str, ab.HwContext] = field(default_factory=dict)
     tc: list[dict] = field(default_factory=list)
+    references: dict[tuple[str, int], bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,9 +117,12 @@ class Cell:
 
     def plan(self, settings: Settings, round_index: int) -> BatchPlan:
         first = not self.loops
+        # One call of an openssl process or of a whole-file digest takes a
+        # second or so: those cells get the few samples of openssl_runs.
+        few = self.runtime.kind == "openssl" or self.scenario.kind == "file-digest"
         count = (
             settings.openssl_runs_in_round(round_index)
-            if self.runtime.kind == "openssl"
+            if few
             else settings.samples_in_round(round_index)
         )
         return BatchPlan(
@@ -161,19 +189,21 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
     interrupted = False
     cpu = environment.cpu()
     with contextlib.ExitStack() as stack:
+        files = _Files(stack)
+        got.references = files.references
         try:
             for kind, label, factory in _runtimes(plan, installations):
                 on = _start(kind, label, lambda f=factory: f("on", None), stack, got, note)
                 if on is None:
                     continue
                 if plan.hw != "off":
-                    cells += _cells(plan, on)
+                    cells += _cells(plan, on, files)
                 if plan.hw in ("off", "both"):
                     off = _start_masked(
                         plan, kind, label, factory, got.runtimes[-1], cpu, stack, got, note
                     )
                     if off is not None:
-                        cells += _cells(plan, off)
+                        cells += _cells(plan, off, files)
             _rounds(plan, cells, got, note)
         except KeyboardInterrupt:
             interrupted = True
@@ -321,14 +351,16 @@ def _unique(rid: str, taken: set[str]) -> str:
     return candidate
 
 
-def _cells(plan: Plan, runtime: Runtime) -> list[Cell]:
+def _cells(plan: Plan, runtime: Runtime, files: _Files) -> list[Cell]:
     return [
         Cell(
             runtime,
             sc,
             calls.CALLS[runtime.kind, cid],
             size,
-            inputs.for_scenario(plan.seed, sc, size),
+            files.get(plan.seed, sc, size)
+            if sc.kind == "file-digest"
+            else inputs.for_scenario(plan.seed, sc, size),
         )
         for sc in plan.scenarios
         for cid in sc.calls.get(runtime.kind, ())
@@ -492,7 +524,7 @@ def _cipher_reference(cipher: str, data: inputs.Inputs) -> bytes | None:
     return enc.update(data.data) + enc.finalize()
 
 
-def interop(plan: Plan, results: list[model.Result]) -> list[dict]:
+def interop(plan: Plan, results: list[model.Result], references: dict | None = None) -> list[dict]:
     """Per scenario and size: does every runtime's output match the reference?
     Outputs a runtime cannot give independently (openssl enc has no AEAD) are
     listed as unchecked; without a reference, the runtimes must agree."""
@@ -504,7 +536,10 @@ def interop(plan: Plan, results: list[model.Result]) -> list[dict]:
             ]
             if not cell:
                 continue
-            expected = expected_output(sc, inputs.for_scenario(plan.seed, sc, size))
+            if sc.kind == "file-digest":
+                expected = (references or {}).get((sc.name, size))
+            else:
+                expected = expected_output(sc, inputs.for_scenario(plan.seed, sc, size))
             outputs = {f"{r.runtime} {r.call_id} hw={r.hw}": r.output_hex for r in cell}
             checked = {k: v for k, v in outputs.items() if v}
             reference = expected.hex() if expected is not None else next(iter(checked.values()), "")
@@ -527,7 +562,7 @@ def interop(plan: Plan, results: list[model.Result]) -> list[dict]:
 
 
 def _report(plan: Plan, got: _Collected, results: list[model.Result]) -> model.Report:
-    checks = interop(plan, results)
+    checks = interop(plan, results, got.references)
     errors = list(got.errors)
     for check in checks:
         if not check["match"]:

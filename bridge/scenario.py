@@ -18,7 +18,8 @@ from bridge.errors import UsageError
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 MAX_FILE_BYTES = 64 * 1024
 MAX_SIZE = 1 << 30  # 1 GiB: inputs are generated in memory
-KINDS = ("mac", "hash", "cipher")
+KINDS = ("mac", "hash", "cipher", "file-digest")
+MAX_FILE_SIZE = 16 << 30  # file-digest sizes are file sizes, written to disk
 # OpenSSL cipher name -> (key bytes, IV/nonce bytes, block bytes or 1 for AEAD/stream)
 CIPHERS = {
     "aes-128-cbc": (16, 16, 16),
@@ -132,7 +133,7 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
     else:
         cipher = v.absent("cipher", "")
         digest = v.choice("digest", tuple(DIGEST_BYTES))
-    sizes = v.sizes("sizes")
+    sizes = v.sizes("sizes", MAX_FILE_SIZE if kind == "file-digest" else MAX_SIZE)
     block = CIPHERS[cipher][2] if cipher else 1
     if any(n % block for n in sizes):
         raise v.fail("sizes", f"multiples of {block} bytes ({cipher} is used without padding)")
@@ -212,16 +213,16 @@ class _Validator:
             raise self.fail(key, f"no '{key}' for kind '{self.data.get('kind')}'")
         return value
 
-    def sizes(self, key: str) -> tuple[int, ...]:
+    def sizes(self, key: str, limit: int = MAX_SIZE) -> tuple[int, ...]:
         value = self.data.get(key)
         if (
             not isinstance(value, list)
             or not value
             or len(value) > 64
             or not all(isinstance(s, int) and not isinstance(s, bool) for s in value)
-            or not all(1 <= s <= MAX_SIZE for s in value)
+            or not all(1 <= s <= limit for s in value)
         ):
-            raise self.fail(key, f"a list of 1 to 64 message sizes in bytes, 1 to {MAX_SIZE}")
+            raise self.fail(key, f"a list of 1 to 64 message sizes in bytes, 1 to {limit}")
         if len(set(value)) != len(value):
             raise self.fail(key, "distinct sizes")
         return tuple(value)

@@ -91,25 +91,27 @@ def explain(
     """One line a mailing-list reader understands. `best` is (size, speedup)
     of the largest speedup this call showed in the same scenario."""
     if v.verdict == "used":
-        text = f"{who} uses {feature}: {v.speedup:.2f}× slower without it at {_size(size)}"
+        text = f"{who} uses {feature}: {v.speedup:.2f}× slower without it at {size_text(size)}"
         if v.speedup is not None and v.speedup < SMALL_SPEEDUP:
             text += (
                 "; at this size most of a call is fixed cost (set-up, call overhead),"
                 " which the feature does not speed up"
             )
             if best and best[0] != size and best[1] >= SMALL_SPEEDUP:
-                text += f"; the gain shows at {_size(best[0])}: {best[1]:.2f}×"
+                text += f"; the gain shows at {size_text(best[0])}: {best[1]:.2f}×"
             elif not best or best[0] == size:
                 text += "; it shows on larger messages (e.g. bridge run sha1)"
         return text
     if v.verdict == "not-used":
-        return f"{who} does not use {feature}: {v.speedup:.2f}× at {_size(size)}, within noise"
+        return f"{who} does not use {feature}: {v.speedup:.2f}× at {size_text(size)}, within noise"
     if v.verdict == "inconclusive":
-        return f"{who}, {feature}: inconclusive at {_size(size)}: {v.reason}"
+        return f"{who}, {feature}: inconclusive at {size_text(size)}: {v.reason}"
     return f"{who}, {feature}: {v.verdict}: {v.reason}"
 
 
-def _size(n: int) -> str:
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024} KiB"
+def size_text(n: int) -> str:
+    """16 bytes, 1 KiB, 64 MiB: the unit a reader would say."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
     return f"{n} bytes"

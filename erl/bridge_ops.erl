@@ -177,6 +177,7 @@ api_name(mac) -> <<"crypto:mac/4">>;
 api_name(hmac4) -> <<"crypto:hmac/4">>;
 api_name(hmac3) -> <<"crypto:hmac/3">>;
 api_name(hash) -> <<"crypto:hash/2">>;
+api_name(hash_file) -> <<"crypto:hash_init/1 + hash_update/2 per file:read/2 chunk + hash_final/1">>;
 api_name(one_time) -> <<"crypto:crypto_one_time/5">>;
 api_name(one_time_aead) -> <<"crypto:crypto_one_time_aead/7">>;
 api_name(block) -> <<"crypto:block_encrypt/4">>;
@@ -331,6 +332,17 @@ prepare_call(<<"cipher">>, Args, Params) ->
         {error, _} = E ->
             E
     end;
+prepare_call(<<"hash_file">>, Args, Params) ->
+    %% The path names a file the driver generated in its private directory.
+    Path = bin_arg(<<"path">>, Args),
+    Chunk = pos_int(<<"chunk">>, Args, 1, 64 * 1024 * 1024),
+    with_digest(Args, fun(Dg) ->
+        case hash_api(fun erlang:function_exported/3) of
+            none -> {error, {unsupported, <<"crypto:hash_init/1 is missing">>}};
+            hash -> {ok, hash_file, fun() -> hash_file(Dg, Path, Chunk) end,
+                     fun(N) -> hash_file_loop(N, Dg, Path, Chunk) end, Params}
+        end
+    end);
 prepare_call(<<"hash">>, Args, Params) ->
     Data = bin_arg(<<"data">>, Args),
     with_digest(Args, fun(Dg) ->
@@ -377,6 +389,27 @@ loop_hmac4(N, M, Dg, K, D, L) -> _ = M:hmac(Dg, K, D, L), loop_hmac4(N - 1, M, D
 
 loop_hmac3(0, _, _, _, _) -> ok;
 loop_hmac3(N, M, Dg, K, D) -> _ = M:hmac(Dg, K, D), loop_hmac3(N - 1, M, Dg, K, D).
+
+%% A streaming digest of a file, as an application would write it: raw file
+%% reads of Chunk bytes, each fed to hash_update.
+hash_file(Dg, Path, Chunk) ->
+    {ok, Fd} = file:open(Path, [read, raw, binary]),
+    try
+        hash_chunks(Fd, Chunk, crypto:hash_init(Dg))
+    after
+        ok = file:close(Fd)
+    end.
+
+hash_chunks(Fd, Chunk, State) ->
+    case file:read(Fd, Chunk) of
+        {ok, Bin} -> hash_chunks(Fd, Chunk, crypto:hash_update(State, Bin));
+        eof -> crypto:hash_final(State)
+    end.
+
+hash_file_loop(0, _, _, _) -> ok;
+hash_file_loop(N, Dg, Path, Chunk) ->
+    _ = hash_file(Dg, Path, Chunk),
+    hash_file_loop(N - 1, Dg, Path, Chunk).
 
 hash_loop(0, _, _) -> ok;
 hash_loop(N, Dg, D) -> _ = crypto:hash(Dg, D), hash_loop(N - 1, Dg, D).

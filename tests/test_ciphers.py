@@ -113,3 +113,42 @@ def test_python_without_cryptography_is_unsupported_not_an_error(tmp_path):
     assert done.returncode == 0, done.stderr
     py = [r for r in json.loads(out.read_text())["results"] if r["runtime"].startswith("python")]
     assert py[0]["status"] == "unsupported" and "bridge[crypto]" in py[0]["reason"]
+
+
+@needs_erl
+@needs_openssl
+def test_file_digest_in_all_runtimes(tmp_path):
+    out = tmp_path / "r.json"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = bridge_cmd(
+        "run",
+        "file-sha256",
+        "--file-size",
+        "1M",
+        "--openssl-runs",
+        "2",
+        "--rounds",
+        "2",
+        "--warmup-ms",
+        "5",
+        "--hw",
+        "on",
+        "-o",
+        str(out),
+        env={"TMPDIR": str(scratch)},
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    ok = [r for r in report["results"] if r["status"] == "ok"]
+    assert {r["runtime"].split("@")[0] for r in ok} == {"erlang", "python", "openssl"}
+    assert all(r["size"] == 1 << 20 and len(r["samples"]) == 2 for r in ok)
+    assert report["interop"][0]["match"] and report["interop"][0]["reference_from"].startswith(
+        "the driver"
+    )
+    assert list(scratch.iterdir()) == []  # the generated file is gone
+
+
+def test_file_size_option_is_checked():
+    done = bridge_cmd("run", "file-sha256", "--file-size", "lots")
+    assert done.returncode == 2 and "--file-size" in done.stderr

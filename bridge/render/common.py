@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from tabulate import tabulate
 
-from bridge import ab, calls, model, stats
+from bridge import ab, calls, model, stats, verdicts
 
 
 def title(report: model.Report) -> str:
@@ -103,13 +103,11 @@ def verdict_lines(report: model.Report, scenario: str) -> list[str]:
 
 
 def _bytes(n: int) -> str:
-    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n} B"
+    return size_text(n).replace(" bytes", " B")
 
 
 def size_text(n: int) -> str:
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024} KiB"
-    return f"{n} bytes"
+    return verdicts.size_text(n)
 
 
 def provenance_items(report: model.Report) -> list[str]:

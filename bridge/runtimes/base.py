@@ -132,6 +132,8 @@ class WorkerRuntime(Runtime):
             "mac_bytes": sc.mac_bytes,
             "cipher": sc.cipher,
             "iv": inputs.iv,
+            "path": inputs.path,
+            "chunk": 65536,
             "warmup_ns": plan.warmup_ms * 1_000_000,
             "sample_ns": self.settings.sample_ms * 1_000_000,
             "samples": plan.samples,

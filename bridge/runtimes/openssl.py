@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from bridge import calls, hardware, model, proc
@@ -145,6 +146,8 @@ class OpensslRuntime(Runtime):
     # -- measuring ---------------------------------------------------------
 
     def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
+        if call.worker_call == "dgst":
+            return self._bench_dgst(sc, inputs, plan)
         reason = self.unsupported_reason(call)
         if reason:
             raise OperationError("unsupported", reason)
@@ -190,6 +193,21 @@ class OpensslRuntime(Runtime):
             else "EVP_Digest (openssl speed -evp)"
         )
         return Batch(api=api, samples=samples, loops=loops, output=self._output_cache[key])
+
+    def _bench_dgst(self, sc: Scenario, inputs: Inputs, plan: BatchPlan) -> Batch:
+        """`openssl dgst -DIGEST FILE` timed as a whole process, wall clock, as
+        distributions time it (`time openssl dgst -sha256 5Gfile`)."""
+        argv = [self.executable, "dgst", f"-{sc.digest}", "-binary", inputs.path]
+        samples, output = [], b""
+        timeout = 600 + self.settings.timeout_slack_s
+        if plan.warmup_ms:
+            self._run_bytes(argv, timeout=timeout, what=f"dgst -{sc.digest}")  # page cache
+        for _ in range(plan.samples):
+            t0 = time.perf_counter_ns()
+            output = self._run_bytes(argv, timeout=timeout, what=f"dgst -{sc.digest}")
+            samples.append(time.perf_counter_ns() - t0)
+        api = f"openssl dgst -{sc.digest} (whole process)"
+        return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
 
     def unsupported_reason(self, call: calls.Call) -> str:
         if self.flavour != "OpenSSL":
