@@ -20,6 +20,10 @@ ONE_SHOT_HASH = "one-shot: new digest context per call"
 SPEED_DIGEST = "one-shot EVP_Digest per call, digest fetched once"
 FILE_STREAM = "streaming digest of a file in the page cache: reads plus hashing, one file per call"
 FILE_PROCESS = "whole process: start-up, reading the file and hashing (like `time openssl dgst`)"
+SIGN = "one call: hash the message and sign it (a fresh random nonce every time)"
+VERIFY = "one call: hash the message and verify a signature made elsewhere"
+SPEED_SIGN = "openssl speed: signs a fixed 20-byte digest with its own key (no message hashing)"
+SPEED_VERIFY = "openssl speed: verifies its own signature of a fixed digest (no message hashing)"
 ONE_SHOT_CIPHER = "one-shot: key schedule and cipher context set up on every call"
 SPEED_CIPHER = (
     "openssl speed -evp: the cipher is keyed once and each call is one update"
@@ -83,6 +87,10 @@ def _py_cipher_label(sc: Any, api: str) -> str:
     if sc.cipher.endswith("gcm"):
         return "AESGCM(key).encrypt(nonce, data, None)"
     return "Cipher(AES(key), CBC(iv)).encryptor() .update(data) + .finalize()"
+
+
+def _curve(sc: Any) -> str:
+    return {"p256": "secp256r1", "p384": "secp384r1", "p521": "secp521r1"}[sc.curve]
 
 
 def _cut(sc: Any) -> str:
@@ -151,6 +159,54 @@ CALLS: dict[tuple[str, str], Call] = {
             SPEED_DIGEST,
             lambda sc, api: f"openssl speed -evp {sc.cipher or sc.digest}",
             (("cipher", SPEED_CIPHER),),
+        ),
+        Call(
+            "erlang",
+            "sign",
+            frozenset({"sign"}),
+            "sign",
+            SIGN,
+            lambda sc, api: f"crypto:sign(ecdsa, {sc.digest}, Msg, [Priv, {_curve(sc)}])",
+        ),
+        Call(
+            "erlang",
+            "verify",
+            frozenset({"sign"}),
+            "verify",
+            VERIFY,
+            lambda sc, api: f"crypto:verify(ecdsa, {sc.digest}, Msg, Sig, [Pub, {_curve(sc)}])",
+        ),
+        Call(
+            "python",
+            "sign",
+            frozenset({"sign"}),
+            "ecdsa_sign",
+            SIGN,
+            lambda sc, api: f"key.sign(msg, ECDSA({sc.digest.upper()}()))",
+        ),
+        Call(
+            "python",
+            "verify",
+            frozenset({"sign"}),
+            "ecdsa_verify",
+            VERIFY,
+            lambda sc, api: f"pub.verify(sig, msg, ECDSA({sc.digest.upper()}()))",
+        ),
+        Call(
+            "openssl",
+            "speed-sign",
+            frozenset({"sign"}),
+            "speed-sign",
+            SPEED_SIGN,
+            lambda sc, api: f"openssl speed ecdsa{sc.curve} (sign)",
+        ),
+        Call(
+            "openssl",
+            "speed-verify",
+            frozenset({"sign"}),
+            "speed-verify",
+            SPEED_VERIFY,
+            lambda sc, api: f"openssl speed ecdsa{sc.curve} (verify)",
         ),
         Call(
             "erlang",

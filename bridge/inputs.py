@@ -16,6 +16,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
+from bridge import ec
 from bridge.scenario import CIPHERS
 
 INLINE_LIMIT = 4096  # inputs up to this size are written into the report
@@ -28,6 +29,8 @@ class Inputs:
     iv: bytes = b""
     path: str = ""  # file-digest: the generated file (data stays empty)
     file_size: int = 0
+    pub: bytes = b""  # sign: the public point; key holds the private scalar
+    sig: bytes = b""  # sign: the driver's signature of data, for verify calls
 
     def to_json(self) -> dict | None:
         if self.path:
@@ -35,8 +38,9 @@ class Inputs:
         if len(self.data) > INLINE_LIMIT:
             return None
         d = {"key_hex": self.key.hex(), "data_hex": self.data.hex()}
-        if self.iv:
-            d["iv_hex"] = self.iv.hex()
+        for name in ("iv", "pub", "sig"):
+            if getattr(self, name):
+                d[f"{name}_hex"] = getattr(self, name).hex()
         return d
 
 
@@ -57,7 +61,24 @@ def for_scenario(seed: int, sc, size: int) -> Inputs:
     if sc.kind == "cipher":
         key_bytes, iv_bytes, _ = CIPHERS[sc.cipher]
         return make(seed, sc.name, key_bytes, size, iv_bytes)
+    if sc.kind == "sign":
+        return _ecdsa(seed, sc, size)
     return make(seed, sc.name, sc.key_bytes, size)
+
+
+def _ecdsa(seed: int, sc, size: int) -> Inputs:
+    """A key pair from the seed, and the driver's own signature of the message
+    (nonce from the seed too, so the whole report is reproducible)."""
+    c = ec.CURVES[sc.curve]
+    d = ec.private_scalar(sc.curve, derive(seed, sc.name, "ecdsa key", c.size + 8))
+    data = derive(seed, sc.name, f"data size={size}", size)
+    k = derive(seed, sc.name, f"ecdsa nonce size={size}", c.size + 8)
+    return Inputs(
+        key=d.to_bytes(c.size, "big"),
+        data=data,
+        pub=ec.public_key(sc.curve, d),
+        sig=ec.sign(sc.curve, d, sc.digest, data, k),
+    )
 
 
 FILE_CHUNK = 1 << 20

@@ -115,6 +115,8 @@ def prepare(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], bytes], 
         return _cryptography_call(args)
     if call == "file_digest":
         return _file_digest_call(args)
+    if call in ("ecdsa_sign", "ecdsa_verify"):
+        return _ecdsa_call(call, args)
     raise OperationError("unknown_call", f"unknown call: {call[:40]}")
 
 
@@ -185,6 +187,54 @@ def _file_digest_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], L
             once()
 
     return "hashlib.file_digest", once, loop
+
+
+def _ecdsa_call(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+    try:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.asymmetric import ec
+    except ImportError:
+        raise OperationError(
+            "unsupported",
+            "the cryptography package is not installed: pip install 'bridge[crypto]'",
+        ) from None
+    curve = {"p256": ec.SECP256R1, "p384": ec.SECP384R1, "p521": ec.SECP521R1}.get(
+        _str(args, "curve")
+    )
+    digest = {"sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}.get(
+        _digest(args)
+    )
+    if curve is None or digest is None:
+        raise OperationError("bad_request", "ECDSA needs curve p256/p384/p521, digest sha2")
+    msg = _bytes(args, "data")
+    algorithm = ec.ECDSA(digest())
+    if call == "ecdsa_sign":
+        # The key object is made once: that is how an application holds a key.
+        key = ec.derive_private_key(int.from_bytes(_bytes(args, "key"), "big"), curve())
+
+        def once() -> bytes:
+            return key.sign(msg, algorithm)
+
+        api = "cryptography EllipticCurvePrivateKey.sign"
+    else:
+        pub = ec.EllipticCurvePublicKey.from_encoded_point(curve(), _bytes(args, "pub"))
+        sig = _bytes(args, "sig")
+
+        def once() -> bytes:
+            try:
+                pub.verify(sig, msg, algorithm)
+                return b"\x01"
+            except InvalidSignature:
+                return b"\x00"
+
+        api = "cryptography EllipticCurvePublicKey.verify"
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            once()
+
+    return api, once, loop
 
 
 def _cryptography_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:

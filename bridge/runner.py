@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import bridge
-from bridge import ab, calls, environment, fits, hardware, inputs, model, otp, proc, stats
+from bridge import ab, calls, ec, environment, fits, hardware, inputs, model, otp, proc, stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.runtimes.base import Batch, BatchPlan, Runtime
 from bridge.runtimes.erlang import ErlangRuntime
@@ -132,7 +132,8 @@ class Cell:
         )
 
     def add(self, batch: Batch) -> None:
-        if self.samples and batch.output != self.output:
+        randomised = self.scenario.kind == "sign" and self.call.id.endswith("sign")
+        if self.samples and batch.output != self.output and not randomised:
             raise WorkerError(
                 f"{self.runtime.id}: {self.call.id} gave different outputs in different rounds",
                 runtime=self.runtime.id,
@@ -536,6 +537,9 @@ def interop(plan: Plan, results: list[model.Result], references: dict | None = N
             ]
             if not cell:
                 continue
+            if sc.kind == "sign":
+                checks.append(_signature_check(plan, sc, size, cell))
+                continue
             if sc.kind == "file-digest":
                 expected = (references or {}).get((sc.name, size))
             else:
@@ -559,6 +563,35 @@ def interop(plan: Plan, results: list[model.Result], references: dict | None = N
                 }
             )
     return checks
+
+
+def _signature_check(plan: Plan, sc: Scenario, size: int, cell: list[model.Result]) -> dict:
+    """ECDSA signatures are randomised: instead of equal bytes, every signature
+    a runtime made must verify in the driver's own ECDSA (bridge.ec), and every
+    verify call must have accepted the driver's signature."""
+    data = inputs.for_scenario(plan.seed, sc, size)
+    outputs = {f"{r.runtime} {r.call_id} hw={r.hw}": r.output_hex for r in cell}
+    bad = []
+    for r in cell:
+        name = f"{r.runtime} {r.call_id} hw={r.hw}"
+        if not r.output_hex:
+            continue
+        if r.call_id.endswith("verify"):
+            if r.output_hex != "01":
+                bad.append(name)
+        elif not ec.verify(sc.curve, data.pub, sc.digest, data.data, bytes.fromhex(r.output_hex)):
+            bad.append(name)
+    return {
+        "scenario": sc.name,
+        "size": size,
+        "reference": "signatures verified by the driver's ECDSA; verify calls must accept"
+        " the driver's signature",
+        "reference_from": "the driver (bridge.ec, pure Python ECDSA)",
+        "outputs": outputs,
+        "unchecked": sorted(k for k, v in outputs.items() if not v),
+        "match": not bad,
+        "mismatched": sorted(bad),
+    }
 
 
 def _report(plan: Plan, got: _Collected, results: list[model.Result]) -> model.Report:

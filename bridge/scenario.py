@@ -18,7 +18,8 @@ from bridge.errors import UsageError
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 MAX_FILE_BYTES = 64 * 1024
 MAX_SIZE = 1 << 30  # 1 GiB: inputs are generated in memory
-KINDS = ("mac", "hash", "cipher", "file-digest")
+KINDS = ("mac", "hash", "cipher", "file-digest", "sign")
+CURVES = ("p256", "p384", "p521")
 MAX_FILE_SIZE = 16 << 30  # file-digest sizes are file sizes, written to disk
 # OpenSSL cipher name -> (key bytes, IV/nonce bytes, block bytes or 1 for AEAD/stream)
 CIPHERS = {
@@ -55,11 +56,14 @@ class Scenario:
     path: str
     source: str = ""  # where the benchmark comes from
     cipher: str = ""  # for kind "cipher"
+    curve: str = ""  # for kind "sign"
 
     @property
     def algorithm(self) -> str:
         if self.kind == "cipher":
             return self.cipher
+        if self.kind == "sign":
+            return f"ecdsa-{self.curve}"
         return f"hmac-{self.digest}" if self.kind == "mac" else self.digest
 
     @property
@@ -78,6 +82,8 @@ class Scenario:
             del d["digest"]
         else:
             del d["cipher"]
+        if self.kind != "sign":
+            del d["curve"]
         if not self.source:
             del d["source"]
         return d
@@ -133,6 +139,7 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
     else:
         cipher = v.absent("cipher", "")
         digest = v.choice("digest", tuple(DIGEST_BYTES))
+    curve = v.choice("curve", CURVES) if kind == "sign" else v.absent("curve", "")
     sizes = v.sizes("sizes", MAX_FILE_SIZE if kind == "file-digest" else MAX_SIZE)
     block = CIPHERS[cipher][2] if cipher else 1
     if any(n % block for n in sizes):
@@ -159,6 +166,7 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
         path=where,
         source=v.string("source", default=""),
         cipher=cipher,
+        curve=curve,
     )
 
 
@@ -169,6 +177,7 @@ class _Validator:
         "kind",
         "digest",
         "cipher",
+        "curve",
         "sizes",
         "key_bytes",
         "mac_bytes",

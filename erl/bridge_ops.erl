@@ -177,6 +177,8 @@ api_name(mac) -> <<"crypto:mac/4">>;
 api_name(hmac4) -> <<"crypto:hmac/4">>;
 api_name(hmac3) -> <<"crypto:hmac/3">>;
 api_name(hash) -> <<"crypto:hash/2">>;
+api_name(sign) -> <<"crypto:sign/4">>;
+api_name(verify) -> <<"crypto:verify/5">>;
 api_name(hash_file) -> <<"crypto:hash_init/1 + hash_update/2 per file:read/2 chunk + hash_final/1">>;
 api_name(one_time) -> <<"crypto:crypto_one_time/5">>;
 api_name(one_time_aead) -> <<"crypto:crypto_one_time_aead/7">>;
@@ -332,6 +334,23 @@ prepare_call(<<"cipher">>, Args, Params) ->
         {error, _} = E ->
             E
     end;
+prepare_call(<<"sign">>, Args, Params) ->
+    Msg = bin_arg(<<"data">>, Args),
+    Priv = bin_arg(<<"key">>, Args),
+    with_curve(Args, fun(Curve, Dg) ->
+        Key = [Priv, Curve],
+        {ok, sign, fun() -> crypto:sign(ecdsa, Dg, Msg, Key) end,
+         fun(N) -> sign_loop(N, Dg, Msg, Key) end, Params}
+    end);
+prepare_call(<<"verify">>, Args, Params) ->
+    Msg = bin_arg(<<"data">>, Args),
+    Pub = bin_arg(<<"pub">>, Args),
+    Sig = bin_arg(<<"sig">>, Args),
+    with_curve(Args, fun(Curve, Dg) ->
+        Key = [Pub, Curve],
+        {ok, verify, fun() -> bool_bin(crypto:verify(ecdsa, Dg, Msg, Sig, Key)) end,
+         fun(N) -> verify_loop(N, Dg, Msg, Sig, Key) end, Params}
+    end);
 prepare_call(<<"hash_file">>, Args, Params) ->
     %% The path names a file the driver generated in its private directory.
     Path = bin_arg(<<"path">>, Args),
@@ -389,6 +408,31 @@ loop_hmac4(N, M, Dg, K, D, L) -> _ = M:hmac(Dg, K, D, L), loop_hmac4(N - 1, M, D
 
 loop_hmac3(0, _, _, _, _) -> ok;
 loop_hmac3(N, M, Dg, K, D) -> _ = M:hmac(Dg, K, D), loop_hmac3(N - 1, M, Dg, K, D).
+
+%% ECDSA: keys as [PrivOrPub, CurveAtom]; crypto:sign/4 and verify/5 exist on
+%% every OTP bridge supports (R16B01+).
+with_curve(Args, Fun) ->
+    case {curve(bin_arg(<<"curve">>, Args)), digest(bin_arg(<<"digest">>, Args))} of
+        {{ok, Curve}, {ok, Dg}} -> Fun(Curve, Dg);
+        {{error, _} = E, _} -> E;
+        {_, {error, _} = E} -> E
+    end.
+
+curve(<<"p256">>) -> {ok, secp256r1};
+curve(<<"p384">>) -> {ok, secp384r1};
+curve(<<"p521">>) -> {ok, secp521r1};
+curve(Other) -> {error, {bad_request, <<"unknown curve: ", (printable(Other))/binary>>}}.
+
+bool_bin(true) -> <<1>>;
+bool_bin(false) -> <<0>>.
+
+sign_loop(0, _, _, _) -> ok;
+sign_loop(N, Dg, Msg, Key) -> _ = crypto:sign(ecdsa, Dg, Msg, Key), sign_loop(N - 1, Dg, Msg, Key).
+
+verify_loop(0, _, _, _, _) -> ok;
+verify_loop(N, Dg, Msg, Sig, Key) ->
+    _ = crypto:verify(ecdsa, Dg, Msg, Sig, Key),
+    verify_loop(N - 1, Dg, Msg, Sig, Key).
 
 %% A streaming digest of a file, as an application would write it: raw file
 %% reads of Chunk bytes, each fed to hash_update.

@@ -33,6 +33,16 @@ CPUINFO = re.compile(r"^CPUINFO:\s*(.*)$", re.MULTILINE)
 INSTALL_HINT = "install it with 'apt-get install openssl', or name one with --openssl PATH"
 
 
+# -mr public-key records: +DTP:<bits>:<sign|verify>:<alg>:<secs> then
+# +R<n>:<count>:<bits>:<elapsed seconds>.
+MR_PKEY = re.compile(r"^\+DTP:\d+:(sign|verify):ecdsa:\d+\s*\n\+R\d+:(\d+):\d+:([\d.]+)", re.M)
+
+
+def parse_mr_pkey(stderr: str) -> dict[str, tuple[int, int]]:
+    """{sign|verify: (count, elapsed ns)} from `openssl speed -mr ecdsapNNN`."""
+    return {m[1]: (int(m[2]), round(float(m[3]) * 1e9)) for m in MR_PKEY.finditer(stderr)}
+
+
 def parse_version(text: str) -> tuple[str, tuple[int, int, int]] | None:
     m = VERSION.search(text)
     if not m:
@@ -94,6 +104,7 @@ class OpensslRuntime(Runtime):
         self.version: tuple[int, int, int] = (0, 0, 0)
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._output_cache: dict[tuple, bytes] = {}
+        self._pkey_cache: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
 
     def __enter__(self) -> model.Runtime:
         self.executable = self._resolve()
@@ -148,6 +159,8 @@ class OpensslRuntime(Runtime):
     def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
         if call.worker_call == "dgst":
             return self._bench_dgst(sc, inputs, plan)
+        if call.worker_call in ("speed-sign", "speed-verify"):
+            return self._bench_pkey(sc, call.worker_call.split("-")[1], plan)
         reason = self.unsupported_reason(call)
         if reason:
             raise OperationError("unsupported", reason)
@@ -208,6 +221,48 @@ class OpensslRuntime(Runtime):
             samples.append(time.perf_counter_ns() - t0)
         api = f"openssl dgst -{sc.digest} (whole process)"
         return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
+
+    def _bench_pkey(self, sc: Scenario, op: str, plan: BatchPlan) -> Batch:
+        """`openssl speed ecdsapNNN` measures sign and verify in one process:
+        the verify cell that follows a sign cell takes that process's verify
+        numbers instead of running it again."""
+        cached = self._pkey_cache.pop((sc.curve, op), None)
+        if cached is None or len(cached[0]) != plan.samples:
+            runs = [self._run_pkey(sc) for _ in range(plan.samples)]
+            for other in ("sign", "verify"):
+                if other != op:
+                    self._pkey_cache[(sc.curve, other)] = (
+                        [r[other][1] for r in runs],
+                        [r[other][0] for r in runs],
+                    )
+            cached = ([r[op][1] for r in runs], [r[op][0] for r in runs])
+        samples, loops = cached
+        api = f"openssl speed ecdsa{sc.curve} ({op})"
+        # speed signs and verifies with its own key: no output to compare.
+        return Batch(api=api, samples=samples, loops=loops, output=b"")
+
+    def _run_pkey(self, sc: Scenario) -> dict[str, tuple[int, int]]:
+        """{op: (count, elapsed ns)} from one speed process's -mr records."""
+        seconds = self.settings.openssl_seconds
+        argv = [
+            self.executable,
+            "speed",
+            "-seconds",
+            str(seconds),
+            "-mr",
+            "-elapsed",
+            f"ecdsa{sc.curve}",
+        ]
+        timeout = 2 * seconds + self.settings.timeout_slack_s
+        stderr = self._run(argv, timeout=timeout, what=f"speed ecdsa{sc.curve}", stream="stderr")
+        found = parse_mr_pkey(stderr)
+        if not {"sign", "verify"} <= set(found):
+            raise WorkerError(
+                f"{self.id}: 'openssl speed ecdsa{sc.curve}' printed no result",
+                runtime=self.id,
+                stderr_tail=stderr[-800:],
+            )
+        return found
 
     def unsupported_reason(self, call: calls.Call) -> str:
         if self.flavour != "OpenSSL":
