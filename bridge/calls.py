@@ -18,6 +18,10 @@ REUSED_KEY = "reused key: key schedule once, keyed state copied per call"
 SPEED_HMAC = "reused context: openssl speed sets the key once, then re-inits per call"
 ONE_SHOT_HASH = "one-shot: new digest context per call"
 SPEED_DIGEST = "one-shot EVP_Digest per call, digest fetched once"
+SPEED_PLAIN = (
+    "openssl speed without -evp: the digest's own (pre-EVP) code path in 1.x;"
+    " in 3.x the same EVP path as -evp"
+)
 FILE_STREAM = "streaming digest of a file in the page cache: reads plus hashing, one file per call"
 FILE_PROCESS = "whole process: start-up, reading the file and hashing (like `time openssl dgst`)"
 SIGN = "one call: hash the message and sign it (a fresh random nonce every time)"
@@ -146,10 +150,15 @@ CALLS: dict[tuple[str, str], Call] = {
         Call(
             "openssl",
             "speed",
-            frozenset({"mac"}),
-            "speed-hmac",
+            frozenset({"mac", "hash"}),
+            "speed",
             SPEED_HMAC,
-            lambda sc, api: f"openssl speed -hmac {sc.digest}",
+            lambda sc, api: (
+                f"openssl speed -hmac {sc.digest}"
+                if sc.kind == "mac"
+                else f"openssl speed {sc.digest}"
+            ),
+            (("hash", SPEED_PLAIN),),
         ),
         Call(
             "openssl",

@@ -73,3 +73,49 @@ def test_malformed_toml_file(tmp_path):
     bad.write_text("name = [unclosed")
     with pytest.raises(UsageError, match="not valid TOML"):
         scenario.load(str(bad))
+
+
+def test_every_builtin_scenario_runs_with_all_its_runtimes(tmp_path):
+    """Issue 6: each scenario, briefly, on this machine: every runtime it
+    names gives a result (unsupported only where a package is missing)."""
+    import json
+    import shutil
+
+    from tests.conftest import bridge_cmd
+
+    if shutil.which("erl") is None or shutil.which("openssl") is None:
+        pytest.skip("needs erl and openssl")
+    pytest.importorskip("cryptography")
+    for name in scenario.available():
+        sc = scenario.load(name)
+        out = tmp_path / f"{name}.json"
+        done = bridge_cmd(
+            "run",
+            name,
+            "--sizes",
+            str(sc.sizes[0] if sc.kind != "file-digest" else 1 << 20),
+            "--samples",
+            "2",
+            "--sample-ms",
+            "1",
+            "--rounds",
+            "1",
+            "--openssl-runs",
+            "1",
+            "--warmup-ms",
+            "1",
+            "--hw",
+            "on",
+            "-o",
+            str(out),
+        )
+        assert done.returncode == 0, (name, done.stderr)
+        report = json.loads(out.read_text())
+        ran = {
+            (r["runtime"].split("@")[0], r["call_id"])
+            for r in report["results"]
+            if r["status"] == "ok"
+        }
+        named = {(kind, cid) for kind, ids in sc.calls.items() for cid in ids}
+        assert ran == named, (name, named - ran)
+        assert all(check["match"] for check in report["interop"]), name

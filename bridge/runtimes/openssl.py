@@ -161,29 +161,27 @@ class OpensslRuntime(Runtime):
             return self._bench_dgst(sc, inputs, plan)
         if call.worker_call in ("speed-sign", "speed-verify"):
             return self._bench_pkey(sc, call.worker_call.split("-")[1], plan)
-        reason = self.unsupported_reason(call)
+        reason = self.unsupported_reason(call, sc)
         if reason:
             raise OperationError("unsupported", reason)
         size = len(inputs.data)
-        mode = "-hmac" if call.worker_call == "speed-hmac" else "-evp"
+        # speed -hmac D (MACs), speed -evp A (speed-evp), or plain speed A.
+        mode = {"mac": "-hmac"}.get(sc.kind, "-evp") if call.worker_call == "speed" else "-evp"
+        if call.worker_call == "speed" and sc.kind == "hash":
+            mode = ""
         algorithm = sc.cipher or sc.digest
         seconds = self.settings.openssl_seconds
-        argv = [
-            self.executable,
-            "speed",
-            mode,
-            algorithm,
-            "-bytes",
-            str(size),
-            "-seconds",
-            str(seconds),
-            "-mr",
-            "-elapsed",
-        ]
+        # A bare algorithm name must come after the options; -evp/-hmac take it
+        # as their argument.
+        options = ["-bytes", str(size), "-seconds", str(seconds), "-mr", "-elapsed"]
+        if mode:
+            argv = [self.executable, "speed", mode, algorithm, *options]
+        else:
+            argv = [self.executable, "speed", *options, algorithm]
         samples: list[int] = []
         loops: list[int] = []
         for _ in range(plan.samples):
-            what = f"speed {mode} {algorithm}"
+            what = " ".join(["speed", *([mode] if mode else []), algorithm])
             timeout = seconds + self.settings.timeout_slack_s
             stderr = self._run(argv, timeout=timeout, what=what, stream="stderr")
             runs = parse_mr_runs(stderr)
@@ -264,12 +262,12 @@ class OpensslRuntime(Runtime):
             )
         return found
 
-    def unsupported_reason(self, call: calls.Call) -> str:
+    def unsupported_reason(self, call: calls.Call, sc: Scenario) -> str:
         if self.flavour != "OpenSSL":
             return f"{self.flavour} is not OpenSSL: its speed options differ"
         if self.version < (1, 1, 1):
             return "openssl speed -bytes/-seconds need OpenSSL 1.1.1+"
-        if call.worker_call == "speed-hmac" and self.version < (3, 0, 0):
+        if call.worker_call == "speed" and sc.kind == "mac" and self.version < (3, 0, 0):
             return (
                 "before OpenSSL 3.0, 'openssl speed hmac' measures HMAC-MD5 only (no -hmac DIGEST)"
             )
