@@ -182,6 +182,20 @@ def match_by_result(report: model.Report) -> dict[int, str]:
     return out
 
 
+def cells(r: model.Result, fastest: dict, match: dict, x: str = "×") -> dict[str, str]:
+    """The figures every renderer shows for an ok result, formatted once."""
+    s = r.summary()
+    ops = 1e9 / s.median
+    return {
+        "ns_ci": ns_with_ci(s, imported=r.source == "imported"),
+        "median": fmt_ns(s.median),
+        "ops": si(ops),
+        "mbs": f"{ops * r.size / 1e6:,.1f}",
+        "rel": f"{s.median / fastest[compare_key(r)]:.2f}{x}",
+        "ok": match.get(id(r), "–"),
+    }
+
+
 def ns_with_ci(s: stats.Summary, imported: bool = False) -> str:
     if imported:
         return f"{fmt_ns(s.median)} (as posted)"

@@ -35,20 +35,8 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         if r.status != "ok":
             rows.append([r.runtime, call, r.size, r.hw, f"unsupported: {r.reason}", "", "", ""])
             continue
-        s = r.summary()
-        ops = 1e9 / s.median
-        rows.append(
-            [
-                r.runtime,
-                call,
-                r.size,
-                r.hw,
-                common.ns_with_ci(s, imported=r.source == "imported"),
-                f"{ops * r.size / 1e6:,.1f}",
-                f"{s.median / fastest[common.compare_key(r)]:.2f}×",
-                match.get(id(r), "–"),
-            ]
-        )
+        c = common.cells(r, fastest, match)
+        rows.append([r.runtime, call, r.size, r.hw, c["ns_ci"], c["mbs"], c["rel"], c["ok"]])
     headers = [
         "runtime",
         "call",

@@ -40,19 +40,18 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
             blank = ["", "", "", ""] + ([""] if vs_first else [])
             rows.append([r.runtime, label, r.size, *hw, f"unsupported: {r.reason}", *blank])
             continue
-        s = r.summary()
-        ops = 1e9 / s.median
+        c = common.cells(r, fastest, match)
         rows.append(
             [
                 r.runtime,
                 label,
                 r.size,
                 *hw,
-                common.ns_with_ci(s, imported=r.source == "imported"),
-                common.si(ops),
-                f"{ops * r.size / 1e6:,.1f}",
-                f"{s.median / fastest[common.compare_key(r)]:.2f}×",
-                match.get(id(r), "–"),
+                c["ns_ci"],
+                c["ops"],
+                c["mbs"],
+                c["rel"],
+                c["ok"],
                 *([vs_first.get(id(r), "")] if vs_first else []),
             ]
         )

@@ -51,20 +51,14 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
             rows.append([f"[{n}]", r.size, r.hw, "unsupported", "", "", "", ""])
             continue
         s = r.summary()
-        lo, hi = s.ci95
-        ci = "as posted" if r.source == "imported" else f"{common.fmt_ns(lo)}-{common.fmt_ns(hi)}"
-        rows.append(
-            [
-                f"[{n}]",
-                r.size,
-                r.hw,
-                common.fmt_ns(s.median),
-                ci,
-                f"{1e9 / s.median * r.size / 1e6:,.1f}",
-                f"{s.median / fastest[common.compare_key(r)]:.2f}x",
-                match.get(id(r), "-"),
-            ]
+        c = common.cells(r, fastest, match, x="x")
+        ci = (
+            "as posted"
+            if r.source == "imported"
+            else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
         )
+        ok = "-" if c["ok"] == "–" else c["ok"]
+        rows.append([f"[{n}]", r.size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
     table = tabulate(
         rows,
         headers=["call", "bytes", "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"],
