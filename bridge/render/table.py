@@ -20,7 +20,8 @@ def render(report: model.Report) -> str:
         out += common.fit_lines(report, scenario)
         for line in common.tc_lines(report, scenario):
             out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
-        out += common.verdict_lines(report, scenario)
+        for line in common.verdict_lines(report, scenario):
+            out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
     out += common.warning_lines(report)
     out += common.problem_lines(report)
     return "\n".join(out).rstrip() + "\n"
