@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import bridge_cmd
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 THREAD = SEEDS / "erlang-questions-hmac-hardware-acceleration.txt"
 
 

@@ -91,7 +91,7 @@ def test_compare_text_stays_in_72_columns():
 
 
 def test_compare_with_imported_report_says_significance_unknown(tmp_path):
-    seeds = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+    seeds = Path(__file__).resolve().parent / "fixtures" / "seeds"
     thread = seeds / "erlang-questions-hmac-hardware-acceleration.txt"
     if not thread.exists():
         pytest.skip("seed missing")

@@ -13,7 +13,7 @@ import pytest
 
 from bridge import speedparse
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 FIX = Path(__file__).resolve().parent / "fixtures"
 THREAD = "erlang-questions-hmac-hardware-acceleration.txt"
 UBUNTU = "ubuntu-openssl-ec-nistp-64-gcc-128.txt"
