@@ -8,13 +8,9 @@ errors into messages and exit statuses:
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
-import shlex
 import signal
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -22,12 +18,11 @@ from tabulate import tabulate
 
 import bridge
 from bridge import compare as comparison
-from bridge import discover, importer, model, runner, scenario
+from bridge import discover, importer, model, plans, runner, scenario
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
 from bridge.render.env import render_env
-from bridge.settings import DEFAULT, QUICK, Settings
 
 MAX_SAMPLES = 10_000
 
@@ -184,49 +179,40 @@ def run(
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     if output is not None:
-        _check_writable(output)
+        plans.check_writable(output)
+    command = tuple(["bridge", *sys.argv[1:]])
     if replay is not None:
         if scenarios:
             raise UsageError("--replay reruns the report's own scenarios: name none")
         old = model.load(replay)
-        plan = _replay_plan(old, replay)
+        plan, warnings = plans.from_report(old, replay, command)
+        for warning in warnings:
+            click.echo(f"bridge: warning: {warning}", err=True)
     else:
-        if not scenarios:
-            raise UsageError("name a scenario to run (bridge list shows them), or use --replay")
-        settings = dataclasses.replace(
-            _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs),
+        options = plans.RunOptions(
+            scenarios=tuple(scenarios),
+            quick=quick,
+            samples=samples,
+            sample_ms=sample_ms,
+            warmup_ms=warmup_ms,
+            rounds=rounds,
+            openssl_runs=openssl_runs,
             until_stable=until_stable,
-            max_seconds=max_time,
-            timeout_slack_s=request_timeout,
-            tc_calls=(tc_calls or (100_000 if quick else 1_000_000)) if method == "tc" else None,
-        )
-        kinds = _kinds(runtimes)
-        loaded = tuple(scenario.load(s, tuple(scenario_dirs)) for s in scenarios)
-        if sizes is not None:
-            wanted = _sizes(sizes)
-            loaded = tuple(dataclasses.replace(sc, sizes=wanted) for sc in loaded)
-        if file_size is not None:
-            one = (_byte_count(file_size),)
-            loaded = tuple(
-                dataclasses.replace(sc, sizes=one) if sc.kind == "file-digest" else sc
-                for sc in loaded
-            )
-        if hw is None:
-            hw = "both" if any(sc.features for sc in loaded) else "on"
-        plan = runner.Plan(
-            scenarios=loaded,
-            settings=settings,
+            max_time=max_time,
             seed=seed,
-            erl=_expand_erl(erl) or (None,),
-            openssl=tuple(openssl) or (None,),
-            python=tuple(python) or (None,),
-            kinds=kinds,
+            erl=tuple(erl),
+            openssl=tuple(openssl),
+            python=tuple(python),
             hw=hw,
-            command=tuple(["bridge", *sys.argv[1:]]),
-            reproduce=_reproduce(
-                scenarios, settings, seed, erl, openssl, kinds, hw, sizes, file_size
-            ),
+            runtimes=runtimes,
+            scenario_dirs=tuple(scenario_dirs),
+            sizes=sizes,
+            file_size=file_size,
+            method=method,
+            tc_calls=tc_calls,
+            request_timeout=request_timeout,
         )
+        plan = plans.from_options(options, command)
     outcome = _execute(plan, output, fmt)
     if replay is not None and outcome.report.results:
         click.echo("")
@@ -268,42 +254,6 @@ def _exit_status(outcome: runner.Outcome) -> None:
         raise SystemExit(ExitStatus.RUN_FAILED)
 
 
-def _replay_plan(old: model.Report, path: Path) -> runner.Plan:
-    """Scenarios, sizes, seed, settings, hw and runtimes as the report has them;
-    an executable that does not exist here falls back to the one on PATH."""
-    if not old.scenarios:
-        raise UsageError(f"{path}: the report does not describe its scenarios (imported?)")
-    loaded = tuple(
-        scenario.parse(dict(d), f"{path} (scenario {d.get('name')})") for d in old.scenarios
-    )
-    known = {f.name for f in dataclasses.fields(Settings)}
-    settings = Settings(**{k: v for k, v in old.settings.items() if k in known})
-    as_found = [rt for rt in old.runtimes if rt.details.get("hw", "on") == "on"]
-
-    def here(kind: str) -> tuple[str | None, ...]:
-        paths = [rt.executable for rt in as_found if rt.kind == kind]
-        kept = tuple(p for p in paths if p and Path(p).exists())
-        for p in paths:
-            if p and not Path(p).exists():
-                click.echo(
-                    f"bridge: warning: {p} does not exist here; using the one on PATH", err=True
-                )
-        return kept or (None,)
-
-    kinds = tuple(k for k in runner.calls.RUNTIME_KINDS if any(rt.kind == k for rt in as_found))
-    return runner.Plan(
-        scenarios=loaded,
-        settings=settings,
-        seed=int(old.settings.get("seed", 1)),
-        erl=here("erlang"),
-        openssl=here("openssl"),
-        kinds=kinds or runner.calls.RUNTIME_KINDS,
-        hw=old.hardware.get("hw", "on"),
-        command=tuple(["bridge", *sys.argv[1:]]),
-        reproduce=old.reproduce,
-    )
-
-
 @cli.command()
 @click.option(
     "--erl", "erl", multiple=True, metavar="PATH", help="An erl to describe (repeatable)."
@@ -315,29 +265,7 @@ def _replay_plan(old: model.Report, path: Path) -> runner.Plan:
 def env(erl, openssl, fmt) -> None:
     """Describe the machine and each runtime, without benchmarking: CPU features,
     virtualisation, OS, each runtime's libcrypto, and the masks bridge would use."""
-    # Every scenario's features, so the masks for all of them are shown.
-    features = tuple(
-        dict.fromkeys(f for s in scenario.available() for f in scenario.load(s).features)
-    )
-    probe = scenario.Scenario(
-        name="env",
-        description="",
-        kind="hash",
-        digest="sha256",
-        sizes=(16,),
-        key_bytes=0,
-        mac_bytes=0,
-        features=features,
-        calls={"erlang": ("hash",), "python": ("hashlib",), "openssl": ("speed-evp",)},
-        path="",
-    )
-    plan = runner.Plan(
-        scenarios=(probe,),
-        settings=DEFAULT,
-        seed=0,
-        erl=tuple(erl) or (None,),
-        openssl=tuple(openssl) or (None,),
-    )
+    plan = plans.for_env(tuple(erl), tuple(openssl))
     environment_block, runtimes, hw = runner.inspect(plan)
     if fmt == "json":
         data = {
@@ -363,7 +291,7 @@ def import_speed(file, fmt, output) -> None:
     pasted, quoted or re-wrapped text from 1.0.2, 1.1.1 and 3.x, several runs
     per document."""
     if output is not None:
-        _check_writable(output)
+        plans.check_writable(output)
     stdin_text = click.get_text_stream("stdin").read() if file == "-" else None
     text, name = importer.read_document(file, stdin_text)
     report, warnings = importer.to_report(text, name, ["bridge", *sys.argv[1:]])
@@ -405,23 +333,6 @@ def otp_list(fmt) -> None:
     ]
     headers = ["OTP", "ERTS", "crypto", "libcrypto", "found via", "root", "status"]
     click.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
-
-
-def _expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
-    """--erl otp:27 names every working OTP 27 installation discovery finds."""
-    out: list[str] = []
-    for spec in erl:
-        if spec.startswith("otp:"):
-            found = discover.resolve_group(spec)
-            if not found:
-                raise UsageError(
-                    f"--erl {spec}: no working OTP {spec[4:]} installation found"
-                    " (bridge otp list shows what is installed)"
-                )
-            out += [f for f in found if f not in out]
-        else:
-            out.append(spec)
-    return tuple(out)
 
 
 @cli.command()
@@ -478,7 +389,7 @@ def plot_command(file, output, others) -> None:
 
     paths = [file, *others]
     reports = [(p.name, model.load(p)) for p in paths]
-    _check_writable(output)
+    plans.check_writable(output)
     n = plot.plot(reports, output)
     click.echo(f"{output}: {n} lines", err=True)
 
@@ -522,106 +433,6 @@ def show(name, scenario_dirs) -> None:
             call = runner.calls.CALLS[runtime, cid]
             click.echo(f"# {runtime:8s} {call.label(sc, '')}  ({call.semantics_for(sc)})")
     click.echo(path.read_text(), nl=False)
-
-
-def _settings(quick, samples, sample_ms, warmup_ms, rounds, openssl_runs) -> Settings:
-    base = QUICK if quick else DEFAULT
-    return dataclasses.replace(
-        base,
-        warmup_ms=base.warmup_ms if warmup_ms is None else warmup_ms,
-        sample_ms=sample_ms or base.sample_ms,
-        samples=samples or base.samples,
-        rounds=rounds or base.rounds,
-        openssl_runs=openssl_runs or base.openssl_runs,
-    )
-
-
-def _kinds(text: str) -> tuple[str, ...]:
-    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
-    bad = [k for k in kinds if k not in runner.calls.RUNTIME_KINDS]
-    if bad or not kinds:
-        raise UsageError(
-            f"--runtimes: unknown runtime {bad[0] if bad else text!r};"
-            f" expected a comma-separated list of {', '.join(runner.calls.RUNTIME_KINDS)}"
-        )
-    return kinds
-
-
-def _check_writable(path: Path) -> None:
-    """Fail before measuring, not after: try to create a file where the
-    output will go (os.access says yes to root even where writing fails)."""
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"--output {path}: directory {parent} does not exist")
-    if path.is_dir():
-        raise UsageError(f"--output {path}: is a directory")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".bridge-probe-", dir=parent)
-    except OSError as exc:
-        raise UsageError(
-            f"--output {path}: directory {parent} is not writable ({exc.strerror})"
-        ) from None
-    os.close(fd)
-    os.unlink(probe)
-
-
-def _byte_count(text: str) -> int:
-    """--file-size: 268435456, 256M, 1G (powers of 1024)."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    scale = units.get(t[-1:], 1)
-    digits = t[:-1] if t[-1:] in units else t
-    if not digits.isdigit() or not 1 <= int(digits) * scale <= scenario.MAX_FILE_SIZE:
-        raise UsageError(
-            f"--file-size: {text!r} is not a size; expected e.g. 268435456, 256M or 1G,"
-            f" at most {scenario.MAX_FILE_SIZE >> 30}G"
-        )
-    return int(digits) * scale
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    """--sizes 16,64,1024: positive byte counts up to the scenario limit."""
-    out = []
-    for piece in text.split(","):
-        piece = piece.strip()
-        if not piece.isdigit() or not 1 <= int(piece) <= scenario.MAX_SIZE:
-            raise UsageError(
-                f"--sizes: {piece!r} is not a message size; expected whole numbers of bytes"
-                f" from 1 to {scenario.MAX_SIZE}, comma-separated"
-            )
-        if int(piece) not in out:
-            out.append(int(piece))
-    return tuple(out)
-
-
-def _reproduce(
-    scenarios, settings: Settings, seed, erl, openssl, kinds, hw, sizes=None, file_size=None
-) -> str:
-    """A command line that reruns the same measurement."""
-    argv = ["bridge", "run", *scenarios, "--seed", str(seed), "--hw", hw]
-    if sizes is not None:
-        argv += ["--sizes", ",".join(map(str, _sizes(sizes)))]
-    if file_size is not None:
-        argv += ["--file-size", str(_byte_count(file_size))]
-    base = QUICK if settings.quick else DEFAULT
-    if settings.quick:
-        argv.append("--quick")
-    for flag, value, default in (
-        ("--samples", settings.samples, base.samples),
-        ("--sample-ms", settings.sample_ms, base.sample_ms),
-        ("--warmup-ms", settings.warmup_ms, base.warmup_ms),
-        ("--rounds", settings.rounds, base.rounds),
-        ("--openssl-runs", settings.openssl_runs, base.openssl_runs),
-    ):
-        if value != default:
-            argv += [flag, str(value)]
-    for e in erl:
-        argv += ["--erl", e]
-    for o in openssl:
-        argv += ["--openssl", o]
-    if kinds != runner.calls.RUNTIME_KINDS:
-        argv += ["--runtimes", ",".join(kinds)]
-    return shlex.join(argv)
 
 
 def _progress_printer():

@@ -35,9 +35,10 @@ def scenario_file(tmp_path, digest: str) -> str:
     return str(path)
 
 
-def verdicts(tmp_path, digest, env=None):
+def verdicts(tmp_path, digest, env=None, extra=()):
     out = tmp_path / "r.json"
-    done = bridge_cmd("run", scenario_file(tmp_path, digest), *SHORT, "-o", str(out), env=env)
+    args = ("run", scenario_file(tmp_path, digest), *SHORT, *extra, "-o", str(out))
+    done = bridge_cmd(*args, env=env)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     return report, {v["runtime"].split("@")[0]: v for v in report["verdicts"]}
@@ -75,10 +76,13 @@ def test_already_masked_environment_never_claims_used(tmp_path):
 
 @sha_ni
 def test_sha512_is_the_control(tmp_path):
-    # SHA-NI has no SHA-512 instructions on this CPU: masking it must not show.
-    _, by_kind = verdicts(tmp_path, "sha512")
+    # SHA-NI has no SHA-512 instructions on this CPU, so masking it must not
+    # produce anything like SHA-256's 3x. (The verdict itself is usually
+    # not-used; on a noisy host it can come out inconclusive, so the test
+    # checks the size of the effect, which is what the control is for.)
+    _, by_kind = verdicts(tmp_path, "sha512", extra=["--rounds", "8", "--samples", "40"])
     for kind, v in by_kind.items():
-        assert v["verdict"] in ("not-used", "inconclusive"), (kind, v)
+        assert v["speedup"] < 1.3, (kind, v)
 
 
 def test_env_command(tmp_path):
