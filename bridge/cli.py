@@ -151,68 +151,22 @@ def cli() -> None:
     show_default=True,
     help="What to print on stdout.",
 )
-def run(
-    scenarios,
-    quick,
-    samples,
-    sample_ms,
-    warmup_ms,
-    rounds,
-    openssl_runs,
-    until_stable,
-    max_time,
-    seed,
-    erl,
-    openssl,
-    hw,
-    runtimes,
-    scenario_dirs,
-    sizes,
-    file_size,
-    method,
-    tc_calls,
-    python,
-    request_timeout,
-    replay,
-    output,
-    fmt,
-) -> None:
+def run(replay: Path | None, output: Path | None, fmt: str, **params) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     if output is not None:
         plans.check_writable(output)
     command = tuple(["bridge", *sys.argv[1:]])
     if replay is not None:
-        if scenarios:
+        if params["scenarios"]:
             raise UsageError("--replay reruns the report's own scenarios: name none")
         old = model.load(replay)
         plan, warnings = plans.from_report(old, replay, command)
         for warning in warnings:
             click.echo(f"bridge: warning: {warning}", err=True)
     else:
-        options = plans.RunOptions(
-            scenarios=tuple(scenarios),
-            quick=quick,
-            samples=samples,
-            sample_ms=sample_ms,
-            warmup_ms=warmup_ms,
-            rounds=rounds,
-            openssl_runs=openssl_runs,
-            until_stable=until_stable,
-            max_time=max_time,
-            seed=seed,
-            erl=tuple(erl),
-            openssl=tuple(openssl),
-            python=tuple(python),
-            hw=hw,
-            runtimes=runtimes,
-            scenario_dirs=tuple(scenario_dirs),
-            sizes=sizes,
-            file_size=file_size,
-            method=method,
-            tc_calls=tc_calls,
-            request_timeout=request_timeout,
-        )
-        plan = plans.from_options(options, command)
+        # click gives repeatable options as tuples already; RunOptions has a
+        # field for every other option of this command.
+        plan = plans.from_options(plans.RunOptions(**params), command)
     outcome = _execute(plan, output, fmt)
     if replay is not None and outcome.report.results:
         click.echo("")

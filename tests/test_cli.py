@@ -300,3 +300,31 @@ def test_otp_list_command():
 def test_unknown_otp_group_is_a_usage_error():
     done = bridge_cmd("run", "hmac-sha1", "--erl", "otp:3")
     assert done.returncode == 2 and "no working OTP 3 installation" in done.stderr
+
+
+def test_every_run_option_has_a_plan_field():
+    # `bridge run` hands its options to plans.RunOptions by name.
+    import dataclasses
+
+    from bridge.cli import run
+    from bridge.plans import RunOptions
+
+    options = {p.name for p in run.params} - {"replay", "output", "fmt"}
+    assert options == {f.name for f in dataclasses.fields(RunOptions)}
+
+
+def test_every_command_has_help():
+    for args in (
+        ["--help"],
+        ["run", "--help"],
+        ["report", "--help"],
+        ["compare", "--help"],
+        ["plot", "--help"],
+        ["import-speed", "--help"],
+        ["env", "--help"],
+        ["otp", "list", "--help"],
+        ["list", "--help"],
+        ["show", "--help"],
+    ):
+        done = bridge_cmd(*args)
+        assert done.returncode == 0 and "Usage:" in done.stdout, args
