@@ -50,6 +50,7 @@ class Worker:
         self._ids = itertools.count(1)
         self._proc: subprocess.Popen | None = None
         self._stderr = None
+        self._stderr_text = ""  # the tail, kept when the file is closed
         self._channel: codec.Channel | None = None
 
     # -- lifecycle ---------------------------------------------------------
@@ -173,11 +174,11 @@ class Worker:
         return WorkerError(f"{self.name} {what}{status}", runtime=self.name, stderr_tail=tail)
 
     def stderr_tail(self) -> str:
-        return self._read_stderr_tail() if self._stderr else getattr(self, "_stderr_text", "")
+        return self._read_stderr_tail()
 
     def _read_stderr_tail(self) -> str:
         if self._stderr is None:
-            return getattr(self, "_stderr_text", "")
+            return self._stderr_text
         try:
             size = self._stderr.seek(0, os.SEEK_END)
             self._stderr.seek(max(0, size - STDERR_TAIL))
