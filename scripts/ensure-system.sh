@@ -33,5 +33,5 @@ fi
 echo "bridge setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt-get install -y -qq "${missing[@]}" >/dev/null
 erl_ok || { echo "bridge setup: Erlang installed but crypto/eunit still unusable" >&2; exit 1; }
