@@ -174,6 +174,30 @@ def _hashlib_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]
     return f"hashlib.{ctor.__name__.removeprefix('openssl_')}", lambda: ctor(data).digest(), loop
 
 
+def _repeat(once: Callable[[], bytes]) -> Loop:
+    """The timed loop for calls that are a whole function already (ciphers,
+    signatures, file digests): one extra Python call per iteration, which is
+    negligible next to a microsecond-scale operation."""
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            once()
+
+    return loop
+
+
+def _require_cryptography() -> None:
+    # Python's standard library has no ciphers or signatures: these calls need
+    # the optional `cryptography` package (which bundles its own OpenSSL).
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        raise OperationError(
+            "unsupported",
+            "the cryptography package is not installed: pip install 'bridge[crypto]'",
+        ) from None
+
+
 def _file_digest_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
     # The path names a file the driver generated in its private directory.
     path, name = _str(args, "path"), _digest(args)
@@ -182,23 +206,15 @@ def _file_digest_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], L
         with open(path, "rb") as f:
             return hashlib.file_digest(f, name.replace("-", "_")).digest()
 
-    def loop(n: int) -> None:
-        for _ in range(n):
-            once()
-
-    return "hashlib.file_digest", once, loop
+    return "hashlib.file_digest", once, _repeat(once)
 
 
 def _ecdsa_call(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
-    try:
-        from cryptography.exceptions import InvalidSignature
-        from cryptography.hazmat.primitives import hashes
-        from cryptography.hazmat.primitives.asymmetric import ec
-    except ImportError:
-        raise OperationError(
-            "unsupported",
-            "the cryptography package is not installed: pip install 'bridge[crypto]'",
-        ) from None
+    _require_cryptography()
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     curve = {"p256": ec.SECP256R1, "p384": ec.SECP384R1, "p521": ec.SECP521R1}.get(
         _str(args, "curve")
     )
@@ -230,24 +246,14 @@ def _ecdsa_call(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], byte
 
         api = "cryptography EllipticCurvePublicKey.verify"
 
-    def loop(n: int) -> None:
-        for _ in range(n):
-            once()
-
-    return api, once, loop
+    return api, once, _repeat(once)
 
 
 def _cryptography_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
-    # Python's standard library has no ciphers: this needs the optional
-    # `cryptography` package (which bundles its own OpenSSL).
-    try:
-        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-    except ImportError:
-        raise OperationError(
-            "unsupported",
-            "the cryptography package is not installed: pip install 'bridge[crypto]'",
-        ) from None
+    _require_cryptography()
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     key, iv, data = _bytes(args, "key"), _bytes(args, "iv"), _bytes(args, "data")
     name = _str(args, "cipher")
     if name in ("aes-128-gcm", "aes-256-gcm"):
@@ -266,11 +272,7 @@ def _cryptography_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], 
     else:
         raise OperationError("bad_request", f"unknown cipher: {name[:40]}")
 
-    def loop(n: int) -> None:
-        for _ in range(n):
-            once()
-
-    return api, once, loop
+    return api, once, _repeat(once)
 
 
 # -- measurement -------------------------------------------------------------
