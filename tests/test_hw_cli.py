@@ -76,13 +76,21 @@ def test_already_masked_environment_never_claims_used(tmp_path):
 
 @sha_ni
 def test_sha512_is_the_control(tmp_path):
-    # SHA-NI has no SHA-512 instructions on this CPU, so masking it must not
-    # produce anything like SHA-256's 3x. (The verdict itself is usually
-    # not-used; on a noisy host it can come out inconclusive, so the test
-    # checks the size of the effect, which is what the control is for.)
-    _, by_kind = verdicts(tmp_path, "sha512", extra=["--rounds", "8", "--samples", "40"])
-    for kind, v in by_kind.items():
-        assert v["speedup"] < 1.3, (kind, v)
+    # SHA-NI has no SHA-512 instructions on this CPU. Measured in the same
+    # interleaved run, masking SHA must change SHA-512 far less than SHA-256
+    # (about 3x at 16 KiB here). On a noisy host the SHA-512 verdict itself is
+    # often `inconclusive`, and its point estimate has been seen up to 1.44x,
+    # so the test compares the two effects, which is what a control is for.
+    out = tmp_path / "r.json"
+    files = [scenario_file(tmp_path, d) for d in ("sha256", "sha512")]
+    done = bridge_cmd("run", *files, *SHORT, "--rounds", "8", "--samples", "40", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    speedup = {
+        (v["scenario"], v["runtime"].split("@")[0]): v["speedup"] for v in report["verdicts"]
+    }
+    for kind in ("erlang", "python", "openssl"):
+        assert speedup[("sha512-16k", kind)] < 0.6 * speedup[("sha256-16k", kind)], speedup
 
 
 def test_env_command(tmp_path):
