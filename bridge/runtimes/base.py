@@ -122,9 +122,10 @@ class WorkerRuntime(Runtime):
             self.worker.close()
             self.worker = None
 
-    def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
-        assert self.worker is not None
-        args = {
+    @staticmethod
+    def call_args(sc: Scenario, call: calls.Call, inputs: Inputs) -> dict[str, Any]:
+        """What a worker needs to make one call: each operation reads its keys."""
+        return {
             "call": call.worker_call,
             "digest": sc.digest,
             "data": inputs.data,
@@ -137,6 +138,12 @@ class WorkerRuntime(Runtime):
             "curve": sc.curve,
             "pub": inputs.pub,
             "sig": inputs.sig,
+        }
+
+    def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
+        assert self.worker is not None
+        args = {
+            **self.call_args(sc, call, inputs),
             "warmup_ns": plan.warmup_ms * 1_000_000,
             "sample_ns": self.settings.sample_ms * 1_000_000,
             "samples": plan.samples,

@@ -40,14 +40,7 @@ class ErlangRuntime(WorkerRuntime):
         assert self.worker is not None
         if call.worker_call not in ("mac", "hash"):
             raise OperationError("unsupported", f"--method tc does not time {call.id}")
-        args = {
-            "call": call.worker_call,
-            "digest": sc.digest,
-            "data": inputs.data,
-            "key": inputs.key,
-            "mac_bytes": sc.mac_bytes,
-            "n": n,
-        }
+        args = {**self.call_args(sc, call, inputs), "n": n}
         # timer:tc itself costs about a microsecond a call: allow 50 us each.
         timeout = n * 50e-6 + self.settings.timeout_slack_s
         reply = codec.props(self.worker.call("tc", args, timeout=timeout))
