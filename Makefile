@@ -1,5 +1,6 @@
 # make run    set up, then run the mailing-list benchmark (bridge run hmac-sha1)
-# make test   set up, then run the test suite
+# make test   set up, then run the test suite (all tiers, real runtimes)
+# make test-fast  the in-process tier only: unit tests and the session with fake runtimes
 # make lint   ruff (lint + format check) and erlc with all warnings as errors
 # make setup  install what is missing: Erlang + crypto, openssl, ./.venv
 
@@ -8,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system run test lint bench clean
+.PHONY: setup system run test test-fast lint bench clean
 
 setup: system $(STAMP)
 
@@ -28,6 +29,10 @@ run: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+# No Erlang or openssl needed: only the venv.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit tests/session
 
 lint: setup
 	$(BIN)/ruff check bridge tests bench

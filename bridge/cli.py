@@ -17,8 +17,8 @@ import click
 from tabulate import tabulate
 
 import bridge
+from bridge import calls, discover, importer, model, plans, runner, scenario
 from bridge import compare as comparison
-from bridge import discover, importer, model, plans, runner, scenario
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
@@ -186,12 +186,12 @@ def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome
     if output is not None:
         click.echo(f"report written to {output}", err=True)
     for skip in outcome.report.skipped:
-        click.echo(f"bridge: warning: skipped {skip['runtime']}: {skip['reason']}", err=True)
+        click.echo(f"bridge: warning: skipped {skip.runtime}: {skip.reason}", err=True)
     for cell in outcome.report.unstable:
         click.echo(
-            f"bridge: warning: {cell['runtime']} {cell['call_id']} at {cell['size']} B"
-            f" (hw {cell['hw']}) did not reach the target:"
-            f" ±{cell['ci_halfwidth'] * 100:.1f}%",
+            f"bridge: warning: {cell.runtime} {cell.call_id} at {cell.size} B"
+            f" (hw {cell.hw}) did not reach the target:"
+            f" ±{cell.ci_halfwidth * 100:.1f}%",
             err=True,
         )
     return outcome
@@ -201,8 +201,8 @@ def _exit_status(outcome: runner.Outcome) -> None:
     if outcome.interrupted:
         raise SystemExit(ExitStatus.INTERRUPTED)
     if not outcome.report.results:
-        reasons = [s["reason"] for s in outcome.report.skipped]
-        reasons += [e["message"] for e in outcome.report.errors]
+        reasons = [s.reason for s in outcome.report.skipped]
+        reasons += [e.message for e in outcome.report.errors]
         raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
     if outcome.failed:
         raise SystemExit(ExitStatus.RUN_FAILED)
@@ -384,7 +384,7 @@ def show(name, scenario_dirs) -> None:
     click.echo(f"# {path}")
     for runtime, ids in sc.calls.items():
         for cid in ids:
-            call = runner.calls.CALLS[runtime, cid]
+            call = calls.CALLS[runtime, cid]
             click.echo(f"# {runtime:8s} {call.label(sc, '')}  ({call.semantics_for(sc)})")
     click.echo(path.read_text(), nl=False)
 

@@ -55,11 +55,12 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
     loaded = tuple(scenario.load(s, tuple(o.scenario_dirs)) for s in o.scenarios)
     if o.sizes is not None:
         wanted = parse_sizes(o.sizes)
-        loaded = tuple(dataclasses.replace(sc, sizes=wanted) for sc in loaded)
+        loaded = tuple(sc.with_sizes(wanted) for sc in loaded)
     if o.file_size is not None:
         one = (parse_byte_count(o.file_size),)
         loaded = tuple(
-            dataclasses.replace(sc, sizes=one) if sc.kind == "file-digest" else sc for sc in loaded
+            sc.with_sizes(one) if isinstance(sc, scenario.FileDigestScenario) else sc
+            for sc in loaded
         )
     hw = o.hw or ("both" if any(sc.features for sc in loaded) else "on")
     return runner.Plan(
@@ -103,7 +104,7 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
     )
     known = {f.name for f in dataclasses.fields(Settings)}
     settings = Settings(**{k: v for k, v in old.settings.items() if k in known})
-    as_found = [rt for rt in old.runtimes if rt.details.get("hw", "on") == "on"]
+    as_found = [rt for rt in old.runtimes if not rt.masked]
     warnings: list[str] = []
 
     def here(kind: str) -> tuple[str | None, ...]:
@@ -119,8 +120,9 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
         seed=int(old.settings.get("seed", 1)),
         erl=here("erlang"),
         openssl=here("openssl"),
+        python=here("python"),
         kinds=kinds or calls.RUNTIME_KINDS,
-        hw=old.hardware.get("hw", "on"),
+        hw=old.hardware.hw or "on",
         command=command,
         reproduce=old.reproduce,
     )
@@ -240,17 +242,13 @@ def for_env(erl: tuple[str, ...], openssl: tuple[str, ...]) -> runner.Plan:
     features = tuple(
         dict.fromkeys(f for s in scenario.available() for f in scenario.load(s).features)
     )
-    probe = scenario.Scenario(
+    probe = scenario.HashScenario(
         name="env",
         description="",
-        kind="hash",
         digest="sha256",
         sizes=(16,),
-        key_bytes=0,
-        mac_bytes=0,
         features=features,
         calls={"erlang": ("hash",), "python": ("hashlib",), "openssl": ("speed-evp",)},
-        path="",
     )
     return runner.Plan(
         scenarios=(probe,), settings=DEFAULT, seed=0, erl=erl or (None,), openssl=openssl or (None,)

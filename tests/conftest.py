@@ -16,6 +16,7 @@ import pytest
 from bridge.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
 # Short measurements: tests check structure and bytes, never timings.
 FAST = Settings(warmup_ms=5, sample_ms=2, samples=3, openssl_seconds=1, openssl_runs=1)
 FAST_ARGS = [
@@ -60,19 +61,25 @@ def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
 
 
 def worker_pids() -> set[int]:
-    """PIDs of bridge's worker processes (beam.smp running bridge_worker, or
-    python -m bridge.worker), found through /proc."""
+    """PIDs of this test session's bridge worker processes (beam.smp running
+    bridge_worker, or python -m bridge.worker), found through /proc. Workers
+    of other test sessions on the same machine (another checkout, CI) are not
+    this session's: a worker inherits BRIDGE_CACHE_DIR, which is per session."""
+    marker = f"BRIDGE_CACHE_DIR={os.environ.get('BRIDGE_CACHE_DIR', '')}".encode()
     pids = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
+            # The worker command lines exactly: `erlc .../bridge_worker.erl` is not one.
+            if b"bridge_worker\x00main" not in cmdline and b"-m\x00bridge.worker" not in cmdline:
+                continue
+            if marker not in (entry / "environ").read_bytes().split(b"\x00"):
+                continue
         except OSError:
             continue
-        # The worker command lines exactly: `erlc .../bridge_worker.erl` is not one.
-        if b"bridge_worker\x00main" in cmdline or b"-m\x00bridge.worker" in cmdline:
-            pids.add(int(entry.name))
+        pids.add(int(entry.name))
     return pids
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from bridge import codec, environment, model, otp
 from bridge.errors import OperationError, RuntimeUnavailable
-from bridge.runtimes.base import WorkerRuntime, text
+from bridge.runtimes.base import Job, WorkerRuntime, text
 from bridge.settings import Settings
 
 
@@ -35,12 +35,12 @@ class ErlangRuntime(WorkerRuntime):
             "main",
         ]
 
-    def tc(self, sc, call, inputs, n: int) -> dict[str, Any]:
+    def tc(self, job: Job, n: int) -> dict[str, Any]:
         """The thread's harness: n calls timed one by one with timer:tc (us)."""
         assert self.worker is not None
-        if call.worker_call not in ("mac", "hash"):
-            raise OperationError("unsupported", f"--method tc does not time {call.id}")
-        args = {**self.call_args(sc, call, inputs), "n": n}
+        if not job.call.timer_tc:
+            raise OperationError("unsupported", f"--method tc does not time {job.call.id}")
+        args = {**job.wire_args(), "n": n}
         # timer:tc itself costs about a microsecond a call: allow 50 us each.
         timeout = n * 50e-6 + self.settings.timeout_slack_s
         reply = codec.props(self.worker.call("tc", args, timeout=timeout))
@@ -88,6 +88,6 @@ class ErlangRuntime(WorkerRuntime):
                 "clock": "erlang:monotonic_time(nanosecond)",
                 "clock_resolution_hz": info.get("clock_resolution_hz"),
                 "env": self.env_record(),
-                "hw": self.hw,
             },
+            hw=self.hw,
         )
