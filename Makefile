@@ -1,7 +1,8 @@
 # make run    set up, then run the mailing-list benchmark (bridge run hmac-sha1)
 # make test   set up, then run the test suite (all tiers, real runtimes)
 # make test-fast  the in-process tier only: unit tests and the session with fake runtimes
-# make lint   ruff (lint + format check) and erlc with all warnings as errors
+# make lint   ruff (lint + format check), erlc with all warnings as errors, and
+#             dialyzer on erl/ (scripts/dialyzer.sh; builds its PLT on first use)
 # make setup  install what is missing: Erlang + crypto, openssl, ./.venv
 
 PYTHON ?= python3
@@ -38,6 +39,7 @@ lint: setup
 	$(BIN)/ruff check bridge tests bench
 	$(BIN)/ruff format --check bridge tests bench
 	@d=$$(mktemp -d) && erlc +warn_all +warnings_as_errors -o $$d erl/*.erl tests/erl/*.erl; rc=$$?; rm -rf $$d; exit $$rc
+	scripts/dialyzer.sh
 
 bench: setup
 	$(BIN)/python bench/overhead.py

@@ -5,7 +5,7 @@ any runtime run anything that is not listed here. Each entry says, by
 keyword, everything bridge knows about the call:
 
 - `op`: the operation the runtime performs. Each runtime registers one
-  handler per operation (erl/bridge_ops.erl and bridge/pyops.py in the
+  handler per operation (erl/bridge_loops.erl and bridge/pyops.py in the
   workers, bridge/runtimes/openssl.py for the CLI), so adding a call is an
   entry here plus one handler in each runtime it runs in;
 - `kinds`: the scenario kinds it serves;
@@ -155,7 +155,7 @@ def _curve(sc) -> vocab.Curve:
 MAC, HASH, CIPHER, SIGNATURE, FILE = "mac", "hash", "cipher", "sign", "file-digest"
 
 _TABLE = (
-    # Erlang: operations of erl/bridge_ops.erl
+    # Erlang: operations of erl/bridge_loops.erl
     Call(
         runtime="erlang",
         id="macN",

@@ -21,7 +21,18 @@ from bridge import proc
 from bridge.errors import RuntimeUnavailable, UsageError
 
 ERL_SOURCES_DIR = Path(__file__).resolve().parent.parent / "erl"
-WORKER_MODULES = ("bridge_worker", "bridge_ops")
+# Every module of the Erlang worker: each is compiled into the cache and
+# hashed into its key. bridge_worker (port loop) -> bridge_ops (operations)
+# -> bridge_args, bridge_api, bridge_loops, bridge_measure, bridge_info.
+WORKER_MODULES = (
+    "bridge_worker",
+    "bridge_ops",
+    "bridge_args",
+    "bridge_api",
+    "bridge_loops",
+    "bridge_measure",
+    "bridge_info",
+)
 INSTALL_HINT = (
     "install Erlang with 'apt-get install erlang-base erlang-crypto' (Debian/Ubuntu),"
     " or name an installation with --erl PATH"

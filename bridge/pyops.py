@@ -4,7 +4,7 @@ Imported only inside the worker process (`python -m bridge.worker`), never in
 the driver: hashlib/_hashlib load libcrypto at import, and the hardware masks
 (OPENSSL_ia32cap) must be in the environment before that happens.
 
-The measurement procedure is the one in erl/bridge_ops.erl, so both workers
+The measurement procedure is the one in erl/bridge_measure.erl, so both workers
 are measured alike (see `measure`).
 """
 

@@ -12,6 +12,8 @@ def test_eunit(tmp_path):
     sources = sorted(str(p) for p in (ROOT / "erl").glob("*.erl"))
     sources += sorted(str(p) for p in (ROOT / "tests" / "erl").glob("*.erl"))
     subprocess.run(["erlc", "-o", str(tmp_path), *sources], check=True, capture_output=True)
+    # One test module per worker module (bridge_api_tests, ...): run them all.
+    modules = ",".join(p.stem for p in sorted((ROOT / "tests" / "erl").glob("*_tests.erl")))
     done = subprocess.run(
         [
             "erl",
@@ -20,7 +22,7 @@ def test_eunit(tmp_path):
             "-pa",
             str(tmp_path),
             "-eval",
-            "case eunit:test(bridge_ops_tests, [verbose]) of ok -> halt(0); _ -> halt(1) end.",
+            f"case eunit:test([{modules}], [verbose]) of ok -> halt(0); _ -> halt(1) end.",
         ],
         capture_output=True,
         text=True,

@@ -42,3 +42,11 @@ def test_facts_are_declared_not_guessed_from_ids():
     assert calls.role("openssl", "speed-evp") == ""
     assert calls.CALLS["python", "hmac.digest"].route is calls.Route.HMAC
     assert calls.CALLS["erlang", "macN"].timer_tc and not calls.CALLS["erlang", "sign"].timer_tc
+
+
+def test_every_erlang_module_is_compiled_into_the_worker_cache():
+    """A module missing from otp.WORKER_MODULES would never be compiled."""
+    from bridge import otp
+
+    on_disk = {p.stem for p in otp.ERL_SOURCES_DIR.glob("*.erl")}
+    assert set(otp.WORKER_MODULES) == on_disk
