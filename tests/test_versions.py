@@ -298,6 +298,19 @@ def test_erl_name_is_looked_up_in_path_not_in_the_checkout(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+def test_an_erl_that_does_not_answer_is_listed_broken(tmp_path):
+    prefix = tmp_path / "not-otp"
+    (prefix / "bin").mkdir(parents=True)
+    erl = prefix / "bin" / "erl"
+    erl.write_text("#!/bin/sh\necho 'this is not erlang' >&2\nexit 3\n")
+    erl.chmod(0o755)
+    item = otp_list({"BRIDGE_OTP_PATH": str(prefix)})[prefix]
+    assert "does not run" in item["problem"] and "this is not erlang" in item["problem"]
+    done = bridge_cmd("run", "hmac-sha1", "--erl", str(prefix / "bin"))
+    assert done.returncode == 2 and "not an Erlang installation" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 # -- the fetcher's view of apt sources -----------------------------------------
 
 
