@@ -267,8 +267,8 @@ def otp() -> None:
 )
 def otp_list(fmt) -> None:
     """List the OTP installations on this machine: erl on PATH, /usr/lib/erlang,
-    kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Broken ones are listed with
-    the reason."""
+    kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Each erl is started once to
+    load crypto, as a run would; broken ones are listed with the reason."""
     found = discover.discover()
     if fmt == "json":
         click.echo(json.dumps([f.to_json() for f in found], indent=1))
@@ -278,6 +278,7 @@ def otp_list(fmt) -> None:
             f.otp_version or "?",
             f.erts_version or "?",
             f.crypto_version or "no",
+            f.crypto_lib or "",
             f.libcrypto or "",
             ", ".join(f.sources),
             str(f.root),
@@ -285,7 +286,16 @@ def otp_list(fmt) -> None:
         ]
         for f in found
     ]
-    headers = ["OTP", "ERTS", "crypto", "libcrypto", "found via", "root", "status"]
+    headers = [
+        "OTP",
+        "ERTS",
+        "crypto",
+        "crypto lib",
+        "libcrypto",
+        "found via",
+        "root",
+        "status",
+    ]
     click.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
 
 

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,60 @@ FAST_ARGS = [
 
 needs_erl = pytest.mark.skipif(shutil.which("erl") is None, reason="erl not installed")
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
+
+
+# The environment bridge's tests started in, before any fixture changes it:
+# scripts/fetch-runtimes keeps its runtimes in the user's cache (where
+# `make test` put them), not in the private per-session cache below.
+STARTING_ENV = dict(os.environ)
+
+
+@dataclass(frozen=True)
+class Bullseye:
+    """Debian 11's OTP 23.2.6 and OpenSSL 1.1.1w, unpacked by scripts/fetch-runtimes."""
+
+    bin: Path  # wrappers: erl, erlc, openssl (they set LD_LIBRARY_PATH)
+    otp_root: Path  # the unpacked OTP tree (bin/erl, releases/, lib/crypto-*)
+    libdir: Path  # where its libcrypto.so.1.1 is
+
+    @property
+    def erl(self) -> Path:
+        return self.bin / "erl"
+
+    @property
+    def openssl(self) -> Path:
+        return self.bin / "openssl"
+
+    @property
+    def prefix(self) -> Path:
+        """The wrappers' prefix: PREFIX/bin/erl is a shell script, as kerl and asdf shims are."""
+        return self.bin.parent
+
+
+@pytest.fixture(scope="session")
+def bullseye() -> Bullseye:
+    """Runs scripts/fetch-runtimes (about a second once cached). Where it
+    cannot fetch (no apt/dpkg, no Debian mirror) the test is skipped with its
+    reason, except in CI (CI=true), where the skip is a failure."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "fetch-runtimes")],
+        capture_output=True,
+        text=True,
+        env=STARTING_ENV,
+        timeout=900,
+    )
+    said = done.stderr.strip()
+    if done.returncode != 0:
+        pytest.fail(f"scripts/fetch-runtimes failed:\n{said}")
+    if not done.stdout.strip():
+        reason = said.splitlines()[-1] if said else "scripts/fetch-runtimes fetched nothing"
+        if STARTING_ENV.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the cross-version tests, but: {reason}")
+        pytest.skip(reason)
+    bindir = Path(done.stdout.strip().splitlines()[-1])
+    root = bindir.parent / "root"
+    (libcrypto,) = root.glob("usr/lib/*/libcrypto.so.1.1")
+    return Bullseye(bin=bindir, otp_root=root / "usr" / "lib" / "erlang", libdir=libcrypto.parent)
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from bridge import discover
 def fake_otp(root: Path, version: str, crypto: bool = True, releases: bool = True) -> Path:
     (root / "bin").mkdir(parents=True)
     erl = root / "bin" / "erl"
-    erl.write_text(f"#!/bin/sh\necho {version.split('.')[0]}\n")  # prints its release
+    erl.write_text(fake_erl(root, version, crypto, releases))
     erl.chmod(0o755)
     if releases:
         rel = root / "releases" / version.split(".")[0]
@@ -23,6 +23,20 @@ def fake_otp(root: Path, version: str, crypto: bool = True, releases: bool = Tru
         (root / "lib" / "crypto-5.4" / "priv" / "lib").mkdir(parents=True)
         (root / "lib" / "crypto-5.4" / "priv" / "lib" / "crypto.so").write_bytes(b"not an ELF")
     return root
+
+
+def fake_erl(root: Path, version: str, crypto: bool, releases: bool) -> str:
+    """An erl that answers discovery's probe (otp.PROBE_SCRIPT) as a real one
+    would, from its fake tree."""
+    lines = [
+        f"otp_release:{version.split('.')[0]}",
+        "erts_version:14.2",
+        f"root_dir:{root}",
+        *([f"otp_version:{version}"] if releases else []),
+        *(["crypto_version:5.4", "crypto_lib:OpenSSL 3.0.0 (fake)"] if crypto else []),
+        *([] if crypto else ["crypto_error:no crypto application (fake)"]),
+    ]
+    return "#!/bin/sh\n" + "".join(f"echo 'bridge-probe:{line}'\n" for line in lines)
 
 
 @pytest.fixture
@@ -70,7 +84,8 @@ def test_broken_installations_are_listed_with_the_reason(layout):
     home, env, brew, tmp = layout
     by_root = {f.root.name: f for f in discover.discover(home, env, brew)}
     assert "no crypto application" in by_root["otp-21"].problem
-    assert "OTP_VERSION" in by_root["otp-x"].problem
+    # No releases/ in the layout, but its erl answers: it says its own release.
+    assert not by_root["otp-x"].problem and by_root["otp-x"].otp_version == "0"
     assert "not an OTP installation" in by_root["nowhere"].problem
 
 
