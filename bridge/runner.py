@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from bridge import ab, assemble, calls, environment, hardware, inputs, interop, model, otp
+from bridge import ab, assemble, calls, environment, hardware, inputs, interop, model, noise, otp
 from bridge.runtimes import lineup
 from bridge.runtimes.base import Job
 from bridge.runtimes.openssl import mask_evidence
@@ -49,6 +49,8 @@ class Seams:
     check_mask: MaskChecker | None = None
     environment: Callable[[], dict] = environment.collect
     clock: Callable[[], float] | None = None
+    # The machine's state before and after the run (bridge.noise).
+    snapshot: Callable[[], noise.Snapshot] = noise.snapshot
 
 
 @dataclass
@@ -113,6 +115,7 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     interrupted = False
     made = _Inputs(plan.seed)
     kwargs = {"clock": seams.clock} if seams.clock else {}
+    before = seams.snapshot()
     try:
         with Session(plan.settings, progress, **kwargs) as session:
             try:
@@ -122,12 +125,15 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
             except KeyboardInterrupt:
                 interrupted = True
                 session.interrupted()
+        # Every worker has been stopped and reaped: its CPU time is bridge's.
+        after = seams.snapshot()
         outcome = session.outcome()
         checks = interop.checks(
             plan.scenarios, outcome.results, outcome.runtimes, made, made.file_references
         )
     finally:
         made.close()
+    machine = seams.environment()
     report = assemble.report(
         scenarios=plan.scenarios,
         outcome=outcome,
@@ -135,7 +141,8 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
         checks=checks,
         settings={**plan.settings.to_json(), "seed": plan.seed},
         hw=plan.hw,
-        environment=seams.environment(),
+        environment=machine,
+        usage=noise.usage(before, after, machine.get("cpu_count")),
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         command=plan.command,
         reproduce=plan.reproduce,

@@ -215,6 +215,8 @@ def cells(r: model.Result, fastest: Fastest, match: dict, x: str = "×") -> dict
 def ns_with_ci(s: stats.Summary, imported: bool = False) -> str:
     if imported:
         return f"{fmt_ns(s.median)} (as posted)"
+    if s.n == 1:  # e.g. one openssl run (--quick): a figure without a spread
+        return f"{fmt_ns(s.median)} (1 sample, no CI)"
     lo, hi = s.ci95
     return f"{fmt_ns(s.median)} ({fmt_ns(lo)}–{fmt_ns(hi)})"
 

@@ -7,6 +7,7 @@ from tabulate import tabulate
 
 from bridge import model
 from bridge.render import common, summary
+from bridge.render import noise as noise_view
 
 
 def render(report: model.Report) -> str:
@@ -15,6 +16,9 @@ def render(report: model.Report) -> str:
     for scenario, results in common.by_scenario(report).items():
         out += ["", f"#### {scenario}: {common.scenario_description(report, scenario)}", ""]
         out += _table(report, common.ordered(report, results))
+    paragraphs = noise_view.lines(report)
+    if paragraphs:
+        out += ["", "#### Noise", ""] + [f"- {p}" for p in paragraphs]
     out += ["", "#### Environment", ""]
     out += [f"- {item}" for item in common.provenance_items(report)]
     problems = [line for line in common.problem_lines(report) if line]

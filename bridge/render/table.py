@@ -9,6 +9,7 @@ from tabulate import tabulate
 
 from bridge import model
 from bridge.render import common
+from bridge.render import noise as noise_view
 
 
 def render(report: model.Report) -> str:
@@ -23,6 +24,10 @@ def render(report: model.Report) -> str:
         for line in common.verdict_lines(report, scenario):
             out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
     out += common.warning_lines(report)
+    paragraphs = noise_view.lines(report)
+    if paragraphs:
+        out.append("")
+        out += [w for p in paragraphs for w in textwrap.wrap(p, 100, subsequent_indent="  ")]
     out += common.problem_lines(report)
     return "\n".join(out).rstrip() + "\n"
 

@@ -8,6 +8,7 @@ import textwrap
 
 from bridge import model
 from bridge.render import common, summary
+from bridge.render import noise as noise_view
 
 WIDTH = 72
 
@@ -19,6 +20,9 @@ def render(report: model.Report) -> str:
     for scenario, results in common.by_scenario(report).items():
         out += [""] + _wrap(f"== {scenario}: {common.scenario_description(report, scenario)}")
         out += _table(report, common.ordered(report, results))
+    paragraphs = noise_view.lines(report)
+    if paragraphs:
+        out += ["", "Noise:"] + [w for p in paragraphs for w in _wrap(f"- {p}", indent="  ")]
     out += ["", "Environment:"]
     for item in common.provenance_items(report):
         out += _wrap(f"- {item}", indent="  ")
@@ -52,6 +56,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         s = r.summary()
         c = common.cells(r, fastest, match, x="x")
         ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
+        ci = "no CI (n=1)" if s.n == 1 and not r.imported else ci
         ok = "-" if c["ok"] == "–" else c["ok"]
         rows.append([f"[{n}]", r.size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
     headers = ["call", "bytes", "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
@@ -81,7 +86,7 @@ def _wrap(text: str, indent: str = "", first: str = "") -> list[str]:
     ) or [""]
 
 
-ASCII = str.maketrans({"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'"})
+ASCII = str.maketrans({"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'", "±": "+/-"})
 
 
 def _ascii(text: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge import hardware, interop, model
+from bridge import hardware, interop, model, noise
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.runner import Plan, Seams
 from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
@@ -147,6 +147,8 @@ def seams(scripts: list[Script], log: Log, clock=None, mask_ok: bool | None = Tr
         check_mask=lambda plan, ctx: model.MaskCheck(ok=mask_ok, by="fake check"),
         environment=lambda: {"arch": "x86_64", "cpu_model": "Fake CPU"},
         clock=clock,
+        # A machine with nothing to report: the fast tier reads no /proc.
+        snapshot=lambda: noise.Snapshot(wall=0.0),
     )
 
 
