@@ -30,6 +30,7 @@ from typing import Any
 from bridge import noise
 
 SAMPLE_S = 0.005
+MIN_SAMPLES = 5  # however short --quietness-seconds is
 SLOW = 1.05  # a sample this much over the median counts as slow
 MAX_PINNED_CPUS = 8
 QUIET_CV, QUIET_SLOW = 0.01, 0.05
@@ -162,9 +163,9 @@ def _calibrate(clock: Callable[[], float]) -> int:
 
 
 def _run(n: int, seconds: float, clock: Callable[[], float]) -> list[float]:
-    durations = []
+    durations: list[float] = []
     end = clock() + seconds
-    while clock() < end:
+    while clock() < end or len(durations) < MIN_SAMPLES:
         t0 = clock()
         _loop(n)
         durations.append(clock() - t0)

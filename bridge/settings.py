@@ -85,7 +85,7 @@ def spread(total: int, parts: int, index: int) -> int:
 DEFAULT = Settings()
 # --quick: a rough answer in under 5 s with the A/B. openssl speed cannot
 # count for less than a second, and an A/B needs two processes, so its cells
-# get one run each (a figure without a CI: the table says "one run"); two
+# get one run each (a figure without a CI: "1 sample, no CI" in the table); two
 # runs would cost 2 s more. The workers keep 24 samples in 4 rounds, and a
 # cell is marked unstable only past ±5%.
 QUICK = Settings(
