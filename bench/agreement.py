@@ -7,13 +7,24 @@ Erlang (crypto:hash), Python (hashlib.sha256) and openssl (speed -evp).
 The harnesses share no code with bridge:
   erlang   bench/harness/sha_loop.erl, compiled by erlc into a temporary
            directory and run in a plain `erl -noshell`: a tail-recursive
-           loop of crypto:hash timed as a whole by timer:tc, 30 timings of
-           at least 20 ms each, their median;
-  python   `python -m timeit -v -v -r 7` on hashlib.sha256(d).digest(): the
-           median of timeit's raw times (its headline is their minimum,
-           bridge's is a median);
+           loop of crypto:hash timed as a whole by timer:tc, 200 timings of
+           about 5 ms, their median;
+  python   `python -m timeit -v -v -n N -r 200` on hashlib.sha256(d).digest(),
+           N chosen (from timeit's own autorange) so that a repeat lasts
+           about 5 ms: the median of timeit's raw times (its headline is
+           their minimum, bridge's is a median);
   openssl  `openssl speed -elapsed -evp sha256 -bytes N` (its default 3 s):
            the figure of its table.
+The Erlang and Python harnesses pause 4 ms before each timing (timer:sleep;
+time.sleep in timeit's setup, which runs before each repeat, untimed). On a
+busy machine a process that computes without a break gets its fair share of
+a CPU and every long timing includes the time it waited, while one that
+sleeps between short timings, as bridge's workers do between rounds, gets
+the CPU when it wakes: at load average 10 on 2 CPUs, harnesses without the
+pause and with 20-200 ms timings measured Erlang and Python 2.5-3x slower
+than bridge did (openssl, timed by the second on both sides, agreed). With
+the same pattern on both sides, a difference is bridge's own. On a quiet
+machine the pattern makes no difference.
 All three and bridge divide by wall-clock time. (openssl speed without
 -elapsed divides by user CPU time, which leaves out the time the process
 waited for a CPU: on a shared machine, a different quantity.)
@@ -58,26 +69,40 @@ Cell = tuple[str, int]  # (runtime kind, message size)
 # -- the harnesses -----------------------------------------------------------
 
 
+TIMINGS = 200
+TIMING_MS = 5
+PAUSE_MS = 4
+
+
 def erlang_harness(beam_dir: str, size: int) -> float:
+    args = [str(size), str(TIMINGS), str(TIMING_MS), str(PAUSE_MS)]
     out = _run(
-        ["erl", "-noshell", "-pa", beam_dir, "-run", "sha_loop", "main", str(size), "30", "20"]
+        ["erl", "-noshell", "-pa", beam_dir, "-run", "sha_loop", "main", *args]
         + ["-s", "init", "stop"]
     )
     values = [float(m) for m in re.findall(r"^ns_per_call ([\d.]+)$", out, re.M)]
-    if len(values) != 30:
-        raise SystemExit(f"sha_loop printed {len(values)} timings, expected 30:\n{out}")
+    if len(values) != TIMINGS:
+        raise SystemExit(f"sha_loop printed {len(values)} timings, expected {TIMINGS}:\n{out}")
     return statistics.median(values)
 
 
 RAW_TIMES = re.compile(r"^raw times: (.*)$", re.M)
 LOOPS = re.compile(r"^(\d+) loops?, best of", re.M)
+AUTORANGE = re.compile(r"^(\d+) loops? -> ([\d.e+-]+) secs?$", re.M)
 UNITS = {"nsec": 1.0, "usec": 1e3, "msec": 1e6, "sec": 1e9}
+STMT = "hashlib.sha256(d).digest()"
 
 
 def python_harness(size: int) -> float:
+    setup = ["-s", "import hashlib, time", "-s", f"d = bytes({size})"]
+    # timeit's autorange finds a loop count that lasts 0.2 s; scale it to 5 ms.
+    probe = _run([sys.executable, "-m", "timeit", "-v", "-r", "1", *setup, STMT])
+    number, seconds = AUTORANGE.findall(probe)[-1]
+    n = max(1, round(int(number) * TIMING_MS / 1000 / float(seconds)))
+    pause = ["-s", f"time.sleep({PAUSE_MS / 1000})"]  # setup runs before each repeat, untimed
     out = _run(
-        [sys.executable, "-m", "timeit", "-v", "-v", "-r", "7"]
-        + ["-s", f"import hashlib; d = bytes({size})", "hashlib.sha256(d).digest()"]
+        [sys.executable, "-m", "timeit", "-v", "-v", "-n", str(n), "-r", str(TIMINGS)]
+        + [*setup, *pause, STMT]
     )
     return parse_timeit(out)
 
@@ -229,7 +254,10 @@ def main() -> int:
             done = len(pairs) >= args.min_pairs and all(
                 within(row["ci"], args.target) for row in table.values()
             )
-            print(f"pair {len(pairs)}: load {loads[-1]:.2f}", flush=True)
+            ratios = " ".join(
+                f"{k} {n} {v['bridge'] / v['harness']:.3f}" for (k, n), v in pairs[-1].items()
+            )
+            print(f"pair {len(pairs)}: load {loads[-1]:.2f}: {ratios}", flush=True)
             if done or len(pairs) >= args.max_pairs:
                 break
     minutes = (time.monotonic() - started) / 60
