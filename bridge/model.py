@@ -479,6 +479,7 @@ class Noise:
     others_cpus: float | None = None
     busy_processes: tuple[BusyProcess, ...] = ()
     cells: tuple[CellShape, ...] = ()
+    driver_cpus: float | None = None
     warnings: tuple[str, ...] = ()
     advice: str = ""
 
@@ -492,6 +493,7 @@ class Noise:
             "steal": self.steal,
             "iowait": self.iowait,
             "bridge_cpus": self.bridge_cpus,
+            "driver_cpus": self.driver_cpus,
             "others_cpus": self.others_cpus,
             "busy_processes": [p.to_json() for p in self.busy_processes],
             "cells": [c.to_json() for c in self.cells],
@@ -514,6 +516,7 @@ class Noise:
             steal=d.get("steal"),
             iowait=d.get("iowait"),
             bridge_cpus=d.get("bridge_cpus"),
+            driver_cpus=d.get("driver_cpus"),
             others_cpus=d.get("others_cpus"),
             busy_processes=tuple(BusyProcess.from_json(p) for p in d.get("busy_processes", ())),
             cells=tuple(CellShape.from_json(c) for c in d.get("cells", ())),

@@ -9,7 +9,8 @@ stopped (and been reaped). Between the two:
 - bridge's own CPU time (getrusage of the driver and its reaped children:
   workers, openssl runs, erlc), so that what remains of the busy time is
   other processes' (`others_cpus`), and which processes those were: every
-  process alive at both snapshots, from /proc/PID/stat;
+  process alive at both snapshots, from /proc/PID/stat; the driver's alone
+  (`driver_cpus`: it sleeps in select while a worker measures);
 - per cell, bimodal or drifting samples (bridge.stability).
 
 `warnings` turns these into sentences when they matter; the frequency
@@ -112,7 +113,8 @@ class Snapshot:
     stat: CpuTimes | None = None
     load: tuple[float, float, float] | None = None
     processes: Mapping[int, tuple[str, int]] = field(default_factory=dict)
-    own_cpu_s: float = 0.0
+    own_cpu_s: float = 0.0  # the driver and its reaped children
+    driver_cpu_s: float = 0.0  # the driver alone
     own_pid: int = 0
 
 
@@ -132,6 +134,7 @@ def snapshot(proc: Path = Path("/proc")) -> Snapshot:
         load=load,
         processes=_processes(proc),
         own_cpu_s=own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
+        driver_cpu_s=own.ru_utime + own.ru_stime,
         own_pid=os.getpid(),
     )
 
@@ -166,6 +169,7 @@ class Usage:
     bridge_cpus: float | None
     others_cpus: float | None
     busy_processes: tuple[model.BusyProcess, ...]
+    driver_cpus: float | None = None
 
 
 def usage(
@@ -173,7 +177,7 @@ def usage(
 ) -> Usage:
     seconds = max(after.wall - before.wall, 0.0)
     hz = ticks_per_s or _ticks_per_s()
-    busy = steal = iowait = bridge = others = None
+    busy = steal = iowait = bridge = others = driver = None
     if before.stat and after.stat and seconds > 0:
         delta = after.stat.minus(before.stat)
         if delta.total > 0:
@@ -181,6 +185,7 @@ def usage(
             steal = delta.steal / delta.total
             iowait = delta.iowait / delta.total
             bridge = max(after.own_cpu_s - before.own_cpu_s, 0.0) / seconds
+            driver = max(after.driver_cpu_s - before.driver_cpu_s, 0.0) / seconds
             busy_cpus = delta.busy / hz / seconds
             others = max(busy_cpus - bridge, 0.0)
     return Usage(
@@ -194,6 +199,7 @@ def usage(
         bridge_cpus=bridge,
         others_cpus=others,
         busy_processes=_busy_processes(before, after, seconds, hz),
+        driver_cpus=driver,
     )
 
 
@@ -321,6 +327,7 @@ def record(
         steal=_round(use.steal),
         iowait=_round(use.iowait),
         bridge_cpus=_round(use.bridge_cpus),
+        driver_cpus=_round(use.driver_cpus),
         others_cpus=_round(use.others_cpus),
         busy_processes=use.busy_processes,
         cells=cells,

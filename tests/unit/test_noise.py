@@ -53,6 +53,7 @@ def snapshots(**after_over) -> tuple[noise.Snapshot, noise.Snapshot]:
         load=(0.5, 0.4, 0.3),
         processes={1: ("init", 0), 77: ("burner", 100), 78: ("idle", 5), 99: ("bridge", 0)},
         own_cpu_s=1.0,
+        driver_cpu_s=0.5,
         own_pid=99,
     )
     after = noise.Snapshot(
@@ -67,6 +68,7 @@ def snapshots(**after_over) -> tuple[noise.Snapshot, noise.Snapshot]:
             120: ("worker", 800),  # started after the first snapshot: bridge's own
         },
         own_cpu_s=10.0,  # bridge and its reaped children: 9 s of CPU
+        driver_cpu_s=0.8,  # of which the driver: 0.3 s
         own_pid=99,
     )
     return before, noise.Snapshot(**{**after.__dict__, **after_over})
@@ -78,6 +80,7 @@ def test_usage_splits_the_busy_time_between_bridge_and_the_others():
     assert use.busy == pytest.approx(0.95)
     assert use.steal == pytest.approx(0.03)
     assert use.bridge_cpus == pytest.approx(0.9)
+    assert use.driver_cpus == pytest.approx(0.03)
     assert use.others_cpus == pytest.approx(1.9 - 0.9)
     assert use.busy_processes == (model.BusyProcess(77, "burner", 0.99),)
     assert use.load_before == (0.5, 0.4, 0.3) and use.load_after == (2.5, 1.0, 0.5)
