@@ -29,17 +29,20 @@ All three and bridge divide by wall-clock time. (openssl speed without
 -elapsed divides by user CPU time, which leaves out the time the process
 waited for a CPU: on a shared machine, a different quantity.)
 
-Procedure: H B H B ... H, where H runs every harness once and B is one
-`bridge run` of the same cells (its default settings, 3 openssl runs per
-cell). Each bridge run is paired with the geometric mean of the harness runs
-just before and just after it, which cancels a drift of the machine that is
-linear over one step. ratio = bridge median / harness median. Per runtime and
-size: the median ratio over the pairs, with a distribution-free 95% CI (order
+Procedure (--design run, the default): H B H B ... H, where H runs every
+harness once and B is one `bridge run` of the same cells (its default
+settings, 3 openssl runs per cell), every runtime up and interleaved as
+people run bridge. Each bridge run is paired with the geometric mean of the
+harness runs just before and just after it, which cancels a drift of the
+machine that is linear over one step. --design cell does H B H per cell,
+bridge running that cell alone: the three are closer in time.
+ratio = bridge median / harness median. Per runtime and size: the median
+ratio over the pairs, with a distribution-free 95% CI (order
 statistics of Binomial(n, 1/2)). Pairs are added until every CI lies within
 ±target of its median (default 2%), or --max-pairs is reached.
 
 Run: make bench, or .venv/bin/python bench/agreement.py [--sizes 64,8192]
-[--min-pairs 8] [--max-pairs 30] [--target 0.02] [--json FILE]
+[--design run|cell] [--min-pairs 8] [--max-pairs 30] [--target 0.02] [--json FILE]
 """
 
 from __future__ import annotations
@@ -133,15 +136,15 @@ def parse_speed_table(out: str, name: str, size: int) -> float:
     return size / bytes_per_s * 1e9
 
 
+def harness(beam_dir: str, cell: Cell) -> float:
+    kind, size = cell
+    if kind == "erlang":
+        return erlang_harness(beam_dir, size)
+    return python_harness(size) if kind == "python" else openssl_harness(size)
+
+
 def harness_set(beam_dir: str, sizes: list[int]) -> dict[Cell, float]:
-    found: dict[Cell, float] = {}
-    for size in sizes:
-        found[("erlang", size)] = erlang_harness(beam_dir, size)
-    for size in sizes:
-        found[("python", size)] = python_harness(size)
-    for size in sizes:
-        found[("openssl", size)] = openssl_harness(size)
-    return found
+    return {(k, n): harness(beam_dir, (k, n)) for k in KINDS for n in sizes}
 
 
 # -- bridge ------------------------------------------------------------------
@@ -227,6 +230,14 @@ def main() -> int:
     parser.add_argument(
         "--bridge-arg", action="append", default=[], help="an extra option for bridge run"
     )
+    parser.add_argument(
+        "--design",
+        choices=["run", "cell"],
+        default="run",
+        help="run: whole bridge runs (every cell, interleaved, as people run bridge) between"
+        " whole harness sets; cell: per cell, harness, bridge on that cell alone, harness"
+        " (closer in time, so a drifting machine spreads the ratios less)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if shutil.which("erl") is None or shutil.which("openssl") is None:
@@ -237,19 +248,12 @@ def main() -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="sha-loop-") as beams:
         _run(["erlc", "-o", beams, str(ERL_HARNESS)])
-        before = harness_set(beams, sizes)
+        step = by_run if args.design == "run" else by_cell
         pairs: list[dict] = []
+        state: dict = {}
         while True:
-            b = bridge_run(sizes, args.bridge_arg)
-            after = harness_set(beams, sizes)
+            pairs.append(step(beams, sizes, args.bridge_arg, state))
             loads.append(load())
-            pairs.append(
-                {
-                    cell: {"bridge": b[cell], "harness": math.sqrt(before[cell] * after[cell])}
-                    for cell in b
-                }
-            )
-            before = after
             table = summarise(pairs)
             done = len(pairs) >= args.min_pairs and all(
                 within(row["ci"], args.target) for row in table.values()
@@ -273,6 +277,26 @@ def main() -> int:
         ]
         args.json.write_text(json.dumps({"pairs": rows, "loads": loads}, indent=1) + "\n")
     return 0
+
+
+def by_run(beams: str, sizes: list[int], extra: list[str], state: dict) -> dict:
+    """One pair per cell from H B H, H being every harness and B one bridge
+    run of every cell; the H after is the next pair's H before."""
+    before = state.get("before") or harness_set(beams, sizes)
+    b = bridge_run(sizes, extra)
+    after = state["before"] = harness_set(beams, sizes)
+    return {c: {"bridge": b[c], "harness": math.sqrt(before[c] * after[c])} for c in b}
+
+
+def by_cell(beams: str, sizes: list[int], extra: list[str], state: dict) -> dict:
+    """One pair per cell from H B H of that cell alone."""
+    pair = {}
+    for cell in [(k, n) for k in KINDS for n in sizes]:
+        before = harness(beams, cell)
+        b = bridge_run([cell[1]], [*extra, "--runtimes", cell[0]])[cell]
+        after = harness(beams, cell)
+        pair[cell] = {"bridge": b, "harness": math.sqrt(before * after)}
+    return pair
 
 
 def summarise(pairs: list[dict]) -> dict[Cell, dict]:
