@@ -95,3 +95,18 @@ def test_the_report_carries_what_the_machine_did_during_the_run():
     assert "drifting samples" in n.warnings[1]
     assert n.advice
     assert model.Report.from_json(report.to_json()) == report
+
+
+def test_a_mask_string_is_checked_once_per_run():
+    checked = []
+
+    def check(plan, ctx):
+        checked.append(ctx.runtime_id)
+        return model.MaskCheck(ok=True, by="fake check")
+
+    fake = dataclasses.replace(seams([PY, ERL], Log()), check_mask=check)
+    report = runner.execute(plan(hw="both"), seams=fake).report
+    assert len(checked) == 1  # both runtimes use OpenSSL 3.0 and the same mask
+    assert [e.mask_check for e in report.hardware.experiments] == [
+        model.MaskCheck(ok=True, by="fake check")
+    ] * 2
