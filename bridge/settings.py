@@ -28,13 +28,14 @@ class Settings:
     # (bench/overhead.py; README "bridge's own overhead").
     # Time budget (README "How long a run takes"): a default hmac-sha1 A/B is
     # 6 worker cells of warm-up + 100 x 5 ms + 19 re-warm-ups, and 2 openssl
-    # cells of 5 one-second runs; 18 s in all leaves about 0.9 s per worker
-    # cell. The samples stay (the CI needs them); the warm-up before the
-    # first round (200 ms: calibration is most of it) and the re-warm-up
-    # before each later round are what was cut: 10 ms re-runs a few thousand
-    # calls, which brings caches and branch predictors back after another
-    # runtime's turn.
-    warmup_ms: int = 200
+    # cells of 5 one-second runs; 18 s in all, starts included, leaves under
+    # 0.9 s per worker cell on a busy machine. The samples stay (the CI needs
+    # them); the warm-ups are what was cut. 100 ms before the first round
+    # still makes tens of thousands of calls (calibration, doubling the loop
+    # up to half a sample, takes a few ms of it), and 10 ms before each later
+    # round re-runs a few thousand, which brings caches and branch predictors
+    # back after another runtime's turn.
+    warmup_ms: int = 100
     rewarm_ms: int = 10
     sample_ms: int = 5
     samples: int = 100
