@@ -1,10 +1,23 @@
-"""Erlang/OTP installations: locate one from an `erl` path, and compile the
-worker with that installation's own `erlc` into a cache.
+"""Erlang/OTP installations: locate one from an `erl` path, start its `erl`
+and `erlc` apart from the user's own Erlang set-up, and compile the worker with
+that installation's own `erlc` into a cache.
 
 A .beam from a newer OTP may not load on an older one, so the worker is built
 per installation: the cache key is the full OTP version, the ERTS version and a
 hash of the worker sources. Compilation happens once per key, into a private
 temporary directory that is renamed into place, so concurrent runs are safe.
+
+The user's set-up, and what bridge does about it (see the README):
+- ~/.erlang: ignored, by booting with the installation's no_dot_erlang.boot
+  (OTP 21+), named by absolute path: a relative `-boot` name is looked up in
+  the current directory first (erlang/otp#9820);
+- ERL_LIBS (its directories come ahead of the installation's lib/, so a
+  crypto-* there replaces crypto) and ERL_COMPILER_OPTIONS: removed, like the
+  ERL_*FLAGS that bridge.proc removes;
+- the current directory ("." is on the code path, so a crypto.beam there
+  replaces crypto): the node runs in a private directory instead;
+- erl_crash.dump: ERL_CRASH_DUMP points into that private directory, which is
+  kept, and named in the error, when a node leaves a dump there.
 """
 
 from __future__ import annotations
@@ -16,6 +29,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bridge import proc
 from bridge.errors import RuntimeUnavailable, UsageError
@@ -35,6 +49,9 @@ class Installation:
     root: Path | None  # OTP root (has releases/ and erts-*/), when recognisable
     otp_version: str  # full, e.g. "25.2.3"; "" when the layout does not say
     erts_version: str
+    # ROOT/bin/no_dot_erlang as -boot takes it (absolute, no .boot); None when
+    # the installation has none (OTP 20 and older, some stripped packages).
+    boot: Path | None = None
 
     @property
     def crypto_present(self) -> bool | None:
@@ -67,8 +84,9 @@ def locate(erl: str | None = None) -> Installation:
     root = _otp_root(real)
     try:
         erlc = _find_erlc(path, real)
-        # An unrecognised layout: ask the program itself before trusting it.
-        release = "" if root else _probe_release(path)
+        # An unrecognised layout (a wrapper script, a shim): ask the program
+        # itself before trusting it, and where its installation lives.
+        release, probed_root = ("", None) if root else _probe(path)
     except RuntimeUnavailable as exc:
         if erl is None:
             raise
@@ -79,22 +97,46 @@ def locate(erl: str | None = None) -> Installation:
         root=root,
         otp_version=otp_version_of(root) if root else release,
         erts_version=erts_version_of(root) if root else "",
+        boot=no_dot_erlang_boot(root or probed_root),
     )
 
 
-def _probe_release(erl: Path) -> str:
-    script = 'io:format("bridge-otp-release:~s~n", [erlang:system_info(otp_release)]), halt().'
-    try:
-        done = proc.run(
-            [str(erl), "-noshell", "-noinput", "-eval", script], env=proc.erlang_env(), timeout=30
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        done = None
+def _probe(erl: Path) -> tuple[str, Path | None]:
+    """(OTP release, code:root_dir()) of an erl whose layout bridge does not
+    know. It runs in the user's current directory, as the node will: a shim
+    (asdf, mise) picks its version by that directory."""
+    script = (
+        'io:format("bridge-otp-release:~s~nbridge-otp-root:~s~n",'
+        " [erlang:system_info(otp_release), code:root_dir()]), halt()."
+    )
+    with NodeDir("bridge-probe-") as scratch:
+        try:
+            done = proc.run(
+                [str(erl), "-noshell", "-noinput", "-eval", script],
+                env=node_env(scratch.crash_dump),
+                timeout=30,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            done = None
     text = done.stdout.decode("utf-8", "replace") if done else ""
-    for line in text.splitlines():
-        if line.startswith("bridge-otp-release:") and line.split(":", 1)[1].strip().isdigit():
-            return line.split(":", 1)[1].strip()
-    raise RuntimeUnavailable(f"{erl} did not answer like an Erlang runtime")
+    found = dict(line.partition(":")[::2] for line in text.splitlines())
+    release = found.get("bridge-otp-release", "").strip()
+    if not release.isdigit():
+        raise RuntimeUnavailable(f"{erl} did not answer like an Erlang runtime")
+    root = found.get("bridge-otp-root", "").strip()
+    return release, Path(root) if root else None
+
+
+def no_dot_erlang_boot(root: Path | None) -> Path | None:
+    """The boot script that is start_clean without its last step, the
+    c:erlangrc() call that reads .erlang (OTP 21+, erlang/otp#1585)."""
+    if root is None:
+        return None
+    releases = sorted((root / "releases").glob("*/no_dot_erlang.boot"), reverse=True)
+    for boot in (root / "bin" / "no_dot_erlang.boot", *releases):
+        if boot.is_file():
+            return boot.with_suffix("")
+    return None
 
 
 def _otp_root(real_erl: Path) -> Path | None:
@@ -153,6 +195,115 @@ def cache_root() -> Path:
     return Path(base) / "bridge" if base else Path.home() / ".cache" / "bridge"
 
 
+# -- starting erl and erlc apart from the user's set-up ----------------------
+
+CRASH_DUMP = "erl_crash.dump"
+# ERL_LIBS puts its directories ahead of the installation's lib/ (a crypto-*
+# there replaced crypto on OTP 25); ERL_COMPILER_OPTIONS changes what erlc
+# makes of the worker. Neither is for bridge's nodes.
+SHADOWING_VARS = ("ERL_LIBS", "ERL_COMPILER_OPTIONS")
+
+
+def node_env(crash_dump: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of an erl or erlc bridge starts: bridge's own, less
+    ERL_*FLAGS (bridge.proc) and the variables that could shadow OTP's code,
+    with the crash dump sent to `crash_dump` instead of the current directory."""
+    env = proc.erlang_env(extra)
+    for name in SHADOWING_VARS:
+        env.pop(name, None)
+    env["ERL_CRASH_DUMP"] = str(crash_dump)
+    return env
+
+
+class NodeDir:
+    """A private directory (0700) for one erl or erlc: its working directory
+    when bridge can choose it, and the place of its crash dump. Closing removes
+    it, unless the node left a crash dump there: then it stays, and
+    `postmortem()` names it for the error message."""
+
+    def __init__(self, prefix: str = "bridge-erl-") -> None:
+        try:
+            self.path = Path(tempfile.mkdtemp(prefix=prefix))
+        except OSError as exc:
+            raise RuntimeUnavailable(
+                f"cannot make a private directory for erl in {tempfile.gettempdir()}:"
+                f" {exc.strerror or exc}",
+                hint="set TMPDIR to a writable directory",
+            ) from None
+
+    @property
+    def crash_dump(self) -> Path:
+        return self.path / CRASH_DUMP
+
+    def postmortem(self) -> str:
+        """'crash dump: PATH (its slogan)' when the node wrote one, else ''."""
+        try:
+            with open(self.crash_dump, "rb") as f:
+                head = f.read(4096).decode("utf-8", "replace")
+        except OSError:
+            return ""
+        slogan = next(
+            (
+                line[len("Slogan: ") :].strip()
+                for line in head.splitlines()
+                if line.startswith("Slogan: ")
+            ),
+            "",
+        )
+        if len(slogan) > 160:
+            slogan = slogan[:157] + "..."
+        return f"crash dump: {self.crash_dump}" + (f" ({slogan})" if slogan else "")
+
+    def close(self) -> None:
+        if not self.crash_dump.exists():
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    def __enter__(self) -> NodeDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def dot_erlang_files() -> list[str]:
+    """The .erlang files an OTP would read at start-up (home, then the XDG
+    config directory), as ~-paths for the report."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    found = []
+    for path in (home / ".erlang", config / "erlang" / ".erlang"):
+        if path.is_file():
+            shown = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+            found.append(shown)
+    return found
+
+
+def startup_record(inst: Installation) -> dict[str, Any]:
+    """How the node was started apart from the user's set-up (the report's
+    runtime details, key "startup")."""
+    return {
+        "boot": str(inst.boot) if inst.boot else "start (the default)",
+        "dot_erlang": (
+            "ignored (-boot no_dot_erlang)"
+            if inst.boot
+            else "read: this installation has no no_dot_erlang.boot"
+        ),
+        "dot_erlang_files": dot_erlang_files(),
+        "erl_libs": (
+            "removed from the node's environment" if "ERL_LIBS" in os.environ else "not set"
+        ),
+        "working_dir": (
+            "a private temporary directory"
+            if inst.root
+            else "the current directory: erl is a wrapper, which may choose by it"
+        ),
+        "crash_dump": "ERL_CRASH_DUMP in a private temporary directory",
+    }
+
+
+# -- the worker cache ----------------------------------------------------------
+
+
 def worker_beams(inst: Installation) -> Path:
     """Directory holding the compiled worker for this installation."""
     version = inst.otp_version or "unknown"
@@ -164,18 +315,7 @@ def worker_beams(inst: Installation) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
-        sources = [str(ERL_SOURCES_DIR / f"{m}.erl") for m in WORKER_MODULES]
-        try:
-            done = proc.run(
-                [str(inst.erlc), "-o", str(staging), *sources], env=proc.erlang_env(), timeout=120
-            )
-        except subprocess.TimeoutExpired:
-            raise RuntimeUnavailable(f"{inst.erlc} took over 120 s to compile the worker") from None
-        except OSError as exc:
-            raise RuntimeUnavailable(f"cannot run {inst.erlc}: {exc.strerror}") from None
-        if done.returncode != 0:
-            tail = (done.stdout + done.stderr).decode("utf-8", "replace").strip()[-400:]
-            raise RuntimeUnavailable(f"{inst.erlc} could not compile the worker: {tail}")
+        _compile(inst, staging)
         try:
             staging.rename(target)
         except OSError:
@@ -186,3 +326,25 @@ def worker_beams(inst: Installation) -> Path:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _compile(inst: Installation, staging: Path) -> None:
+    sources = [str(ERL_SOURCES_DIR / f"{m}.erl") for m in WORKER_MODULES]
+    with NodeDir("bridge-erlc-") as scratch:
+        try:
+            done = proc.run(
+                [str(inst.erlc), "-o", str(staging), *sources],
+                env=node_env(scratch.crash_dump),
+                cwd=str(scratch.path),
+                timeout=120,
+            )
+        except subprocess.TimeoutExpired:
+            raise RuntimeUnavailable(f"{inst.erlc} took over 120 s to compile the worker") from None
+        except OSError as exc:
+            raise RuntimeUnavailable(f"cannot run {inst.erlc}: {exc.strerror}") from None
+        if done.returncode != 0:
+            tail = (done.stdout + done.stderr).decode("utf-8", "replace").strip()[-400:]
+            dump = scratch.postmortem()
+            raise RuntimeUnavailable(
+                f"{inst.erlc} could not compile the worker: {tail}" + (f"; {dump}" if dump else "")
+            )
