@@ -6,6 +6,10 @@ A .beam from a newer OTP may not load on an older one, so the worker is built
 per installation: the cache key is the full OTP version, the ERTS version and a
 hash of the worker sources. Compilation happens once per key, into a private
 temporary directory that is renamed into place, so concurrent runs are safe.
+Each entry carries the sha256 of its .beam files, written last; an entry that
+fails that check (a disk that filled up, a machine killed before the data
+reached the disk) is compiled again, once, with a warning. A cache that cannot
+be written is replaced by a private temporary directory, removed at exit.
 
 The user's set-up, and what bridge does about it (see the README):
 - ~/.erlang: ignored, by booting with the installation's no_dot_erlang.boot
@@ -22,17 +26,21 @@ The user's set-up, and what bridge does about it (see the README):
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import os
+import secrets
 import shutil
 import subprocess
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bridge import proc
-from bridge.errors import RuntimeUnavailable, UsageError
+from bridge.errors import BridgeWarning, RuntimeUnavailable, UsageError
 
 ERL_SOURCES_DIR = Path(__file__).resolve().parent.parent / "erl"
 WORKER_MODULES = ("bridge_worker", "bridge_ops")
@@ -278,7 +286,7 @@ def dot_erlang_files() -> list[str]:
     return found
 
 
-def startup_record(inst: Installation) -> dict[str, Any]:
+def startup_record(inst: Installation, worker_cache: str) -> dict[str, Any]:
     """How the node was started apart from the user's set-up (the report's
     runtime details, key "startup")."""
     return {
@@ -298,34 +306,151 @@ def startup_record(inst: Installation) -> dict[str, Any]:
             else "the current directory: erl is a wrapper, which may choose by it"
         ),
         "crash_dump": "ERL_CRASH_DUMP in a private temporary directory",
+        "worker_cache": worker_cache,
     }
 
 
 # -- the worker cache ----------------------------------------------------------
 
+# 2: each entry holds DIGESTS, the sha256 of its .beam files, written last.
+CACHE_FORMAT = 2
+DIGESTS = "bridge.sha256"  # `sha256sum -c bridge.sha256` reads it too
+_MISSING = "missing"
+
+
+@dataclass(frozen=True)
+class WorkerBuild:
+    path: Path  # the directory to put on the node's code path
+    note: str  # how the cache served it, for the report
+
+
+class _CacheUnwritable(Exception):
+    pass
+
+
+def cache_key(inst: Installation) -> str:
+    version = inst.otp_version or "unknown"
+    where = hashlib.sha256(str(inst.erl.resolve()).encode()).hexdigest()[:8]
+    erts = inst.erts_version or "unknown"
+    return f"v{CACHE_FORMAT}-otp-{version}-erts-{erts}-{where}-{sources_hash()}"
+
 
 def worker_beams(inst: Installation) -> Path:
     """Directory holding the compiled worker for this installation."""
-    version = inst.otp_version or "unknown"
-    where = hashlib.sha256(str(inst.erl.resolve()).encode()).hexdigest()[:8]
-    key = f"otp-{version}-erts-{inst.erts_version or 'unknown'}-{where}-{sources_hash()}"
-    target = cache_root() / "beam" / key
-    if all((target / f"{m}.beam").is_file() for m in WORKER_MODULES):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    return build_worker(inst).path
+
+
+def build_worker(inst: Installation) -> WorkerBuild:
+    """The verified worker for this installation: from the cache, compiled
+    into it, or compiled again when the cached copy fails its check."""
+    key = cache_key(inst)
+    base = cache_root() / "beam"
+    target = base / key
+    problem = verify(target)
+    if problem is None:
+        return WorkerBuild(target, "cached, verified")
+    private = _private_cache(create=False)
+    if private is not None and verify(private / key) is None:
+        # This process found the cache unusable before, said so, and compiled here.
+        return WorkerBuild(private / key, _private_note(base))
+    try:
+        if problem != _MISSING:
+            warnings.warn(
+                f"the cached Erlang worker in {target} failed its check: {problem};"
+                " compiling it again",
+                BridgeWarning,
+                stacklevel=2,
+            )
+            _discard(target)
+        _compile_into(inst, target)
+    except _CacheUnwritable as exc:
+        warnings.warn(
+            f"cannot write the worker cache {base} ({exc}); compiling the Erlang worker into"
+            " a temporary directory, removed at exit",
+            BridgeWarning,
+            stacklevel=2,
+        )
+        try:
+            target = _private_cache(create=True) / key
+            _compile_into(inst, target)
+        except _CacheUnwritable as again:
+            raise RuntimeUnavailable(
+                f"cannot compile the Erlang worker: neither {base} nor a temporary"
+                f" directory can be written ({again})"
+            ) from None
+    failed = verify(target)
+    if failed is not None:
+        # Compiled once already: a second failure is not the cache's doing.
+        raise RuntimeUnavailable(
+            f"the Erlang worker compiled into {target} fails its check ({failed})"
+        )
+    if target.parent != base:
+        note = _private_note(base)
+    elif problem == _MISSING:
+        note = "compiled"
+    else:
+        note = f"compiled again: the cached copy failed its check: {problem}"
+    return WorkerBuild(target, note)
+
+
+def verify(entry: Path) -> str | None:
+    """None when `entry` holds every worker .beam with the digest recorded
+    at compile time; otherwise what is wrong ("missing" when there is no entry)."""
+    if not entry.exists():
+        return _MISSING
+    try:
+        recorded = _read_digests(entry / DIGESTS)
+    except FileNotFoundError:
+        return f"{DIGESTS} is missing"
+    except (OSError, ValueError):
+        return f"{DIGESTS} is unreadable"
+    wanted = {f"{m}.beam" for m in WORKER_MODULES}
+    if set(recorded) != wanted:
+        return f"{DIGESTS} lists {', '.join(sorted(recorded)) or 'nothing'}"
+    for name in sorted(wanted):
+        try:
+            data = (entry / name).read_bytes()
+        except FileNotFoundError:
+            return f"{name} is missing"
+        except OSError as exc:
+            return f"{name} is unreadable ({exc.strerror})"
+        if hashlib.sha256(data).hexdigest() != recorded[name]:
+            return f"{name}, {len(data)} bytes, does not match its recorded sha256"
+    return None
+
+
+def _read_digests(path: Path) -> dict[str, str]:
+    recorded = {}
+    for line in path.read_text(encoding="ascii").splitlines():
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64 or not name:
+            raise ValueError(line)
+        recorded[name] = digest
+    return recorded
+
+
+def _compile_into(inst: Installation, target: Path) -> None:
+    """Compile into a private staging directory beside `target`, record the
+    digests, flush it all to disk, then rename it into place: an entry is
+    there whole or not at all."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    except OSError as exc:
+        raise _CacheUnwritable(exc.strerror or str(exc)) from None
     try:
         _compile(inst, staging)
         try:
+            _seal(staging)
             staging.rename(target)
-        except OSError:
+        except OSError as exc:
             # Another bridge compiled the same key at the same time: use theirs.
             if not target.is_dir():
-                raise
+                raise _CacheUnwritable(exc.strerror or str(exc)) from None
+        _fsync_dir(target.parent)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def _compile(inst: Installation, staging: Path) -> None:
@@ -348,3 +473,65 @@ def _compile(inst: Installation, staging: Path) -> None:
             raise RuntimeUnavailable(
                 f"{inst.erlc} could not compile the worker: {tail}" + (f"; {dump}" if dump else "")
             )
+
+
+def _seal(staging: Path) -> None:
+    """Digests of the .beam files, written after the files are on disk."""
+    lines = []
+    for module in WORKER_MODULES:
+        beam = staging / f"{module}.beam"
+        lines.append(f"{hashlib.sha256(beam.read_bytes()).hexdigest()}  {beam.name}\n")
+        _fsync_file(beam)
+    digests = staging / DIGESTS
+    digests.write_text("".join(lines), encoding="ascii")
+    _fsync_file(digests)
+    _fsync_dir(staging)
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    # Some file systems cannot sync a directory; the rename holds regardless.
+    with contextlib.suppress(OSError):
+        _fsync_file(path)
+
+
+def _discard(entry: Path) -> None:
+    """Move a damaged entry aside (one atomic step, so a concurrent run sees
+    it whole or not at all), then delete it."""
+    aside = entry.with_name(f".damaged-{entry.name}-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        entry.rename(aside)
+    except FileNotFoundError:
+        return  # another run moved it first
+    except OSError as exc:
+        raise _CacheUnwritable(exc.strerror or str(exc)) from None
+    if aside.is_dir():
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
+
+
+# This process's stand-in for an unwritable cache, shared by its runtimes.
+_private: Path | None = None
+
+
+def _private_cache(create: bool) -> Path | None:
+    global _private
+    if (_private is None or not _private.is_dir()) and create:
+        try:
+            _private = Path(tempfile.mkdtemp(prefix="bridge-beam-"))
+        except OSError as exc:
+            raise _CacheUnwritable(exc.strerror or str(exc)) from None
+        atexit.register(shutil.rmtree, _private, True)
+    return _private
+
+
+def _private_note(base: Path) -> str:
+    return f"compiled into a temporary directory: {base} cannot be written"

@@ -25,9 +25,11 @@ class ErlangRuntime(WorkerRuntime):
         super().__init__(settings, hw, mask_env)
         self.installation = installation
         self._node_dir: otp.NodeDir | None = None  # made on first use, per start
+        self._worker_cache = ""  # how the cache served the worker, for the report
 
     def argv(self) -> list[str]:
-        beams = otp.worker_beams(self.installation)
+        build = otp.build_worker(self.installation)
+        self._worker_cache = build.note
         boot = self.installation.boot
         return [
             str(self.installation.erl),
@@ -35,7 +37,7 @@ class ErlangRuntime(WorkerRuntime):
             "-noinput",
             *(["-boot", str(boot)] if boot else []),
             "-pa",
-            str(beams),
+            str(build.path),
             "-s",
             "bridge_worker",
             "main",
@@ -117,7 +119,7 @@ class ErlangRuntime(WorkerRuntime):
                 "clock": "erlang:monotonic_time(nanosecond)",
                 "clock_resolution_hz": info.get("clock_resolution_hz"),
                 "env": self.env_record(),
-                "startup": otp.startup_record(self.installation),
+                "startup": otp.startup_record(self.installation, self._worker_cache),
                 "hw": self.hw,
             },
         )
