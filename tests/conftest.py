@@ -85,20 +85,30 @@ def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
     )
 
 
+# Every process this test session starts inherits this mark through bridge's
+# environment, so worker_pids() sees this session's workers only: the machine
+# may run other sessions at the same time, as root or as another user, and a
+# test must neither stop their workers nor count them as its own leftovers.
+SESSION_MARK = ("BRIDGE_TEST_SESSION", f"{os.getpid()}-{time.time_ns()}")
+os.environ[SESSION_MARK[0]] = SESSION_MARK[1]
+
+
 def worker_pids() -> set[int]:
-    """PIDs of bridge's worker processes (beam.smp running bridge_worker, or
-    python -m bridge.worker), found through /proc."""
+    """PIDs of this session's bridge worker processes (beam.smp running
+    bridge_worker, or python -m bridge.worker), found through /proc."""
     pids = set()
+    mark = "=".join(SESSION_MARK).encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
+            # The worker command lines exactly: `erlc .../bridge_worker.erl` is not one.
+            worker = b"bridge_worker\x00main" in cmdline or b"-m\x00bridge.worker" in cmdline
+            if worker and mark in (entry / "environ").read_bytes().split(b"\x00"):
+                pids.add(int(entry.name))
         except OSError:
-            continue
-        # The worker command lines exactly: `erlc .../bridge_worker.erl` is not one.
-        if b"bridge_worker\x00main" in cmdline or b"-m\x00bridge.worker" in cmdline:
-            pids.add(int(entry.name))
+            continue  # gone, or another user's
     return pids
 
 
