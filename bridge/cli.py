@@ -420,6 +420,8 @@ def _terminate(signum, frame) -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     warnings.showwarning = _show_warning
+    # Messages for the user, whatever -W or PYTHONWARNINGS say about warnings.
+    warnings.simplefilter("default", BridgeWarning)
     try:
         code = cli.main(standalone_mode=False, prog_name="bridge")
     except click.exceptions.NoArgsIsHelpError as exc:
