@@ -255,6 +255,15 @@ _TABLE = (
     ),
     Call(
         runtime="python",
+        id="hashlib.new",
+        op="hashlib.new",
+        kinds=frozenset({HASH}),
+        semantics=ONE_SHOT_HASH,
+        label=lambda sc, api: f"hashlib.new('{vocab.DIGESTS[sc.digest].hashlib}', data).digest()",
+        route=Route.HASHLIB,
+    ),
+    Call(
+        runtime="python",
         id="sign",
         op="ecdsa_sign",
         kinds=frozenset({SIGNATURE}),

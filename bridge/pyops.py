@@ -168,6 +168,20 @@ def _hashlib_call(args: dict[str, Any]) -> Prepared:
     return f"hashlib.{ctor.__name__.removeprefix('openssl_')}", lambda: ctor(data).digest(), loop
 
 
+def _hashlib_new(args: dict[str, Any]) -> Prepared:
+    # The generic constructor looks the name up on every call, where the named
+    # constructor (hashlib.sha256) does not: code that takes the digest name
+    # from configuration pays this.
+    data, name = _bytes(args, "data"), vocab.DIGESTS[_digest(args)].hashlib
+    new = hashlib.new
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            new(name, data).digest()
+
+    return "hashlib.new", lambda: new(name, data).digest(), loop
+
+
 def _repeat(once: Callable[[], bytes]) -> Loop:
     """The timed loop for calls that are a whole function already (ciphers,
     signatures, file digests): one extra Python call per iteration, which is
@@ -281,6 +295,7 @@ HANDLERS = calls.Handlers(
         "hmac.digest": _hmac_digest,
         "hmac.new+copy": _hmac_copy,
         "hashlib": _hashlib_call,
+        "hashlib.new": _hashlib_new,
         "cryptography": _cryptography_call,
         "file_digest": _file_digest_call,
         "ecdsa_sign": _ecdsa_sign,
