@@ -107,17 +107,15 @@ def validate(plan: Plan) -> list[otp.Installation | None]:
 
 def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()) -> Outcome:
     specs = seams.specs(plan) if seams.specs else _specs(plan)
-    cpu = seams.cpu or environment.cpu()
-    checker = seams.check_mask or (lambda plan, ctx: mask_evidence(plan.openssl, ctx))
-    contexts: dict[str, ab.HwContext] = {}
-    interrupted = False
     made = _Inputs(plan.seed)
     kwargs = {"clock": seams.clock} if seams.clock else {}
+    interrupted = False
     try:
         with Session(plan.settings, progress, **kwargs) as session:
+            starter = _Lineup(plan, session, made, seams)
             try:
                 for spec in specs:
-                    _start_pair(plan, session, spec, cpu, checker, contexts, made)
+                    starter.start(spec)
                 session.measure()
             except KeyboardInterrupt:
                 interrupted = True
@@ -131,7 +129,7 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     report = assemble.report(
         scenarios=plan.scenarios,
         outcome=outcome,
-        contexts=contexts,
+        contexts=starter.contexts,
         checks=checks,
         settings={**plan.settings.to_json(), "seed": plan.seed},
         hw=plan.hw,
@@ -143,50 +141,51 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     return Outcome(report=report, interrupted=interrupted)
 
 
-def _start_pair(plan, session, spec, cpu, checker, contexts, made) -> None:
-    """A runtime as found and, for an A/B, its masked twin, each with its cells."""
-    on = session.start(spec)
-    if on is None:
-        return
-    if plan.hw != "off":
-        session.add(on, jobs(plan, on, made))
-    if plan.hw in ("off", "both"):
-        twin = masked_twin(plan, spec, on.info, cpu, checker, contexts)
-        off = session.start(twin) if twin is not None else None
-        if off is not None:
-            session.add(off, jobs(plan, off, made))
+class _Lineup:
+    """Starts each runtime as found and, for an A/B, its masked twin, and
+    gives each its cells. `contexts` keeps what the A/B could do per runtime."""
 
+    def __init__(self, plan: Plan, session: Session, made: _Inputs, seams: Seams) -> None:
+        self.plan, self.session, self.made = plan, session, made
+        self.cpu = seams.cpu or environment.cpu()
+        self.check_mask = seams.check_mask or (lambda p, ctx: mask_evidence(p.openssl, ctx))
+        self.contexts: dict[str, ab.HwContext] = {}
 
-def jobs(plan: Plan, live: Live, made: _Inputs) -> Iterator[Job]:
-    for sc in plan.scenarios:
-        for cid in sc.calls.get(live.kind, ()):
-            for size in sc.sizes:
-                yield Job(sc, calls.CALLS[live.kind, cid], made(sc, size))
+    def start(self, spec: RuntimeSpec) -> None:
+        on = self.session.start(spec)
+        if on is None:
+            return
+        if self.plan.hw != "off":
+            self.session.add(on, self.jobs(on))
+        if self.plan.hw in ("off", "both"):
+            twin = self.masked_twin(spec, on.info)
+            off = self.session.start(twin) if twin is not None else None
+            if off is not None:
+                self.session.add(off, self.jobs(off))
 
+    def jobs(self, live: Live) -> Iterator[Job]:
+        for sc in self.plan.scenarios:
+            for cid in sc.calls.get(live.kind, ()):
+                for size in sc.sizes:
+                    yield Job(sc, calls.CALLS[live.kind, cid], self.made(sc, size))
 
-def masked_twin(
-    plan: Plan,
-    spec: RuntimeSpec,
-    info: model.Runtime,
-    cpu: hardware.Cpu,
-    checker: MaskChecker,
-    contexts: dict[str, ab.HwContext],
-) -> RuntimeSpec | None:
-    """The twin of a runtime with the scenario's features masked from process
-    start, when the experiment can be made (see bridge.ab)."""
-    features = ab.kinds_features(plan.scenarios, spec.kind)
-    if not features:
-        return None
-    armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
-    ctx = ab.plan(info, features, cpu, os.environ, armcap)
-    contexts[info.id] = ctx
-    if ctx.mask is None:
-        return None
-    ctx.mask_check = checker(plan, ctx)
-    if ctx.mask_failed:
-        return None  # the verdict says the mask did not take effect
-    label = f"{spec.label} ({ctx.mask.variable}={ctx.mask.value})"
-    return spec.masked(label, ctx.mask.env(), same_id=info.id)
+    def masked_twin(self, spec: RuntimeSpec, info: model.Runtime) -> RuntimeSpec | None:
+        """The twin of a runtime with the scenario's features masked from
+        process start, when the experiment can be made (see bridge.ab)."""
+        features = ab.kinds_features(self.plan.scenarios, spec.kind)
+        if not features:
+            return None
+        cpu = self.cpu
+        armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
+        ctx = ab.plan(info, features, cpu, os.environ, armcap)
+        self.contexts[info.id] = ctx
+        if ctx.mask is None:
+            return None
+        ctx.mask_check = self.check_mask(self.plan, ctx)
+        if ctx.mask_failed:
+            return None  # the verdict says the mask did not take effect
+        label = f"{spec.label} ({ctx.mask.variable}={ctx.mask.value})"
+        return spec.masked(label, ctx.mask.env(), same_id=info.id)
 
 
 def inspect(plan: Plan, progress: Progress | None = None) -> tuple[dict, list[model.Runtime], dict]:
