@@ -3,43 +3,42 @@
 For every runtime started as found (hw "on"), `plan` decides whether a twin
 with the features masked (hw "off") can run, and with which mask. Features
 that cannot be tested get their verdict here, without numbers (cpu-lacks,
-masked, cannot-test). After the run, `verdicts` pairs each on-result with its
-off-result and asks bridge.verdicts for the answer.
+masked, cannot-test). After the run, `verdict_list` pairs each on-result with
+its off-result and asks bridge.verdicts for the answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from bridge import hardware, model, verdicts
+from bridge import calls, hardware, model, verdicts, vocab
 from bridge.scenario import Scenario
 
 
 @dataclass
 class HwContext:
-    """What the A/B experiment can do for one runtime."""
+    """What the A/B experiment can do for one runtime (filled while the run
+    starts; `record()` is its frozen form in the report)."""
 
     runtime_id: str
     library: tuple[str, tuple[int, int, int]] | None
     mask: hardware.Mask | None = None
     untestable: dict[str, verdicts.Verdict] = field(default_factory=dict)  # feature -> verdict
-    mask_check: dict[str, Any] | None = None  # evidence the mask took effect
+    mask_check: model.MaskCheck | None = None  # evidence the mask took effect
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "runtime": self.runtime_id,
-            "mask": None
-            if self.mask is None
-            else {
-                "variable": self.mask.variable,
-                "value": self.mask.value,
-                "features": list(self.mask.features),
-            },
-            "mask_check": self.mask_check,
-            "untestable": {f: v.verdict for f, v in self.untestable.items()},
-        }
+    @property
+    def mask_failed(self) -> bool:
+        return self.mask_check is not None and self.mask_check.ok is False
+
+    def record(self) -> model.HwExperiment:
+        mask = self.mask
+        return model.HwExperiment(
+            runtime=self.runtime_id,
+            mask=None if mask is None else model.MaskUsed(mask.variable, mask.value, mask.features),
+            mask_check=self.mask_check,
+            untestable={f: v.verdict for f, v in self.untestable.items()},
+        )
 
 
 def library_of(info: model.Runtime) -> tuple[str, tuple[int, int, int]] | None:
@@ -86,9 +85,11 @@ def plan(
 def via_openssl(info: model.Runtime, call_id: str) -> bool:
     """Does this call reach OpenSSL? Python may hash with built-in code."""
     d = info.details
-    if info.kind == "python":
-        if call_id.startswith("hmac"):
-            return str(d.get("hmac_impl", "")).startswith("_hashlib")
+    call = calls.lookup(info.kind, call_id)
+    route = call.route if call else calls.Route.LIBCRYPTO
+    if route is calls.Route.HMAC:
+        return str(d.get("hmac_impl", "")).startswith("_hashlib")
+    if route is calls.Route.HASHLIB:
         return bool(d.get("hashlib_uses_openssl", True))
     lib = library_of(info)
     return lib is None or lib[0] == "OpenSSL"
@@ -99,43 +100,47 @@ def verdict_list(
     results: Sequence[model.Result],
     runtimes: Sequence[model.Runtime],
     contexts: Mapping[str, HwContext],
-) -> list[dict[str, Any]]:
-    on_info = {rt.id: rt for rt in runtimes if rt.details.get("hw", "on") == "on"}
-    by_key = {(r.scenario, r.runtime, r.call_id, r.size, r.hw): r for r in results}
+) -> list[model.HwVerdict]:
+    on_info = {rt.id: rt for rt in runtimes if not rt.masked}
+    by_key = {r.key: r for r in results}
     out = []
     for sc in scenarios:
         for r in results:
-            if r.scenario != sc.name or r.hw != "on" or r.status != "ok":
+            if r.scenario != sc.name or r.hw != "on" or not r.ok:
                 continue
             ctx, info = contexts.get(r.runtime), on_info.get(r.runtime)
             if ctx is None or info is None:
                 continue
-            off = by_key.get((r.scenario, r.runtime, r.call_id, r.size, "off"))
+            off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
                 v = _decide(ctx, info, r, off, feature)
                 best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
-                who = _who(info, r)
                 out.append(
-                    {
-                        "scenario": sc.name,
-                        "runtime": r.runtime,
-                        "call": r.call,
-                        "call_id": r.call_id,
-                        "feature": feature,
-                        "size": r.size,
-                        "verdict": v.verdict,
-                        "speedup": v.speedup,
-                        "speedup_ci95": list(v.ci95) if v.ci95 else None,
-                        "explanation": verdicts.explain(
+                    model.HwVerdict(
+                        scenario=sc.name,
+                        runtime=r.runtime,
+                        call=r.call,
+                        call_id=r.call_id,
+                        feature=feature,
+                        size=r.size,
+                        verdict=v.verdict,
+                        speedup=v.speedup,
+                        speedup_ci95=v.ci95,
+                        explanation=verdicts.explain(
                             v,
-                            who=who,
-                            feature=hardware.FEATURE_NAMES.get(feature, feature),
+                            who=who(info, r.call),
+                            feature=vocab.FEATURE_NAMES.get(feature, feature),
                             size=r.size,
                             best=best,
+                            larger_example=_larger_example(sc),
                         ),
-                    }
+                    )
                 )
     return out
+
+
+def _off(key: model.CellKey) -> model.CellKey:
+    return model.CellKey(key.scenario, key.runtime, key.call_id, key.size, "off")
 
 
 def _verdict_features(features: Sequence[str], ctx: HwContext) -> list[str]:
@@ -151,7 +156,7 @@ def _verdict_features(features: Sequence[str], ctx: HwContext) -> list[str]:
 
 
 def feature_name(feature: str) -> str:
-    parts = [hardware.FEATURE_NAMES.get(f, f) for f in feature.split("+")]
+    parts = [vocab.FEATURE_NAMES.get(f, f) for f in feature.split("+")]
     if len(parts) == 1:
         return parts[0]
     return " and ".join(p.split(" (")[0] for p in parts) + " (masked together)"
@@ -162,9 +167,9 @@ def _decide(ctx, info, on, off, feature) -> verdicts.Verdict:
         return ctx.untestable[feature]
     if not via_openssl(info, on.call_id):
         return verdicts.decide(None, None, via_openssl=False)
-    if ctx.mask_check is not None and ctx.mask_check.get("ok") is False:
+    if ctx.mask_failed:
         return verdicts.decide(None, None, cannot_mask="the mask did not take effect")
-    if off is None or off.status != "ok":
+    if off is None or not off.ok:
         return verdicts.decide(None, None, cannot_mask="the masked run has no measurement")
     return verdicts.decide(on.per_op_ns(), off.per_op_ns())
 
@@ -173,27 +178,36 @@ def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
     """(size, speedup) of the largest off/on ratio of this call in its scenario."""
     best = None
     for other in results:
-        if (other.scenario, other.runtime, other.call_id, other.hw) != (
-            r.scenario,
-            r.runtime,
-            r.call_id,
-            "on",
-        ) or other.status != "ok":
+        same = (other.scenario, other.runtime, other.call_id) == (r.scenario, r.runtime, r.call_id)
+        if not same or other.hw != "on" or not other.ok:
             continue
-        off = by_key.get((other.scenario, other.runtime, other.call_id, other.size, "off"))
-        if off is None or off.status != "ok":
+        off = by_key.get(_off(other.key))
+        if off is None or not off.ok:
             continue
-        ratio = off.summary().median / other.summary().median
+        ratio = off.median() / other.median()
         if best is None or ratio > best[1]:
             best = (other.size, ratio)
     return best
 
 
-def _who(info: model.Runtime, r: model.Result) -> str:
+# Where a feature's gain shows when a call is mostly fixed cost: a sweep of
+# large messages of the same primitive.
+_LARGER = {"sha": "bridge run sha1", "aes": "bridge run aes-128-cbc"}
+
+
+def _larger_example(sc: Scenario) -> str:
+    for feature in sc.features:
+        if feature in _LARGER:
+            return _LARGER[feature]
+    return ""
+
+
+def who(info: model.Runtime, call: str) -> str:
+    """A call named with its runtime kind: "Erlang crypto:hash(...)". openssl
+    calls already read "openssl speed ..."."""
     if info.kind == "openssl":
-        return r.call  # already reads "openssl speed ..."
-    name = {"erlang": "Erlang", "python": "Python"}.get(info.kind, info.kind)
-    return f"{name} {r.call}"
+        return call
+    return f"{vocab.KIND_NAMES.get(info.kind, info.kind)} {call}"
 
 
 def kinds_features(scenarios: Sequence[Scenario], kind: str) -> tuple[str, ...]:

@@ -1,17 +1,35 @@
 """The closed set of calls bridge can time, per runtime kind.
 
 A scenario file names calls from this table and nothing else: it cannot make
-any runtime run anything that is not listed here. Each entry says which
-operation kinds it serves, what one timed operation includes (its
-*semantics*, shown beside every number so unlike things are not compared
-silently), and how a user would write it.
+any runtime run anything that is not listed here. Each entry says, by
+keyword, everything bridge knows about the call:
+
+- `op`: the operation the runtime performs. Each runtime registers one
+  handler per operation (erl/bridge_loops.erl and bridge/pyops.py in the
+  workers, bridge/runtimes/openssl.py for the CLI), so adding a call is an
+  entry here plus one handler in each runtime it runs in;
+- `kinds`: the scenario kinds it serves;
+- `semantics`: what one timed operation includes, shown beside every
+  number so unlike things are not compared silently;
+- `label`: how a user would write it;
+- `check`: how its output is checked, and `randomised` when two calls give
+  different bytes by design (ECDSA signatures);
+- `role`: sign and verify rows are compared apart;
+- `route`: for Python, which provenance flag says whether the call reaches
+  OpenSSL (and so whether a capability mask can reach it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from bridge import vocab
+
+if TYPE_CHECKING:  # scenario imports this module to validate call names
+    from bridge.scenario import Scenario
 
 ONE_SHOT_MAC = "one-shot: key set up on every call"
 REUSED_KEY = "reused key: key schedule once, keyed state copied per call"
@@ -38,29 +56,54 @@ STREAM_MAC = (
     " a keyed state after mac_finalN nor copy one, so the key is set up every time"
 )
 
-# Erlang's crypto names SHA-1 'sha'; everything else matches OpenSSL's names.
-ERLANG_DIGEST = {"sha1": "sha", "sha3-256": "sha3_256", "sha3-512": "sha3_512"}
+
+class Check(enum.Enum):
+    """How the driver checks a call's output."""
+
+    REFERENCE = "reference"  # equal to the driver's reference bytes
+    SIGNATURE = "signature"  # a fresh signature: the driver's ECDSA must accept it
+    ACCEPTS = "accepts"  # a verify call: it must accept the driver's signature (01)
 
 
-@dataclass(frozen=True)
+class Route(enum.Enum):
+    """Whether a call reaches libcrypto, as the runtime's provenance tells."""
+
+    LIBCRYPTO = "libcrypto"  # always (Erlang crypto, cryptography, the openssl CLI)
+    HASHLIB = "hashlib"  # Python hashlib: OpenSSL, or built-in code (hashlib_uses_openssl)
+    HMAC = "hmac"  # Python hmac: OpenSSL's HMAC, or hmac over hashlib (hmac_impl)
+
+
+Label = Callable[["Scenario", str], str]  # (scenario, api the runtime reported) -> text
+
+
+@dataclass(frozen=True, kw_only=True)
 class Call:
     runtime: str  # erlang | python | openssl
     id: str  # what a scenario file writes
-    kinds: frozenset[str]  # scenario kinds it serves
-    worker_call: str  # the name sent to the worker (or the openssl mode)
-    semantics: str
-    label: Callable[[Any, str], str]  # (scenario, api reported by the worker) -> text
-    semantics_by_kind: tuple[tuple[str, str], ...] = ()  # where one call id serves two kinds
+    op: str  # the operation the runtime's handler performs
+    kinds: frozenset[str]
+    semantics: str | Mapping[str, str]  # one text, or one per scenario kind
+    label: Label
+    check: Check = Check.REFERENCE
+    randomised: bool = False
+    role: str = ""  # sign | verify | "" (rows of different roles are compared apart)
+    route: Route = Route.LIBCRYPTO
+    timer_tc: bool = False  # --method tc can time it (the thread's harness)
 
-    def semantics_for(self, sc: Any) -> str:
-        return dict(self.semantics_by_kind).get(sc.kind, self.semantics)
+    def semantics_for(self, sc: Scenario) -> str:
+        if isinstance(self.semantics, str):
+            return self.semantics
+        return self.semantics[sc.kind]
 
 
-def _erl_digest(sc: Any) -> str:
-    return ERLANG_DIGEST.get(sc.digest, sc.digest.replace("-", "_"))
+# -- labels ------------------------------------------------------------------
 
 
-def _erl_mac_label(sc: Any, api: str) -> str:
+def _erl_digest(sc: Scenario) -> str:
+    return vocab.DIGESTS[sc.digest].erlang  # type: ignore[attr-defined]
+
+
+def _erl_mac_label(sc, api: str) -> str:
     d, n = _erl_digest(sc), sc.mac_bytes
     # Before a worker has said which API this OTP has, show the modern one.
     api = api or ("crypto:macN/5" if n else "crypto:mac/4")
@@ -72,198 +115,238 @@ def _erl_mac_label(sc: Any, api: str) -> str:
     }.get(api, api or "crypto:macN")
 
 
-def _erl_stream_label(sc: Any, api: str) -> str:
+def _erl_stream_label(sc, api: str) -> str:
     d, n = _erl_digest(sc), sc.mac_bytes
     final = f"crypto:mac_finalN(S, {n})" if n else "crypto:mac_final(S)"
     return f"S = crypto:mac_init(hmac, {d}, Key), crypto:mac_update(S, Data), {final}"
 
 
-def _erl_cipher_label(sc: Any, api: str) -> str:
-    atom = sc.cipher.replace("-", "_")
+def _erl_cipher_label(sc, api: str) -> str:
+    atom = sc.spec.erlang
     if api == "crypto:block_encrypt/4":
         return f"crypto:block_encrypt({atom}, Key, IV, Data)"
-    if sc.cipher.endswith("gcm"):
+    if sc.spec.aead:
         return f"crypto:crypto_one_time_aead({atom}, Key, IV, Data, <<>>, 16, true)"
     return f"crypto:crypto_one_time({atom}, Key, IV, Data, true)"
 
 
-def _py_cipher_label(sc: Any, api: str) -> str:
-    if sc.cipher.endswith("gcm"):
+def _py_cipher_label(sc, api: str) -> str:
+    if sc.spec.aead:
         return "AESGCM(key).encrypt(nonce, data, None)"
     return "Cipher(AES(key), CBC(iv)).encryptor() .update(data) + .finalize()"
 
 
-def _curve(sc: Any) -> str:
-    return {"p256": "secp256r1", "p384": "secp384r1", "p521": "secp521r1"}[sc.curve]
-
-
-def _cut(sc: Any) -> str:
+def _cut(sc) -> str:
     return f"[:{sc.mac_bytes}]" if sc.mac_bytes else ""
 
 
-CALLS: dict[tuple[str, str], Call] = {
-    (c.runtime, c.id): c
-    for c in [
-        Call("erlang", "macN", frozenset({"mac"}), "mac", ONE_SHOT_MAC, _erl_mac_label),
-        Call(
-            "erlang",
-            "mac_init",
-            frozenset({"mac"}),
-            "mac_stream",
-            STREAM_MAC,
-            _erl_stream_label,
-        ),
-        Call(
-            "erlang",
-            "hash",
-            frozenset({"hash"}),
-            "hash",
-            ONE_SHOT_HASH,
-            lambda sc, api: f"crypto:hash({_erl_digest(sc)}, Data)",
-        ),
-        Call(
-            "python",
-            "hmac.digest",
-            frozenset({"mac"}),
-            "hmac.digest",
-            ONE_SHOT_MAC,
-            lambda sc, api: f"hmac.digest(key, data, '{sc.digest}'){_cut(sc)}",
-        ),
-        Call(
-            "python",
-            "hmac.new+copy",
-            frozenset({"mac"}),
-            "hmac.new+copy",
-            REUSED_KEY,
-            lambda sc, api: (
-                f"hmac.new(key, digestmod='{sc.digest}').copy() .update(data) .digest(){_cut(sc)}"
-            ),
-        ),
-        Call(
-            "python",
-            "hashlib",
-            frozenset({"hash"}),
-            "hashlib",
-            ONE_SHOT_HASH,
-            lambda sc, api: f"hashlib.{sc.digest.replace('-', '_')}(data).digest()",
-        ),
-        Call(
-            "openssl",
-            "speed",
-            frozenset({"mac", "hash"}),
-            "speed",
-            SPEED_HMAC,
-            lambda sc, api: (
-                f"openssl speed -hmac {sc.digest}"
-                if sc.kind == "mac"
-                else f"openssl speed {sc.digest}"
-            ),
-            (("hash", SPEED_PLAIN),),
-        ),
-        Call(
-            "openssl",
-            "speed-evp",
-            frozenset({"hash", "cipher"}),
-            "speed-evp",
-            SPEED_DIGEST,
-            lambda sc, api: f"openssl speed -evp {sc.cipher or sc.digest}",
-            (("cipher", SPEED_CIPHER),),
-        ),
-        Call(
-            "erlang",
-            "sign",
-            frozenset({"sign"}),
-            "sign",
-            SIGN,
-            lambda sc, api: f"crypto:sign(ecdsa, {sc.digest}, Msg, [Priv, {_curve(sc)}])",
-        ),
-        Call(
-            "erlang",
-            "verify",
-            frozenset({"sign"}),
-            "verify",
-            VERIFY,
-            lambda sc, api: f"crypto:verify(ecdsa, {sc.digest}, Msg, Sig, [Pub, {_curve(sc)}])",
-        ),
-        Call(
-            "python",
-            "sign",
-            frozenset({"sign"}),
-            "ecdsa_sign",
-            SIGN,
-            lambda sc, api: f"key.sign(msg, ECDSA({sc.digest.upper()}()))",
-        ),
-        Call(
-            "python",
-            "verify",
-            frozenset({"sign"}),
-            "ecdsa_verify",
-            VERIFY,
-            lambda sc, api: f"pub.verify(sig, msg, ECDSA({sc.digest.upper()}()))",
-        ),
-        Call(
-            "openssl",
-            "speed-sign",
-            frozenset({"sign"}),
-            "speed-sign",
-            SPEED_SIGN,
-            lambda sc, api: f"openssl speed ecdsa{sc.curve} (sign)",
-        ),
-        Call(
-            "openssl",
-            "speed-verify",
-            frozenset({"sign"}),
-            "speed-verify",
-            SPEED_VERIFY,
-            lambda sc, api: f"openssl speed ecdsa{sc.curve} (verify)",
-        ),
-        Call(
-            "erlang",
-            "hash_file",
-            frozenset({"file-digest"}),
-            "hash_file",
-            FILE_STREAM,
-            lambda sc, api: (
-                f"crypto:hash_init({_erl_digest(sc)}) + hash_update per 64 KiB"
-                " file:read + hash_final"
-            ),
-        ),
-        Call(
-            "python",
-            "file_digest",
-            frozenset({"file-digest"}),
-            "file_digest",
-            FILE_STREAM,
-            lambda sc, api: f"hashlib.file_digest(f, '{sc.digest}')",
-        ),
-        Call(
-            "openssl",
-            "dgst",
-            frozenset({"file-digest"}),
-            "dgst",
-            FILE_PROCESS,
-            lambda sc, api: f"openssl dgst -{sc.digest} FILE",
-        ),
-        Call(
-            "erlang",
-            "crypto_one_time",
-            frozenset({"cipher"}),
-            "cipher",
-            ONE_SHOT_CIPHER,
-            _erl_cipher_label,
-        ),
-        Call(
-            "python",
-            "cryptography",
-            frozenset({"cipher"}),
-            "cryptography",
-            ONE_SHOT_CIPHER,
-            _py_cipher_label,
-        ),
-    ]
-}
+def _speed_label(sc, api: str) -> str:
+    if sc.kind == "mac":
+        return f"openssl speed -hmac {sc.digest}"
+    return f"openssl speed {sc.digest}"
 
-RUNTIME_KINDS = ("erlang", "python", "openssl")
+
+def _curve(sc) -> vocab.Curve:
+    return vocab.CURVES[sc.curve]
+
+
+# -- the table ---------------------------------------------------------------
+
+MAC, HASH, CIPHER, SIGNATURE, FILE = "mac", "hash", "cipher", "sign", "file-digest"
+
+_TABLE = (
+    # Erlang: operations of erl/bridge_loops.erl
+    Call(
+        runtime="erlang",
+        id="macN",
+        op="mac",
+        kinds=frozenset({MAC}),
+        semantics=ONE_SHOT_MAC,
+        label=_erl_mac_label,
+        timer_tc=True,
+    ),
+    Call(
+        runtime="erlang",
+        id="mac_init",
+        op="mac_stream",
+        kinds=frozenset({MAC}),
+        semantics=STREAM_MAC,
+        label=_erl_stream_label,
+    ),
+    Call(
+        runtime="erlang",
+        id="hash",
+        op="hash",
+        kinds=frozenset({HASH}),
+        semantics=ONE_SHOT_HASH,
+        label=lambda sc, api: f"crypto:hash({_erl_digest(sc)}, Data)",
+        timer_tc=True,
+    ),
+    Call(
+        runtime="erlang",
+        id="sign",
+        op="sign",
+        kinds=frozenset({SIGNATURE}),
+        semantics=SIGN,
+        label=lambda sc, api: f"crypto:sign(ecdsa, {sc.digest}, Msg, [Priv, {_curve(sc).erlang}])",
+        check=Check.SIGNATURE,
+        randomised=True,
+        role="sign",
+    ),
+    Call(
+        runtime="erlang",
+        id="verify",
+        op="verify",
+        kinds=frozenset({SIGNATURE}),
+        semantics=VERIFY,
+        label=lambda sc, api: (
+            f"crypto:verify(ecdsa, {sc.digest}, Msg, Sig, [Pub, {_curve(sc).erlang}])"
+        ),
+        check=Check.ACCEPTS,
+        role="verify",
+    ),
+    Call(
+        runtime="erlang",
+        id="hash_file",
+        op="hash_file",
+        kinds=frozenset({FILE}),
+        semantics=FILE_STREAM,
+        label=lambda sc, api: (
+            f"crypto:hash_init({_erl_digest(sc)}) + hash_update per 64 KiB file:read + hash_final"
+        ),
+    ),
+    Call(
+        runtime="erlang",
+        id="crypto_one_time",
+        op="cipher",
+        kinds=frozenset({CIPHER}),
+        semantics=ONE_SHOT_CIPHER,
+        label=_erl_cipher_label,
+    ),
+    # Python: operations of bridge/pyops.py
+    Call(
+        runtime="python",
+        id="hmac.digest",
+        op="hmac.digest",
+        kinds=frozenset({MAC}),
+        semantics=ONE_SHOT_MAC,
+        label=lambda sc, api: f"hmac.digest(key, data, '{sc.digest}'){_cut(sc)}",
+        route=Route.HMAC,
+    ),
+    Call(
+        runtime="python",
+        id="hmac.new+copy",
+        op="hmac.new+copy",
+        kinds=frozenset({MAC}),
+        semantics=REUSED_KEY,
+        label=lambda sc, api: (
+            f"hmac.new(key, digestmod='{sc.digest}').copy() .update(data) .digest(){_cut(sc)}"
+        ),
+        route=Route.HMAC,
+    ),
+    Call(
+        runtime="python",
+        id="hashlib",
+        op="hashlib",
+        kinds=frozenset({HASH}),
+        semantics=ONE_SHOT_HASH,
+        label=lambda sc, api: f"hashlib.{vocab.DIGESTS[sc.digest].hashlib}(data).digest()",
+        route=Route.HASHLIB,
+    ),
+    Call(
+        runtime="python",
+        id="hashlib.new",
+        op="hashlib.new",
+        kinds=frozenset({HASH}),
+        semantics=ONE_SHOT_HASH,
+        label=lambda sc, api: f"hashlib.new('{vocab.DIGESTS[sc.digest].hashlib}', data).digest()",
+        route=Route.HASHLIB,
+    ),
+    Call(
+        runtime="python",
+        id="sign",
+        op="ecdsa_sign",
+        kinds=frozenset({SIGNATURE}),
+        semantics=SIGN,
+        label=lambda sc, api: f"key.sign(msg, ECDSA({sc.digest.upper()}()))",
+        check=Check.SIGNATURE,
+        randomised=True,
+        role="sign",
+    ),
+    Call(
+        runtime="python",
+        id="verify",
+        op="ecdsa_verify",
+        kinds=frozenset({SIGNATURE}),
+        semantics=VERIFY,
+        label=lambda sc, api: f"pub.verify(sig, msg, ECDSA({sc.digest.upper()}()))",
+        check=Check.ACCEPTS,
+        role="verify",
+    ),
+    Call(
+        runtime="python",
+        id="file_digest",
+        op="file_digest",
+        kinds=frozenset({FILE}),
+        semantics=FILE_STREAM,
+        label=lambda sc, api: f"hashlib.file_digest(f, '{sc.digest}')",
+        route=Route.HASHLIB,
+    ),
+    Call(
+        runtime="python",
+        id="cryptography",
+        op="cryptography",
+        kinds=frozenset({CIPHER}),
+        semantics=ONE_SHOT_CIPHER,
+        label=_py_cipher_label,
+    ),
+    # openssl: handlers of bridge/runtimes/openssl.py
+    Call(
+        runtime="openssl",
+        id="speed",
+        op="speed",
+        kinds=frozenset({MAC, HASH}),
+        semantics={MAC: SPEED_HMAC, HASH: SPEED_PLAIN},
+        label=_speed_label,
+    ),
+    Call(
+        runtime="openssl",
+        id="speed-evp",
+        op="speed-evp",
+        kinds=frozenset({HASH, CIPHER}),
+        semantics={HASH: SPEED_DIGEST, CIPHER: SPEED_CIPHER},
+        label=lambda sc, api: f"openssl speed -evp {sc.algorithm}",
+    ),
+    Call(
+        runtime="openssl",
+        id="speed-sign",
+        op="speed-pkey",
+        kinds=frozenset({SIGNATURE}),
+        semantics=SPEED_SIGN,
+        label=lambda sc, api: f"openssl speed {_curve(sc).speed} (sign)",
+        role="sign",
+    ),
+    Call(
+        runtime="openssl",
+        id="speed-verify",
+        op="speed-pkey",
+        kinds=frozenset({SIGNATURE}),
+        semantics=SPEED_VERIFY,
+        label=lambda sc, api: f"openssl speed {_curve(sc).speed} (verify)",
+        role="verify",
+    ),
+    Call(
+        runtime="openssl",
+        id="dgst",
+        op="dgst",
+        kinds=frozenset({FILE}),
+        semantics=FILE_PROCESS,
+        label=lambda sc, api: f"openssl dgst -{sc.digest} FILE",
+    ),
+)
+
+CALLS: dict[tuple[str, str], Call] = {(c.runtime, c.id): c for c in _TABLE}
+RUNTIME_KINDS = vocab.RUNTIME_KINDS
 
 
 def lookup(runtime: str, call_id: str) -> Call | None:
@@ -272,3 +355,32 @@ def lookup(runtime: str, call_id: str) -> Call | None:
 
 def known(runtime: str) -> list[str]:
     return sorted(cid for (rt, cid) in CALLS if rt == runtime)
+
+
+def serving(runtime: str, kind: str) -> list[str]:
+    """The call ids of a runtime kind that serve a scenario kind."""
+    return [c for c in known(runtime) if kind in CALLS[runtime, c].kinds]
+
+
+def role(runtime_kind: str, call_id: str) -> str:
+    """sign | verify | "" for a result's call, also for imported calls
+    (speed-sign/speed-verify) and ids this bridge no longer has."""
+    call = lookup(runtime_kind, call_id)
+    return call.role if call else ""
+
+
+@dataclass(frozen=True)
+class Handlers:
+    """One runtime's handlers, keyed by operation: a runtime registers what
+    it can do, and a call whose op it lacks is refused before anything runs."""
+
+    runtime: str
+    table: Mapping[str, Callable] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        missing = {c.op for c in _TABLE if c.runtime == self.runtime} - set(self.table)
+        if missing:
+            raise TypeError(f"{self.runtime}: no handler for {', '.join(sorted(missing))}")
+
+    def __getitem__(self, op: str) -> Callable:
+        return self.table[op]

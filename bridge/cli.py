@@ -18,8 +18,8 @@ import click
 from tabulate import tabulate
 
 import bridge
+from bridge import calls, discover, importer, model, plans, runner, scenario
 from bridge import compare as comparison
-from bridge import discover, importer, model, plans, runner, scenario
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
@@ -187,12 +187,12 @@ def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome
     if output is not None:
         click.echo(f"report written to {output}", err=True)
     for skip in outcome.report.skipped:
-        click.echo(f"bridge: warning: skipped {skip['runtime']}: {skip['reason']}", err=True)
+        click.echo(f"bridge: warning: skipped {skip.runtime}: {skip.reason}", err=True)
     for cell in outcome.report.unstable:
         click.echo(
-            f"bridge: warning: {cell['runtime']} {cell['call_id']} at {cell['size']} B"
-            f" (hw {cell['hw']}) did not reach the target:"
-            f" ±{cell['ci_halfwidth'] * 100:.1f}%",
+            f"bridge: warning: {cell.runtime} {cell.call_id} at {cell.size} B"
+            f" (hw {cell.hw}) did not reach the target:"
+            f" ±{cell.ci_halfwidth * 100:.1f}%",
             err=True,
         )
     return outcome
@@ -202,8 +202,8 @@ def _exit_status(outcome: runner.Outcome) -> None:
     if outcome.interrupted:
         raise SystemExit(ExitStatus.INTERRUPTED)
     if not outcome.report.results:
-        reasons = [s["reason"] for s in outcome.report.skipped]
-        reasons += [e["message"] for e in outcome.report.errors]
+        reasons = [s.reason for s in outcome.report.skipped]
+        reasons += [e.message for e in outcome.report.errors]
         raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
     if outcome.failed:
         raise SystemExit(ExitStatus.RUN_FAILED)
@@ -268,8 +268,8 @@ def otp() -> None:
 )
 def otp_list(fmt) -> None:
     """List the OTP installations on this machine: erl on PATH, /usr/lib/erlang,
-    kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Broken ones are listed with
-    the reason."""
+    kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Each erl is started once to
+    load crypto, as a run would; broken ones are listed with the reason."""
     found = discover.discover()
     if fmt == "json":
         click.echo(json.dumps([f.to_json() for f in found], indent=1))
@@ -279,6 +279,7 @@ def otp_list(fmt) -> None:
             f.otp_version or "?",
             f.erts_version or "?",
             f.crypto_version or "no",
+            f.crypto_lib or "",
             f.libcrypto or "",
             ", ".join(f.sources),
             str(f.root),
@@ -286,7 +287,16 @@ def otp_list(fmt) -> None:
         ]
         for f in found
     ]
-    headers = ["OTP", "ERTS", "crypto", "libcrypto", "found via", "root", "status"]
+    headers = [
+        "OTP",
+        "ERTS",
+        "crypto",
+        "crypto lib",
+        "libcrypto",
+        "found via",
+        "root",
+        "status",
+    ]
     click.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
 
 
@@ -385,7 +395,7 @@ def show(name, scenario_dirs) -> None:
     click.echo(f"# {path}")
     for runtime, ids in sc.calls.items():
         for cid in ids:
-            call = runner.calls.CALLS[runtime, cid]
+            call = calls.CALLS[runtime, cid]
             click.echo(f"# {runtime:8s} {call.label(sc, '')}  ({call.semantics_for(sc)})")
     click.echo(path.read_text(), nl=False)
 

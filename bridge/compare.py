@@ -67,11 +67,6 @@ class Comparison:
         }
 
 
-def _kind(report: model.Report, runtime_id: str) -> str:
-    rt = report.runtime(runtime_id)
-    return rt.kind if rt else runtime_id.split("@")[0].split("#")[0]
-
-
 def _cells(report: model.Report) -> dict[tuple, dict[str, model.Result]]:
     """(scenario, kind, call_id, size, nth runtime of that kind) -> {hw: result}."""
     order: dict[str, dict[str, int]] = defaultdict(dict)
@@ -79,9 +74,9 @@ def _cells(report: model.Report) -> dict[tuple, dict[str, model.Result]]:
         order[rt.kind].setdefault(rt.id, len(order[rt.kind]))
     cells: dict[tuple, dict[str, model.Result]] = defaultdict(dict)
     for r in report.results:
-        if r.status != "ok":
+        if not r.ok:
             continue
-        kind = _kind(report, r.runtime)
+        kind = report.kind_of(r.runtime)
         nth = order[kind].get(r.runtime, 0)
         cells[(r.scenario, kind, r.call_id, r.size, nth)][r.hw] = r
     return cells

@@ -3,9 +3,13 @@
 Places looked at, in order: `erl` on PATH, the distribution's /usr/lib/erlang,
 kerl (`kerl list installations` and its default directories), asdf, mise,
 Homebrew prefixes, and the directories in BRIDGE_OTP_PATH (colon-separated).
-Each is described from its files - releases/*/OTP_VERSION, erts-*, lib/crypto-*
-and the libcrypto its crypto NIF links - without starting a VM. An
-installation that is broken is listed with the reason, never dropped.
+Each is probed the way a run starts it: its bin/erl runs once, loads crypto and
+says its versions, code:root_dir() and the libcrypto it mapped (otp.probe).
+So a prefix whose bin/erl is a wrapper script or a shim is described by the
+real tree behind it, and crypto that cannot load is reported with the
+loader's reason. The files (releases/*/OTP_VERSION, erts-*, lib/crypto-*, ldd
+on the crypto NIF) fill in what a broken erl cannot say. An installation that
+is broken is listed with the reason, never dropped.
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge import otp, proc
+from bridge.errors import RuntimeUnavailable
 
 
 @dataclass
@@ -27,7 +33,9 @@ class Found:
     otp_version: str = ""
     erts_version: str = ""
     crypto_version: str = ""
+    crypto_lib: str = ""  # crypto:info_lib() text, when crypto loads
     libcrypto: str = ""
+    otp_root: str = ""  # code:root_dir(): differs from root behind a wrapper
     problem: str = ""
 
     @property
@@ -46,7 +54,9 @@ class Found:
             "otp_version": self.otp_version,
             "erts_version": self.erts_version,
             "crypto": self.crypto_version or None,
+            "crypto_lib": self.crypto_lib or None,
             "libcrypto": self.libcrypto,
+            "otp_root": self.otp_root or None,
             "problem": self.problem or None,
         }
 
@@ -127,9 +137,10 @@ def discover(
         item = by_root.setdefault(root, Found(root=root))
         if source not in item.sources:
             item.sources.append(source)
-    for item in by_root.values():
-        if not item.problem:
-            describe(item)
+    todo = [item for item in by_root.values() if not item.problem]
+    # Each probe starts a VM (about 0.3 s); a few at a time keep `otp list` quick.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(describe, todo))
     return list(by_root.values())
 
 
@@ -149,24 +160,41 @@ def _root_of(path: Path) -> Path | None:
 
 
 def describe(item: Found) -> None:
-    root = item.root
+    """Fill `item` from its erl's own answer, and from its files where the
+    erl cannot answer."""
     if not os.access(item.erl, os.X_OK):
         item.problem = "bin/erl is missing or not executable"
+        _from_files(item, item.root)
+        return
+    try:
+        answer = otp.probe(item.erl)
+    except RuntimeUnavailable as exc:
+        item.problem = f"bin/erl does not run: {exc.message}"
+        _from_files(item, item.root)
+        return
+    root = Path(answer.root_dir) if answer.root_dir else item.root
+    if root != item.root:
+        item.otp_root = str(root)
+    _from_files(item, root)
+    item.otp_version = answer.otp_version or item.otp_version or answer.otp_release
+    item.erts_version = answer.erts_version or item.erts_version
+    item.crypto_version = answer.crypto_version or item.crypto_version
+    item.crypto_lib = answer.crypto_lib
+    if answer.libcrypto:
+        item.libcrypto = ", ".join(answer.libcrypto)
+    if answer.crypto_error:
+        item.problem = f"crypto cannot load: {answer.crypto_error}"
+
+
+def _from_files(item: Found, root: Path) -> None:
+    """What the layout says: versions, the crypto application and what its
+    NIF links (ldd), without starting a VM."""
     item.otp_version = otp.otp_version_of(root) if (root / "releases").is_dir() else ""
     item.erts_version = otp.erts_version_of(root)
-    if not item.otp_version:
-        item.problem = item.problem or "no releases/*/OTP_VERSION: cannot tell the OTP version"
-    if not item.erts_version:
-        item.problem = item.problem or "no erts-* directory"
     crypto_dirs = sorted((root / "lib").glob("crypto-*"), key=lambda p: otp.version_key(p.name[7:]))
-    if not crypto_dirs:
-        item.problem = (
-            item.problem or "no crypto application (e.g. erlang-base without erlang-crypto)"
-        )
-        return
-    item.crypto_version = crypto_dirs[-1].name.removeprefix("crypto-")
-    nif = crypto_dirs[-1] / "priv" / "lib" / "crypto.so"
-    item.libcrypto = _linked_libcrypto(nif)
+    if crypto_dirs:
+        item.crypto_version = crypto_dirs[-1].name.removeprefix("crypto-")
+        item.libcrypto = _linked_libcrypto(crypto_dirs[-1] / "priv" / "lib" / "crypto.so")
 
 
 LDD_LINE = re.compile(r"^\s*(libcrypto\S*)\s*=>\s*(\S+)")

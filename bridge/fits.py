@@ -60,31 +60,31 @@ def fit(sizes: Sequence[int], medians: Sequence[float]) -> Fit:
     return Fit(a, b, r2, worst, tuple(sizes))
 
 
-def fits_for(results: Sequence[model.Result]) -> list[dict]:
+def fits_for(results: Sequence[model.Result]) -> list[model.CostFit]:
     """One fit per (scenario, runtime, call, hw) with at least MIN_SIZES sizes."""
     groups: dict[tuple[str, str, str, str], list[model.Result]] = {}
     for r in results:
-        if r.status == "ok" and r.size > 0:
+        if r.ok and r.size > 0:
             groups.setdefault((r.scenario, r.runtime, r.call_id, r.hw), []).append(r)
     out = []
     for (scenario, runtime, call_id, hw), rs in groups.items():
         rs = sorted(rs, key=lambda r: r.size)
         if len({r.size for r in rs}) < MIN_SIZES:
             continue
-        f = fit([r.size for r in rs], [r.summary().median for r in rs])
+        f = fit([r.size for r in rs], [r.median() for r in rs])
         out.append(
-            {
-                "scenario": scenario,
-                "runtime": runtime,
-                "call": rs[0].call,
-                "call_id": call_id,
-                "hw": hw,
-                "a_ns": f.a_ns,
-                "b_ns_per_byte": f.b_ns_per_byte,
-                "gb_per_s": f.gb_per_s,
-                "r2": f.r2,
-                "max_rel_residual": f.max_rel_residual,
-                "sizes": list(f.sizes),
-            }
+            model.CostFit(
+                scenario=scenario,
+                runtime=runtime,
+                call=rs[0].call,
+                call_id=call_id,
+                hw=hw,
+                a_ns=f.a_ns,
+                b_ns_per_byte=f.b_ns_per_byte,
+                gb_per_s=f.gb_per_s,
+                r2=f.r2,
+                max_rel_residual=f.max_rel_residual,
+                sizes=f.sizes,
+            )
         )
     return out

@@ -12,14 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Features bridge can test, by the names scenarios use.
-FEATURES = ("sha", "aes", "pclmul", "avx2")
-FEATURE_NAMES = {
-    "sha": "SHA extensions (SHA-NI / ARMv8 SHA)",
-    "aes": "AES instructions (AES-NI / ARMv8 AES)",
-    "pclmul": "carry-less multiply (PCLMULQDQ / PMULL)",
-    "avx2": "AVX2",
-}
+from bridge.vocab import FEATURE_NAMES, FEATURES  # noqa: F401 (the names live in vocab)
 
 # /proc/cpuinfo flags that mean the CPU offers a feature (all must be present).
 CPU_FLAGS = {

@@ -64,8 +64,8 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
                     "options": run.options,
                     "compiler": run.compiler,
                     "cpuinfo": run.cpuinfo,
-                    "hw": "on",
                 },
+                hw="on",
             )
         )
         results += [_result(run, rid, e) for e in run.entries]
@@ -78,7 +78,7 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
         environment={},
         runtimes=tuple(runtimes),
         results=tuple(results),
-        skipped=tuple({"runtime": "", "kind": "import", "reason": w} for w in parsed.warnings),
+        skipped=tuple(model.Skipped("", "import", w) for w in parsed.warnings),
         scenarios=tuple(
             {"name": a, "description": f"imported from {name}"}
             for a in dict.fromkeys(r.scenario for r in results)

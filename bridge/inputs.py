@@ -16,8 +16,8 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from bridge import ec
-from bridge.scenario import CIPHERS
+from bridge import ec, vocab
+from bridge.scenario import CipherScenario, MacScenario, Scenario, SignatureScenario
 
 INLINE_LIMIT = 4096  # inputs up to this size are written into the report
 
@@ -31,6 +31,17 @@ class Inputs:
     file_size: int = 0
     pub: bytes = b""  # sign: the public point; key holds the private scalar
     sig: bytes = b""  # sign: the driver's signature of data, for verify calls
+
+    def wire(self) -> dict[str, bytes | str]:
+        """What a worker receives of the inputs (each operation reads its own)."""
+        return {
+            "data": self.data,
+            "key": self.key,
+            "iv": self.iv,
+            "path": self.path,
+            "pub": self.pub,
+            "sig": self.sig,
+        }
 
     def to_json(self) -> dict | None:
         if self.path:
@@ -56,17 +67,17 @@ def make(seed: int, scenario: str, key_bytes: int, size: int, iv_bytes: int = 0)
     return Inputs(key=key, data=data, iv=iv)
 
 
-def for_scenario(seed: int, sc, size: int) -> Inputs:
-    """The inputs of one cell: ciphers take their key and IV length from the cipher."""
-    if sc.kind == "cipher":
-        key_bytes, iv_bytes, _ = CIPHERS[sc.cipher]
-        return make(seed, sc.name, key_bytes, size, iv_bytes)
-    if sc.kind == "sign":
+def for_scenario(seed: int, sc: Scenario, size: int) -> Inputs:
+    """The inputs of one cell: ciphers take their key and IV length from the
+    cipher, MACs from the scenario; hashes have no key."""
+    if isinstance(sc, CipherScenario):
+        return make(seed, sc.name, sc.spec.key_bytes, size, sc.spec.iv_bytes)
+    if isinstance(sc, SignatureScenario):
         return _ecdsa(seed, sc, size)
-    return make(seed, sc.name, sc.key_bytes, size)
+    return make(seed, sc.name, sc.key_bytes if isinstance(sc, MacScenario) else 0, size)
 
 
-def _ecdsa(seed: int, sc, size: int) -> Inputs:
+def _ecdsa(seed: int, sc: SignatureScenario, size: int) -> Inputs:
     """A key pair from the seed, and the driver's own signature of the message
     (nonce from the seed too, so the whole report is reproducible)."""
     c = ec.CURVES[sc.curve]
@@ -93,7 +104,7 @@ def write_file(
     SHAKE256(b"bridge/1 seed=<seed> scenario=<name> file chunk=<i>").digest(1 MiB).
     """
     path = os.path.join(directory, f"{scenario}-{size}.bin")
-    h = hashlib.new(digest.replace("-", "_"))
+    h = hashlib.new(vocab.DIGESTS[digest].hashlib)
     with open(path, "wb") as f:
         written, i = 0, 0
         while written < size:

@@ -1,10 +1,16 @@
-"""Results and reports, and their versioned JSON form (schema "bridge.report/1").
+"""The report schema ("bridge.report/1"): every part of a report is a frozen
+record with its own `to_json`/`from_json`, and this module reads and writes
+whole reports.
 
-Render, compare and plot read this form and nothing else, so a report written
-today still renders later. The schema is documented in README.md ("The JSON
-report"). Rules for changing it: adding optional fields keeps version 1;
-removing or changing the meaning of a field bumps the version, and
-`Report.from_json` keeps reading every older version.
+Render, compare and plot read these records and nothing else, so a report
+written today still renders later. The schema is documented in README.md
+("The JSON report"). Rules for changing it: adding optional fields keeps
+version 1; removing or changing the meaning of a field bumps the version, and
+`Report.from_json` keeps reading every older version. Version handling lives
+in `check_schema` alone.
+
+Each record writes its keys in the order reports have always had them, so a
+report read and written again is the same text.
 """
 
 from __future__ import annotations
@@ -13,7 +19,6 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,31 +31,81 @@ SCHEMA_NAME, SCHEMA_VERSION = SCHEMA.split("/")
 SCHEMA_VERSION_INT = int(SCHEMA_VERSION)
 MAX_REPORT_BYTES = 256 * 1024 * 1024
 
+Json = dict[str, Any]
+
+
+# -- identities --------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class OutputKey:
+    """Whose output an interop check lists: a call on a runtime, hw on or off.
+    Written "erlang@25.2.3 macN hw=on" in the JSON; parsed in `parse` only."""
+
+    runtime: str
+    call_id: str
+    hw: str
+
+    def text(self) -> str:
+        return f"{self.runtime} {self.call_id} hw={self.hw}"
+
+    @classmethod
+    def parse(cls, text: str) -> OutputKey:
+        head, _, hw = text.rpartition(" hw=")
+        runtime, _, call_id = head.partition(" ")
+        return cls(runtime, call_id, hw)
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """One cell: a call of a scenario at one size, on one runtime, hw on or off."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: str
+
+    @property
+    def output(self) -> OutputKey:
+        return OutputKey(self.runtime, self.call_id, self.hw)
+
+
+# -- runtimes and results ----------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Runtime:
-    """One runtime as it ran: kind erlang | python | openssl, with provenance."""
+    """One runtime as it ran: kind erlang | python | openssl, with provenance.
+    `details` holds the kind-specific provenance (free-form by design: each
+    kind knows different things); `hw` says whether features were masked."""
 
     id: str
     kind: str
     executable: str
     version: str
     details: dict[str, Any] = field(default_factory=dict)
+    hw: str = "on"
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def masked(self) -> bool:
+        return self.hw != "on"
+
+    def to_json(self) -> Json:
         return {
             "id": self.id,
             "kind": self.kind,
             "executable": self.executable,
             "version": self.version,
             **self.details,
+            "hw": self.hw,
         }
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Runtime:
+    def from_json(cls, d: Json) -> Runtime:
         core = {k: d[k] for k in ("id", "kind", "executable", "version")}
-        details = {k: v for k, v in d.items() if k not in core}
-        return cls(**core, details=details)
+        details = {k: v for k, v in d.items() if k not in core and k != "hw"}
+        return cls(**core, details=details, hw=d.get("hw", "on"))
 
 
 @dataclass(frozen=True)
@@ -81,6 +136,18 @@ class Result:
     point_ns: float | None = None
     source_line: int | None = None
 
+    @property
+    def key(self) -> CellKey:
+        return CellKey(self.scenario, self.runtime, self.call_id, self.size, self.hw)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def imported(self) -> bool:
+        return self.source == "imported"
+
     def per_op_ns(self) -> list[float]:
         if not self.samples and self.point_ns is not None:
             return [self.point_ns]
@@ -91,8 +158,11 @@ class Result:
     def summary(self) -> stats.Summary:
         return stats.summarize(self.per_op_ns())
 
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
+    def median(self) -> float:
+        return self.summary().median
+
+    def to_json(self) -> Json:
+        d: Json = {
             "scenario": self.scenario,
             "runtime": self.runtime,
             "call": self.call,
@@ -109,7 +179,7 @@ class Result:
             return d
         s = self.summary()
         ops = 1e9 / s.median if s.median > 0 else 0.0
-        if self.source == "imported":
+        if self.imported:
             d["source"] = "imported"
             d["source_line"] = self.source_line
         d.update(
@@ -131,8 +201,9 @@ class Result:
         return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Result:
+    def from_json(cls, d: Json) -> Result:
         loops = d.get("loops", 1)
+        imported = d.get("source") == "imported"
         return cls(
             scenario=d["scenario"],
             runtime=d["runtime"],
@@ -150,15 +221,348 @@ class Result:
             status=d.get("status", "ok"),
             reason=d.get("reason", ""),
             source=d.get("source", "measured"),
-            point_ns=_point(d),
+            point_ns=float(d["ns_per_op"]["median"]) if imported else None,
             source_line=d.get("source_line"),
         )
 
 
-def _point(d: dict[str, Any]) -> float | None:
-    if d.get("source") != "imported":
-        return None
-    return float(d["ns_per_op"]["median"])
+# -- checks, verdicts, fits --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InteropCheck:
+    """Per scenario and size: each runtime's output against the reference.
+    Outputs a runtime cannot give independently are listed as unchecked."""
+
+    scenario: str
+    size: int
+    reference: str
+    reference_from: str
+    outputs: dict[OutputKey, str]
+    match: bool
+    mismatched: tuple[OutputKey, ...] = ()
+    unchecked: tuple[OutputKey, ...] | None = ()  # None: a report from before the field
+
+    def to_json(self) -> Json:
+        d: Json = {
+            "scenario": self.scenario,
+            "size": self.size,
+            "reference": self.reference,
+            "reference_from": self.reference_from,
+            "outputs": {k.text(): v for k, v in self.outputs.items()},
+        }
+        if self.unchecked is not None:
+            d["unchecked"] = [k.text() for k in self.unchecked]
+        d["match"] = self.match
+        d["mismatched"] = [k.text() for k in self.mismatched]
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> InteropCheck:
+        unchecked = d.get("unchecked")
+        return cls(
+            scenario=d["scenario"],
+            size=int(d["size"]),
+            reference=d["reference"],
+            reference_from=d.get("reference_from", ""),
+            outputs={OutputKey.parse(k): v for k, v in d["outputs"].items()},
+            match=bool(d["match"]),
+            mismatched=tuple(OutputKey.parse(k) for k in d.get("mismatched", ())),
+            unchecked=None if unchecked is None else tuple(OutputKey.parse(k) for k in unchecked),
+        )
+
+
+@dataclass(frozen=True)
+class HwVerdict:
+    """Does a runtime's call use a hardware feature (see bridge.verdicts)?"""
+
+    scenario: str
+    runtime: str
+    call: str
+    call_id: str
+    feature: str  # one feature, or several masked together: "aes+pclmul"
+    size: int
+    verdict: str
+    speedup: float | None
+    speedup_ci95: tuple[float, float] | None
+    explanation: str
+
+    def to_json(self) -> Json:
+        return {
+            "scenario": self.scenario,
+            "runtime": self.runtime,
+            "call": self.call,
+            "call_id": self.call_id,
+            "feature": self.feature,
+            "size": self.size,
+            "verdict": self.verdict,
+            "speedup": self.speedup,
+            "speedup_ci95": list(self.speedup_ci95) if self.speedup_ci95 else None,
+            "explanation": self.explanation,
+        }
+
+    @classmethod
+    def from_json(cls, d: Json) -> HwVerdict:
+        ci = d.get("speedup_ci95")
+        return cls(
+            scenario=d["scenario"],
+            runtime=d["runtime"],
+            call=d["call"],
+            call_id=d["call_id"],
+            feature=d["feature"],
+            size=int(d["size"]),
+            verdict=d["verdict"],
+            speedup=d.get("speedup"),
+            speedup_ci95=(ci[0], ci[1]) if ci else None,
+            explanation=d.get("explanation", ""),
+        )
+
+
+@dataclass(frozen=True)
+class CostFit:
+    """The cost model of one call over a sweep: ns per call = a + b * bytes."""
+
+    scenario: str
+    runtime: str
+    call: str
+    call_id: str
+    hw: str
+    a_ns: float
+    b_ns_per_byte: float
+    gb_per_s: float | None
+    r2: float
+    max_rel_residual: float
+    sizes: tuple[int, ...]
+
+    def to_json(self) -> Json:
+        return {
+            "scenario": self.scenario,
+            "runtime": self.runtime,
+            "call": self.call,
+            "call_id": self.call_id,
+            "hw": self.hw,
+            "a_ns": self.a_ns,
+            "b_ns_per_byte": self.b_ns_per_byte,
+            "gb_per_s": self.gb_per_s,
+            "r2": self.r2,
+            "max_rel_residual": self.max_rel_residual,
+            "sizes": list(self.sizes),
+        }
+
+    @classmethod
+    def from_json(cls, d: Json) -> CostFit:
+        return cls(**{**d, "sizes": tuple(d["sizes"])})
+
+
+@dataclass(frozen=True)
+class TcFigure:
+    """--method tc: the thread's timer:tc harness on one Erlang cell, beside
+    bridge's own median; or why this call cannot be timed that way."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: str
+    call: str = ""
+    bridge_median_ns: float = 0.0
+    api: str = ""
+    n: int = 0
+    min_us: int = 0
+    max_us: int = 0
+    median_us: int = 0
+    avg_us: int = 0
+    zero_us_calls: int = 0
+    unsupported: str = ""
+
+    def to_json(self) -> Json:
+        head: Json = {"scenario": self.scenario, "runtime": self.runtime}
+        tail: Json = {"call_id": self.call_id, "size": self.size, "hw": self.hw}
+        if self.unsupported:
+            return {**head, **tail, "unsupported": self.unsupported}
+        return {
+            **head,
+            "call": self.call,
+            **tail,
+            "bridge_median_ns": self.bridge_median_ns,
+            "api": self.api,
+            "n": self.n,
+            "min_us": self.min_us,
+            "max_us": self.max_us,
+            "median_us": self.median_us,
+            "avg_us": self.avg_us,
+            "zero_us_calls": self.zero_us_calls,
+        }
+
+    @classmethod
+    def from_json(cls, d: Json) -> TcFigure:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class UnstableCell:
+    """An --until-stable cell whose CI stayed wider than the target."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: str
+    ci_halfwidth: float
+
+    def to_json(self) -> Json:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, d: Json) -> UnstableCell:
+        return cls(**d)
+
+
+# -- problems ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunError:
+    """What failed: kind worker (died, hung, broke the protocol; with the tail
+    of its stderr) | call | mismatch | interrupted."""
+
+    runtime: str
+    kind: str
+    message: str
+    stderr_tail: str | None = None
+
+    def to_json(self) -> Json:
+        d: Json = {"runtime": self.runtime, "kind": self.kind, "message": self.message}
+        if self.stderr_tail is not None:
+            d["stderr_tail"] = self.stderr_tail
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> RunError:
+        return cls(d.get("runtime", ""), d.get("kind", ""), d["message"], d.get("stderr_tail"))
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A runtime that could not run here, and why."""
+
+    runtime: str
+    kind: str
+    reason: str
+
+    def to_json(self) -> Json:
+        return {"runtime": self.runtime, "kind": self.kind, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, d: Json) -> Skipped:
+        return cls(d.get("runtime", ""), d.get("kind", ""), d["reason"])
+
+
+# -- the hardware experiment -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MaskCheck:
+    """Evidence that a mask string does what bridge means (`openssl version -c`).
+    ok None: not checked, and `note` says why."""
+
+    ok: bool | None
+    by: str | None = None
+    note: str | None = None
+    detected: str | None = None
+    masked: str | None = None
+
+    def to_json(self) -> Json:
+        d: Json = {} if self.by is None else {"by": self.by}
+        d["ok"] = self.ok
+        for name in ("note", "detected", "masked"):
+            if getattr(self, name) is not None:
+                d[name] = getattr(self, name)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> MaskCheck:
+        return cls(
+            ok=d.get("ok"),
+            by=d.get("by"),
+            note=d.get("note"),
+            detected=d.get("detected"),
+            masked=d.get("masked"),
+        )
+
+
+@dataclass(frozen=True)
+class MaskUsed:
+    variable: str  # OPENSSL_ia32cap | OPENSSL_armcap
+    value: str
+    features: tuple[str, ...]
+
+    def to_json(self) -> Json:
+        return {"variable": self.variable, "value": self.value, "features": list(self.features)}
+
+    @classmethod
+    def from_json(cls, d: Json) -> MaskUsed:
+        return cls(d["variable"], d["value"], tuple(d["features"]))
+
+
+@dataclass(frozen=True)
+class HwExperiment:
+    """What the A/B experiment could do for one runtime: the mask of its
+    masked twin, the evidence for it, and the features it could not test."""
+
+    runtime: str
+    mask: MaskUsed | None
+    mask_check: MaskCheck | None
+    untestable: dict[str, str]  # feature -> verdict (cpu-lacks, masked, cannot-test)
+
+    def to_json(self) -> Json:
+        return {
+            "runtime": self.runtime,
+            "mask": None if self.mask is None else self.mask.to_json(),
+            "mask_check": None if self.mask_check is None else self.mask_check.to_json(),
+            "untestable": dict(self.untestable),
+        }
+
+    @classmethod
+    def from_json(cls, d: Json) -> HwExperiment:
+        mask, check = d.get("mask"), d.get("mask_check")
+        return cls(
+            runtime=d["runtime"],
+            mask=MaskUsed.from_json(mask) if mask else None,
+            mask_check=MaskCheck.from_json(check) if check is not None else None,
+            untestable=dict(d.get("untestable", {})),
+        )
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The report's `hardware` block: the hw mode and one experiment per
+    runtime. Imported reports have none (an empty block)."""
+
+    hw: str | None = None  # on | off | both
+    experiments: tuple[HwExperiment, ...] | None = None
+
+    def to_json(self) -> Json:
+        d: Json = {}
+        if self.hw is not None:
+            d["hw"] = self.hw
+        if self.experiments is not None:
+            d["experiments"] = [e.to_json() for e in self.experiments]
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> Hardware:
+        exps = d.get("experiments")
+        return cls(
+            hw=d.get("hw"),
+            experiments=None if exps is None else tuple(HwExperiment.from_json(e) for e in exps),
+        )
+
+    def experiment(self, runtime_id: str) -> HwExperiment | None:
+        return next((e for e in self.experiments or () if e.runtime == runtime_id), None)
+
+
+# -- the report --------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -171,21 +575,45 @@ class Report:
     environment: dict[str, Any]
     runtimes: tuple[Runtime, ...]
     results: tuple[Result, ...]
-    interop: tuple[dict[str, Any], ...] = ()
-    errors: tuple[dict[str, Any], ...] = ()
-    skipped: tuple[dict[str, Any], ...] = ()
-    scenarios: tuple[dict[str, Any], ...] = ()  # what was run, for replay and rendering
-    verdicts: tuple[dict[str, Any], ...] = ()  # hardware verdicts (bridge.ab)
-    hardware: dict[str, Any] = field(default_factory=dict)  # the masks used and their checks
-    unstable: tuple[dict[str, Any], ...] = ()  # --until-stable cells that missed the target
-    fits: tuple[dict[str, Any], ...] = ()  # cost model per sweep (bridge.fits)
-    tc: tuple[dict[str, Any], ...] = ()  # --method tc: the thread's timer:tc figures
+    interop: tuple[InteropCheck, ...] = ()
+    errors: tuple[RunError, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    # What was run, as scenario data (bridge.scenario parses it for --replay).
+    scenarios: tuple[dict[str, Any], ...] = ()
+    verdicts: tuple[HwVerdict, ...] = ()
+    hardware: Hardware = field(default_factory=Hardware)
+    unstable: tuple[UnstableCell, ...] = ()
+    fits: tuple[CostFit, ...] = ()
+    tc: tuple[TcFigure, ...] = ()
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
         return next((r for r in self.runtimes if r.id == runtime_id), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def kind_of(self, runtime_id: str) -> str:
+        """The kind of a runtime named in a result. Every result's runtime is
+        in `runtimes`; the id's prefix is only a fallback for hand-made files."""
+        rt = self.runtime(runtime_id)
+        return rt.kind if rt else runtime_id.split("@")[0].split("#")[0]
+
+    def description(self, scenario: str) -> str:
+        return str(self._scenario_data(scenario).get("description", ""))
+
+    def scenario_kind(self, scenario: str) -> str:
+        return str(self._scenario_data(scenario).get("kind", ""))
+
+    def _scenario_data(self, name: str) -> dict[str, Any]:
+        return next((sc for sc in self.scenarios if sc.get("name") == name), {})
+
+    @property
+    def seed(self) -> Any:
+        return self.settings.get("seed")
+
+    @property
+    def imported_from(self) -> str | None:
+        return self.settings.get("imported_from")
+
+    def to_json(self) -> Json:
         return {
             "schema": self.schema,
             "bridge_version": self.bridge_version,
@@ -197,14 +625,14 @@ class Report:
             "environment": self.environment,
             "runtimes": [r.to_json() for r in self.runtimes],
             "results": [r.to_json() for r in self.results],
-            "interop": list(self.interop),
-            "verdicts": list(self.verdicts),
-            "hardware": self.hardware,
-            "unstable": list(self.unstable),
-            "fits": list(self.fits),
-            "tc": list(self.tc),
-            "errors": list(self.errors),
-            "skipped": list(self.skipped),
+            "interop": [c.to_json() for c in self.interop],
+            "verdicts": [v.to_json() for v in self.verdicts],
+            "hardware": self.hardware.to_json(),
+            "unstable": [u.to_json() for u in self.unstable],
+            "fits": [f.to_json() for f in self.fits],
+            "tc": [t.to_json() for t in self.tc],
+            "errors": [e.to_json() for e in self.errors],
+            "skipped": [s.to_json() for s in self.skipped],
         }
 
     @classmethod
@@ -212,6 +640,10 @@ class Report:
         if not isinstance(d, dict):
             raise UsageError(f"{source}: not a bridge report (the top level is not an object)")
         check_schema(d.get("schema"), source)
+
+        def each(name: str, record: Any) -> tuple:
+            return tuple(record.from_json(x) for x in d.get(name, ()))
+
         try:
             return cls(
                 schema=SCHEMA,
@@ -220,18 +652,18 @@ class Report:
                 command=list(d.get("command", [])),
                 reproduce=str(d.get("reproduce", "")),
                 settings=dict(d.get("settings", {})),
-                scenarios=tuple(d.get("scenarios", ())),
+                scenarios=tuple(dict(s) for s in d.get("scenarios", ())),
                 environment=dict(d.get("environment", {})),
                 runtimes=tuple(Runtime.from_json(r) for r in d["runtimes"]),
                 results=tuple(Result.from_json(r) for r in d["results"]),
-                interop=tuple(d.get("interop", ())),
-                verdicts=tuple(d.get("verdicts", ())),
-                hardware=dict(d.get("hardware", {})),
-                unstable=tuple(d.get("unstable", ())),
-                fits=tuple(d.get("fits", ())),
-                tc=tuple(d.get("tc", ())),
-                errors=tuple(d.get("errors", ())),
-                skipped=tuple(d.get("skipped", ())),
+                interop=each("interop", InteropCheck),
+                verdicts=each("verdicts", HwVerdict),
+                hardware=Hardware.from_json(dict(d.get("hardware", {}))),
+                unstable=each("unstable", UnstableCell),
+                fits=each("fits", CostFit),
+                tc=each("tc", TcFigure),
+                errors=each("errors", RunError),
+                skipped=each("skipped", Skipped),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"{source}: malformed bridge report ({_describe(exc)})") from None
@@ -255,6 +687,9 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"missing field {exc.args[0]!r}"
     return str(exc) or type(exc).__name__
+
+
+# -- files -------------------------------------------------------------------
 
 
 def load(path: str | Path) -> Report:
@@ -315,7 +750,3 @@ def _umask() -> int:
 def _unlink_quietly(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
-
-
-def results_for(report: Report, scenario: str, size: int) -> Sequence[Result]:
-    return [r for r in report.results if r.scenario == scenario and r.size == size]

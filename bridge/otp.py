@@ -19,7 +19,8 @@ The user's set-up, and what bridge does about it (see the README):
   crypto-* there replaces crypto) and ERL_COMPILER_OPTIONS: removed, like the
   ERL_*FLAGS that bridge.proc removes;
 - the current directory ("." is on the code path, so a crypto.beam there
-  replaces crypto): the node runs in a private directory instead;
+  replaces crypto): the node runs in a private directory instead, unless erl
+  is a wrapper (a shim may choose its version by the current directory);
 - erl_crash.dump: ERL_CRASH_DUMP points into that private directory, which is
   kept, and named in the error, when a node leaves a dump there.
 """
@@ -43,7 +44,18 @@ from bridge import proc
 from bridge.errors import BridgeWarning, RuntimeUnavailable, UsageError
 
 ERL_SOURCES_DIR = Path(__file__).resolve().parent.parent / "erl"
-WORKER_MODULES = ("bridge_worker", "bridge_ops")
+# Every module of the Erlang worker: each is compiled into the cache and
+# hashed into its key. bridge_worker (port loop) -> bridge_ops (operations)
+# -> bridge_args, bridge_api, bridge_loops, bridge_measure, bridge_info.
+WORKER_MODULES = (
+    "bridge_worker",
+    "bridge_ops",
+    "bridge_args",
+    "bridge_api",
+    "bridge_loops",
+    "bridge_measure",
+    "bridge_info",
+)
 INSTALL_HINT = (
     "install Erlang with 'apt-get install erlang-base erlang-crypto' (Debian/Ubuntu),"
     " or name an installation with --erl PATH"
@@ -62,6 +74,13 @@ class Installation:
     boot: Path | None = None
 
     @property
+    def wrapped(self) -> bool:
+        """erl is a wrapper script or a shim: the installation behind it is
+        known only from what it said (probe), and it may choose by the
+        current directory."""
+        return _otp_root(self.erl.resolve()) is None
+
+    @property
     def crypto_present(self) -> bool | None:
         """Whether lib/crypto-* exists; None when the layout is unknown."""
         if self.root is None:
@@ -70,69 +89,182 @@ class Installation:
 
 
 def locate(erl: str | None = None) -> Installation:
-    """The installation that `erl` (a path, or the one on PATH) belongs to."""
+    """The installation that `erl` (a path, a name on PATH, ROOT or ROOT/bin;
+    default: erl on PATH) belongs to."""
     if erl is None:
         found = shutil.which("erl")
         if found is None:
             raise RuntimeUnavailable("erl not found on PATH", hint=INSTALL_HINT)
         path = Path(found)
     else:
-        path = Path(erl).expanduser()
-        if path.is_dir():
-            # Accept an installation directory: ROOT/bin/erl.
-            if (path / "bin" / "erl").is_file():
-                path = path / "bin" / "erl"
-            else:
-                raise UsageError(f"--erl {erl}: is a directory without bin/erl")
-        if not path.exists():
-            raise UsageError(f"--erl {erl}: no such file")
-        if not os.access(path, os.X_OK):
-            raise UsageError(f"--erl {erl}: not executable")
+        path = _erl_path(erl)
     real = path.resolve()
     root = _otp_root(real)
     try:
         erlc = _find_erlc(path, real)
-        # An unrecognised layout (a wrapper script, a shim): ask the program
-        # itself before trusting it, and where its installation lives.
-        release, probed_root = ("", None) if root else _probe(path)
+        # A layout that does not say (a wrapper script, a kerl or asdf shim):
+        # ask the program itself before trusting it.
+        answer = None if root else probe(path)
     except RuntimeUnavailable as exc:
         if erl is None:
             raise
         raise UsageError(f"--erl {erl}: not an Erlang installation ({exc.message})") from None
+    if answer is not None:
+        probed_root = Path(answer.root_dir) if answer.root_dir else None
+        return Installation(
+            erl=path,
+            erlc=erlc,
+            root=probed_root,
+            otp_version=answer.otp_version or answer.otp_release,
+            erts_version=answer.erts_version,
+            boot=no_dot_erlang_boot(probed_root),
+        )
+    assert root is not None
     return Installation(
         erl=path,
         erlc=erlc,
         root=root,
-        otp_version=otp_version_of(root) if root else release,
-        erts_version=erts_version_of(root) if root else "",
-        boot=no_dot_erlang_boot(root or probed_root),
+        otp_version=otp_version_of(root),
+        erts_version=erts_version_of(root),
+        boot=no_dot_erlang_boot(root),
     )
 
 
-def _probe(erl: Path) -> tuple[str, Path | None]:
-    """(OTP release, code:root_dir()) of an erl whose layout bridge does not
-    know. It runs in the user's current directory, as the node will: a shim
-    (asdf, mise) picks its version by that directory."""
-    script = (
-        'io:format("bridge-otp-release:~s~nbridge-otp-root:~s~n",'
-        " [erlang:system_info(otp_release), code:root_dir()]), halt()."
-    )
+def _erl_path(erl: str) -> Path:
+    """--erl as given: a bare name is looked up in PATH (never in the current
+    directory, where a checkout of bridge has an erl/ source folder); a
+    directory means DIR/bin/erl or DIR/erl."""
+    if "/" not in erl and not erl.startswith("~"):
+        found = shutil.which(erl)
+        if found is None:
+            raise UsageError(f"--erl {erl}: not found on PATH")
+        return Path(found)
+    path = Path(erl).expanduser()
+    if path.is_dir():
+        for candidate in (path / "bin" / "erl", path / "erl"):
+            if candidate.is_file():
+                path = candidate
+                break
+        else:
+            raise UsageError(f"--erl {erl}: is a directory without bin/erl")
+    if not path.exists():
+        raise UsageError(f"--erl {erl}: no such file")
+    if not os.access(path, os.X_OK):
+        raise UsageError(f"--erl {erl}: not executable")
+    return path
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What an erl says about itself, started the way a run starts it."""
+
+    otp_release: str  # "23"
+    otp_version: str  # releases/<release>/OTP_VERSION under code:root_dir(); "" if absent
+    erts_version: str
+    root_dir: str  # code:root_dir(): the real tree behind a wrapper
+    crypto_version: str  # the crypto application's version; "" without one
+    crypto_lib: str  # crypto:info_lib() text, "" when crypto does not load
+    libcrypto: tuple[str, ...]  # libcrypto files mapped into the node (Linux)
+    crypto_error: str  # why crypto cannot load; "" when it loads
+
+
+# Loads crypto as the worker does and reports on stdout, one `bridge-probe:`
+# line per fact (~w and ~ts never wrap a line). When crypto's on_load fails,
+# erl_ddll opens the same NIF library to get the dynamic loader's own message
+# (e.g. "libcrypto.so.1.1: cannot open shared object file"): on_load reports
+# only {error, on_load_failure}. Runs on OTP 21 and later.
+PROBE_SCRIPT = r"""
+try
+    io:setopts([{encoding, unicode}]),
+    P = fun(K, V) -> io:format("bridge-probe:~s:~ts~n", [K, V]) end,
+    Root = code:root_dir(), Rel = erlang:system_info(otp_release),
+    P(otp_release, Rel), P(erts_version, erlang:system_info(version)), P(root_dir, Root),
+    case file:read_file(filename:join([Root, "releases", Rel, "OTP_VERSION"])) of
+        {ok, V} -> P(otp_version, string:trim(V)); _ -> ok
+    end,
+    case code:lib_dir(crypto) of
+        {error, _} ->
+            P(crypto_error, "no crypto application (e.g. erlang-base without erlang-crypto)");
+        Dir ->
+            P(crypto_version, lists:last(string:split(filename:basename(Dir), "-", trailing))),
+            case code:ensure_loaded(crypto) of
+                {module, crypto} ->
+                    case catch crypto:info_lib() of
+                        [{_, _, Text} | _] -> P(crypto_lib, Text);
+                        Other ->
+                            P(crypto_error, io_lib:format("crypto:info_lib() gave ~w", [Other]))
+                    end,
+                    case file:read_file("/proc/self/maps") of
+                        {ok, Maps} ->
+                            [P(libcrypto, F) || L <- string:split(Maps, "
+", all),
+                                                F <- string:lexemes(L, " "),
+                                                string:prefix(filename:basename(F), "libcrypto")
+                                                    =/= nomatch];
+                        _ -> ok
+                    end;
+                {error, Why} ->
+                    case erl_ddll:load(filename:join([Dir, "priv", "lib"]), "crypto") of
+                        {error, {open_error, _} = E} -> P(crypto_error, erl_ddll:format_error(E));
+                        _ ->
+                            P(crypto_error,
+                              io_lib:format("the crypto module does not load (~w)", [Why]))
+                    end
+            end
+    end
+catch Class:Reason -> io:format("bridge-probe:probe_error:~w:~w~n", [Class, Reason])
+end,
+halt().
+"""
+
+
+def probe(erl: Path, timeout: float = 30) -> Probe:
+    """Start `erl` once, as a run starts a node (node_env; no ~/.erlang and a
+    private working directory where the layout shows the installation; a
+    wrapper from the current directory, which may choose its version by it),
+    and ask it. Raises RuntimeUnavailable with the reason when it does not
+    answer."""
+    root = _otp_root(erl.resolve())
+    boot = no_dot_erlang_boot(root)
     with NodeDir("bridge-probe-") as scratch:
         try:
             done = proc.run(
-                [str(erl), "-noshell", "-noinput", "-eval", script],
-                env=node_env(scratch.crash_dump),
-                timeout=30,
+                [str(erl), "-noshell", "-noinput", *(["-boot", str(boot)] if boot else [])]
+                + ["-eval", PROBE_SCRIPT],
+                # No crash dump at all from a probe: what it says is enough.
+                env=node_env(scratch.crash_dump, {"ERL_CRASH_DUMP_SECONDS": "0"}),
+                cwd=str(scratch.path) if root else None,
+                timeout=timeout,
             )
-        except (OSError, subprocess.TimeoutExpired):
-            done = None
-    text = done.stdout.decode("utf-8", "replace") if done else ""
-    found = dict(line.partition(":")[::2] for line in text.splitlines())
-    release = found.get("bridge-otp-release", "").strip()
+        except subprocess.TimeoutExpired:
+            raise RuntimeUnavailable(f"{erl} did not answer within {timeout:.0f} s") from None
+        except OSError as exc:
+            raise RuntimeUnavailable(f"cannot run {erl}: {exc.strerror}") from None
+    facts: dict[str, list[str]] = {}
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        key, sep, value = line.removeprefix("bridge-probe:").partition(":")
+        if line.startswith("bridge-probe:") and sep:
+            facts.setdefault(key, []).append(value.strip())
+    release = facts.get("otp_release", [""])[0]
     if not release.isdigit():
-        raise RuntimeUnavailable(f"{erl} did not answer like an Erlang runtime")
-    root = found.get("bridge-otp-root", "").strip()
-    return release, Path(root) if root else None
+        said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+        said = said.splitlines()[-1][:160] if said else f"exit status {done.returncode}"
+        raise RuntimeUnavailable(f"{erl} did not answer like an Erlang runtime: {said}")
+
+    def one(key: str) -> str:
+        return facts.get(key, [""])[0]
+
+    return Probe(
+        otp_release=release,
+        otp_version=one("otp_version"),
+        erts_version=one("erts_version"),
+        root_dir=one("root_dir"),
+        crypto_version=one("crypto_version"),
+        crypto_lib=one("crypto_lib"),
+        libcrypto=tuple(dict.fromkeys(facts.get("libcrypto", []))),
+        crypto_error=one("crypto_error")
+        or (f"the probe stopped ({one('probe_error')})" if "probe_error" in facts else ""),
+    )
 
 
 def no_dot_erlang_boot(root: Path | None) -> Path | None:
@@ -301,9 +433,9 @@ def startup_record(inst: Installation, worker_cache: str) -> dict[str, Any]:
             "removed from the node's environment" if "ERL_LIBS" in os.environ else "not set"
         ),
         "working_dir": (
-            "a private temporary directory"
-            if inst.root
-            else "the current directory: erl is a wrapper, which may choose by it"
+            "the current directory: erl is a wrapper, which may choose by it"
+            if inst.wrapped
+            else "a private temporary directory"
         ),
         "crash_dump": "ERL_CRASH_DUMP in a private temporary directory",
         "worker_cache": worker_cache,

@@ -55,11 +55,12 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
     loaded = tuple(scenario.load(s, tuple(o.scenario_dirs)) for s in o.scenarios)
     if o.sizes is not None:
         wanted = parse_sizes(o.sizes)
-        loaded = tuple(dataclasses.replace(sc, sizes=wanted) for sc in loaded)
+        loaded = tuple(sc.with_sizes(wanted) for sc in loaded)
     if o.file_size is not None:
         one = (parse_byte_count(o.file_size),)
         loaded = tuple(
-            dataclasses.replace(sc, sizes=one) if sc.kind == "file-digest" else sc for sc in loaded
+            sc.with_sizes(one) if isinstance(sc, scenario.FileDigestScenario) else sc
+            for sc in loaded
         )
     hw = o.hw or ("both" if any(sc.features for sc in loaded) else "on")
     plan = runner.Plan(
@@ -105,7 +106,7 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
     )
     known = {f.name for f in dataclasses.fields(Settings)}
     settings = Settings(**{k: v for k, v in old.settings.items() if k in known})
-    as_found = [rt for rt in old.runtimes if rt.details.get("hw", "on") == "on"]
+    as_found = [rt for rt in old.runtimes if not rt.masked]
     warnings: list[str] = []
 
     def here(kind: str) -> tuple[str | None, ...]:
@@ -121,8 +122,9 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
         seed=int(old.settings.get("seed", 1)),
         erl=here("erlang"),
         openssl=here("openssl"),
+        python=here("python"),
         kinds=kinds or calls.RUNTIME_KINDS,
-        hw=old.hardware.get("hw", "on"),
+        hw=old.hardware.hw or "on",
         command=command,
         reproduce=old.reproduce,
     )
@@ -202,7 +204,7 @@ def check_disk(plan: runner.Plan, directory: str, free: int | None) -> None:
     files = [
         (sc.name, size)
         for sc in plan.scenarios
-        if sc.kind == "file-digest" and any(k in plan.kinds for k in sc.calls)
+        if isinstance(sc, scenario.FileDigestScenario) and any(k in plan.kinds for k in sc.calls)
         for size in sc.sizes
     ]
     need = sum(size for _, size in files)
@@ -243,7 +245,7 @@ def _memory_use(plan: runner.Plan) -> tuple[int, int, int]:
     runtimes = {k: n for k, n in per_kind.items() if k in plan.kinds}
     kept, largest, used = 0, 0, set()
     for sc in plan.scenarios:
-        if sc.kind == "file-digest":
+        if isinstance(sc, scenario.FileDigestScenario):
             continue  # streamed from a file: see check_disk
         for kind, n in runtimes.items():
             calls = len(sc.calls.get(kind, ()))
@@ -350,17 +352,13 @@ def for_env(erl: tuple[str, ...], openssl: tuple[str, ...]) -> runner.Plan:
     features = tuple(
         dict.fromkeys(f for s in scenario.available() for f in scenario.load(s).features)
     )
-    probe = scenario.Scenario(
+    probe = scenario.HashScenario(
         name="env",
         description="",
-        kind="hash",
         digest="sha256",
         sizes=(16,),
-        key_bytes=0,
-        mac_bytes=0,
         features=features,
         calls={"erlang": ("hash",), "python": ("hashlib",), "openssl": ("speed-evp",)},
-        path="",
     )
     return runner.Plan(
         scenarios=(probe,), settings=DEFAULT, seed=0, erl=erl or (None,), openssl=openssl or (None,)

@@ -47,7 +47,7 @@ def plot(reports: list[tuple[str, model.Report]], out: Path) -> int:
                     groups.setdefault((r.runtime, r.call, r.hw), []).append(r)
             for (runtime, call, hw), rs in groups.items():
                 rs.sort(key=lambda r: r.size)
-                kind = runtime.split("@")[0]
+                kind = rep.kind_of(runtime)
                 name = f"{kind}: {call}"
                 colour = series_colour.setdefault(name, colours[len(series_colour) % len(colours)])
                 where = f" [{label}]" if len(reports) > 1 else ""

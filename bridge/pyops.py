@@ -4,7 +4,7 @@ Imported only inside the worker process (`python -m bridge.worker`), never in
 the driver: hashlib/_hashlib load libcrypto at import, and the hardware masks
 (OPENSSL_ia32cap) must be in the environment before that happens.
 
-The measurement procedure is the one in erl/bridge_ops.erl, so both workers
+The measurement procedure is the one in erl/bridge_measure.erl, so both workers
 are measured alike (see `measure`).
 """
 
@@ -18,14 +18,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bridge import calls, vocab
 from bridge.codec import atom
 from bridge.errors import OperationError
 
 MAX_SAMPLES = 100_000
 MAX_SAMPLE_NS = 60_000_000_000
 MAX_LOOPS = 1_000_000_000
-# User-facing digest names, as hashlib and OpenSSL spell them.
-DIGESTS = {"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "sha3-256", "sha3-512"}
 
 Loop = Callable[[int], None]
 Measured = tuple[int, list[int], int]  # loops, sample durations (ns), warm-up ns
@@ -104,23 +103,18 @@ def bench(args: dict[str, Any]) -> list[tuple[str, Any]]:
     ]
 
 
-def prepare(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
-    if call == "hmac.digest":
-        return _hmac_digest(args)
-    if call == "hmac.new+copy":
-        return _hmac_copy(args)
-    if call == "hashlib":
-        return _hashlib_call(args)
-    if call == "cryptography":
-        return _cryptography_call(args)
-    if call == "file_digest":
-        return _file_digest_call(args)
-    if call in ("ecdsa_sign", "ecdsa_verify"):
-        return _ecdsa_call(call, args)
-    raise OperationError("unknown_call", f"unknown call: {call[:40]}")
+Prepared = tuple[str, Callable[[], bytes], Loop]  # (api, one call, the timed loop)
 
 
-def _hmac_digest(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+def prepare(call: str, args: dict[str, Any]) -> Prepared:
+    """The handler of an operation (calls.CALLS["python", ...].op) makes the
+    call's function and its timed loop from the request's arguments."""
+    if call not in HANDLERS.table:
+        raise OperationError("unknown_call", f"unknown call: {call[:40]}")
+    return HANDLERS[call](args)
+
+
+def _hmac_digest(args: dict[str, Any]) -> Prepared:
     key, data, name, cut = _bytes(args, "key"), _bytes(args, "data"), _digest(args), _cut(args)
     digest = hmac.digest
     if cut:
@@ -138,7 +132,7 @@ def _hmac_digest(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
     return "hmac.digest", lambda: digest(key, data, name), loop_full
 
 
-def _hmac_copy(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+def _hmac_copy(args: dict[str, Any]) -> Prepared:
     # Key schedule once, as openssl speed -hmac does; copy the keyed state per
     # message. This answers "what does HMAC cost when the key is reused?".
     key, data, name, cut = _bytes(args, "key"), _bytes(args, "data"), _digest(args), _cut(args)
@@ -160,10 +154,10 @@ def _hmac_copy(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
     return "hmac.new(key).copy()", once, loop
 
 
-def _hashlib_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+def _hashlib_call(args: dict[str, Any]) -> Prepared:
     data, name = _bytes(args, "data"), _digest(args)
     try:
-        ctor = getattr(hashlib, name.replace("-", "_"))
+        ctor = getattr(hashlib, vocab.DIGESTS[name].hashlib)
     except AttributeError as exc:
         raise OperationError("unsupported", f"hashlib has no {name}") from exc
 
@@ -172,6 +166,20 @@ def _hashlib_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]
             ctor(data).digest()
 
     return f"hashlib.{ctor.__name__.removeprefix('openssl_')}", lambda: ctor(data).digest(), loop
+
+
+def _hashlib_new(args: dict[str, Any]) -> Prepared:
+    # The generic constructor looks the name up on every call, where the named
+    # constructor (hashlib.sha256) does not: code that takes the digest name
+    # from configuration pays this.
+    data, name = _bytes(args, "data"), vocab.DIGESTS[_digest(args)].hashlib
+    new = hashlib.new
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            new(name, data).digest()
+
+    return "hashlib.new", lambda: new(name, data).digest(), loop
 
 
 def _repeat(once: Callable[[], bytes]) -> Loop:
@@ -198,34 +206,39 @@ def _require_cryptography() -> None:
         ) from None
 
 
-def _file_digest_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+def _file_digest_call(args: dict[str, Any]) -> Prepared:
     # The path names a file the driver generated in its private directory.
     path, name = _str(args, "path"), _digest(args)
 
     def once() -> bytes:
         with open(path, "rb") as f:
-            return hashlib.file_digest(f, name.replace("-", "_")).digest()
+            return hashlib.file_digest(f, vocab.DIGESTS[name].hashlib).digest()
 
     return "hashlib.file_digest", once, _repeat(once)
 
 
-def _ecdsa_call(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+def _ecdsa_sign(args: dict[str, Any]) -> Prepared:
+    return _ecdsa_call("sign", args)
+
+
+def _ecdsa_verify(args: dict[str, Any]) -> Prepared:
+    return _ecdsa_call("verify", args)
+
+
+def _ecdsa_call(role: str, args: dict[str, Any]) -> Prepared:
     _require_cryptography()
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    curve = {"p256": ec.SECP256R1, "p384": ec.SECP384R1, "p521": ec.SECP521R1}.get(
-        _str(args, "curve")
-    )
-    digest = {"sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}.get(
-        _digest(args)
-    )
-    if curve is None or digest is None:
+    spec = vocab.CURVES.get(_str(args, "curve"))
+    digest = _digest(args)
+    if spec is None or not digest.startswith("sha") or digest == "sha1":
         raise OperationError("bad_request", "ECDSA needs curve p256/p384/p521, digest sha2")
+    curve = getattr(ec, spec.python)
     msg = _bytes(args, "data")
-    algorithm = ec.ECDSA(digest())
-    if call == "ecdsa_sign":
+    algorithm = ec.ECDSA(getattr(hashes, vocab.DIGESTS[digest].cryptography)())
+    if role == "sign":
         # The key object is made once: that is how an application holds a key.
         key = ec.derive_private_key(int.from_bytes(_bytes(args, "key"), "big"), curve())
 
@@ -249,20 +262,20 @@ def _ecdsa_call(call: str, args: dict[str, Any]) -> tuple[str, Callable[[], byte
     return api, once, _repeat(once)
 
 
-def _cryptography_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], Loop]:
+def _cryptography_call(args: dict[str, Any]) -> Prepared:
     _require_cryptography()
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     key, iv, data = _bytes(args, "key"), _bytes(args, "iv"), _bytes(args, "data")
-    name = _str(args, "cipher")
-    if name in ("aes-128-gcm", "aes-256-gcm"):
+    spec = vocab.CIPHERS.get(_str(args, "cipher"))
+    if spec is not None and spec.aead:
 
         def once() -> bytes:
             return AESGCM(key).encrypt(iv, data, None)
 
         api = "cryptography AESGCM.encrypt"
-    elif name in ("aes-128-cbc", "aes-256-cbc"):
+    elif spec is not None:
 
         def once() -> bytes:
             enc = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
@@ -270,9 +283,25 @@ def _cryptography_call(args: dict[str, Any]) -> tuple[str, Callable[[], bytes], 
 
         api = "cryptography Cipher(AES, CBC)"
     else:
-        raise OperationError("bad_request", f"unknown cipher: {name[:40]}")
+        raise OperationError("bad_request", f"unknown cipher: {_str(args, 'cipher')[:40]}")
 
     return api, once, _repeat(once)
+
+
+# One handler per operation of calls.CALLS["python", ...].
+HANDLERS = calls.Handlers(
+    "python",
+    {
+        "hmac.digest": _hmac_digest,
+        "hmac.new+copy": _hmac_copy,
+        "hashlib": _hashlib_call,
+        "hashlib.new": _hashlib_new,
+        "cryptography": _cryptography_call,
+        "file_digest": _file_digest_call,
+        "ecdsa_sign": _ecdsa_sign,
+        "ecdsa_verify": _ecdsa_verify,
+    },
+)
 
 
 # -- measurement -------------------------------------------------------------
@@ -343,7 +372,7 @@ def _str(args: dict[str, Any], key: str) -> str:
 
 def _digest(args: dict[str, Any]) -> str:
     name = _str(args, "digest")
-    if name not in DIGESTS:
+    if name not in vocab.DIGESTS:
         raise OperationError("bad_request", f"unknown digest: {name[:40]}")
     return name
 

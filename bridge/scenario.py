@@ -1,92 +1,181 @@
-"""Scenario files: load scenarios/*.toml into frozen dataclasses, and validate.
+"""Scenario files: load scenarios/*.toml into frozen records, and validate.
 
 A scenario is data, never code: it names an operation kind, an algorithm,
 its parameters, and calls from the closed table in bridge.calls. Every
 validation error names the file, the key, and what was expected.
+
+Scenarios differ by kind, so each kind is its own record (a tagged union):
+a hash scenario has a digest, a MAC scenario a digest, a key length and a
+MAC length, a cipher scenario a cipher, a signature scenario a curve and a
+digest. They share the fields of `Scenario`. The TOML format is the same for
+all: a `kind` key says which record a file is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from bridge import calls
+from bridge import calls, vocab
 from bridge.errors import UsageError
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 MAX_FILE_BYTES = 64 * 1024
 MAX_SIZE = 1 << 30  # 1 GiB: inputs are generated in memory
-KINDS = ("mac", "hash", "cipher", "file-digest", "sign")
-CURVES = ("p256", "p384", "p521")
 MAX_FILE_SIZE = 16 << 30  # file-digest sizes are file sizes, written to disk
-# OpenSSL cipher name -> (key bytes, IV/nonce bytes, block bytes or 1 for AEAD/stream)
-CIPHERS = {
-    "aes-128-cbc": (16, 16, 16),
-    "aes-256-cbc": (32, 16, 16),
-    "aes-128-gcm": (16, 12, 1),
-    "aes-256-gcm": (32, 12, 1),
-}
-DIGEST_BYTES = {
-    "sha1": 20,
-    "sha224": 28,
-    "sha256": 32,
-    "sha384": 48,
-    "sha512": 64,
-    "md5": 16,
-    "sha3-256": 32,
-    "sha3-512": 64,
-}
-# Hardware features a scenario may name; bridge.hardware knows their masks.
-FEATURES = ("sha", "aes", "pclmul", "avx2")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scenario:
+    """What every kind of scenario has."""
+
+    kind: ClassVar[str] = ""
+    # Cells whose one call takes about a second (a whole file): few samples.
+    long_calls: ClassVar[bool] = False
+
     name: str
     description: str
-    kind: str
-    digest: str  # "" for ciphers
     sizes: tuple[int, ...]
-    key_bytes: int
-    mac_bytes: int
-    features: tuple[str, ...]
-    calls: dict[str, tuple[str, ...]]  # runtime kind -> call ids
-    path: str
+    features: tuple[str, ...] = ()
+    calls: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    path: str = ""
     source: str = ""  # where the benchmark comes from
-    cipher: str = ""  # for kind "cipher"
-    curve: str = ""  # for kind "sign"
 
     @property
     def algorithm(self) -> str:
-        if self.kind == "cipher":
-            return self.cipher
-        if self.kind == "sign":
-            return f"ecdsa-{self.curve}"
-        return f"hmac-{self.digest}" if self.kind == "mac" else self.digest
+        raise NotImplementedError
 
-    @property
-    def iv_bytes(self) -> int:
-        return CIPHERS[self.cipher][1] if self.kind == "cipher" else 0
+    def params(self) -> dict[str, Any]:
+        """What a worker needs to know of the scenario to make a call
+        (the inputs travel separately)."""
+        return {}
+
+    def with_sizes(self, sizes: tuple[int, ...]) -> Scenario:
+        return dataclasses.replace(self, sizes=sizes)
 
     def to_json(self) -> dict[str, Any]:
-        """The scenario as data: `parse(to_json())` gives it back (replay)."""
-        d = {k: v for k, v in asdict(self).items() if k != "path"}
+        """The scenario as data: `parse(to_json())` gives it back (replay).
+        Keys in the order reports have always had them."""
+        d: dict[str, Any] = {"name": self.name, "description": self.description}
+        d["kind"] = self.kind
+        d.update(self._head_json())
         d["sizes"] = list(self.sizes)
+        d.update(self._mid_json())
         d["features"] = list(self.features)
         d["calls"] = {k: list(v) for k, v in self.calls.items()}
-        if self.kind != "mac":
-            del d["key_bytes"], d["mac_bytes"]
-        if self.kind == "cipher":
-            del d["digest"]
-        else:
-            del d["cipher"]
-        if self.kind != "sign":
-            del d["curve"]
-        if not self.source:
-            del d["source"]
+        if self.source:
+            d["source"] = self.source
+        d.update(self._tail_json())
         return d
+
+    def _head_json(self) -> dict[str, Any]:
+        return {}
+
+    def _mid_json(self) -> dict[str, Any]:
+        return {}
+
+    def _tail_json(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class HashScenario(Scenario):
+    kind: ClassVar[str] = "hash"
+    digest: str
+
+    @property
+    def algorithm(self) -> str:
+        return self.digest
+
+    def params(self) -> dict[str, Any]:
+        return {"digest": self.digest}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"digest": self.digest}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileDigestScenario(HashScenario):
+    """A streaming digest of a generated file: `sizes` are file sizes."""
+
+    kind: ClassVar[str] = "file-digest"
+    long_calls: ClassVar[bool] = True
+    CHUNK: ClassVar[int] = 65536  # bytes per read in the streaming calls
+
+    def params(self) -> dict[str, Any]:
+        return {"digest": self.digest, "chunk": self.CHUNK}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MacScenario(Scenario):
+    kind: ClassVar[str] = "mac"
+    digest: str
+    key_bytes: int
+    mac_bytes: int = 0  # 0: the full MAC; otherwise cut to this many bytes
+
+    @property
+    def algorithm(self) -> str:
+        return f"hmac-{self.digest}"
+
+    def params(self) -> dict[str, Any]:
+        return {"digest": self.digest, "mac_bytes": self.mac_bytes}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"digest": self.digest}
+
+    def _mid_json(self) -> dict[str, Any]:
+        return {"key_bytes": self.key_bytes, "mac_bytes": self.mac_bytes}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CipherScenario(Scenario):
+    kind: ClassVar[str] = "cipher"
+    cipher: str
+
+    @property
+    def algorithm(self) -> str:
+        return self.cipher
+
+    @property
+    def spec(self) -> vocab.Cipher:
+        return vocab.CIPHERS[self.cipher]
+
+    def params(self) -> dict[str, Any]:
+        return {"cipher": self.cipher}
+
+    def _tail_json(self) -> dict[str, Any]:
+        return {"cipher": self.cipher}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SignatureScenario(Scenario):
+    """ECDSA: sign and verify a message hashed with `digest`."""
+
+    kind: ClassVar[str] = "sign"
+    curve: str
+    digest: str
+
+    @property
+    def algorithm(self) -> str:
+        return f"ecdsa-{self.curve}"
+
+    def params(self) -> dict[str, Any]:
+        return {"curve": self.curve, "digest": self.digest}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"digest": self.digest}
+
+    def _tail_json(self) -> dict[str, Any]:
+        return {"curve": self.curve}
+
+
+KINDS: dict[str, type[Scenario]] = {
+    cls.kind: cls
+    for cls in (MacScenario, HashScenario, CipherScenario, FileDigestScenario, SignatureScenario)
+}
 
 
 def find(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Path:
@@ -130,61 +219,63 @@ def load(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Scenario:
 
 
 def parse(data: dict[str, Any], where: str) -> Scenario:
+    """Validate one scenario (a TOML table, or a report's `scenarios` entry)."""
     v = _Validator(data, where)
     name = v.string("name")
-    kind = v.choice("kind", KINDS)
-    if kind == "cipher":
-        cipher = v.choice("cipher", tuple(CIPHERS))
-        digest = v.absent("digest", "")
-    else:
-        cipher = v.absent("cipher", "")
-        digest = v.choice("digest", tuple(DIGEST_BYTES))
-    curve = v.choice("curve", CURVES) if kind == "sign" else v.absent("curve", "")
+    kind = v.choice("kind", tuple(KINDS))
+    fields = _PARSERS[kind](v)
     sizes = v.sizes("sizes", MAX_FILE_SIZE if kind == "file-digest" else MAX_SIZE)
-    block = CIPHERS[cipher][2] if cipher else 1
+    block = vocab.CIPHERS[fields["cipher"]].block if kind == "cipher" else 1
     if any(n % block for n in sizes):
-        raise v.fail("sizes", f"multiples of {block} bytes ({cipher} is used without padding)")
-    key_bytes = v.integer("key_bytes", 1, 1024) if kind == "mac" else v.absent("key_bytes", 0)
-    mac_bytes = (
-        v.integer("mac_bytes", 0, DIGEST_BYTES[digest], default=0)
-        if kind == "mac"
-        else v.absent("mac_bytes", 0)
-    )
+        raise v.fail(
+            "sizes", f"multiples of {block} bytes ({fields['cipher']} is used without padding)"
+        )
+    if kind == "mac":
+        fields["key_bytes"] = v.integer("key_bytes", 1, 1024)
+        fields["mac_bytes"] = v.integer(
+            "mac_bytes", 0, vocab.DIGESTS[fields["digest"]].size, default=0
+        )
     features = v.features("features")
     table = v.calls("calls", kind)
-    v.no_unknown_keys()
-    return Scenario(
+    v.no_unknown_keys(KINDS[kind])
+    return KINDS[kind](
         name=name,
         description=v.string("description"),
-        kind=kind,
-        digest=digest,
         sizes=sizes,
-        key_bytes=key_bytes,
-        mac_bytes=mac_bytes,
         features=features,
         calls=table,
         path=where,
         source=v.string("source", default=""),
-        cipher=cipher,
-        curve=curve,
+        **fields,
     )
 
 
+def _digest_fields(v: _Validator) -> dict[str, Any]:
+    return {"digest": v.choice("digest", tuple(vocab.DIGESTS))}
+
+
+def _cipher_fields(v: _Validator) -> dict[str, Any]:
+    return {"cipher": v.choice("cipher", tuple(vocab.CIPHERS))}
+
+
+def _signature_fields(v: _Validator) -> dict[str, Any]:
+    digest = v.choice("digest", tuple(vocab.DIGESTS))
+    return {"curve": v.choice("curve", tuple(vocab.CURVES)), "digest": digest}
+
+
+_PARSERS = {
+    "mac": _digest_fields,
+    "hash": _digest_fields,
+    "file-digest": _digest_fields,
+    "cipher": _cipher_fields,
+    "sign": _signature_fields,
+}
+
+
 class _Validator:
-    KEYS = {
-        "name",
-        "description",
-        "kind",
-        "digest",
-        "cipher",
-        "curve",
-        "sizes",
-        "key_bytes",
-        "mac_bytes",
-        "features",
-        "calls",
-        "source",
-    }
+    COMMON = {"name", "description", "kind", "sizes", "features", "calls", "source"}
+    # Every key any kind may have, for the "unknown key" message.
+    ALL = COMMON | {"digest", "cipher", "curve", "key_bytes", "mac_bytes"}
 
     def __init__(self, data: dict[str, Any], where: str) -> None:
         self.data = data
@@ -217,11 +308,6 @@ class _Validator:
             raise self.fail(key, f"an integer from {lo} to {hi}")
         return value
 
-    def absent(self, key: str, value):
-        if key in self.data:
-            raise self.fail(key, f"no '{key}' for kind '{self.data.get('kind')}'")
-        return value
-
     def sizes(self, key: str, limit: int = MAX_SIZE) -> tuple[int, ...]:
         value = self.data.get(key)
         if (
@@ -238,8 +324,8 @@ class _Validator:
 
     def features(self, key: str) -> tuple[str, ...]:
         value = self.data.get(key, [])
-        if not isinstance(value, list) or not all(f in FEATURES for f in value):
-            raise self.fail(key, "a list drawn from " + ", ".join(FEATURES))
+        if not isinstance(value, list) or not all(f in vocab.FEATURES for f in value):
+            raise self.fail(key, "a list drawn from " + ", ".join(vocab.FEATURES))
         return tuple(value)
 
     def calls(self, key: str, kind: str) -> dict[str, tuple[str, ...]]:
@@ -248,10 +334,10 @@ class _Validator:
             raise self.fail(key, "a table mapping runtimes (erlang, python, openssl) to call lists")
         table: dict[str, tuple[str, ...]] = {}
         for runtime, ids in value.items():
-            if runtime not in calls.RUNTIME_KINDS:
+            if runtime not in vocab.RUNTIME_KINDS:
                 raise UsageError(
                     f"scenario file {self.where}: key 'calls.{runtime}': expected one of"
-                    f" {', '.join(calls.RUNTIME_KINDS)}"
+                    f" {', '.join(vocab.RUNTIME_KINDS)}"
                 )
             if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
                 raise UsageError(
@@ -261,9 +347,7 @@ class _Validator:
             for call_id in ids:
                 call = calls.lookup(runtime, call_id)
                 if call is None or kind not in call.kinds:
-                    fits = [
-                        c for c in calls.known(runtime) if kind in calls.CALLS[runtime, c].kinds
-                    ]
+                    fits = calls.serving(runtime, kind)
                     raise UsageError(
                         f"scenario file {self.where}: key 'calls.{runtime}': unknown call"
                         f" {call_id!r} for kind '{kind}'; expected one of {', '.join(fits)}"
@@ -271,10 +355,16 @@ class _Validator:
             table[runtime] = tuple(ids)
         return table
 
-    def no_unknown_keys(self) -> None:
-        unknown = sorted(set(self.data) - self.KEYS)
+    def no_unknown_keys(self, cls: type[Scenario]) -> None:
+        """A key of another kind ('cipher' in a hash scenario) is refused by
+        name; a key no kind has is listed against every key a file may have."""
+        own = self.COMMON | {f.name for f in dataclasses.fields(cls)} - {"path"}
+        for key in self.data:
+            if key in self.ALL and key not in own:
+                raise self.fail(key, f"no '{key}' for kind '{cls.kind}'")
+        unknown = sorted(set(self.data) - self.ALL)
         if unknown:
             raise UsageError(
                 f"scenario file {self.where}: unknown key '{unknown[0]}'; expected only"
-                f" {', '.join(sorted(self.KEYS))}"
+                f" {', '.join(sorted(self.ALL))}"
             )

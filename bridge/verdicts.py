@@ -89,9 +89,11 @@ def explain(
     feature: str,
     size: int,
     best: tuple[int, float] | None = None,
+    larger_example: str = "",
 ) -> str:
     """One line a mailing-list reader understands. `best` is (size, speedup)
-    of the largest speedup this call showed in the same scenario."""
+    of the largest speedup this call showed in the same scenario;
+    `larger_example` a command whose larger messages would show the gain."""
     if v.verdict == "used":
         text = f"{who} uses {feature}: {v.speedup:.2f}× slower without it at {size_text(size)}"
         if v.speedup is not None and v.speedup < SMALL_SPEEDUP:
@@ -101,8 +103,10 @@ def explain(
             )
             if best and best[0] != size and best[1] >= SMALL_SPEEDUP:
                 text += f"; the gain shows at {size_text(best[0])}: {best[1]:.2f}×"
+            elif (not best or best[0] == size) and larger_example:
+                text += f"; it shows on larger messages (e.g. {larger_example})"
             elif not best or best[0] == size:
-                text += "; it shows on larger messages (e.g. bridge run sha1)"
+                text += "; it shows on larger messages"
         return text
     if v.verdict == "not-used":
         return f"{who} does not use {feature}: {v.speedup:.2f}× at {size_text(size)}, within noise"

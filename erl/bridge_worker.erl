@@ -21,6 +21,8 @@
 
 -define(PROTOCOL, 1).
 
+%% Never returns: the VM halts at end of input or on stop.
+-spec main() -> no_return().
 main() ->
     Port = open_port({fd, 0, 1}, [{packet, 4}, binary, eof]),
     send(Port, {ready, ?PROTOCOL, bridge_ops:greeting()}),

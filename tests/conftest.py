@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from bridge.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
 # Short measurements: tests check structure and bytes, never timings.
 FAST = Settings(warmup_ms=5, sample_ms=2, samples=3, openssl_seconds=1, openssl_runs=1)
 FAST_ARGS = [
@@ -63,6 +65,60 @@ def _no_crash_dump_left():
     assert not new, f"a test left an Erlang crash dump: {new}"
 
 
+# The environment bridge's tests started in, before any fixture changes it:
+# scripts/fetch-runtimes keeps its runtimes in the user's cache (where
+# `make test` put them), not in the private per-session cache below.
+STARTING_ENV = dict(os.environ)
+
+
+@dataclass(frozen=True)
+class Bullseye:
+    """Debian 11's OTP 23.2.6 and OpenSSL 1.1.1w, unpacked by scripts/fetch-runtimes."""
+
+    bin: Path  # wrappers: erl, erlc, openssl (they set LD_LIBRARY_PATH)
+    otp_root: Path  # the unpacked OTP tree (bin/erl, releases/, lib/crypto-*)
+    libdir: Path  # where its libcrypto.so.1.1 is
+
+    @property
+    def erl(self) -> Path:
+        return self.bin / "erl"
+
+    @property
+    def openssl(self) -> Path:
+        return self.bin / "openssl"
+
+    @property
+    def prefix(self) -> Path:
+        """The wrappers' prefix: PREFIX/bin/erl is a shell script, as kerl and asdf shims are."""
+        return self.bin.parent
+
+
+@pytest.fixture(scope="session")
+def bullseye() -> Bullseye:
+    """Runs scripts/fetch-runtimes (about a second once cached). Where it
+    cannot fetch (no apt/dpkg, no Debian mirror) the test is skipped with its
+    reason, except in CI (CI=true), where the skip is a failure."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "fetch-runtimes")],
+        capture_output=True,
+        text=True,
+        env=STARTING_ENV,
+        timeout=900,
+    )
+    said = done.stderr.strip()
+    if done.returncode != 0:
+        pytest.fail(f"scripts/fetch-runtimes failed:\n{said}")
+    if not done.stdout.strip():
+        reason = said.splitlines()[-1] if said else "scripts/fetch-runtimes fetched nothing"
+        if STARTING_ENV.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the cross-version tests, but: {reason}")
+        pytest.skip(reason)
+    bindir = Path(done.stdout.strip().splitlines()[-1])
+    root = bindir.parent / "root"
+    (libcrypto,) = root.glob("usr/lib/*/libcrypto.so.1.1")
+    return Bullseye(bin=bindir, otp_root=root / "usr" / "lib" / "erlang", libdir=libcrypto.parent)
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory, monkeypatch):
     # One beam cache per test session, not the user's ~/.cache.
@@ -85,30 +141,26 @@ def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
     )
 
 
-# Every process this test session starts inherits this mark through bridge's
-# environment, so worker_pids() sees this session's workers only: the machine
-# may run other sessions at the same time, as root or as another user, and a
-# test must neither stop their workers nor count them as its own leftovers.
-SESSION_MARK = ("BRIDGE_TEST_SESSION", f"{os.getpid()}-{time.time_ns()}")
-os.environ[SESSION_MARK[0]] = SESSION_MARK[1]
-
-
 def worker_pids() -> set[int]:
-    """PIDs of this session's bridge worker processes (beam.smp running
-    bridge_worker, or python -m bridge.worker), found through /proc."""
+    """PIDs of this test session's bridge worker processes (beam.smp running
+    bridge_worker, or python -m bridge.worker), found through /proc. Workers
+    of other test sessions on the same machine (another checkout, CI) are not
+    this session's: a worker inherits BRIDGE_CACHE_DIR, which is per session."""
+    marker = f"BRIDGE_CACHE_DIR={os.environ.get('BRIDGE_CACHE_DIR', '')}".encode()
     pids = set()
-    mark = "=".join(SESSION_MARK).encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
             # The worker command lines exactly: `erlc .../bridge_worker.erl` is not one.
-            worker = b"bridge_worker\x00main" in cmdline or b"-m\x00bridge.worker" in cmdline
-            if worker and mark in (entry / "environ").read_bytes().split(b"\x00"):
-                pids.add(int(entry.name))
+            if b"bridge_worker\x00main" not in cmdline and b"-m\x00bridge.worker" not in cmdline:
+                continue
+            if marker not in (entry / "environ").read_bytes().split(b"\x00"):
+                continue
         except OSError:
-            continue  # gone, or another user's
+            continue
+        pids.add(int(entry.name))
     return pids
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import tabulate as tabulate_module
 from tabulate import tabulate
 
-from bridge import ab, calls, model, stats, verdicts
+from bridge import ab, calls, model, stats, verdicts, vocab
 
 
 def title(report: model.Report) -> str:
-    if "imported_from" in report.settings:
-        return f"bridge {report.bridge_version} · imported from {report.settings['imported_from']}"
-    return f"bridge {report.bridge_version} · {report.created} · seed {report.settings.get('seed')}"
+    if report.imported_from is not None:
+        return f"bridge {report.bridge_version} · imported from {report.imported_from}"
+    return f"bridge {report.bridge_version} · {report.created} · seed {report.seed}"
 
 
 def by_scenario(report: model.Report) -> dict[str, list[model.Result]]:
@@ -24,13 +25,16 @@ def by_scenario(report: model.Report) -> dict[str, list[model.Result]]:
 
 
 def scenario_description(report: model.Report, name: str) -> str:
-    for sc in report.scenarios:
-        if sc.get("name") == name:
-            return sc.get("description", "")
-    return ""
+    return report.description(name)
 
 
-def ordered(results: list[model.Result]) -> list[model.Result]:
+def who(report: model.Report, runtime_id: str, call: str) -> str:
+    """A call named with its runtime kind ("Erlang crypto:hash(...)")."""
+    kind = report.kind_of(runtime_id)
+    return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
+
+
+def ordered(report: model.Report, results: list[model.Result]) -> list[model.Result]:
     """The same call side by side: by runtime kind, call, size and hw, then
     runtime, so erlang@25 and erlang@27 rows of one call sit together."""
 
@@ -40,14 +44,17 @@ def ordered(results: list[model.Result]) -> list[model.Result]:
             seen.setdefault(key(r), len(seen))
         return seen
 
-    kinds = first_seen(lambda r: _kind(r))
-    call_ids = first_seen(lambda r: (_kind(r), r.call_id))
+    def kind(r: model.Result) -> str:
+        return report.kind_of(r.runtime)
+
+    kinds = first_seen(kind)
+    call_ids = first_seen(lambda r: (kind(r), r.call_id))
     runtimes = first_seen(lambda r: r.runtime)
     return sorted(
         results,
         key=lambda r: (
-            kinds[_kind(r)],
-            call_ids[(_kind(r), r.call_id)],
+            kinds[kind(r)],
+            call_ids[(kind(r), r.call_id)],
             r.size,
             r.hw != "on",
             runtimes[r.runtime],
@@ -55,26 +62,22 @@ def ordered(results: list[model.Result]) -> list[model.Result]:
     )
 
 
-def _kind(r: model.Result) -> str:
-    return r.runtime.split("@")[0].split("#")[0]
-
-
-def versus_first(results: list[model.Result]) -> dict[int, str]:
+def versus_first(report: model.Report, results: list[model.Result]) -> dict[int, str]:
     """id(result) -> its median over the first-named runtime of its kind, for
     the same call, size and hw; empty when no kind has two runtimes."""
     firsts: dict[tuple, model.Result] = {}
     out: dict[int, str] = {}
     kinds_seen: dict[str, set[str]] = defaultdict(set)
     for r in results:
-        kinds_seen[_kind(r)].add(r.runtime)
+        kinds_seen[report.kind_of(r.runtime)].add(r.runtime)
     if all(len(ids) < 2 for ids in kinds_seen.values()):
         return {}
     for r in results:
-        if r.status != "ok" or len(kinds_seen[_kind(r)]) < 2:
+        kind = report.kind_of(r.runtime)
+        if not r.ok or len(kinds_seen[kind]) < 2:
             continue
-        key = (_kind(r), r.call_id, r.size, r.hw)
-        first = firsts.setdefault(key, r)
-        out[id(r)] = f"{r.summary().median / first.summary().median:.2f}×"
+        first = firsts.setdefault((kind, r.call_id, r.size, r.hw), r)
+        out[id(r)] = f"{r.median() / first.median():.2f}×"
     return out
 
 
@@ -82,23 +85,21 @@ def verdict_lines(report: model.Report, scenario: str) -> list[str]:
     """One line per call and feature. A sweep whose sizes all say `used`
     becomes one line with the slow-down at each size; anything else keeps
     its per-size explanation."""
-    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[model.HwVerdict]] = defaultdict(list)
     for v in report.verdicts:
-        if v["scenario"] == scenario:
-            groups[(v["runtime"], v["call_id"], v["feature"])].append(v)
+        if v.scenario == scenario:
+            groups[(v.runtime, v.call_id, v.feature)].append(v)
     if not groups:
         return []
     lines = ["", "Hardware verdicts (hw off = the feature masked from process start):"]
     for vs in groups.values():
-        if len(vs) > 1 and all(v["verdict"] == "used" for v in vs):
+        if len(vs) > 1 and all(v.verdict == "used" for v in vs):
             v0 = vs[0]
-            kind = v0["runtime"].split("@")[0]
-            who = {"erlang": "Erlang ", "python": "Python "}.get(kind, "") + v0["call"]
-            head = f"{who} uses {ab.feature_name(v0['feature'])}"
-            sizes = ", ".join(f"{v['speedup']:.2f}× at {_bytes(v['size'])}" for v in vs)
+            head = f"{who(report, v0.runtime, v0.call)} uses {ab.feature_name(v0.feature)}"
+            sizes = ", ".join(f"{v.speedup:.2f}× at {_bytes(v.size)}" for v in vs)
             lines.append(f"- {head}: slower without it by {sizes}")
         else:
-            lines += [f"- {v['explanation']}" for v in vs]
+            lines += [f"- {v.explanation}" for v in vs]
     return lines
 
 
@@ -127,10 +128,9 @@ def provenance_items(report: model.Report) -> list[str]:
             continue
         seen.add(rt.id)
         items.append(f"{rt.id}: {runtime_summary(rt)}")
-    for exp in report.hardware.get("experiments", []):
-        if exp.get("mask"):
-            m = exp["mask"]
-            items.append(f"{exp['runtime']} hw off: {m['variable']}={m['value']}")
+    for exp in report.hardware.experiments or ():
+        if exp.mask:
+            items.append(f"{exp.runtime} hw off: {exp.mask.variable}={exp.mask.value}")
     return items
 
 
@@ -150,20 +150,28 @@ def warning_lines(report: model.Report) -> list[str]:
     return [""] + lines if lines else []
 
 
-def compare_key(r: model.Result) -> tuple[int, str, str]:
+def compare_key(report: model.Report, r: model.Result) -> tuple[int, str, str]:
     """Rows that "× fastest" compares: same size and hw; sign and verify apart."""
-    op = "verify" if r.call_id.endswith("verify") else "sign" if r.call_id.endswith("sign") else ""
-    return (r.size, r.hw, op)
+    return (r.size, r.hw, calls.role(report.kind_of(r.runtime), r.call_id))
 
 
-def fastest(results: list[model.Result]) -> dict[tuple[int, str, str], float]:
-    best: dict[tuple[int, str, str], float] = {}
-    for r in results:
-        if r.status == "ok":
-            m = r.summary().median
-            key = compare_key(r)
-            best[key] = min(best.get(key, m), m)
-    return best
+class Fastest:
+    """The fastest median per comparable group of rows (see compare_key)."""
+
+    def __init__(self, report: model.Report, results: list[model.Result]) -> None:
+        self.report = report
+        self.best: dict[tuple[int, str, str], float] = {}
+        for r in results:
+            if r.ok:
+                m, key = r.median(), compare_key(report, r)
+                self.best[key] = min(self.best.get(key, m), m)
+
+    def ratio(self, r: model.Result) -> float:
+        return r.median() / self.best[compare_key(self.report, r)]
+
+
+def fastest(report: model.Report, results: list[model.Result]) -> Fastest:
+    return Fastest(report, results)
 
 
 def match_by_result(report: model.Report) -> dict[int, str]:
@@ -171,27 +179,35 @@ def match_by_result(report: model.Report) -> dict[int, str]:
     out = {}
     for check in report.interop:
         for r in report.results:
-            if r.scenario == check["scenario"] and r.size == check["size"] and r.status == "ok":
-                name = f"{r.runtime} {r.call_id} hw={r.hw}"
+            if r.scenario == check.scenario and r.size == check.size and r.ok:
                 if not r.output_hex:
                     out[id(r)] = "unchecked"
-                elif "mismatched" in check:
-                    out[id(r)] = "NO" if name in check["mismatched"] else "yes"
                 else:
-                    out[id(r)] = "yes" if r.output_hex == check["reference"] else "NO"
+                    out[id(r)] = "NO" if r.key.output in check.mismatched else "yes"
     return out
 
 
-def cells(r: model.Result, fastest: dict, match: dict, x: str = "×") -> dict[str, str]:
+def unsupported(results: list[model.Result]) -> tuple[dict[int, str], list[str]]:
+    """A short mark per unsupported cell (id(result) -> "u1") and the notes
+    that go under the table: a long reason cannot widen the table."""
+    notes: dict[str, str] = {}
+    marks = {}
+    for r in results:
+        if not r.ok:
+            marks[id(r)] = notes.setdefault(f"{r.runtime}: {r.reason}", f"u{len(notes) + 1}")
+    return marks, [f"[{mark}] unsupported on {text}" for text, mark in notes.items()]
+
+
+def cells(r: model.Result, fastest: Fastest, match: dict, x: str = "×") -> dict[str, str]:
     """The figures every renderer shows for an ok result, formatted once."""
     s = r.summary()
     ops = 1e9 / s.median
     return {
-        "ns_ci": ns_with_ci(s, imported=r.source == "imported"),
+        "ns_ci": ns_with_ci(s, imported=r.imported),
         "median": fmt_ns(s.median),
         "ops": si(ops),
         "mbs": f"{ops * r.size / 1e6:,.1f}",
-        "rel": f"{s.median / fastest[compare_key(r)]:.2f}{x}",
+        "rel": f"{fastest.ratio(r):.2f}{x}",
         "ok": match.get(id(r), "–"),
     }
 
@@ -228,7 +244,7 @@ def semantics_marks(results: list[model.Result]) -> dict[str, int]:
 def semantics_warning(results: list[model.Result]) -> list[str]:
     """Say it beside the numbers when a table mixes per-call key setup with a
     reused key: the ratio between such rows is not a speed difference."""
-    kinds = {r.semantics for r in results if r.status == "ok"}
+    kinds = {r.semantics for r in results if r.ok}
     if calls.ONE_SHOT_MAC in kinds and (calls.SPEED_HMAC in kinds or calls.REUSED_KEY in kinds):
         return [
             "Not like for like: openssl speed -hmac (and hmac.new(key).copy()) set the key"
@@ -250,7 +266,7 @@ def provenance_lines(report: model.Report) -> list[str]:
         f"OS: {env.get('os', '?')}, kernel {env.get('kernel', '?')}",
     ]
     for rt in report.runtimes:
-        if rt.details.get("hw", "on") == "on":  # a masked twin has the same provenance
+        if not rt.masked:  # a masked twin has the same provenance
             lines.append(f"{rt.id}: {runtime_summary(rt)}")
     return lines
 
@@ -277,39 +293,51 @@ def runtime_summary(rt: model.Runtime) -> str:
 def problem_lines(report: model.Report) -> list[str]:
     lines = []
     for s in report.skipped:
-        lines.append(f"skipped {s['runtime']}: {s['reason']}")
+        lines.append(f"skipped {s.runtime}: {s.reason}")
     for e in report.errors:
-        lines.append(f"error: {e['message']}")
-        tail = (e.get("stderr_tail") or "").strip()
+        lines.append(f"error: {e.message}")
+        tail = (e.stderr_tail or "").strip()
         if tail:
             lines += ["  stderr tail:"] + [f"  | {t}" for t in tail.splitlines()[-8:]]
     return [""] + lines if lines else []
 
 
-def fit_lines(report: model.Report, scenario: str, short: bool = False) -> list[str]:
+def simple_table(rows, headers, width: int | None = None, **kw) -> list[str]:
+    """tabulate's "simple" table; when `width` is given and the table is wider,
+    drop the padding tabulate adds around each header (MIN_PADDING), which
+    costs two columns each that a 72-column email line does not have."""
+    lines = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True, **kw)
+    if width is None or max(map(len, lines.splitlines()), default=0) <= width:
+        return lines.splitlines()
+    saved = tabulate_module.MIN_PADDING
+    tabulate_module.MIN_PADDING = 0
+    try:
+        return tabulate(
+            rows, headers=headers, tablefmt="simple", disable_numparse=True, **kw
+        ).splitlines()
+    finally:
+        tabulate_module.MIN_PADDING = saved
+
+
+def fit_lines(
+    report: model.Report, scenario: str, short: bool = False, width: int | None = None
+) -> list[str]:
     """The cost model under a sweep's table (short: call ids, for 72 columns)."""
-    fs = [f for f in report.fits if f["scenario"] == scenario]
+    fs = [f for f in report.fits if f.scenario == scenario]
     if not fs:
         return []
     rows = []
     for f in fs:
-        kind = f["runtime"].split("@")[0]
-        name = f["call_id"] if short else f["call"]
-        who = name if name.startswith(kind) else f"{kind} {name}"
-        gbs = f"{f['gb_per_s']:.2f}" if f["gb_per_s"] else "-"
-        rows.append(
-            [who, f["hw"], f"{f['a_ns']:,.0f}", f"{f['b_ns_per_byte']:.3f}", gbs, f"{f['r2']:.3f}"]
-        )
-    table = tabulate(
-        rows,
-        headers=["call", "hw", "a ns/call", "b ns/byte", "1/b GB/s", "R²"],
-        tablefmt="simple",
-        disable_numparse=True,
-    )
+        kind = report.kind_of(f.runtime)
+        name = f.call_id if short else f.call
+        name = name if name.startswith(kind) else f"{kind} {name}"
+        gbs = f"{f.gb_per_s:.2f}" if f.gb_per_s else "-"
+        rows.append([name, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
+    headers = ["call", "hw", "a ns/call", "b ns/byte", "1/b GB/s", "R²"]
     return [
         "",
         "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",
-        *table.splitlines(),
+        *simple_table(rows, headers, width),
     ]
 
 
@@ -317,20 +345,20 @@ def tc_lines(report: model.Report, scenario: str) -> list[str]:
     """--method tc beside bridge's own figure: what timer:tc could resolve."""
     rows = []
     for t in report.tc:
-        if t["scenario"] != scenario or "unsupported" in t:
+        if t.scenario != scenario or t.unsupported:
             continue
         rows.append(
             [
-                t["runtime"],
-                t["call_id"],
-                t["size"],
-                t["hw"],
-                t["n"],
-                f"{t['min_us']} - {t['max_us']}",
-                t["median_us"],
-                t["avg_us"],
-                f"{t['zero_us_calls'] / (t['n'] - 1):.0%}",
-                f"{t['bridge_median_ns'] / 1000:.3f}",
+                t.runtime,
+                t.call_id,
+                t.size,
+                t.hw,
+                t.n,
+                f"{t.min_us} - {t.max_us}",
+                t.median_us,
+                t.avg_us,
+                f"{t.zero_us_calls / (t.n - 1):.0%}",
+                f"{t.bridge_median_ns / 1000:.3f}",
             ]
         )
     if not rows:

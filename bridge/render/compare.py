@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import textwrap
 
-import tabulate as tabulate_module
 from tabulate import tabulate
 
 from bridge.compare import Comparison
@@ -105,19 +104,7 @@ def _text_tables(rows) -> list[str]:
                 ]
             )
         out += [f"-- {scenario}"]
-        out += _narrow_table(table_rows, ["call", "bytes", "hw", "A/B ns", "B/A (95% CI)", ""])
+        headers = ["call", "bytes", "hw", "A/B ns", "B/A (95% CI)", ""]
+        out += common.simple_table(table_rows, headers, width=0)
         out.append("")
     return out
-
-
-def _narrow_table(rows, headers) -> list[str]:
-    # tabulate pads every header by MIN_PADDING (2) in "simple": that costs the
-    # two columns that a 72-column email line does not have.
-    saved = tabulate_module.MIN_PADDING
-    tabulate_module.MIN_PADDING = 0
-    try:
-        return tabulate(
-            rows, headers=headers, tablefmt="simple", disable_numparse=True
-        ).splitlines()
-    finally:
-        tabulate_module.MIN_PADDING = saved

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import hardware, model
+from bridge import model, vocab
 from bridge.render import common
 
 
@@ -15,7 +15,7 @@ def render_env(env: dict[str, Any], runtimes: list[model.Runtime], hw: dict[str,
         f"crypto flags: {' '.join(env.get('cpu_flags', [])) or 'none'}",
     ]
     for feature, present in env.get("features", {}).items():
-        name = hardware.FEATURE_NAMES.get(feature, feature)
+        name = vocab.FEATURE_NAMES.get(feature, feature)
         lines.append(f"  {name}: {'offered by the CPU' if present else 'not offered'}")
     lines.append(f"OS: {env.get('os')}, kernel {env.get('kernel')}")
     if "cpu_governor" in env:

@@ -14,7 +14,7 @@ def render(report: model.Report) -> str:
     out += [f"- {s.strip()}" for s in summary.sentences(report)]
     for scenario, results in common.by_scenario(report).items():
         out += ["", f"#### {scenario}: {common.scenario_description(report, scenario)}", ""]
-        out += _table(report, common.ordered(results))
+        out += _table(report, common.ordered(report, results))
     out += ["", "#### Environment", ""]
     out += [f"- {item}" for item in common.provenance_items(report)]
     problems = [line for line in common.problem_lines(report) if line]
@@ -27,13 +27,15 @@ def render(report: model.Report) -> str:
 
 def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     marks = common.semantics_marks(results)
-    fastest = common.fastest(results)
+    fastest = common.fastest(report, results)
     match = common.match_by_result(report)
+    unsupported, notes = common.unsupported(results)
     rows = []
     for r in results:
         call = f"`{r.call}` [{marks[r.semantics]}]"
-        if r.status != "ok":
-            rows.append([r.runtime, call, r.size, r.hw, f"unsupported: {r.reason}", "", "", ""])
+        if not r.ok:
+            mark = f"unsupported [{unsupported[id(r)]}]"
+            rows.append([r.runtime, call, r.size, r.hw, mark, "", "", ""])
             continue
         c = common.cells(r, fastest, match)
         rows.append([r.runtime, call, r.size, r.hw, c["ns_ci"], c["mbs"], c["rel"], c["ok"]])
@@ -50,6 +52,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     lines = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True).splitlines()
     lines.append("")
     lines += [f"[{mark}] {semantics}  " for semantics, mark in marks.items()]
+    lines += [f"{note}  " for note in notes]
     lines += ["", *common.semantics_warning(results)]
     if results:
         fit = common.fit_lines(report, results[0].scenario)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import ab, model
+from bridge import ab, interop, model
 from bridge.render import common
 
 
@@ -17,25 +17,23 @@ def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
         out += _verdict_sentences(report, scenario, x)
         out += _interop_sentence(report, scenario)
     for e in report.errors:
-        out.append(f"Problem: {e['message']}")
+        out.append(f"Problem: {e.message}")
     return out
 
 
 def _speed_sentence(scenario: str, results: list[model.Result], x: str) -> list[str]:
-    ok = [r for r in results if r.status == "ok" and r.hw == "on"]
+    ok = [r for r in results if r.ok and r.hw == "on"]
     if not ok:
         return []
     size = max(r.size for r in ok)
-    at_size = sorted((r for r in ok if r.size == size), key=lambda r: r.summary().median)
+    at_size = sorted((r for r in ok if r.size == size), key=lambda r: r.median())
     best = at_size[0]
     parts = [
         f"{scenario} at {common.size_text(size)}: fastest is {best.call} on {best.runtime}"
-        f" ({common.fmt_ns(best.summary().median)} ns per call)"
+        f" ({common.fmt_ns(best.median())} ns per call)"
     ]
     for r in at_size[1:4]:
-        parts.append(
-            f"{r.call} on {r.runtime} takes {r.summary().median / best.summary().median:.2f}{x}"
-        )
+        parts.append(f"{r.call} on {r.runtime} takes {r.median() / best.median():.2f}{x}")
     sentence = "; ".join(parts) + "."
     if len({r.semantics for r in at_size}) > 1:
         sentence += " The rows do not all include the same work (see the notes under the table)."
@@ -43,23 +41,20 @@ def _speed_sentence(scenario: str, results: list[model.Result], x: str) -> list[
 
 
 def _verdict_sentences(report: model.Report, scenario: str, x: str) -> list[str]:
-    groups: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[model.HwVerdict]] = defaultdict(list)
     for v in report.verdicts:
-        if v["scenario"] == scenario:
-            groups[(v["runtime"], v["call"], v["feature"])].append(v)
+        if v.scenario == scenario:
+            groups[(v.runtime, v.call, v.feature)].append(v)
     out, small_sizes = [], set()
     for (runtime, call, feature), vs in groups.items():
         name = ab.feature_name(feature).split(" (")[0]
-        kind = runtime.split("@")[0]
-        who = {"erlang": "Erlang ", "python": "Python "}.get(kind, "") + call
-        used = [v for v in vs if v["verdict"] == "used"]
+        who = common.who(report, runtime, call)
+        used = [v for v in vs if v.verdict == "used"]
         if used:
-            sizes = ", ".join(
-                f"{v['speedup']:.1f}{x} at {common.size_text(v['size'])}" for v in used
-            )
+            sizes = ", ".join(f"{v.speedup:.1f}{x} at {common.size_text(v.size)}" for v in used)
             out.append(f"{who} uses {name}: faster with them by {sizes}.")
-            small_sizes |= {v["size"] for v in used if v["speedup"] < 1.5}
-        out += [v["explanation"] + "." for v in vs if v["verdict"] != "used"]
+            small_sizes |= {v.size for v in used if (v.speedup or 0) < 1.5}
+        out += [v.explanation + "." for v in vs if v.verdict != "used"]
     if small_sizes:
         where = ", ".join(common.size_text(n) for n in sorted(small_sizes))
         out.append(
@@ -70,11 +65,33 @@ def _verdict_sentences(report: model.Report, scenario: str, x: str) -> list[str]
 
 
 def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
-    checks = [c for c in report.interop if c["scenario"] == scenario]
+    """Say what the check was: equal to a reference, signatures verified, or
+    agreement between runtimes; and which outputs were not checked at all."""
+    checks = [c for c in report.interop if c.scenario == scenario]
     if not checks:
         return []
-    if all(c["match"] for c in checks):
-        n = len({k.split(" ")[0] for c in checks for k in c["outputs"]})
-        return [f"All {n} runtimes computed the same bytes as Python's standard library."]
-    bad = sorted({m for c in checks for m in c["mismatched"]})
-    return [f"OUTPUT MISMATCH: {', '.join(bad)} computed different bytes."]
+    if not all(c.match for c in checks):
+        bad = sorted({m.text() for c in checks for m in c.mismatched})
+        return [f"OUTPUT MISMATCH: {', '.join(bad)} computed different bytes."]
+    unchecked = sorted({k.runtime for c in checks for k in c.unchecked or ()})
+    checked = {k.runtime for c in checks for k, v in c.outputs.items() if v}
+    out = []
+    n = len(checked)
+    runtimes = "runtime" if n == 1 else "runtimes"
+    source = checks[0].reference_from
+    if n == 0:
+        pass
+    elif source == interop.FROM_EC:
+        out.append(
+            f"All {n} {runtimes} made signatures that the driver's own ECDSA verifies,"
+            " and their verify calls accepted the driver's signature."
+        )
+    elif source == interop.FROM_AGREEMENT:
+        out.append(f"All {n} {runtimes} computed the same bytes (no reference: they agree).")
+    else:  # a reference computed in the driver (older reports word it differently)
+        cipher = report.scenario_kind(scenario) == "cipher"
+        library = "the cryptography package" if cipher else "Python's standard library"
+        out.append(f"All {n} {runtimes} computed the same bytes as {library}.")
+    if unchecked:
+        out.append(f"Not checked (no output of their own to compare): {', '.join(unchecked)}.")
+    return out

@@ -16,7 +16,7 @@ def render(report: model.Report) -> str:
     out += common.provenance_lines(report)
     for scenario, rows in common.by_scenario(report).items():
         out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
-        out += _table(report, common.ordered(rows))
+        out += _table(report, common.ordered(report, rows))
         out += common.fit_lines(report, scenario)
         for line in common.tc_lines(report, scenario):
             out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
@@ -29,17 +29,20 @@ def render(report: model.Report) -> str:
 
 def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     marks = common.semantics_marks(results)
-    fastest = common.fastest(results)
+    fastest = common.fastest(report, results)
     match = common.match_by_result(report)
     with_hw = any(r.hw != "on" for r in results)
-    vs_first = common.versus_first(results)
+    vs_first = common.versus_first(report, results)
+    unsupported, notes = common.unsupported(results)
     rows = []
     for r in results:
         label = f"{r.call} [{marks[r.semantics]}]"
         hw = [r.hw] if with_hw else []
-        if r.status != "ok":
+        if not r.ok:
             blank = ["", "", "", ""] + ([""] if vs_first else [])
-            rows.append([r.runtime, label, r.size, *hw, f"unsupported: {r.reason}", *blank])
+            rows.append(
+                [r.runtime, label, r.size, *hw, f"unsupported [{unsupported[id(r)]}]", *blank]
+            )
             continue
         c = common.cells(r, fastest, match)
         rows.append(
@@ -87,6 +90,8 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     lines.append("")
     for semantics, mark in marks.items():
         lines.append(f"[{mark}] {semantics}")
+    for note in notes:
+        lines += textwrap.wrap(note, 100, subsequent_indent="     ")
     for warning in common.semantics_warning(results):
         lines += textwrap.wrap(warning, 88)
     return lines

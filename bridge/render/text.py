@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import textwrap
 
-from tabulate import tabulate
-
 from bridge import model
 from bridge.render import common, summary
 
@@ -15,12 +13,12 @@ WIDTH = 72
 
 
 def render(report: model.Report) -> str:
-    out = [_ascii(common.title(report)), ""]
+    out = [*_wrap(common.title(report)), ""]
     for sentence in summary.sentences(report, ascii_only=True):
         out += _wrap(sentence.strip(), indent="  " if sentence.startswith("  ") else "")
     for scenario, results in common.by_scenario(report).items():
         out += [""] + _wrap(f"== {scenario}: {common.scenario_description(report, scenario)}")
-        out += _table(report, common.ordered(results))
+        out += _table(report, common.ordered(report, results))
     out += ["", "Environment:"]
     for item in common.provenance_items(report):
         out += _wrap(f"- {item}", indent="  ")
@@ -36,8 +34,9 @@ def render(report: model.Report) -> str:
 
 def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     marks = common.semantics_marks(results)
-    fastest = common.fastest(results)
+    fastest = common.fastest(report, results)
     match = common.match_by_result(report)
+    unsupported, notes = common.unsupported(results)
     keys: dict[tuple[str, str], int] = {}
     for r in results:
         keys.setdefault((r.runtime, r.call), len(keys) + 1)
@@ -47,30 +46,23 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     rows = []
     for r in results:
         n = keys[(r.runtime, r.call)]
-        if r.status != "ok":
-            rows.append([f"[{n}]", r.size, r.hw, "unsupported", "", "", "", ""])
+        if not r.ok:
+            rows.append([f"[{n}]", r.size, r.hw, f"n/a [{unsupported[id(r)]}]", "", "", "", ""])
             continue
         s = r.summary()
         c = common.cells(r, fastest, match, x="x")
-        ci = (
-            "as posted"
-            if r.source == "imported"
-            else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
-        )
+        ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
         ok = "-" if c["ok"] == "–" else c["ok"]
         rows.append([f"[{n}]", r.size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
-    table = tabulate(
-        rows,
-        headers=["call", "bytes", "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"],
-        tablefmt="simple",
-        disable_numparse=True,
-    )
-    out += [""] + table.splitlines() + [""]
+    headers = ["call", "bytes", "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
+    out += ["", *common.simple_table(rows, headers, WIDTH), ""]
     for semantics, mark in marks.items():
         out += _wrap(f"semantics {mark}: {semantics}", indent="  ")
+    for note in notes:
+        out += _wrap(note, indent="  ")
     out += [w for line in common.semantics_warning(results) for w in _wrap(line)]
     if results:
-        for line in common.fit_lines(report, results[0].scenario, short=True):
+        for line in common.fit_lines(report, results[0].scenario, short=True, width=WIDTH):
             out += _wrap(line) if len(line) > WIDTH else [line]
     verdicts = common.verdict_lines(report, results[0].scenario) if results else []
     for line in verdicts:

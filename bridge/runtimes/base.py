@@ -1,23 +1,44 @@
-"""The interface every runtime kind implements, and the shared worker-backed
-implementation used by the Erlang and Python runtimes.
+"""The narrow interface every runtime kind implements, and the shared
+worker-backed implementation used by the Erlang and Python runtimes.
 
-A runtime is used as a context manager: entering starts it (a worker process,
-or a probe of the openssl binary) and returns its provenance as a
-`model.Runtime`; `bench` takes one batch of samples of one call; leaving stops
-every process.
+A runtime is driven by the session (bridge.session) through four calls:
+
+    start() -> model.Runtime   start it (a worker process, or a probe of the
+                               openssl binary) and return its provenance
+    bench(job, plan) -> Batch  one batch of samples of one call
+    tc(job, n) -> dict         optional: the thread's timer:tc harness
+    stop()                     stop every process; safe to call twice
+
+It is also a context manager (enter = start, exit = stop), which is how the
+session holds it in an ExitStack.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from bridge import calls, codec, model, proc
+from bridge.errors import OperationError
 from bridge.inputs import Inputs
 from bridge.port import Worker
 from bridge.scenario import Scenario
 from bridge.settings import Settings
+
+
+@dataclass(frozen=True)
+class Job:
+    """What to run: one call of one scenario on one set of inputs."""
+
+    scenario: Scenario
+    call: calls.Call
+    inputs: Inputs
+
+    def wire_args(self) -> dict[str, Any]:
+        """The request's arguments: the operation, what it needs of the
+        scenario, and the inputs."""
+        return {"call": self.call.op, **self.scenario.params(), **self.inputs.wire()}
 
 
 @dataclass(frozen=True)
@@ -44,7 +65,9 @@ MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
 
 
 class Runtime:
-    kind = ""
+    kind: ClassVar[str] = ""
+    # One sample is one process (openssl speed): a cell gets few of them.
+    samples_are_processes: ClassVar[bool] = False
 
     def __init__(
         self, settings: Settings, hw: str = "on", mask_env: Mapping[str, str] | None = None
@@ -54,18 +77,27 @@ class Runtime:
         self.mask_env = dict(mask_env or {})
         self.id = self.kind
 
-    def __enter__(self) -> model.Runtime:
+    def start(self) -> model.Runtime:
         raise NotImplementedError
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         pass
+
+    def bench(self, job: Job, plan: BatchPlan) -> Batch:
+        """One batch of samples of one call (one round of an interleaved run)."""
+        raise NotImplementedError
+
+    def tc(self, job: Job, n: int) -> dict[str, Any]:
+        raise OperationError("unsupported", f"--method tc does not time {job.call.id}")
 
     def rename(self, runtime_id: str) -> None:
         self.id = runtime_id
 
-    def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
-        """One batch of samples of one call (one round of an interleaved run)."""
-        raise NotImplementedError
+    def __enter__(self) -> model.Runtime:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def child_env(self) -> dict[str, str]:
         """The environment for a child: bridge's own, less the variables it
@@ -98,7 +130,7 @@ class WorkerRuntime(Runtime):
         a hint about start-up output, a postmortem."""
         return {}
 
-    def __enter__(self) -> model.Runtime:
+    def start(self) -> model.Runtime:
         try:
             self.worker = Worker(
                 self.kind,
@@ -112,10 +144,9 @@ class WorkerRuntime(Runtime):
             info = codec.props(self.worker.call("info", timeout=30))
             described = self.describe(info)
         except BaseException:
-            self.__exit__(None, None, None)  # what a subclass made for the start goes too
+            self.stop()  # what a subclass made for the start goes too
             raise
-        self.id = described.id
-        self.worker.name = described.id
+        self.rename(described.id)
         return described
 
     def check_greeting(self, greeting: dict[str, Any]) -> None:
@@ -126,33 +157,15 @@ class WorkerRuntime(Runtime):
         if self.worker is not None:
             self.worker.name = runtime_id
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         if self.worker is not None:
             self.worker.close()
             self.worker = None
 
-    @staticmethod
-    def call_args(sc: Scenario, call: calls.Call, inputs: Inputs) -> dict[str, Any]:
-        """What a worker needs to make one call: each operation reads its keys."""
-        return {
-            "call": call.worker_call,
-            "digest": sc.digest,
-            "data": inputs.data,
-            "key": inputs.key,
-            "mac_bytes": sc.mac_bytes,
-            "cipher": sc.cipher,
-            "iv": inputs.iv,
-            "path": inputs.path,
-            "chunk": 65536,
-            "curve": sc.curve,
-            "pub": inputs.pub,
-            "sig": inputs.sig,
-        }
-
-    def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
+    def bench(self, job: Job, plan: BatchPlan) -> Batch:
         assert self.worker is not None
         args = {
-            **self.call_args(sc, call, inputs),
+            **job.wire_args(),
             "warmup_ns": plan.warmup_ms * 1_000_000,
             "sample_ns": self.settings.sample_ms * 1_000_000,
             "samples": plan.samples,

@@ -14,7 +14,7 @@ from typing import Any
 
 from bridge import codec, environment, model, otp
 from bridge.errors import OperationError, RuntimeUnavailable
-from bridge.runtimes.base import WorkerRuntime, text
+from bridge.runtimes.base import Job, WorkerRuntime, text
 from bridge.settings import Settings
 
 
@@ -50,7 +50,7 @@ class ErlangRuntime(WorkerRuntime):
         node_dir = self.node_dir()
         return {
             # A wrapper erl (a shim) may choose its version by the directory.
-            "cwd": str(node_dir.path) if self.installation.root else None,
+            "cwd": None if self.installation.wrapped else str(node_dir.path),
             "startup_hint": "" if self.installation.boot else "a ~/.erlang?",
             "postmortem": node_dir.postmortem,
         }
@@ -60,18 +60,18 @@ class ErlangRuntime(WorkerRuntime):
             self._node_dir = otp.NodeDir()
         return self._node_dir
 
-    def __exit__(self, *exc: object) -> None:
-        super().__exit__(*exc)
+    def stop(self) -> None:
+        super().stop()
         if self._node_dir is not None:
             self._node_dir.close()  # kept if the node left a crash dump
             self._node_dir = None
 
-    def tc(self, sc, call, inputs, n: int) -> dict[str, Any]:
+    def tc(self, job: Job, n: int) -> dict[str, Any]:
         """The thread's harness: n calls timed one by one with timer:tc (us)."""
         assert self.worker is not None
-        if call.worker_call not in ("mac", "hash"):
-            raise OperationError("unsupported", f"--method tc does not time {call.id}")
-        args = {**self.call_args(sc, call, inputs), "n": n}
+        if not job.call.timer_tc:
+            raise OperationError("unsupported", f"--method tc does not time {job.call.id}")
+        args = {**job.wire_args(), "n": n}
         # timer:tc itself costs about a microsecond a call: allow 50 us each.
         timeout = n * 50e-6 + self.settings.timeout_slack_s
         reply = codec.props(self.worker.call("tc", args, timeout=timeout))
@@ -120,6 +120,6 @@ class ErlangRuntime(WorkerRuntime):
                 "clock_resolution_hz": info.get("clock_resolution_hz"),
                 "env": self.env_record(),
                 "startup": otp.startup_record(self.installation, self._worker_cache),
-                "hw": self.hw,
             },
+            hw=self.hw,
         )

@@ -12,18 +12,20 @@ computed separately, on bridge's inputs, with `openssl mac` (3.x) or
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from bridge import calls, hardware, model, proc
+from bridge import ab, calls, hardware, model, proc, vocab
 from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.inputs import Inputs
-from bridge.runtimes.base import Batch, BatchPlan, Runtime
-from bridge.scenario import Scenario
+from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
+from bridge.scenario import CipherScenario, HashScenario, MacScenario, Scenario
 from bridge.settings import Settings
 
 # +R:<count>:<name>:<elapsed seconds>, written to stderr by `speed -mr`.
@@ -66,7 +68,34 @@ def parse_ia32_vector(text: str) -> list[int] | None:
     return [int(w, 16) for w in m.group(1).strip(":").split(":")]
 
 
-def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> dict:
+def _evp_api(sc: Scenario) -> str:
+    if isinstance(sc, CipherScenario):
+        return "EVP_EncryptUpdate (openssl speed -evp)"
+    return "EVP_Digest (openssl speed -evp)"
+
+
+def _plain_path(version: tuple[int, int, int]) -> str:
+    # 3.x routes the plain (non -evp) speed of a digest through EVP as well.
+    return "EVP_Digest" if version >= (3, 0, 0) else "the digest's own functions"
+
+
+def mask_evidence(clis: Sequence[str | None], ctx: ab.HwContext) -> model.MaskCheck:
+    """Check a runtime's mask string with an openssl CLI of the same
+    generation as its libcrypto: the first --openssl given, or the one on PATH."""
+    cli = next((o for o in clis if o), None) or shutil.which("openssl")
+    if cli is None or ctx.library is None or ctx.mask is None:
+        return model.MaskCheck(ok=None, note="no openssl CLI to check the mask with")
+    try:
+        version = proc.run([cli, "version"], timeout=15).stdout.decode(errors="replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return model.MaskCheck(ok=None, note=f"could not run {cli}")
+    cli_lib = hardware.parse_library(version)
+    if cli_lib is None or hardware.generation(cli_lib[1]) != hardware.generation(ctx.library[1]):
+        return model.MaskCheck(ok=None, note=f"{cli} is not of the same OpenSSL generation")
+    return check_mask(cli, ctx.mask, dict(os.environ))
+
+
+def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> model.MaskCheck:
     """Evidence that a mask string does what bridge means: `openssl version -c`
     (OpenSSL 3.x) prints the effective vector. The feature's bits must be
     clear with the mask and everything else as detected."""
@@ -75,26 +104,29 @@ def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> dic
         plain = proc.run([executable, "version", "-c"], env=base, timeout=15)
         masked = proc.run([executable, "version", "-c"], env={**base, **mask.env()}, timeout=15)
     except (OSError, subprocess.TimeoutExpired):
-        return {"by": executable, "ok": None, "note": "could not run openssl version -c"}
+        return model.MaskCheck(ok=None, by=executable, note="could not run openssl version -c")
     found = parse_ia32_vector(plain.stdout.decode(errors="replace"))
     got = parse_ia32_vector(masked.stdout.decode(errors="replace"))
     if mask.variable != "OPENSSL_ia32cap" or found is None or got is None:
-        return {"by": executable, "ok": None, "note": "this openssl does not print its vector"}
+        return model.MaskCheck(
+            ok=None, by=executable, note="this openssl does not print its vector"
+        )
     expected = list(found)
     for feature in mask.features:
         word, bit = hardware.IA32_BITS[feature]
         expected[word] &= ~bit
     ok = got[: len(expected)] == expected
-    return {
-        "by": f"{executable} version -c",
-        "ok": ok,
-        "detected": ":".join(f"0x{w:x}" for w in found),
-        "masked": ":".join(f"0x{w:x}" for w in got),
-    }
+    return model.MaskCheck(
+        ok=ok,
+        by=f"{executable} version -c",
+        detected=":".join(f"0x{w:x}" for w in found),
+        masked=":".join(f"0x{w:x}" for w in got),
+    )
 
 
 class OpensslRuntime(Runtime):
     kind = "openssl"
+    samples_are_processes = True
 
     def __init__(self, settings: Settings, hw="on", mask_env=None, executable: str | None = None):
         super().__init__(settings, hw, mask_env)
@@ -105,8 +137,18 @@ class OpensslRuntime(Runtime):
         self._tmp: tempfile.TemporaryDirectory | None = None
         self._output_cache: dict[tuple, bytes] = {}
         self._pkey_cache: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
+        # One handler per operation of calls.CALLS["openssl", ...].
+        self.handlers = calls.Handlers(
+            "openssl",
+            {
+                "speed": self._bench_speed,
+                "speed-evp": self._bench_speed,
+                "speed-pkey": self._bench_pkey,
+                "dgst": self._bench_dgst,
+            },
+        )
 
-    def __enter__(self) -> model.Runtime:
+    def start(self) -> model.Runtime:
         self.executable = self._resolve()
         out = self._run([self.executable, "version", "-a"], timeout=15, what="version -a")
         parsed = parse_version(out)
@@ -131,11 +173,11 @@ class OpensslRuntime(Runtime):
                 "version_a": out.strip().splitlines(),
                 "cpuinfo": cpuinfo.group(1).strip() if cpuinfo else None,
                 "env": self.env_record(),
-                "hw": self.hw,
             },
+            hw=self.hw,
         )
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -156,33 +198,28 @@ class OpensslRuntime(Runtime):
 
     # -- measuring ---------------------------------------------------------
 
-    def bench(self, sc: Scenario, call: calls.Call, inputs: Inputs, plan: BatchPlan) -> Batch:
-        if call.worker_call == "dgst":
-            return self._bench_dgst(sc, inputs, plan)
-        if call.worker_call in ("speed-sign", "speed-verify"):
-            return self._bench_pkey(sc, call.worker_call.split("-")[1], plan)
+    def bench(self, job: Job, plan: BatchPlan) -> Batch:
+        return self.handlers[job.call.op](job, plan)
+
+    def _bench_speed(self, job: Job, plan: BatchPlan) -> Batch:
+        """`openssl speed -hmac D` (MACs), `speed -evp A`, or plain `speed A`."""
+        sc, call, inputs = job.scenario, job.call, job.inputs
         reason = self.unsupported_reason(call, sc)
         if reason:
             raise OperationError("unsupported", reason)
-        size = len(inputs.data)
-        # speed -hmac D (MACs), speed -evp A (speed-evp), or plain speed A.
-        mode = {"mac": "-hmac"}.get(sc.kind, "-evp") if call.worker_call == "speed" else "-evp"
-        if call.worker_call == "speed" and sc.kind == "hash":
-            mode = ""
-        algorithm = sc.cipher or sc.digest
-        seconds = self.settings.openssl_seconds
-        # A bare algorithm name must come after the options; -evp/-hmac take it
-        # as their argument.
-        options = ["-bytes", str(size), "-seconds", str(seconds), "-mr", "-elapsed"]
-        if mode:
-            argv = [self.executable, "speed", mode, algorithm, *options]
+        # -hmac takes the digest's name; everything else the algorithm's.
+        name = sc.digest if isinstance(sc, MacScenario) else sc.algorithm
+        if call.op == "speed-evp":
+            mode, api = "-evp", _evp_api(sc)
+        elif isinstance(sc, MacScenario):
+            mode, api = "-hmac", "EVP_MAC (openssl speed -hmac)"
         else:
-            argv = [self.executable, "speed", *options, algorithm]
+            mode, api = "", f"openssl speed {name} ({_plain_path(self.version)})"
+        argv, what = self._speed_argv(mode, name, len(inputs.data))
         samples: list[int] = []
         loops: list[int] = []
         for _ in range(plan.samples):
-            what = " ".join(["speed", *([mode] if mode else []), algorithm])
-            timeout = seconds + self.settings.timeout_slack_s
+            timeout = self.settings.openssl_seconds + self.settings.timeout_slack_s
             stderr = self._run(argv, timeout=timeout, what=what, stream="stderr")
             runs = parse_mr_runs(stderr)
             if not runs or runs[-1][0] <= 0:
@@ -195,19 +232,26 @@ class OpensslRuntime(Runtime):
             samples.append(round(elapsed * 1e9))
             loops.append(count)
         # The cross-check runs once per cell, not once per round.
-        key = (sc.kind, sc.digest, sc.mac_bytes, inputs)
+        key = (sc.name, sc.algorithm, inputs)
         if key not in self._output_cache:
             self._output_cache[key] = self._output(sc, inputs)
-        api = (
-            "EVP_MAC (openssl speed -hmac)"
-            if mode == "-hmac"
-            else "EVP_Digest (openssl speed -evp)"
-        )
         return Batch(api=api, samples=samples, loops=loops, output=self._output_cache[key])
 
-    def _bench_dgst(self, sc: Scenario, inputs: Inputs, plan: BatchPlan) -> Batch:
+    def _speed_argv(self, mode: str, algorithm: str, size: int) -> tuple[list[str], str]:
+        seconds = self.settings.openssl_seconds
+        # A bare algorithm name must come after the options; -evp/-hmac take it
+        # as their argument.
+        options = ["-bytes", str(size), "-seconds", str(seconds), "-mr", "-elapsed"]
+        if mode:
+            argv = [self.executable, "speed", mode, algorithm, *options]
+        else:
+            argv = [self.executable, "speed", *options, algorithm]
+        return argv, " ".join(["speed", *([mode] if mode else []), algorithm])
+
+    def _bench_dgst(self, job: Job, plan: BatchPlan) -> Batch:
         """`openssl dgst -DIGEST FILE` timed as a whole process, wall clock, as
         distributions time it (`time openssl dgst -sha256 5Gfile`)."""
+        sc, inputs = job.scenario, job.inputs
         argv = [self.executable, "dgst", f"-{sc.digest}", "-binary", inputs.path]
         samples, output = [], b""
         timeout = 600 + self.settings.timeout_slack_s
@@ -220,13 +264,15 @@ class OpensslRuntime(Runtime):
         api = f"openssl dgst -{sc.digest} (whole process)"
         return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
 
-    def _bench_pkey(self, sc: Scenario, op: str, plan: BatchPlan) -> Batch:
+    def _bench_pkey(self, job: Job, plan: BatchPlan) -> Batch:
         """`openssl speed ecdsapNNN` measures sign and verify in one process:
         the verify cell that follows a sign cell takes that process's verify
         numbers instead of running it again."""
+        sc, op = job.scenario, job.call.role
+        speed = vocab.CURVES[sc.curve].speed
         cached = self._pkey_cache.pop((sc.curve, op), None)
         if cached is None or len(cached[0]) != plan.samples:
-            runs = [self._run_pkey(sc) for _ in range(plan.samples)]
+            runs = [self._run_pkey(speed) for _ in range(plan.samples)]
             for other in ("sign", "verify"):
                 if other != op:
                     self._pkey_cache[(sc.curve, other)] = (
@@ -235,28 +281,20 @@ class OpensslRuntime(Runtime):
                     )
             cached = ([r[op][1] for r in runs], [r[op][0] for r in runs])
         samples, loops = cached
-        api = f"openssl speed ecdsa{sc.curve} ({op})"
+        api = f"openssl speed {speed} ({op})"
         # speed signs and verifies with its own key: no output to compare.
         return Batch(api=api, samples=samples, loops=loops, output=b"")
 
-    def _run_pkey(self, sc: Scenario) -> dict[str, tuple[int, int]]:
+    def _run_pkey(self, speed: str) -> dict[str, tuple[int, int]]:
         """{op: (count, elapsed ns)} from one speed process's -mr records."""
         seconds = self.settings.openssl_seconds
-        argv = [
-            self.executable,
-            "speed",
-            "-seconds",
-            str(seconds),
-            "-mr",
-            "-elapsed",
-            f"ecdsa{sc.curve}",
-        ]
+        argv = [self.executable, "speed", "-seconds", str(seconds), "-mr", "-elapsed", speed]
         timeout = 2 * seconds + self.settings.timeout_slack_s
-        stderr = self._run(argv, timeout=timeout, what=f"speed ecdsa{sc.curve}", stream="stderr")
+        stderr = self._run(argv, timeout=timeout, what=f"speed {speed}", stream="stderr")
         found = parse_mr_pkey(stderr)
         if not {"sign", "verify"} <= set(found):
             raise WorkerError(
-                f"{self.id}: 'openssl speed ecdsa{sc.curve}' printed no result",
+                f"{self.id}: 'openssl speed {speed}' printed no result",
                 runtime=self.id,
                 stderr_tail=stderr[-800:],
             )
@@ -267,7 +305,7 @@ class OpensslRuntime(Runtime):
             return f"{self.flavour} is not OpenSSL: its speed options differ"
         if self.version < (1, 1, 1):
             return "openssl speed -bytes/-seconds need OpenSSL 1.1.1+"
-        if call.worker_call == "speed" and sc.kind == "mac" and self.version < (3, 0, 0):
+        if call.op == "speed" and isinstance(sc, MacScenario) and self.version < (3, 0, 0):
             return (
                 "before OpenSSL 3.0, 'openssl speed hmac' measures HMAC-MD5 only (no -hmac DIGEST)"
             )
@@ -278,53 +316,34 @@ class OpensslRuntime(Runtime):
         assert self._tmp is not None
         data_file = Path(self._tmp.name) / "data.bin"
         data_file.write_bytes(inputs.data)
-        if sc.kind == "cipher":
-            if sc.cipher.endswith("gcm"):
-                return b""  # openssl enc has no AEAD: nothing independent to compare
-            argv = [
-                self.executable,
-                "enc",
-                f"-{sc.cipher}",
-                "-K",
-                inputs.key.hex(),
-                "-iv",
-                inputs.iv.hex(),
-                "-nopad",
-                "-in",
-                str(data_file),
+        match sc:
+            case CipherScenario():
+                if sc.spec.aead:
+                    return b""  # openssl enc has no AEAD: nothing independent to compare
+                argv = [self.executable, "enc", f"-{sc.cipher}", "-K", inputs.key.hex()]
+                argv += ["-iv", inputs.iv.hex(), "-nopad", "-in", str(data_file)]
+                return self._run_bytes(argv, timeout=60, what="enc")
+            case MacScenario():
+                out = self._run_bytes(
+                    self._mac_argv(sc.digest, inputs.key, data_file), timeout=60, what="mac"
+                )
+                return out[: sc.mac_bytes] if sc.mac_bytes else out
+            case HashScenario():
+                argv = [self.executable, "dgst", f"-{sc.digest}", "-binary", str(data_file)]
+                return self._run_bytes(argv, timeout=60, what=f"dgst -{sc.digest}")
+        return b""
+
+    def _mac_argv(self, digest: str, key: bytes, data_file: Path) -> list[str]:
+        macopt = f"hexkey:{key.hex()}"
+        if self.version >= (3, 0, 0):
+            return [
+                *(self.executable, "mac", "-digest", digest, "-macopt", macopt),
+                *("-in", str(data_file), "-binary", "HMAC"),
             ]
-            return self._run_bytes(argv, timeout=60, what="enc")
-        if sc.kind == "mac":
-            key = f"hexkey:{inputs.key.hex()}"
-            if self.version >= (3, 0, 0):
-                argv = [
-                    self.executable,
-                    "mac",
-                    "-digest",
-                    sc.digest,
-                    "-macopt",
-                    key,
-                    "-in",
-                    str(data_file),
-                    "-binary",
-                    "HMAC",
-                ]
-            else:
-                argv = [
-                    self.executable,
-                    "dgst",
-                    f"-{sc.digest}",
-                    "-mac",
-                    "HMAC",
-                    "-macopt",
-                    key,
-                    "-binary",
-                    str(data_file),
-                ]
-        else:
-            argv = [self.executable, "dgst", f"-{sc.digest}", "-binary", str(data_file)]
-        out = self._run_bytes(argv, timeout=60, what=" ".join(argv[1:3]))
-        return out[: sc.mac_bytes] if sc.kind == "mac" and sc.mac_bytes else out
+        return [
+            *(self.executable, "dgst", f"-{digest}", "-mac", "HMAC", "-macopt", macopt),
+            *("-binary", str(data_file)),
+        ]
 
     # -- processes ---------------------------------------------------------
 

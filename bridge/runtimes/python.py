@@ -47,6 +47,6 @@ class PythonRuntime(WorkerRuntime):
                 "libcrypto_loaded": environment.loaded_libcrypto(pid),
                 "clock": text(info.get("clock", b"")),
                 "env": self.env_record(),
-                "hw": self.hw,
             },
+            hw=self.hw,
         )

@@ -1,0 +1,166 @@
+"""Do all runtimes compute the same bytes? References and checks; pure.
+
+The reference is computed in the driver by Python's standard library
+(`cryptography` for ciphers, when it is installed; bridge.ec for ECDSA).
+How a call's output is checked is the call's own declaration (calls.Check):
+equal to the reference, a signature the driver's ECDSA accepts, or a verify
+call that accepted the driver's signature. A call with no output of its own
+(openssl speed signs with its own key; openssl enc has no AEAD) is listed as
+unchecked, never as matching.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable, Mapping, Sequence
+
+from bridge import calls, ec, model, vocab
+from bridge.inputs import Inputs
+from bridge.scenario import (
+    CipherScenario,
+    FileDigestScenario,
+    HashScenario,
+    MacScenario,
+    Scenario,
+    SignatureScenario,
+)
+
+FROM_DRIVER = "the driver (Python standard library / cryptography)"
+FROM_AGREEMENT = "agreement between the runtimes (no reference here)"
+FROM_EC = "the driver (bridge.ec, pure Python ECDSA)"
+SIGNATURE_REFERENCE = (
+    "signatures verified by the driver's ECDSA; verify calls must accept the driver's signature"
+)
+
+InputsOf = Callable[[Scenario, int], Inputs]
+
+
+def reference(sc: Scenario, data: Inputs) -> bytes | None:
+    """The bytes every runtime must compute, or None without a reference here
+    (file digests are computed while the file is written, see bridge.inputs)."""
+    match sc:
+        case MacScenario():
+            mac = hmac.digest(data.key, data.data, vocab.DIGESTS[sc.digest].hashlib)
+            return mac[: sc.mac_bytes] if sc.mac_bytes else mac
+        case CipherScenario():
+            return _cipher_reference(sc.spec, data)
+        case FileDigestScenario():
+            return None
+        case HashScenario():
+            return hashlib.new(vocab.DIGESTS[sc.digest].hashlib, data.data).digest()
+    return None
+
+
+def _cipher_reference(cipher: vocab.Cipher, data: Inputs) -> bytes | None:
+    try:
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    except ImportError:
+        return None
+    if cipher.aead:
+        return AESGCM(data.key).encrypt(data.iv, data.data, None)
+    enc = Cipher(algorithms.AES(data.key), modes.CBC(data.iv)).encryptor()
+    return enc.update(data.data) + enc.finalize()
+
+
+def checks(
+    scenarios: Sequence[Scenario],
+    results: Sequence[model.Result],
+    runtimes: Sequence[model.Runtime],
+    inputs_of: InputsOf,
+    file_references: Mapping[tuple[str, int], bytes] | None = None,
+) -> list[model.InteropCheck]:
+    """One check per scenario and size that has results."""
+    kinds = {rt.id: rt.kind for rt in runtimes}
+    out = []
+    for sc in scenarios:
+        for size in sc.sizes:
+            cell = [r for r in results if r.scenario == sc.name and r.size == size and r.ok]
+            if not cell:
+                continue
+            if isinstance(sc, SignatureScenario):
+                out.append(_signatures(sc, size, cell, kinds, inputs_of(sc, size)))
+            elif isinstance(sc, FileDigestScenario):
+                expected = (file_references or {}).get((sc.name, size))
+                out.append(_equal_bytes(sc, size, cell, expected))
+            else:
+                out.append(_equal_bytes(sc, size, cell, reference(sc, inputs_of(sc, size))))
+    return out
+
+
+def _equal_bytes(
+    sc: Scenario, size: int, cell: list[model.Result], expected: bytes | None
+) -> model.InteropCheck:
+    outputs = {r.key.output: r.output_hex for r in cell}
+    checked = {k: v for k, v in outputs.items() if v}
+    ref = expected.hex() if expected is not None else next(iter(checked.values()), "")
+    mismatched = tuple(
+        sorted((k for k, v in checked.items() if v != ref), key=model.OutputKey.text)
+    )
+    return model.InteropCheck(
+        scenario=sc.name,
+        size=size,
+        reference=ref,
+        reference_from=FROM_DRIVER if expected is not None else FROM_AGREEMENT,
+        outputs=outputs,
+        unchecked=tuple(sorted((k for k, v in outputs.items() if not v), key=model.OutputKey.text)),
+        match=not mismatched,
+        mismatched=mismatched,
+    )
+
+
+def _signatures(
+    sc: SignatureScenario,
+    size: int,
+    cell: list[model.Result],
+    kinds: Mapping[str, str],
+    data: Inputs,
+) -> model.InteropCheck:
+    """Signatures are randomised: instead of equal bytes, every signature a
+    runtime made must verify in the driver's own ECDSA, and every verify call
+    must have accepted the driver's signature."""
+    outputs = {r.key.output: r.output_hex for r in cell}
+    bad = []
+    for r in cell:
+        if not r.output_hex:
+            continue
+        call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
+        check = call.check if call else calls.Check.REFERENCE
+        if check is calls.Check.ACCEPTS:
+            ok = r.output_hex == "01"
+        elif check is calls.Check.SIGNATURE:
+            sig = bytes.fromhex(r.output_hex)
+            ok = ec.verify(sc.curve, data.pub, sc.digest, data.data, sig)
+        else:
+            ok = False  # a signature scenario has no reference bytes to equal
+        if not ok:
+            bad.append(r.key.output)
+    return model.InteropCheck(
+        scenario=sc.name,
+        size=size,
+        reference=SIGNATURE_REFERENCE,
+        reference_from=FROM_EC,
+        outputs=outputs,
+        unchecked=tuple(sorted((k for k, v in outputs.items() if not v), key=model.OutputKey.text)),
+        match=not bad,
+        mismatched=tuple(sorted(bad, key=model.OutputKey.text)),
+    )
+
+
+def mismatch_errors(checks_: Sequence[model.InteropCheck]) -> list[model.RunError]:
+    """A check that failed is a run error too: exit status 1."""
+    out = []
+    for check in checks_:
+        if check.match:
+            continue
+        names = ", ".join(k.text() for k in check.mismatched)
+        out.append(
+            model.RunError(
+                runtime=names,
+                kind="mismatch",
+                message=f"{check.scenario} at {check.size} B: output differs"
+                f" from the reference in {names}",
+            )
+        )
+    return out

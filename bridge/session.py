@@ -1,0 +1,380 @@
+"""The session: start runtimes, measure every cell in interleaved rounds, and
+stop every runtime on any exit. Nothing here prints; progress goes through a
+callback.
+
+Interleaving: all runtimes stay up for the whole run, and each cell (one call
+of one scenario at one size on one runtime) gets its samples in `rounds`
+batches, in turn with the other cells. A slow spell of a shared machine then
+lands on every runtime alike and shows in the spread, instead of silently
+shifting one runtime's whole number.
+
+Failure policy: a runtime that cannot start is *skipped* (with the reason);
+a runtime that dies or hangs is recorded in `errors`, stopped, and the others
+carry on; a call that this OTP/OpenSSL lacks becomes an `unsupported` result.
+Ctrl-C/SIGTERM stop the run (the caller records it). In every case the samples
+already taken stay in the outcome.
+
+The runtimes are held in an ExitStack: leaving the session stops each one,
+whatever happened. The session knows runtimes only through the narrow
+interface of bridge.runtimes.base.Runtime, so the fast tests drive it with a
+fake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from bridge import model, stats
+from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
+from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
+from bridge.settings import Settings
+
+Progress = Callable[[str], None]
+# (hw, mask environment) -> a runtime, not started yet
+Factory = Callable[[str, Mapping[str, str] | None], Runtime]
+
+
+@dataclass(frozen=True)
+class RuntimeSpec:
+    """A runtime to start: its kind, what the user called it, and how to make it."""
+
+    kind: str
+    label: str
+    make: Factory
+    hw: str = "on"
+    mask_env: Mapping[str, str] | None = None
+    # A masked twin shares its partner's id: that is how results and verdicts pair.
+    same_id: str | None = None
+
+    def build(self) -> Runtime:
+        return self.make(self.hw, self.mask_env)
+
+    def masked(self, label: str, mask_env: Mapping[str, str], same_id: str) -> RuntimeSpec:
+        return dataclasses.replace(
+            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id
+        )
+
+
+@dataclass
+class Live:
+    """A started runtime: its driver, its provenance, and whether it still runs."""
+
+    driver: Runtime
+    info: model.Runtime
+    alive: bool = True
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind
+
+
+@dataclass
+class Cell:
+    """One call of one scenario at one size on one runtime, filled round by round."""
+
+    live: Live
+    job: Job
+    api: str = ""
+    output: bytes = b""
+    samples: list[int] = field(default_factory=list)
+    loops: list[int] = field(default_factory=list)
+    unsupported: str = ""
+    failed: bool = False
+
+    @property
+    def key(self) -> model.CellKey:
+        return model.CellKey(
+            self.job.scenario.name, self.live.id, self.job.call.id, self.size, self.live.info.hw
+        )
+
+    @property
+    def size(self) -> int:
+        inputs = self.job.inputs
+        return inputs.file_size if inputs.path else len(inputs.data)
+
+    @property
+    def active(self) -> bool:
+        return self.live.alive and not self.unsupported and not self.failed
+
+    def plan(self, settings: Settings, round_index: int) -> BatchPlan:
+        first = not self.loops
+        # One call of an openssl process or of a whole-file digest takes a
+        # second or so: those cells get the few samples of openssl_runs.
+        few = self.live.driver.samples_are_processes or self.job.scenario.long_calls
+        count = (
+            settings.openssl_runs_in_round(round_index)
+            if few
+            else settings.samples_in_round(round_index)
+        )
+        return BatchPlan(
+            samples=count,
+            warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
+            loops=None if first else self.loops[-1],
+        )
+
+    def add(self, batch: Batch) -> None:
+        if self.samples and batch.output != self.output and not self.job.call.randomised:
+            raise WorkerError(
+                f"{self.live.id}: {self.job.call.id} gave different outputs in different rounds",
+                runtime=self.live.id,
+            )
+        self.api, self.output = batch.api, batch.output
+        self.samples += batch.samples
+        self.loops += batch.loops
+
+    def per_op_ns(self) -> list[float]:
+        return [s / n for s, n in zip(self.samples, self.loops, strict=True)]
+
+    def halfwidth(self) -> float | None:
+        """The 95% CI half-width relative to the median, once there are samples."""
+        if not self.samples:
+            return None
+        return stats.summarize(self.per_op_ns()).ci_halfwidth_rel
+
+    def result(self) -> model.Result | None:
+        sc, call = self.job.scenario, self.job.call
+        common = dict(
+            scenario=sc.name,
+            runtime=self.live.id,
+            call_id=call.id,
+            semantics=call.semantics_for(sc),
+            algorithm=sc.algorithm,
+            size=self.size,
+            hw=self.live.info.hw,
+        )
+        if self.unsupported:
+            return model.Result(
+                **common,
+                call=call.label(sc, ""),
+                api="",
+                samples=(),
+                loops=0,
+                output_hex="",
+                status="unsupported",
+                reason=self.unsupported,
+            )
+        if not self.samples:
+            return None
+        return model.Result(
+            **common,
+            call=call.label(sc, self.api),
+            api=self.api,
+            samples=tuple(self.samples),
+            loops=self.loops[0] if len(set(self.loops)) == 1 else tuple(self.loops),
+            output_hex=self.output.hex(),
+            inputs=self.job.inputs.to_json(),
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a session measured and what went wrong, as report records."""
+
+    runtimes: tuple[model.Runtime, ...]
+    results: tuple[model.Result, ...]
+    errors: tuple[model.RunError, ...]
+    skipped: tuple[model.Skipped, ...]
+    tc: tuple[model.TcFigure, ...]
+    unstable: tuple[model.UnstableCell, ...]
+
+
+class Session:
+    def __init__(
+        self,
+        settings: Settings,
+        progress: Progress | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.note = progress or (lambda _msg: None)
+        self.clock = clock
+        self.live: list[Live] = []
+        self.cells: list[Cell] = []
+        self.errors: list[model.RunError] = []
+        self.skipped: list[model.Skipped] = []
+        self.tc: list[model.TcFigure] = []
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> Session:
+        self._stack.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> bool | None:
+        return self._stack.__exit__(*exc)
+
+    # -- runtimes --------------------------------------------------------------
+
+    def start(self, spec: RuntimeSpec) -> Live | None:
+        """Start a runtime; record it, or why it is skipped. Ids are unique
+        among runtimes as found (two installations of OTP 25.2.3 become
+        erlang@25.2.3 and erlang@25.2.3#2)."""
+        self.note(f"starting {spec.label}")
+        driver = spec.build()
+        try:
+            info = self._stack.enter_context(driver)
+        except RuntimeUnavailable as exc:
+            self.skipped.append(model.Skipped(spec.label, spec.kind, exc.one_line()))
+            return None
+        except WorkerError as exc:
+            self.errors.append(worker_error(exc, spec.label))
+            return None
+        taken = {x.id for x in self.live if not x.info.masked}
+        wanted = spec.same_id or _unique(info.id, taken)
+        if wanted != info.id:
+            info = dataclasses.replace(info, id=wanted)
+            driver.rename(wanted)
+        live = Live(driver, info)
+        self.live.append(live)
+        return live
+
+    def add(self, live: Live, jobs: Iterable[Job]) -> None:
+        self.cells += [Cell(live, job) for job in jobs]
+
+    def _died(self, live: Live, exc: WorkerError) -> None:
+        # Gone or out of step: stop it now; its samples so far are kept.
+        self.errors.append(worker_error(exc, live.id))
+        live.alive = False
+        live.driver.stop()
+
+    # -- measuring -------------------------------------------------------------
+
+    def measure(self) -> None:
+        """The planned rounds, then --method tc, then --until-stable rounds."""
+        started = self.clock()
+        rounds = self.settings.rounds
+        for r in range(rounds):
+            self._round(self.cells, r, f"round {r + 1}/{rounds}")
+        if self.settings.tc_calls:
+            self._timer_tc()
+        target = self.settings.until_stable
+        extra = 0
+        while target is not None:
+            unstable = [c for c in self.cells if c.live.alive and _misses(c, target)]
+            if not unstable or self.clock() - started > self.settings.max_seconds:
+                break
+            extra += 1
+            # An extra round is a first-round-sized batch (or one openssl run).
+            self._round(unstable, 0, f"extra round {extra} ({len(unstable)} unstable)")
+
+    def _round(self, cells: list[Cell], r: int, label: str) -> None:
+        """One batch for each of `cells`; a failure is recorded and stops that
+        cell (a call error) or that runtime (a worker error)."""
+        for cell in cells:
+            if not cell.active:
+                continue
+            batch_plan = cell.plan(self.settings, r)
+            if batch_plan.samples == 0:
+                continue
+            job = cell.job
+            self.note(
+                f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
+                f" ({self.cells.index(cell) + 1}/{len(self.cells)})"
+            )
+            try:
+                cell.add(cell.live.driver.bench(job, batch_plan))
+            except OperationError as exc:
+                if exc.kind == "unsupported":
+                    cell.unsupported = exc.message
+                    continue
+                cell.failed = True
+                message = f"{cell.live.id}: {job.call.id} at {cell.size} B failed: {exc.message}"
+                self.errors.append(model.RunError(cell.live.id, "call", message))
+            except WorkerError as exc:
+                self._died(cell.live, exc)
+
+    def _timer_tc(self) -> None:
+        """--method tc: the thread's timer:tc harness on each Erlang cell."""
+        n = self.settings.tc_calls or 0
+        for cell in self.cells:
+            if cell.live.kind != "erlang" or not cell.live.alive or not cell.samples:
+                continue
+            key = cell.key
+            self.note(f"timer:tc x {n} [{key.runtime}] {key.call_id} {key.size} B")
+            try:
+                reply = cell.live.driver.tc(cell.job, n)
+            except OperationError as exc:
+                self.tc.append(
+                    model.TcFigure(
+                        key.scenario,
+                        key.runtime,
+                        key.call_id,
+                        key.size,
+                        key.hw,
+                        unsupported=exc.message,
+                    )
+                )
+                continue
+            except WorkerError as exc:
+                self._died(cell.live, exc)
+                continue
+            self.tc.append(
+                model.TcFigure(
+                    key.scenario,
+                    key.runtime,
+                    key.call_id,
+                    key.size,
+                    key.hw,
+                    call=cell.job.call.label(cell.job.scenario, cell.api),
+                    bridge_median_ns=stats.summarize(cell.per_op_ns()).median,
+                    **reply,
+                )
+            )
+
+    # -- what came of it -------------------------------------------------------
+
+    def interrupted(self) -> None:
+        self.errors.append(
+            model.RunError("", "interrupted", "interrupted: the run was stopped before it finished")
+        )
+
+    def outcome(self) -> Outcome:
+        target = self.settings.until_stable
+        unstable = []
+        if target is not None:
+            for c in self.cells:
+                width = c.halfwidth() if not (c.unsupported or c.failed) else None
+                if width is not None and width > target:
+                    k = c.key
+                    unstable.append(
+                        model.UnstableCell(k.scenario, k.runtime, k.call_id, k.size, k.hw, width)
+                    )
+        return Outcome(
+            runtimes=tuple(x.info for x in self.live),
+            results=tuple(r for r in (c.result() for c in self.cells) if r is not None),
+            errors=tuple(self.errors),
+            skipped=tuple(self.skipped),
+            tc=tuple(self.tc),
+            unstable=tuple(unstable),
+        )
+
+
+def _misses(cell: Cell, target: float) -> bool:
+    if cell.unsupported or cell.failed:
+        return False
+    width = cell.halfwidth()
+    return width is not None and width > target
+
+
+def _unique(rid: str, taken: set[str]) -> str:
+    n, candidate = 1, rid
+    while candidate in taken:
+        n += 1
+        candidate = f"{rid}#{n}"
+    return candidate
+
+
+def worker_error(exc: WorkerError, label: str) -> model.RunError:
+    return model.RunError(
+        runtime=exc.runtime or label,
+        kind="worker",
+        message=exc.one_line(),
+        stderr_tail=exc.stderr_tail,
+    )

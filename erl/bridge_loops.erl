@@ -1,0 +1,195 @@
+%% bridge_loops: what one call computes, and the loop that repeats it.
+%%
+%% For each call the worker serves, a constructor returns {Once, Loop}.
+%% Once() makes the call once and returns its output, which the driver checks
+%% against its own reference. Loop(N) makes the call N times; bridge_measure
+%% times it.
+%%
+%% One loop per API, written out, so that the timed loop makes the same call
+%% a user would write, with no fun call per iteration: the only fun call is
+%% Loop(N) itself, once per sample. (erlperf generates its loop as code for
+%% the same reason.)
+%%
+%% crypto:hmac/3,4, hmac_init/2 and block_encrypt/4 were removed in OTP 24.
+%% They are called through a module held in a variable (old_crypto/0) so
+%% that newer compilers do not warn about the removed functions; only
+%% OTP 21 - 23 ever take those branches, as bridge_api chooses.
+-module(bridge_loops).
+
+-export([mac/5, mac_stream/5, cipher/5, sign/4, verify/5, hash/2, hash_file/3]).
+-export([mac_mfa/5]).
+-export_type([timed_call/0]).
+
+-type timed_call() :: {Once :: fun(() -> binary()), Loop :: bridge_measure:loop()}.
+%% MAC length in bytes; 0 means the full MAC.
+-type mac_bytes() :: 0..64.
+
+%% ---------------------------------------------------------------------------
+%% HMAC, one-shot. MacBytes > 0 truncates (macN/5, hmac/4).
+
+-spec mac(bridge_api:mac_api(), bridge_api:digest(), binary(), binary(), mac_bytes()) ->
+          timed_call().
+mac(Api, Dg, K, D, L) ->
+    {fun() -> mac_once(Api, Dg, K, D, L) end, fun(N) -> mac_loop(Api, N, Dg, K, D, L) end}.
+
+mac_once(macN, Dg, K, D, L) -> crypto:macN(hmac, Dg, K, D, L);
+mac_once(mac, Dg, K, D, _) -> crypto:mac(hmac, Dg, K, D);
+mac_once(hmac4, Dg, K, D, L) -> M = old_crypto(), M:hmac(Dg, K, D, L);
+mac_once(hmac3, Dg, K, D, _) -> M = old_crypto(), M:hmac(Dg, K, D).
+
+mac_loop(macN, N, Dg, K, D, L) -> loop_macN(N, Dg, K, D, L);
+mac_loop(mac, N, Dg, K, D, _) -> loop_mac(N, Dg, K, D);
+mac_loop(hmac4, N, Dg, K, D, L) -> loop_hmac4(N, old_crypto(), Dg, K, D, L);
+mac_loop(hmac3, N, Dg, K, D, _) -> loop_hmac3(N, old_crypto(), Dg, K, D).
+
+loop_macN(0, _, _, _, _) -> ok;
+loop_macN(N, Dg, K, D, L) -> _ = crypto:macN(hmac, Dg, K, D, L), loop_macN(N - 1, Dg, K, D, L).
+
+loop_mac(0, _, _, _) -> ok;
+loop_mac(N, Dg, K, D) -> _ = crypto:mac(hmac, Dg, K, D), loop_mac(N - 1, Dg, K, D).
+
+loop_hmac4(0, _, _, _, _, _) -> ok;
+loop_hmac4(N, M, Dg, K, D, L) -> _ = M:hmac(Dg, K, D, L), loop_hmac4(N - 1, M, Dg, K, D, L).
+
+loop_hmac3(0, _, _, _, _) -> ok;
+loop_hmac3(N, M, Dg, K, D) -> _ = M:hmac(Dg, K, D), loop_hmac3(N - 1, M, Dg, K, D).
+
+%% The same one-shot call as {M, F, A}, for the thread's timer:tc harness.
+-spec mac_mfa(bridge_api:mac_api(), bridge_api:digest(), binary(), binary(), mac_bytes()) ->
+          {module(), atom(), [term()]}.
+mac_mfa(macN, Dg, K, D, L) -> {crypto, macN, [hmac, Dg, K, D, L]};
+mac_mfa(mac, Dg, K, D, _) -> {crypto, mac, [hmac, Dg, K, D]};
+mac_mfa(hmac4, Dg, K, D, L) -> {old_crypto(), hmac, [Dg, K, D, L]};
+mac_mfa(hmac3, Dg, K, D, _) -> {old_crypto(), hmac, [Dg, K, D]}.
+
+old_crypto() -> crypto.
+
+%% ---------------------------------------------------------------------------
+%% HMAC, streaming, per message: a keyed state cannot be reused after
+%% mac_finalN (a second final gives wrong bytes), and crypto has no way to
+%% copy one, so the key is set up for every message here too.
+
+-spec mac_stream(bridge_api:stream_api(), bridge_api:digest(), binary(), binary(),
+                 mac_bytes()) -> timed_call().
+mac_stream(Api, Dg, K, D, L) ->
+    {fun() -> stream_once(Api, Dg, K, D, L) end, fun(N) -> stream_loop(N, Api, Dg, K, D, L) end}.
+
+stream_once(mac_init, Dg, K, D, L) ->
+    S = crypto:mac_init(hmac, Dg, K),
+    _ = crypto:mac_update(S, D),
+    case L of
+        0 -> crypto:mac_final(S);
+        _ -> crypto:mac_finalN(S, L)
+    end;
+stream_once(hmac_init, Dg, K, D, L) ->
+    M = old_crypto(),
+    S = M:hmac_update(M:hmac_init(Dg, K), D),
+    case L of
+        0 -> M:hmac_final(S);
+        _ -> M:hmac_final_n(S, L)
+    end.
+
+stream_loop(0, _, _, _, _, _) -> ok;
+stream_loop(N, Api, Dg, K, D, L) ->
+    _ = stream_once(Api, Dg, K, D, L),
+    stream_loop(N - 1, Api, Dg, K, D, L).
+
+%% ---------------------------------------------------------------------------
+%% Ciphers, encrypting. The GCM tag is appended to the ciphertext, as
+%% `openssl enc` would lay it out.
+
+-spec cipher(bridge_api:cipher_api(), bridge_api:cipher(), binary(), binary(), binary()) ->
+          timed_call().
+cipher(Api, C, K, IV, D) ->
+    {fun() -> cipher_once(Api, C, K, IV, D) end, fun(N) -> cipher_loop(N, Api, C, K, IV, D) end}.
+
+cipher_once(one_time, C, K, IV, D) ->
+    crypto:crypto_one_time(C, K, IV, D, true);
+cipher_once(one_time_aead, C, K, IV, D) ->
+    {CT, Tag} = crypto:crypto_one_time_aead(C, K, IV, D, <<>>, 16, true),
+    <<CT/binary, Tag/binary>>;
+cipher_once(block, C, K, IV, D) ->
+    M = old_crypto(),
+    case old_cipher(C) of
+        {aead, Old} ->
+            {CT, Tag} = M:block_encrypt(Old, K, IV, {<<>>, D, 16}),
+            <<CT/binary, Tag/binary>>;
+        Old ->
+            M:block_encrypt(Old, K, IV, D)
+    end.
+
+%% OTP 21's block_encrypt/4 names for the OTP 22+ cipher atoms.
+old_cipher(aes_128_cbc) -> aes_cbc128;
+old_cipher(aes_256_cbc) -> aes_cbc256;
+old_cipher(aes_128_gcm) -> {aead, aes_gcm};
+old_cipher(aes_256_gcm) -> {aead, aes_gcm}.
+
+cipher_loop(0, _, _, _, _, _) -> ok;
+cipher_loop(N, Api, C, K, IV, D) ->
+    _ = cipher_once(Api, C, K, IV, D),
+    cipher_loop(N - 1, Api, C, K, IV, D).
+
+%% ---------------------------------------------------------------------------
+%% ECDSA: keys as [PrivOrPub, Curve]; crypto:sign/4 and verify/5 exist on
+%% every OTP bridge supports (R16B01+).
+
+-spec sign(bridge_api:digest(), bridge_api:curve(), binary(), binary()) -> timed_call().
+sign(Dg, Curve, Msg, Priv) ->
+    Key = [Priv, Curve],
+    {fun() -> crypto:sign(ecdsa, Dg, Msg, Key) end, fun(N) -> sign_loop(N, Dg, Msg, Key) end}.
+
+sign_loop(0, _, _, _) -> ok;
+sign_loop(N, Dg, Msg, Key) -> _ = crypto:sign(ecdsa, Dg, Msg, Key), sign_loop(N - 1, Dg, Msg, Key).
+
+%% The output of a verify is one byte, <<1>> accepted or <<0>> refused, so it
+%% travels and is checked like any other output.
+-spec verify(bridge_api:digest(), bridge_api:curve(), binary(), binary(), binary()) ->
+          timed_call().
+verify(Dg, Curve, Msg, Sig, Pub) ->
+    Key = [Pub, Curve],
+    {fun() -> bool_bin(crypto:verify(ecdsa, Dg, Msg, Sig, Key)) end,
+     fun(N) -> verify_loop(N, Dg, Msg, Sig, Key) end}.
+
+bool_bin(true) -> <<1>>;
+bool_bin(false) -> <<0>>.
+
+verify_loop(0, _, _, _, _) -> ok;
+verify_loop(N, Dg, Msg, Sig, Key) ->
+    _ = crypto:verify(ecdsa, Dg, Msg, Sig, Key),
+    verify_loop(N - 1, Dg, Msg, Sig, Key).
+
+%% ---------------------------------------------------------------------------
+%% Digests.
+
+-spec hash(bridge_api:digest(), binary()) -> timed_call().
+hash(Dg, D) ->
+    {fun() -> crypto:hash(Dg, D) end, fun(N) -> hash_loop(N, Dg, D) end}.
+
+hash_loop(0, _, _) -> ok;
+hash_loop(N, Dg, D) -> _ = crypto:hash(Dg, D), hash_loop(N - 1, Dg, D).
+
+%% A streaming digest of a file, as an application would write it: raw file
+%% reads of Chunk bytes, each fed to hash_update. The path names a file the
+%% driver generated in its private directory.
+-spec hash_file(bridge_api:digest(), binary(), pos_integer()) -> timed_call().
+hash_file(Dg, Path, Chunk) ->
+    {fun() -> file_digest(Dg, Path, Chunk) end, fun(N) -> file_loop(N, Dg, Path, Chunk) end}.
+
+file_digest(Dg, Path, Chunk) ->
+    {ok, Fd} = file:open(Path, [read, raw, binary]),
+    try
+        hash_chunks(Fd, Chunk, crypto:hash_init(Dg))
+    after
+        ok = file:close(Fd)
+    end.
+
+hash_chunks(Fd, Chunk, State) ->
+    case file:read(Fd, Chunk) of
+        {ok, Bin} -> hash_chunks(Fd, Chunk, crypto:hash_update(State, Bin));
+        eof -> crypto:hash_final(State)
+    end.
+
+file_loop(0, _, _, _) -> ok;
+file_loop(N, Dg, Path, Chunk) ->
+    _ = file_digest(Dg, Path, Chunk),
+    file_loop(N - 1, Dg, Path, Chunk).

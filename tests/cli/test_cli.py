@@ -1,0 +1,330 @@
+"""`bridge run` end to end: a real Erlang node, a real Python worker and the
+real openssl, through the CLI in a subprocess."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bridge import inputs
+from tests.conftest import (
+    FAST_ARGS,
+    ROOT,
+    bridge_cmd,
+    needs_erl,
+    needs_openssl,
+    wait_gone,
+    worker_pids,
+)
+
+pytestmark = [needs_erl, needs_openssl]
+
+
+def load(path):
+    return json.loads(path.read_text())
+
+
+def _path_without(tmp_path, *programs):
+    """A PATH with the usual tools but not `programs`."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("erl", "erlc", "openssl"):
+        found = shutil.which(name)
+        if found and name not in programs:
+            (bindir / name).symlink_to(found)
+    return str(bindir)
+
+
+@pytest.fixture
+def start_bridge():
+    """Start `bridge run hmac-sha1 ARGS -o OUT` in the background; a test that
+    fails half-way still does not leave it running."""
+    started = []
+
+    def start(*args, out):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bridge", "run", "hmac-sha1", *args, "-o", str(out)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def _wait_for_worker(kind: bytes, timeout=30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in worker_pids():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if kind in cmdline:
+                return pid
+        time.sleep(0.05)
+    raise AssertionError("worker did not start")
+
+
+def test_run_hmac_sha1_end_to_end(tmp_path, no_leftovers):
+    out = tmp_path / "r.json"
+    done = bridge_cmd("run", "hmac-sha1", *FAST_ARGS, "--seed", "7", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    report = load(out)
+    assert report["schema"] == "bridge.report/1"
+    assert {rt["kind"] for rt in report["runtimes"]} == {"erlang", "python", "openssl"}
+    erl = next(rt for rt in report["runtimes"] if rt["kind"] == "erlang")
+    assert erl["otp_release"] and erl["crypto_lib"].startswith("OpenSSL")
+    # Every runtime computed the MAC Python's hmac computes here, on the
+    # inputs the seed regenerates.
+    data = inputs.make(7, "hmac-sha1", 20, 1000)
+    expected = hmac.digest(data.key, data.data, "sha1")[:10].hex()
+    results = report["results"]
+    assert {r["runtime"].split("@")[0] for r in results} == {"erlang", "python", "openssl"}
+    for r in results:
+        assert r["status"] == "ok"
+        assert r["output_hex"] == expected, r["call"]
+        assert r["inputs"] == {"key_hex": data.key.hex(), "data_hex": data.data.hex()}
+        assert r["ns_per_op"]["ci95"][0] <= r["ns_per_op"]["median"] <= r["ns_per_op"]["ci95"][1]
+        assert r["ops_per_s"] > 0 and r["bytes_per_s"] == pytest.approx(r["ops_per_s"] * 1000)
+        assert len(r["samples"]) >= 1
+    assert report["interop"][0]["match"] is True
+    assert report["errors"] == [] and report["skipped"] == []
+    assert report["reproduce"].startswith("bridge run hmac-sha1 --seed 7")
+    calls = {r["call"] for r in results}
+    assert "crypto:macN(hmac, sha, Key, Data, 10)" in calls
+    assert "hmac.digest(key, data, 'sha1')[:10]" in calls
+    # The table says, beside the numbers, that openssl speed reuses its key.
+    assert "openssl speed sets the key once" in done.stdout
+    assert "Not like for like" in done.stdout
+    assert "OTP 25" in done.stdout or "OTP 2" in done.stdout
+
+
+def test_report_env_holds_only_bridge_variables(tmp_path):
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        *FAST_ARGS,
+        "--runtimes",
+        "python",
+        "-o",
+        str(out),
+        env={"MY_SECRET_TOKEN": "hunter2"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "hunter2" not in out.read_text()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "no-such-scenario"], "unknown scenario"),
+        (["run", "hmac-sha1", "--erl", "/no/such/erl"], "no such file"),
+        (["run", "hmac-sha1", "--erl", "/tmp"], "directory"),
+        (["run", "hmac-sha1", "--erl", "/bin/true"], "not an Erlang installation"),
+        (["run", "hmac-sha1", "--samples", "0"], "--samples"),
+        (["run", "hmac-sha1", "--samples", "many"], "--samples"),
+        (["run", "hmac-sha1", "--runtimes", "perl"], "unknown runtime"),
+        (["run", "hmac-sha1", "-o", "/no/such/dir/r.json"], "does not exist"),
+        (["run", "hmac-sha1", "--bogus"], "--bogus"),
+        (["run"], "name a scenario"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    done = bridge_cmd(*args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_openssl_is_skipped_and_others_run(tmp_path, no_leftovers):
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        *FAST_ARGS,
+        "-o",
+        str(out),
+        env={"PATH": _path_without(tmp_path, "openssl")},
+    )
+    assert done.returncode == 0, done.stderr
+    report = load(out)
+    assert [s["kind"] for s in report["skipped"]] == ["openssl"]
+    assert "apt-get install openssl" in report["skipped"][0]["reason"]
+    assert {r["runtime"].split("@")[0] for r in report["results"]} == {"erlang", "python"}
+    assert "skipped openssl" in done.stdout
+
+
+def test_missing_erl_names_install_command_and_option(tmp_path):
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        *FAST_ARGS,
+        "--runtimes",
+        "erlang",
+        env={"PATH": _path_without(tmp_path, "erl", "erlc")},
+    )
+    assert done.returncode == 1
+    assert "apt-get install erlang" in done.stderr and "--erl" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_erlang_without_crypto_says_so(tmp_path):
+    # erlang-base without erlang-crypto, emulated without touching the system:
+    # a wrapper erl that drops crypto's ebin from the code path before the
+    # worker starts.
+    real = shutil.which("erl")
+    wrapper_dir = tmp_path / "otp" / "bin"
+    wrapper_dir.mkdir(parents=True)
+    wrapper = wrapper_dir / "erl"
+    hide_crypto = "code:del_path(filename:dirname(code:which(crypto)))"
+    wrapper.write_text(f"#!/bin/sh\nexec {real} -eval '{hide_crypto}' \"$@\"\n")
+    wrapper.chmod(0o755)
+    (wrapper_dir / "erlc").symlink_to(shutil.which("erlc"))
+    done = bridge_cmd("run", "hmac-sha1", *FAST_ARGS, "--runtimes", "erlang", "--erl", str(wrapper))
+    assert done.returncode == 1
+    assert "crypto" in done.stderr and "erlang-crypto" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_leftovers):
+    out = tmp_path / "r.json"
+    before = worker_pids()
+    proc = start_bridge(
+        "--samples",
+        "100",
+        "--sample-ms",
+        "20",
+        "--warmup-ms",
+        "5",
+        "--openssl-runs",
+        "1",
+        "--hw",
+        "on",
+        out=out,
+    )
+    beam = _wait_for_worker(b"bridge_worker\x00main")
+    time.sleep(0.5)
+    os.kill(beam, signal.SIGKILL)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    report = load(out)
+    assert any(
+        e["runtime"].startswith("erlang") and "killed by signal 9" in e["message"]
+        for e in report["errors"]
+    )
+    by_kind = {r["runtime"].split("@")[0]: r for r in report["results"]}
+    # The others finished; erlang keeps only the batches it finished before the kill.
+    assert len(by_kind["python"]["samples"]) == 100
+    assert len(by_kind["openssl"]["samples"]) == 1
+    assert len(by_kind.get("erlang", {}).get("samples", [])) < 100
+    assert "killed by signal 9" in stdout
+    assert not wait_gone(worker_pids() - before)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, sig):
+    # 200 samples in 5 rounds of 40 x 20 ms: erlang's first round is done
+    # after about 1.2 s, so an interrupt at ~2.5 s has a finished batch to keep
+    # and is well before the run ends.
+    out = tmp_path / "r.json"
+    before = worker_pids()
+    proc = start_bridge("--samples", "200", "--sample-ms", "20", "--hw", "on", out=out)
+    _wait_for_worker(b"-m\x00bridge.worker")  # every runtime is up: round 1 begins
+    time.sleep(2.5)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    report = load(out)
+    assert any(e["kind"] == "interrupted" for e in report["errors"])
+    erlang = [r for r in report["results"] if r["runtime"].startswith("erlang")]
+    assert erlang, "the finished erlang batch was lost"
+    assert 0 < len(erlang[0]["samples"]) < 200
+    assert not wait_gone(worker_pids() - before)
+
+
+def test_two_erl_installations_side_by_side(tmp_path, no_leftovers):
+    # The same OTP reached by two paths: two runtimes, rows grouped, ratio to
+    # the first named, each provenance recorded.
+    real = str(Path(shutil.which("erl")).resolve())
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        *FAST_ARGS,
+        "--runtimes",
+        "erlang",
+        "--erl",
+        shutil.which("erl"),
+        "--erl",
+        real,
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    report = load(out)
+    ids = [rt["id"] for rt in report["runtimes"]]
+    assert len(ids) == 2 and ids[1] == ids[0] + "#2"
+    assert [rt["executable"] for rt in report["runtimes"]] == [shutil.which("erl"), real]
+    assert all(rt["otp_version"] for rt in report["runtimes"])
+    assert "× first named" in done.stdout
+    assert "1.00×" in done.stdout
+
+
+def test_otp_list_command():
+    done = bridge_cmd("otp", "list")
+    assert done.returncode == 0 and "OTP" in done.stdout
+    data = json.loads(bridge_cmd("otp", "list", "--format", "json").stdout)
+    assert any(item["crypto"] for item in data)
+
+
+def test_unknown_otp_group_is_a_usage_error():
+    done = bridge_cmd("run", "hmac-sha1", "--erl", "otp:3")
+    assert done.returncode == 2 and "no working OTP 3 installation" in done.stderr
+
+
+def test_every_run_option_has_a_plan_field():
+    # `bridge run` hands its options to plans.RunOptions by name.
+    import dataclasses
+
+    from bridge.cli import run
+    from bridge.plans import RunOptions
+
+    options = {p.name for p in run.params} - {"replay", "output", "fmt"}
+    assert options == {f.name for f in dataclasses.fields(RunOptions)}
+
+
+def test_every_command_has_help():
+    for args in (
+        ["--help"],
+        ["run", "--help"],
+        ["report", "--help"],
+        ["compare", "--help"],
+        ["plot", "--help"],
+        ["import-speed", "--help"],
+        ["env", "--help"],
+        ["otp", "list", "--help"],
+        ["list", "--help"],
+        ["show", "--help"],
+    ):
+        done = bridge_cmd(*args)
+        assert done.returncode == 0 and "Usage:" in done.stdout, args

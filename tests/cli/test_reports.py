@@ -1,0 +1,159 @@
+"""Report views, compare, plot, replay and until-stable.
+
+Golden files pin the markdown and text renderings of a fixed report (written
+by the current schema version, kept as a fixture so old reports stay
+readable). Regenerate them with BRIDGE_UPDATE_GOLDEN=1 after a deliberate
+change, and read the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from bridge import compare, model
+from tests.conftest import FIXTURES, bridge_cmd, needs_erl, needs_openssl
+
+FIX = FIXTURES
+
+
+REPORT = FIX / "report-hmac-sha1-v1.json"
+
+
+GOLDEN = FIX / "golden"
+
+
+def test_report_command_every_format():
+    for fmt in ("table", "markdown", "text", "json"):
+        done = bridge_cmd("report", str(REPORT), "--format", fmt)
+        assert done.returncode == 0, done.stderr
+    assert json.loads(bridge_cmd("report", str(REPORT), "--format", "json").stdout)["schema"]
+
+
+def test_compare_text_stays_in_72_columns():
+    done = bridge_cmd("compare", str(REPORT), str(REPORT), "--format", "text")
+    assert done.returncode == 0, done.stderr
+    assert max(len(line) for line in done.stdout.splitlines()) <= 72
+
+
+def test_compare_with_imported_report_says_significance_unknown(tmp_path):
+    seeds = FIXTURES / "seeds"
+    thread = seeds / "erlang-questions-hmac-hardware-acceleration.txt"
+    if not thread.exists():
+        pytest.skip("seed missing")
+    imported = tmp_path / "imported.json"
+    assert bridge_cmd("import-speed", str(thread), "-o", str(imported)).returncode == 0
+    done = bridge_cmd("compare", str(imported), str(imported), "--format", "json")
+    rows = json.loads(done.stdout)["comparisons"][0]["rows"]
+    assert rows and {r["verdict"] for r in rows} == {"unknown (no samples)"}
+
+
+def test_compare_needs_two_reports():
+    done = bridge_cmd("compare", str(REPORT))
+    assert done.returncode == 2 and "at least two" in done.stderr
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_plot(tmp_path, suffix):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / f"p.{suffix}"
+    done = bridge_cmd("plot", str(REPORT), "-o", str(out), "--compare", str(REPORT))
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 5000
+
+
+def test_plot_without_matplotlib_says_how_to_install(tmp_path):
+    fake = tmp_path / "nompl" / "matplotlib"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
+    env = {"PYTHONPATH": str(fake.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = bridge_cmd("plot", str(REPORT), "-o", str(tmp_path / "p.png"), env=env)
+    assert done.returncode == 2
+    assert "pip install 'bridge[plot]'" in done.stderr
+
+
+@needs_erl
+@needs_openssl
+def test_hw_on_against_hw_off_sha256_is_significant_at_large_sizes(tmp_path):
+    common = [
+        "--runtimes",
+        "python",
+        "--samples",
+        "12",
+        "--sample-ms",
+        "3",
+        "--rounds",
+        "3",
+        "--warmup-ms",
+        "20",
+    ]
+    on, off = tmp_path / "on.json", tmp_path / "off.json"
+    assert bridge_cmd("run", "sha256", *common, "--hw", "on", "-o", str(on)).returncode == 0
+    assert bridge_cmd("run", "sha256", *common, "--hw", "off", "-o", str(off)).returncode == 0
+    rows = compare.pair(model.load(on), model.load(off))
+    big = [r for r in rows if r.size >= 8192]
+    assert big and all(r.verdict == "slower" and r.hw_a == "on" and r.hw_b == "off" for r in big)
+
+
+@needs_erl
+@needs_openssl
+def test_replay_reruns_and_compares(tmp_path):
+    out = tmp_path / "r.json"
+    fast = [
+        "--samples",
+        "4",
+        "--sample-ms",
+        "2",
+        "--rounds",
+        "2",
+        "--openssl-runs",
+        "1",
+        "--hw",
+        "on",
+        "--runtimes",
+        "python,erlang",
+    ]
+    assert bridge_cmd("run", "hmac-sha1", *fast, "-o", str(out)).returncode == 0
+    again = tmp_path / "again.json"
+    done = bridge_cmd("run", "--replay", str(out), "-o", str(again))
+    assert done.returncode == 0, done.stderr
+    assert "now against r.json (then)" in done.stdout
+    old, new = model.load(out), model.load(again)
+    assert new.settings == old.settings and new.scenarios == old.scenarios
+    assert {r.call_id for r in new.results} == {r.call_id for r in old.results}
+    assert [r.output_hex for r in new.results] == [r.output_hex for r in old.results]
+
+
+@needs_erl
+def test_until_stable_records_cells_that_missed_the_target(tmp_path):
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "hmac-sha1",
+        "--runtimes",
+        "python",
+        "--hw",
+        "on",
+        "--samples",
+        "4",
+        "--sample-ms",
+        "2",
+        "--rounds",
+        "2",
+        "--until-stable",
+        "0.001",
+        "--max-time",
+        "2",
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    report = model.load(out)
+    assert report.unstable and "did not reach the target" in done.stderr
+    assert all(len(r.samples) > 4 for r in report.results)  # extra rounds were taken
+
+
+def test_until_stable_takes_an_optional_value():
+    done = bridge_cmd("run", "hmac-sha1", "--until-stable", "7")
+    assert done.returncode == 2 and "--until-stable" in done.stderr

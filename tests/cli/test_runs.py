@@ -1,0 +1,231 @@
+"""Every built-in scenario kind run for real through the CLI: sweeps with the cost
+model, ECDSA sign/verify checked by the driver's own ECDSA, ciphers, and file
+digests, in all three runtimes."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from bridge import scenario
+from tests.conftest import bridge_cmd, needs_erl, needs_openssl
+
+
+def test_real_sha256_sweep_has_smaller_b_with_sha_ni(tmp_path):
+    from bridge import environment, model
+    from tests.conftest import bridge_cmd, needs_erl
+
+    if not environment.cpu().has("sha"):
+        pytest.skip("no SHA extensions on this CPU")
+    _ = needs_erl
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "sha256",
+        "--runtimes",
+        "python",
+        "--sizes",
+        "64,1024,8192,16384",
+        "--samples",
+        "12",
+        "--sample-ms",
+        "3",
+        "--rounds",
+        "3",
+        "--warmup-ms",
+        "20",
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    report = model.load(out)
+    by_hw = {f.hw: f for f in report.fits}
+    for f in by_hw.values():
+        assert f.a_ns > 0 and f.b_ns_per_byte > 0
+    assert by_hw["on"].b_ns_per_byte < by_hw["off"].b_ns_per_byte / 1.5
+    assert "Cost model" in done.stdout
+
+
+def test_every_builtin_scenario_runs_with_all_its_runtimes(tmp_path):
+    """Issue 6: each scenario, briefly, on this machine: every runtime it
+    names gives a result (unsupported only where a package is missing)."""
+    import json
+    import shutil
+
+    from tests.conftest import bridge_cmd
+
+    if shutil.which("erl") is None or shutil.which("openssl") is None:
+        pytest.skip("needs erl and openssl")
+    pytest.importorskip("cryptography")
+    for name in scenario.available():
+        sc = scenario.load(name)
+        out = tmp_path / f"{name}.json"
+        done = bridge_cmd(
+            "run",
+            name,
+            "--sizes",
+            str(sc.sizes[0] if sc.kind != "file-digest" else 1 << 20),
+            "--samples",
+            "2",
+            "--sample-ms",
+            "1",
+            "--rounds",
+            "1",
+            "--openssl-runs",
+            "1",
+            "--warmup-ms",
+            "1",
+            "--hw",
+            "on",
+            "-o",
+            str(out),
+        )
+        assert done.returncode == 0, (name, done.stderr)
+        report = json.loads(out.read_text())
+        ran = {
+            (r["runtime"].split("@")[0], r["call_id"])
+            for r in report["results"]
+            if r["status"] == "ok"
+        }
+        named = {(kind, cid) for kind, ids in sc.calls.items() for cid in ids}
+        assert ran == named, (name, named - ran)
+        assert all(check["match"] for check in report["interop"]), name
+
+
+@needs_erl
+@needs_openssl
+def test_sign_and_verify_in_all_runtimes(tmp_path):
+    pytest.importorskip("cryptography")
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "ecdsa-p256",
+        "--samples",
+        "3",
+        "--sample-ms",
+        "2",
+        "--rounds",
+        "1",
+        "--openssl-runs",
+        "1",
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    calls = {(r["runtime"].split("@")[0], r["call_id"]) for r in report["results"]}
+    assert calls == {
+        ("erlang", "sign"),
+        ("erlang", "verify"),
+        ("python", "sign"),
+        ("python", "verify"),
+        ("openssl", "speed-sign"),
+        ("openssl", "speed-verify"),
+    }
+    check = report["interop"][0]
+    assert check["match"] and check["reference_from"].startswith("the driver (bridge.ec")
+    verify = [r for r in report["results"] if r["call_id"] == "verify"]
+    assert all(r["output_hex"] == "01" for r in verify)
+    assert all(r["ops_per_s"] > 0 for r in report["results"])
+
+
+@needs_erl
+@needs_openssl
+@pytest.mark.parametrize("name", ["aes-128-cbc", "aes-256-gcm"])
+def test_cipher_run_in_all_runtimes(tmp_path, name):
+    pytest.importorskip("cryptography")
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        name,
+        "--sizes",
+        "64",
+        "--samples",
+        "3",
+        "--sample-ms",
+        "2",
+        "--rounds",
+        "1",
+        "--openssl-runs",
+        "1",
+        "--hw",
+        "on",
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    kinds = {r["runtime"].split("@")[0] for r in report["results"] if r["status"] == "ok"}
+    assert kinds == {"erlang", "python", "openssl"}
+    check = report["interop"][0]
+    assert check["match"] and check["reference_from"].startswith("the driver")
+    if name.endswith("gcm"):  # openssl enc has no AEAD: its output is not claimed
+        assert [u.split("@")[0] for u in check["unchecked"]] == ["openssl"]
+        assert "unchecked" in done.stdout
+
+
+@needs_erl
+def test_python_without_cryptography_is_unsupported_not_an_error(tmp_path):
+    hide = tmp_path / "nocrypto" / "cryptography"
+    hide.mkdir(parents=True)
+    (hide / "__init__.py").write_text("raise ImportError('hidden for this test')\n")
+    env = {"PYTHONPATH": str(hide.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run",
+        "aes-128-cbc",
+        "--sizes",
+        "16",
+        "--samples",
+        "3",
+        "--sample-ms",
+        "2",
+        "--rounds",
+        "1",
+        "--hw",
+        "on",
+        "--runtimes",
+        "erlang,python",
+        "-o",
+        str(out),
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    py = [r for r in json.loads(out.read_text())["results"] if r["runtime"].startswith("python")]
+    assert py[0]["status"] == "unsupported" and "bridge[crypto]" in py[0]["reason"]
+
+
+@needs_erl
+@needs_openssl
+def test_file_digest_in_all_runtimes(tmp_path):
+    out = tmp_path / "r.json"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = bridge_cmd(
+        "run",
+        "file-sha256",
+        "--file-size",
+        "1M",
+        "--openssl-runs",
+        "2",
+        "--rounds",
+        "2",
+        "--warmup-ms",
+        "5",
+        "--hw",
+        "on",
+        "-o",
+        str(out),
+        env={"TMPDIR": str(scratch)},
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    ok = [r for r in report["results"] if r["status"] == "ok"]
+    assert {r["runtime"].split("@")[0] for r in ok} == {"erlang", "python", "openssl"}
+    assert all(r["size"] == 1 << 20 and len(r["samples"]) == 2 for r in ok)
+    assert report["interop"][0]["match"] and report["interop"][0]["reference_from"].startswith(
+        "the driver"
+    )
+    assert list(scratch.iterdir()) == []  # the generated file is gone

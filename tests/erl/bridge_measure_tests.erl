@@ -1,0 +1,67 @@
+%% EUnit tests for bridge_measure: calibration, the fixed-loop rounds, and
+%% the thread's timer:tc statistics.
+-module(bridge_measure_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+spin(0) -> ok;
+spin(N) -> _ = erlang:phash2(N), spin(N - 1).
+
+%% Calibration: loops grow until one run lasts half a sample, then the
+%% requested number of samples is taken with that loop count.
+measure_test() ->
+    Loop = fun(N) -> spin(N) end,
+    {Loops, Durations, Spent} = bridge_measure:measure(Loop, {1000000, 2000000}, 4),
+    ?assert(Loops >= 1),
+    ?assertEqual(4, length(Durations)),
+    ?assert(lists:all(fun(D) -> D > 0 end, Durations)),
+    ?assert(Spent >= 1000000).
+
+%% The measurement with a known loop count (later rounds).
+measure_fixed_test() ->
+    {Loops, Durations, Spent} = bridge_measure:measure_fixed(fun(N) -> spin(N) end, 0, 100, 3),
+    ?assertEqual(100, Loops),
+    ?assertEqual(3, length(Durations)),
+    ?assertEqual(0, Spent).
+
+%% The run stops doubling once a run lasts half a sample: the loop counts it
+%% tried are 1, 2, 4, ... and it keeps the last.
+calibrate_test() ->
+    Self = self(),
+    Loop = fun(N) -> Self ! {ran, N}, spin(N) end,
+    {N, T, Spent} = bridge_measure:calibrate(Loop, 0, 200000),
+    Tried = drain(),
+    ?assertEqual(N, lists:last(Tried)),
+    ?assert(lists:all(fun(K) -> K band (K - 1) =:= 0 end, Tried)),  % powers of two
+    ?assert(T * 2 >= 200000),
+    ?assert(Spent >= T).
+
+drain() ->
+    receive {ran, N} -> [N | drain()] after 0 -> [] end.
+
+%% FixedLoops = 0 calibrates; FixedLoops > 0 reuses that loop count.
+run_test() ->
+    Loop = fun(N) -> spin(N) end,
+    ?assertMatch({7, [_, _], _}, bridge_measure:run(Loop, {0, 1000, 2, 7})),
+    {Loops, Durations, _} = bridge_measure:run(Loop, {0, 100000, 3, 0}),
+    ?assert(Loops >= 1),
+    ?assertEqual(3, length(Durations)).
+
+%% The thread's statistics, quirks included: median = nth(round((N-1)/2)).
+thread_stats_test() ->
+    Stats = bridge_measure:thread_stats([3, 4, 3, 5, 0, 3]),
+    ?assertEqual(0, proplists:get_value(min_us, Stats)),
+    ?assertEqual(5, proplists:get_value(max_us, Stats)),
+    ?assertEqual(3, proplists:get_value(median_us, Stats)),
+    ?assertEqual(3, proplists:get_value(avg_us, Stats)),
+    ?assertEqual(1, proplists:get_value(zero_us_calls, Stats)).
+
+%% The harness makes N calls and drops the first, as the thread's code does.
+tc_test() ->
+    Self = self(),
+    Stats = bridge_measure:tc({erlang, send, [Self, called]}, 5),
+    ?assertEqual(5, length(drain_called())),
+    ?assertEqual([min_us, max_us, median_us, avg_us, zero_us_calls], [K || {K, _} <- Stats]).
+
+drain_called() ->
+    receive called -> [called | drain_called()] after 0 -> [] end.

@@ -1,0 +1,154 @@
+"""A scripted runtime for the fast tier: it implements the session's runtime
+interface (bridge.runtimes.base.Runtime) with no process behind it. Its
+samples, failures, interruptions and outputs follow a script, and every call
+the session makes is written to a shared log, so a test can check the order
+of events (interleaving, shutdown) exactly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge import hardware, interop, model
+from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
+from bridge.runner import Plan, Seams
+from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
+from bridge.session import RuntimeSpec
+
+FAKE_CPU = hardware.Cpu(
+    arch="x86_64",
+    model="Fake CPU",
+    flags=frozenset({"sha_ni", "aes", "pclmulqdq", "avx2"}),
+    virtualized=False,
+)
+LOOPS = 1000
+
+
+@dataclass
+class Script:
+    """What one fake runtime does. per_op_ns(job, hw, round) gives the time of
+    one call; a masked run (hw off) of a call that uses the feature is slower
+    by `masked_factor`."""
+
+    kind: str = "python"
+    version: str = "3.11.0"
+    per_op_ns: Callable[[Job, str, int], float] = lambda job, hw, n: 1000.0
+    masked_factor: float = 2.0
+    start_error: Exception | None = None
+    # After this many bench calls (counted per runtime), every call raises this.
+    fail_after: int | None = None
+    failure: Exception = field(
+        default_factory=lambda: WorkerError("fake@1 exited before it sent an answer", runtime="")
+    )
+    unsupported: dict[str, str] = field(default_factory=dict)  # call id -> reason
+    output: Callable[[Job, int], bytes] | None = None  # (job, bench count) -> bytes
+    tc_reply: dict[str, Any] | None = None
+
+
+class Log:
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        self.benches = 0
+        self.interrupt_at: int | None = None  # global bench count that raises Ctrl-C
+
+    def of(self, what: str) -> list[tuple]:
+        return [e for e in self.events if e[0] == what]
+
+
+class FakeRuntime(Runtime):
+    def __init__(self, script: Script, log: Log, hw: str, mask_env) -> None:
+        from bridge.settings import DEFAULT
+
+        super().__init__(DEFAULT, hw, mask_env)
+        self.kind = script.kind  # type: ignore[misc]
+        self.script = script
+        self.log = log
+        self.calls = 0
+        self.rounds: dict[tuple, int] = {}
+
+    def start(self) -> model.Runtime:
+        self.log.events.append(("start", self.script.kind, self.hw, dict(self.mask_env)))
+        if self.script.start_error is not None:
+            raise self.script.start_error
+        library = "OpenSSL 3.0.19 27 Jan 2026"
+        details = {
+            "python": {
+                "ssl_openssl_version": library,
+                "hashlib_uses_openssl": True,
+                "hmac_impl": "_hashlib.HMAC",
+            },
+            "erlang": {"crypto_lib": library},
+            "openssl": {},
+        }[self.script.kind]
+        version = library if self.script.kind == "openssl" else self.script.version
+        self.id = f"{self.script.kind}@{self.script.version}"
+        return model.Runtime(
+            id=self.id,
+            kind=self.script.kind,
+            executable=f"/fake/{self.script.kind}",
+            version=version,
+            details={**details, "env": dict(self.mask_env)},
+            hw=self.hw,
+        )
+
+    def bench(self, job: Job, plan: BatchPlan) -> Batch:
+        self.log.benches += 1
+        self.calls += 1
+        key = (job.call.id, job.scenario.name, len(job.inputs.data))
+        n = self.rounds.get(key, 0)
+        self.rounds[key] = n + 1
+        self.log.events.append(("bench", self.id, self.hw, job.call.id, key[2], plan))
+        if self.log.interrupt_at is not None and self.log.benches >= self.log.interrupt_at:
+            raise KeyboardInterrupt
+        if self.script.fail_after is not None and self.calls > self.script.fail_after:
+            raise self.script.failure
+        if job.call.id in self.script.unsupported:
+            raise OperationError("unsupported", self.script.unsupported[job.call.id])
+        per_op = self.script.per_op_ns(job, self.hw, n)
+        if self.hw == "off":
+            per_op *= self.script.masked_factor
+        loops = plan.loops or LOOPS
+        output = (
+            self.script.output(job, self.calls)
+            if self.script.output
+            else (interop.reference(job.scenario, job.inputs) or b"")
+        )
+        return Batch(
+            api=f"fake {job.call.op}",
+            samples=[round(per_op * loops)] * plan.samples,
+            loops=[loops] * plan.samples,
+            output=output,
+        )
+
+    def tc(self, job: Job, n: int) -> dict[str, Any]:
+        if self.script.tc_reply is None:
+            return super().tc(job, n)
+        return dict(self.script.tc_reply, n=n)
+
+    def stop(self) -> None:
+        self.log.events.append(("stop", self.id, self.hw))
+
+
+def seams(scripts: list[Script], log: Log, clock=None, mask_ok: bool | None = True) -> Seams:
+    def specs(plan: Plan) -> list[RuntimeSpec]:
+        return [
+            RuntimeSpec(
+                s.kind,
+                f"fake {s.kind}",
+                lambda hw, env, s=s: FakeRuntime(s, log, hw, env),
+            )
+            for s in scripts
+        ]
+
+    return Seams(
+        specs=specs,
+        cpu=FAKE_CPU,
+        check_mask=lambda plan, ctx: model.MaskCheck(ok=mask_ok, by="fake check"),
+        environment=lambda: {"arch": "x86_64", "cpu_model": "Fake CPU"},
+        clock=clock,
+    )
+
+
+def unavailable(message: str) -> RuntimeUnavailable:
+    return RuntimeUnavailable(message)
