@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -19,7 +20,7 @@ from tabulate import tabulate
 import bridge
 from bridge import calls, discover, importer, model, plans, runner, scenario
 from bridge import compare as comparison
-from bridge.errors import BridgeError, ExitStatus, UsageError
+from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
 from bridge.render.env import render_env
@@ -409,6 +410,18 @@ def _progress_printer():
     return show
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    # The library's BridgeWarnings are for the user: one line each, like the others.
+    if issubclass(category, BridgeWarning):
+        click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
+        click.echo(f"bridge: warning: {message}", err=True)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+_python_showwarning = warnings.showwarning
+
+
 def _terminate(signum, frame) -> None:
     # SIGTERM takes the same path as Ctrl-C: stop, save, exit 130.
     raise KeyboardInterrupt
@@ -416,6 +429,9 @@ def _terminate(signum, frame) -> None:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    warnings.showwarning = _show_warning
+    # Messages for the user, whatever -W or PYTHONWARNINGS say about warnings.
+    warnings.simplefilter("default", BridgeWarning)
     try:
         code = cli.main(standalone_mode=False, prog_name="bridge")
     except click.exceptions.NoArgsIsHelpError as exc:

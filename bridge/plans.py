@@ -63,7 +63,7 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
             for sc in loaded
         )
     hw = o.hw or ("both" if any(sc.features for sc in loaded) else "on")
-    return runner.Plan(
+    plan = runner.Plan(
         scenarios=loaded,
         settings=settings,
         seed=o.seed,
@@ -75,6 +75,8 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
         command=command,
         reproduce=reproduce(o, settings, kinds, hw),
     )
+    check_room(plan)
+    return plan
 
 
 def settings_from(o: RunOptions) -> Settings:
@@ -126,6 +128,7 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
         command=command,
         reproduce=old.reproduce,
     )
+    check_room(plan)
     return plan, warnings
 
 
@@ -173,6 +176,113 @@ def check_writable(path: Path) -> None:
         ) from None
     os.close(fd)
     os.unlink(probe)
+
+
+# -- room for the run ---------------------------------------------------------
+
+# Left free on the file system after the generated files: a disk filled to the
+# last block makes everything else on the machine fail too.
+DISK_RESERVE = 64 << 20
+# Copies of the largest message alive at once besides the inputs the driver
+# keeps for each cell: its frame being built (payload, then header + payload)
+# in the driver, and in each worker process the frame read and the binary
+# decoded from it. An Erlang node may keep both until it collects garbage.
+DRIVER_COPIES = 2
+WORKER_COPIES = 2
+
+
+def check_room(plan: runner.Plan) -> None:
+    """Refuse, before anything runs, a plan that cannot fit: the files of
+    file-digest scenarios against free disk in the temporary directory, and
+    generated messages against available memory. One line, with the numbers."""
+    directory = tempfile.gettempdir()
+    check_disk(plan, directory, free_disk(directory))
+    check_memory(plan, mem_available())
+
+
+def check_disk(plan: runner.Plan, directory: str, free: int | None) -> None:
+    files = [
+        (sc.name, size)
+        for sc in plan.scenarios
+        if isinstance(sc, scenario.FileDigestScenario) and any(k in plan.kinds for k in sc.calls)
+        for size in sc.sizes
+    ]
+    need = sum(size for _, size in files)
+    if free is None or not files or need + DISK_RESERVE <= free:
+        return
+    what = (
+        f"{files[0][0]} writes a {_size(need)} file"
+        if len(files) == 1
+        else f"the file-digest scenarios write {len(files)} files ({_size(need)} in all)"
+    )
+    raise UsageError(
+        f"{what} into {directory}, which has {_size(free)} free"
+        f" ({_size(DISK_RESERVE)} of it is kept spare);"
+        " use a smaller --file-size, or set TMPDIR to a file system with more room"
+    )
+
+
+def check_memory(plan: runner.Plan, available: int | None) -> None:
+    kept, workers, largest = _memory_use(plan)
+    need = kept + largest * (DRIVER_COPIES + WORKER_COPIES * workers)
+    if available is None or not largest or need <= available:
+        return
+    raise UsageError(
+        f"the generated messages (largest {_size(largest)}) need about {_size(need)} of memory:"
+        f" {_size(kept)} kept for the cells, plus copies in flight in the driver and"
+        f" {workers} worker process{'es' if workers != 1 else ''}; {_size(available)} is"
+        " available (MemAvailable); use smaller --sizes or fewer runtimes"
+    )
+
+
+def _memory_use(plan: runner.Plan) -> tuple[int, int, int]:
+    """(bytes of messages the driver keeps, worker processes, largest message).
+    Each cell (a call at a size on a runtime, twice with --hw both) holds its
+    own inputs for the whole run; a masked twin is one more process."""
+    masked = plan.hw in ("both", "off") and any(sc.features for sc in plan.scenarios)
+    cell_sets = 2 if masked and plan.hw == "both" else 1
+    per_kind = {"erlang": len(plan.erl), "python": len(plan.python), "openssl": len(plan.openssl)}
+    runtimes = {k: n for k, n in per_kind.items() if k in plan.kinds}
+    kept, largest, used = 0, 0, set()
+    for sc in plan.scenarios:
+        if isinstance(sc, scenario.FileDigestScenario):
+            continue  # streamed from a file: see check_disk
+        for kind, n in runtimes.items():
+            calls = len(sc.calls.get(kind, ()))
+            if calls and sc.sizes:
+                used.add(kind)
+                kept += calls * n * cell_sets * sum(sc.sizes)
+                largest = max(largest, *sc.sizes)
+    workers = sum(runtimes[k] * (2 if masked else 1) for k in used if k != "openssl")
+    return kept, workers, largest
+
+
+def free_disk(directory: str) -> int | None:
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return None  # no such directory: creating files there fails with its own message
+    return st.f_bavail * st.f_frsize
+
+
+def mem_available(meminfo: str = "/proc/meminfo") -> int | None:
+    """MemAvailable in bytes (Linux 3.14+); None where it is not known."""
+    try:
+        with open(meminfo, encoding="ascii") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                if name == "MemAvailable" and value.split()[1:] == ["kB"]:
+                    return int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
 
 
 def parse_byte_count(text: str) -> int:

@@ -125,17 +125,26 @@ class WorkerRuntime(Runtime):
     def describe(self, info: dict[str, Any]) -> model.Runtime:
         raise NotImplementedError
 
+    def worker_options(self) -> dict[str, Any]:
+        """More keyword arguments for bridge.port.Worker: a working directory,
+        a hint about start-up output, a postmortem."""
+        return {}
+
     def start(self) -> model.Runtime:
-        self.worker = Worker(
-            self.kind, self.argv(), self.child_env(), start_timeout=self.start_timeout
-        )
-        self.worker.start()
         try:
+            self.worker = Worker(
+                self.kind,
+                self.argv(),
+                self.child_env(),
+                start_timeout=self.start_timeout,
+                **self.worker_options(),
+            )
+            self.worker.start()
             self.check_greeting(self.worker.greeting)
             info = codec.props(self.worker.call("info", timeout=30))
             described = self.describe(info)
         except BaseException:
-            self.stop()
+            self.stop()  # what a subclass made for the start goes too
             raise
         self.rename(described.id)
         return described

@@ -1,8 +1,11 @@
 """Erlang `crypto`, timed inside a real OTP node (erl/bridge_worker.erl).
 
-The node runs as `erl -noshell -noinput -pa CACHE -s bridge_worker main`:
+The node runs as
+`erl -noshell -noinput -boot ROOT/bin/no_dot_erlang -pa CACHE -s bridge_worker main`:
 no -sname/-name, so no distribution, no epmd and no listening socket; the
 ERL_*FLAGS variables that could add them are removed from its environment.
+It starts apart from the user's Erlang set-up (bridge.otp): no ~/.erlang, no
+ERL_LIBS, a private working directory that also receives any crash dump.
 """
 
 from __future__ import annotations
@@ -21,19 +24,47 @@ class ErlangRuntime(WorkerRuntime):
     def __init__(self, installation: otp.Installation, settings: Settings, hw="on", mask_env=None):
         super().__init__(settings, hw, mask_env)
         self.installation = installation
+        self._node_dir: otp.NodeDir | None = None  # made on first use, per start
+        self._worker_cache = ""  # how the cache served the worker, for the report
 
     def argv(self) -> list[str]:
-        beams = otp.worker_beams(self.installation)
+        build = otp.build_worker(self.installation)
+        self._worker_cache = build.note
+        boot = self.installation.boot
         return [
             str(self.installation.erl),
             "-noshell",
             "-noinput",
+            *(["-boot", str(boot)] if boot else []),
             "-pa",
-            str(beams),
+            str(build.path),
             "-s",
             "bridge_worker",
             "main",
         ]
+
+    def child_env(self) -> dict[str, str]:
+        return otp.node_env(self.node_dir().crash_dump, self.mask_env)
+
+    def worker_options(self) -> dict[str, Any]:
+        node_dir = self.node_dir()
+        return {
+            # A wrapper erl (a shim) may choose its version by the directory.
+            "cwd": None if self.installation.wrapped else str(node_dir.path),
+            "startup_hint": "" if self.installation.boot else "a ~/.erlang?",
+            "postmortem": node_dir.postmortem,
+        }
+
+    def node_dir(self) -> otp.NodeDir:
+        if self._node_dir is None:
+            self._node_dir = otp.NodeDir()
+        return self._node_dir
+
+    def stop(self) -> None:
+        super().stop()
+        if self._node_dir is not None:
+            self._node_dir.close()  # kept if the node left a crash dump
+            self._node_dir = None
 
     def tc(self, job: Job, n: int) -> dict[str, Any]:
         """The thread's harness: n calls timed one by one with timer:tc (us)."""
@@ -88,6 +119,7 @@ class ErlangRuntime(WorkerRuntime):
                 "clock": "erlang:monotonic_time(nanosecond)",
                 "clock_resolution_hz": info.get("clock_resolution_hz"),
                 "env": self.env_record(),
+                "startup": otp.startup_record(self.installation, self._worker_cache),
             },
             hw=self.hw,
         )

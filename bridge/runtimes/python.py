@@ -25,6 +25,10 @@ class PythonRuntime(WorkerRuntime):
     def argv(self) -> list[str]:
         return [self.executable, "-m", "bridge.worker"]
 
+    def worker_options(self) -> dict[str, Any]:
+        # What runs before bridge.worker takes over its standard output.
+        return {"startup_hint": "a sitecustomize.py, usercustomize.py or .pth file?"}
+
     def describe(self, info: dict[str, Any]) -> model.Runtime:
         version = text(info["python_version"])
         pid = self.worker.pid if self.worker else None
