@@ -71,9 +71,3 @@ class BridgeWarning(UserWarning):
     """Something the user should know that does not stop the run (a damaged
     cache entry compiled again, a cache that cannot be written). Library code
     issues it with warnings.warn; bridge.cli prints it as one line on stderr."""
-
-
-class Interrupted(BridgeError):
-    """SIGINT or SIGTERM arrived; what was measured is kept."""
-
-    status = ExitStatus.INTERRUPTED

@@ -257,9 +257,6 @@ class Worker:
         tail = self._read_stderr_tail()
         return WorkerError(f"{self.name} {what}{said}", runtime=self.name, stderr_tail=tail)
 
-    def stderr_tail(self) -> str:
-        return self._read_stderr_tail()
-
     def _read_stderr_tail(self) -> str:
         if self._stderr is None:
             return self._stderr_text
