@@ -75,7 +75,7 @@ op(<<"node_connect">>, Args) ->
         exit:_ ->
             {error, {failed, <<"setting up the connection failed (a process exited)">>}}
     end;
-op(<<"node_probe">>, Args) -> probe(node_arg(Args), timeout_arg(Args));
+op(<<"node_probe">>, Args) -> {ok, probe(node_arg(Args), timeout_arg(Args))};
 op(<<"node_load">>, Args) -> load(Args);
 op(<<"node_bench">>, Args) -> bench(Args);
 op(<<"node_purge">>, Args) -> purge(node_arg(Args), modules_arg(Args), timeout_arg(Args));
