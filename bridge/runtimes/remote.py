@@ -105,11 +105,12 @@ class RemoteRuntime(Runtime):
         try:
             self._connect()
             self.facts = self._probe()
+            before = self.facts.crypto_loaded
             if self.plan.measure:
                 self._load()
-                if not self.facts.crypto_loaded:
+                if not before:
                     self.facts = self._probe()  # the agent loaded crypto: now it can say
-            info = describe(self.facts, self.target, self.plan, self.build)
+            info = describe(self.facts, self.target, self.plan, self.build, before)
         except BaseException:
             self.stop()
             raise
@@ -246,11 +247,16 @@ class RemoteRuntime(Runtime):
 
 
 def describe(
-    f: nodeprobe.NodeFacts, target: NodeName, plan: NodePlan, build: agent.Build | None
+    f: nodeprobe.NodeFacts,
+    target: NodeName,
+    plan: NodePlan,
+    build: agent.Build | None,
+    crypto_loaded_before: bool,
 ) -> model.Runtime:
     """The node as a runtime of the report: the provenance a local Erlang
     runtime has, the node's own host and environment, and how bridge
-    reached it."""
+    reached it. crypto_loaded_before: whether crypto was loaded before bridge
+    came (its agent loads it to measure)."""
     version = f.otp_version or f.otp_release
     cpu = f.cpu
     node: dict[str, Any] = {
@@ -268,7 +274,7 @@ def describe(
             "flags": cpu.crypto_flags,
             "virtualized": cpu.virtualized,
         },
-        "crypto_loaded_before": f.crypto_loaded if build is None else None,
+        "crypto_loaded_before": crypto_loaded_before,
         "provenance": nodeprobe.verdict(f),
         "reached_by": "Erlang distribution: bridge's hidden node, connecting out only",
     }
