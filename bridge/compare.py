@@ -89,7 +89,6 @@ def _cells(report: model.Report) -> dict[tuple, dict[str, model.Result]]:
     return cells
 
 
-
 def pair(a: model.Report, b: model.Report, margin: float = MARGIN) -> list[Row]:
     ca, cb = _cells(a), _cells(b)
     rows = []

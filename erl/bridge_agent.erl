@@ -62,9 +62,11 @@ unload(Modules) ->
 -spec bench(bridge_args:args(), pos_integer()) ->
           bridge_ops:reply() | {error, {timeout | failed, binary()}}.
 bench(Args, TimeoutMs) ->
-    {Pid, Ref} = spawn_monitor(fun() -> exit({bridge_reply, bridge_ops:handle(<<"bench">>, Args)}) end),
+    Self = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), bridge_ops:handle(<<"bench">>, Args)} end),
     receive
-        {'DOWN', Ref, process, Pid, {bridge_reply, Reply}} ->
+        {Pid, Reply} ->
+            erlang:demonitor(Ref, [flush]),
             Reply;
         {'DOWN', Ref, process, Pid, Reason} ->
             {error, {failed, bridge_args:format("the measurement crashed: ~0p", [Reason])}}

@@ -444,10 +444,10 @@ try_remote(Node, M, F, A, T, Default) ->
 
 %% Fun() in a process of its own, given at most TimeoutMs.
 within(TimeoutMs, Fun) ->
-    Tag = make_ref(),
-    {Pid, Ref} = spawn_monitor(fun() -> exit({Tag, Fun()}) end),
+    Self = self(),
+    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), Fun()} end),
     receive
-        {'DOWN', Ref, process, Pid, {Tag, Result}} -> {ok, Result};
+        {Pid, Result} -> erlang:demonitor(Ref, [flush]), {ok, Result};
         {'DOWN', Ref, process, Pid, _} -> crashed
     after TimeoutMs ->
         exit(Pid, kill),
