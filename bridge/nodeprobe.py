@@ -206,7 +206,9 @@ def local_ab(f: NodeFacts, local: list[LocalLibrary], local_cpu: hardware.Cpu | 
     name, version = library
     feats = [x for x in FEATURES if f.cpu is not None and f.cpu.has(x)] or ["sha"]
     scenario = AB_SCENARIO[feats[0]]
-    same = [lo for lo in local if hardware.parse_library(lo.library) == library]
+    # The same release, letter included: 1.1.1w is not 1.1.1k.
+    label = _release(f.crypto_lib)
+    same = [lo for lo in local if _release(lo.library) == label]
     series = [
         lo
         for lo in local
@@ -214,23 +216,28 @@ def local_ab(f: NodeFacts, local: list[LocalLibrary], local_cpu: hardware.Cpu | 
         and lib[0] == name
         and lib[1][:2] == version[:2]
     ]
-    label = f"{name} {'.'.join(map(str, version))}"
     if same:
         lo = same[0]
         head = f"The same libcrypto ({label}) runs here in {lo.runtime}:"
     elif series:
         lo = series[0]
         head = (
-            f"No runtime here has {label}; the nearest is {lo.library} in {lo.runtime},"
-            " the same series:"
+            f"No runtime here has {label}; the nearest is {_release(lo.library)} in"
+            f" {lo.runtime}, the same series:"
         )
     else:
         return (
             f"{NO_AB} No runtime here uses {name} {version[0]}.{version[1]}: run"
             f" `bridge run {scenario} --hw both` where that library is installed."
         )
-    where = f"`{lo.run.format(scenario)}` measures it with and without the feature on this machine"
+    feature = SHORT_NAMES.get(f.cpu.arch if f.cpu else "", {}).get(feats[0], "the feature")
+    where = f"`{lo.run.format(scenario)}` measures it with and without {feature} on this machine"
     lacks = ""
     if local_cpu is not None and not all(local_cpu.has(x) for x in feats):
         lacks = " (this machine's CPU lacks it, so only the path without it can be seen here)"
     return f"{NO_AB} {head} {where}{lacks}."
+
+
+def _release(library: str) -> str:
+    """'OpenSSL 1.1.1w  11 Sep 2023' -> 'OpenSSL 1.1.1w'."""
+    return " ".join(library.split()[:2])

@@ -75,7 +75,9 @@ class Relay:
         return self.worker.pid if self.worker else None
 
     def start(self) -> None:
-        worker = Worker(self.name, argv(self.inst), erlang_env(), start_timeout=30.0)
+        # No crash dump: it would hold the atom table, and with it the cookie.
+        env = erlang_env({"ERL_CRASH_DUMP_SECONDS": "0"})
+        worker = Worker(self.name, argv(self.inst), env, start_timeout=30.0)
         worker.start()
         release = text(worker.greeting.get("otp_release", b""))
         if not release.isdigit() or int(release) < MIN_RELAY_RELEASE:

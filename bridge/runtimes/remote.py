@@ -202,6 +202,11 @@ class RemoteRuntime(Runtime):
             output=reply["output"],
         )
 
+    def tc(self, job: Job, n: int) -> dict[str, Any]:
+        # The thread's harness makes a million calls back to back: no duty
+        # cycle bounds it, so it does not run on a node someone else uses.
+        raise OperationError("unsupported", "--method tc runs on local Erlang runtimes only")
+
     # -- stop -------------------------------------------------------------------
 
     def stop(self) -> None:
