@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -170,11 +171,18 @@ def otp23(nodes, bullseye):
 
 
 @pytest.fixture
-def env_for(home, epmd_port, bullseye):
-    """bridge's environment: the targets' epmd, and the unpacked OTP 23 where
+def env_for(home, epmd_port, bullseye, tmp_path):
+    """bridge's environment: the targets' epmd, the unpacked OTP 23 where
     discovery finds it (bridge compiles its agent for an OTP 23 node with
-    OTP 23's erlc)."""
-    return {"ERL_EPMD_PORT": str(epmd_port), "BRIDGE_OTP_PATH": str(bullseye.prefix)}
+    OTP 23's erlc), and an empty HOME of its own, where erl would create a
+    cookie file if bridge's node ever read one."""
+    bridge_home = tmp_path / "bridge-home"
+    bridge_home.mkdir()
+    return {
+        "ERL_EPMD_PORT": str(epmd_port),
+        "BRIDGE_OTP_PATH": str(bullseye.prefix),
+        "HOME": str(bridge_home),
+    }
 
 
 def cookie_args(home: Path) -> list[str]:
@@ -274,25 +282,46 @@ def test_probe_reads_without_loading_anything(otp25, otp23, home, env_for, no_le
     assert otp23.check()["crypto"] is False
 
 
-def test_probe_refusals_are_one_line(otp25, home, env_for, tmp_path):
+def _register_old_node(port: int, name: str) -> socket.socket:
+    """Register NAME with the test's epmd as an OTP 22 node would: highest
+    distribution version 5 (ALIVE2_REQ, erts/doc/src/erl_dist_protocol.xml).
+    The name stays registered while the returned socket is open."""
+    body = struct.pack(">BHBBHHH", 120, 9, 77, 0, 5, 5, len(name)) + name.encode()
+    body += struct.pack(">H", 0)
+    conn = socket.create_connection(("127.0.0.1", port), timeout=5)
+    conn.sendall(struct.pack(">H", len(body)) + body)
+    reply = conn.recv(16)
+    assert reply[:2] in (b"y\x00", b"v\x00"), reply  # ALIVE2_RESP / ALIVE2_X_RESP, result 0
+    return conn
+
+
+def test_probe_refusals_are_one_line(otp25, home, env_for, epmd_port, tmp_path):
     wrong = tmp_path / "cookie"
     wrong.write_text("not-the-cookie")
     wrong.chmod(0o600)
     host = otp25.name.split("@")[1]
-    cases = [
-        (["--node", otp25.name, "--cookie-file", str(wrong)], "refused bridge's handshake"),
-        (["--node", f"nobody@{host}", *cookie_args(home)], "knows no node named nobody"),
-        (["--node", "x@no-such-host.invalid", *cookie_args(home)], "does not resolve"),
-    ]
-    for args, said in cases:
-        done = bridge_cmd("env", *args, env=env_for, timeout=60)
-        assert done.returncode == 1, done.stderr
-        lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1 and said in lines[0], done.stderr
-        assert COOKIE not in done.stderr + done.stdout
+    done = bridge_cmd("env", "--node", otp25.name, "--cookie-file", str(wrong), env=env_for)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "refused bridge's handshake" in done.stderr and str(wrong) in done.stderr
+    # One line per node that cannot be probed, and no traceback.
+    old = _register_old_node(epmd_port, "ancient")
+    try:
+        nodes = [f"nobody@{host}", f"ancient@{host}", "x@no-such-host.invalid"]
+        args = [a for n in nodes for a in ("--node", n)]
+        done = bridge_cmd("env", *args, *cookie_args(home), env=env_for, timeout=90)
+    finally:
+        old.close()
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 3, done.stderr
+    assert "knows no node named nobody" in lines[0]
+    assert "distribution version 5: OTP 22 or older" in lines[1]
+    assert "does not resolve" in lines[2]
     # No epmd at all on that port: the host's epmd does not answer.
     done = bridge_cmd("env", "--node", f"x@{host}", *cookie_args(home), env={"ERL_EPMD_PORT": "1"})
     assert done.returncode == 1 and "no epmd answers" in done.stderr
+    for said in (done.stderr, *lines):
+        assert COOKIE not in said
 
 
 def test_bad_node_options_exit_2_in_one_line(tmp_path):
@@ -377,6 +406,7 @@ def test_measure_two_releases_side_by_side(otp25, otp23, home, env_for, tmp_path
     assert "OpenSSL 1.1.1w" in report["runtimes"][1]["crypto_lib"]
     assert [rt["node"]["crypto_loaded_before"] for rt in report["runtimes"]] == [True, False]
     assert COOKIE not in out.read_text() + stdout + stderr
+    assert not list(Path(env_for["HOME"]).iterdir()), "bridge's node wrote into HOME"
     assert "--node" in report["reproduce"] and "--measure" in report["reproduce"]
     # Afterwards: bridge's modules are gone from both nodes, and so is bridge.
     for target in (otp25, otp23):
