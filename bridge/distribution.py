@@ -70,7 +70,7 @@ def default_cookie_file() -> Path:
 
 def read_cookie(path: Path) -> str:
     """The cookie in `path`, refused as erl refuses it."""
-    where = f"--cookie-file {path}"
+    where = f"cookie file {path}"
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -123,7 +123,6 @@ class NodePlan:
     measure: bool = False
     max_load: float = MAX_LOAD
     connect_timeout: float = CONNECT_TIMEOUT_S
-    cookie_file_given: bool = False  # for the reproduce line
 
     def cookie(self) -> str:
         return read_cookie(self.cookie_file)
@@ -148,7 +147,6 @@ def node_plan(
         measure=measure,
         max_load=max_load,
         connect_timeout=connect_timeout,
-        cookie_file_given=cookie_file is not None,
     )
     plan.cookie()
     return plan

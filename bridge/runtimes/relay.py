@@ -105,15 +105,22 @@ class Relay:
 
 class Relays:
     """The relays of one run, one per name kind, started on first use and
-    stopped when their last node is done."""
+    stopped when their last node is done. They run the erl on PATH, or the
+    first --erl when there is none."""
 
-    def __init__(self, inst: otp.Installation | None = None) -> None:
-        self._inst = inst
+    def __init__(self, fallback: otp.Installation | None = None) -> None:
+        self._fallback = fallback
+        self._inst: otp.Installation | None = None
         self._relays: dict[str, Relay] = {}
 
     def installation(self) -> otp.Installation:
         if self._inst is None:
-            self._inst = otp.locate(None)
+            try:
+                self._inst = otp.locate(None)
+            except RuntimeUnavailable:
+                if self._fallback is None:
+                    raise
+                self._inst = self._fallback
         return self._inst
 
     def acquire(self, domain: str) -> Relay:

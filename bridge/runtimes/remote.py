@@ -44,13 +44,16 @@ NOT_HERE = (
 
 class Compilers:
     """The OTP installations that can build the agent for a node's release:
-    the relay's and every --erl first, then whatever discovery finds."""
+    the relay's and every --erl first, then whatever discovery finds (only
+    when those do not fit: discovery starts every erl it finds)."""
 
     def __init__(self, known: Sequence[otp.Installation]) -> None:
         self.known = list(known)
         self._discovered = False
 
-    def for_release(self, release: int) -> otp.Installation:
+    def for_release(self, release: int, relay: otp.Installation) -> otp.Installation:
+        if relay not in self.known:
+            self.known.insert(0, relay)
         inst = agent.choose(self.known, release)
         if inst is None and not self._discovered:
             self._discovered = True
@@ -139,8 +142,10 @@ class RemoteRuntime(Runtime):
 
     def _load(self) -> None:
         assert self.facts is not None
-        compilers = self.compilers or Compilers([self.relays.installation()])
-        inst = compilers.for_release(agent.major(self.facts.otp_release))
+        compilers = self.compilers or Compilers([])
+        inst = compilers.for_release(
+            agent.major(self.facts.otp_release), self.relays.installation()
+        )
         build = agent.build(inst)
         args = {
             "node": str(self.target),
@@ -185,8 +190,11 @@ class RemoteRuntime(Runtime):
         }
         if plan.loops:
             request["loops"] = plan.loops
-        # Spread out by the duty cycle, the same work takes 1/max_load as long.
-        timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples) / self.plan.max_load
+        # Spread out by the duty cycle, the same work takes 1/max_load as long;
+        # the slack for a slow machine stays what --request-timeout says.
+        slack = self.settings.timeout_slack_s
+        planned = self.settings.bench_timeout(plan.warmup_ms, plan.samples) - slack
+        timeout = planned / self.plan.max_load + slack
         args = {"node": str(self.target), "agent": self.build.agent, "bench": request}
         try:
             reply = self._call("node_bench", args, timeout)
@@ -280,6 +288,7 @@ def describe(
             "virtualized": cpu.virtualized,
         },
         "crypto_loaded_before": crypto_loaded_before,
+        **({"maps_error": f.maps_error} if f.maps_error else {}),
         "provenance": nodeprobe.verdict(f),
         "reached_by": "Erlang distribution: bridge's hidden node, connecting out only",
     }
