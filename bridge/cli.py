@@ -18,12 +18,14 @@ import click
 from tabulate import tabulate
 
 import bridge
-from bridge import calls, discover, importer, model, plans, runner, scenario
+from bridge import calls, discover, distribution, importer, model, nodeenv, plans, runner, scenario
 from bridge import compare as comparison
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
 from bridge.render.env import render_env
+from bridge.render.nodes import render_nodes
+from bridge.settings import DEFAULT
 
 MAX_SAMPLES = 10_000
 
@@ -92,9 +94,9 @@ def cli() -> None:
 )
 @click.option(
     "--runtimes",
-    default="erlang,python,openssl",
-    show_default=True,
-    help="Which runtime kinds to run, comma-separated.",
+    default=None,
+    help="Which runtime kinds to run, comma-separated. Default: erlang,python,openssl;"
+    " with --node, none beside the nodes.",
 )
 @click.option(
     "--scenario-dir",
@@ -132,6 +134,38 @@ def cli() -> None:
     default=30,
     show_default=True,
     help="Seconds a worker may take beyond the planned time before it counts as hung.",
+)
+@click.option(
+    "--node",
+    "node",
+    multiple=True,
+    metavar="NAME@HOST",
+    help="A running Erlang node to measure over distribution (repeatable); needs --measure.",
+)
+@click.option(
+    "--measure",
+    is_flag=True,
+    help="Allow bridge to load its agent into each --node (under a name of its own;"
+    " purged afterwards).",
+)
+@click.option(
+    "--cookie-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The nodes' cookie. Default: ~/.erlang.cookie.",
+)
+@click.option(
+    "--max-load",
+    type=click.FloatRange(0.01, 1.0),
+    default=0.25,
+    show_default=True,
+    help="Largest share of one scheduler a measurement keeps busy on a --node.",
+)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(1, 600),
+    default=10,
+    show_default=True,
+    help="Seconds to reach a --node (epmd lookup and handshake).",
 )
 @click.option(
     "--replay",
@@ -215,11 +249,39 @@ def _exit_status(outcome: runner.Outcome) -> None:
 )
 @click.option("--openssl", "openssl", multiple=True, metavar="PATH", help="An openssl to describe.")
 @click.option(
+    "--node",
+    "node",
+    multiple=True,
+    metavar="NAME@HOST",
+    help="Probe a running Erlang node instead, read-only (repeatable).",
+)
+@click.option(
+    "--cookie-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The nodes' cookie. Default: ~/.erlang.cookie.",
+)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(1, 600),
+    default=10,
+    show_default=True,
+    help="Seconds to reach a --node (epmd lookup and handshake).",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
-def env(erl, openssl, fmt) -> None:
+def env(erl, openssl, node, cookie_file, connect_timeout, fmt) -> None:
     """Describe the machine and each runtime, without benchmarking: CPU features,
-    virtualisation, OS, each runtime's libcrypto, and the masks bridge would use."""
+    virtualisation, OS, each runtime's libcrypto, and the masks bridge would use.
+    With --node: what a running node uses (releases, libcrypto mapped, masks,
+    its host's CPU) and whether its SHA and AES paths use the hardware."""
+    if node:
+        if erl or openssl:
+            raise UsageError("--node probes running nodes: leave out --erl and --openssl")
+        _env_nodes(distribution.node_plan(node, cookie_file, connect_timeout=connect_timeout), fmt)
+        return
+    if cookie_file is not None:
+        raise UsageError("--cookie-file goes with --node NAME@HOST")
     plan = plans.for_env(tuple(erl), tuple(openssl))
     environment_block, runtimes, hw = runner.inspect(plan)
     if fmt == "json":
@@ -231,6 +293,22 @@ def env(erl, openssl, fmt) -> None:
         click.echo(json.dumps(data, indent=1))
         return
     click.echo(render_env(environment_block, runtimes, hw), nl=False)
+
+
+def _env_nodes(plan, fmt: str) -> None:
+    found = nodeenv.probe_nodes(plan, DEFAULT)
+    if fmt == "json":
+        data = {
+            "nodes": [{**rt.to_json(), "ab": found.ab.get(rt.id, "")} for rt in found.runtimes],
+            "errors": found.failed,
+        }
+        click.echo(json.dumps(data, indent=1))
+    elif found.runtimes:
+        click.echo(render_nodes(found.runtimes, found.ab), nl=False)
+    for line in found.failed:
+        click.echo(f"bridge: error: {line}", err=True)
+    if found.failed:
+        raise SystemExit(ExitStatus.RUN_FAILED)
 
 
 @cli.command("import-speed")

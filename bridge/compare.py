@@ -3,7 +3,9 @@ difference is real or noise.
 
 Results are matched by scenario, runtime *kind*, call and size, never by
 runtime id, so OTP 25 on one machine lines up with OTP 27 on another; the
-n-th runtime of a kind in one report pairs with the n-th in the other. The hw
+n-th runtime of a kind in one report pairs with the n-th in the other.
+Running nodes measured over distribution (--node) pair by host instead: the
+node on db1 with the node on db1, whatever release each runs. The hw
 state is matched too, except where each report has only one state for a cell
 (a hw-on run against a hw-off run): those pair across, and the row says so.
 
@@ -68,17 +70,22 @@ class Comparison:
 
 
 def _cells(report: model.Report) -> dict[tuple, dict[str, model.Result]]:
-    """(scenario, kind, call_id, size, nth runtime of that kind) -> {hw: result}."""
-    order: dict[str, dict[str, int]] = defaultdict(dict)
+    """(scenario, kind, call_id, size, (host, nth runtime of that kind on
+    it)) -> {hw: result}. The host is "" for runtimes bridge started itself."""
+    order: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    where: dict[str, tuple[str, str]] = {}
     for rt in report.runtimes:
-        order[rt.kind].setdefault(rt.id, len(order[rt.kind]))
+        group = (rt.kind, rt.node_host)
+        order[group].setdefault(rt.id, len(order[group]))
+        where.setdefault(rt.id, group)
     cells: dict[tuple, dict[str, model.Result]] = defaultdict(dict)
     for r in report.results:
         if not r.ok:
             continue
         kind = report.kind_of(r.runtime)
-        nth = order[kind].get(r.runtime, 0)
-        cells[(r.scenario, kind, r.call_id, r.size, nth)][r.hw] = r
+        group = where.get(r.runtime, (kind, ""))
+        nth = order[group].get(r.runtime, 0)
+        cells[(r.scenario, kind, r.call_id, r.size, (group[1], nth))][r.hw] = r
     return cells
 
 

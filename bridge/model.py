@@ -91,6 +91,13 @@ class Runtime:
     def masked(self) -> bool:
         return self.hw != "on"
 
+    @property
+    def node_host(self) -> str:
+        """The host of a running node measured over distribution (details
+        "node", from `--node`); "" for a runtime bridge started itself."""
+        node = self.details.get("node")
+        return str(node.get("host", "")) if isinstance(node, dict) else ""
+
     def to_json(self) -> Json:
         return {
             "id": self.id,

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge import calls, discover, model, runner, scenario
+from bridge import calls, discover, distribution, model, runner, scenario
 from bridge.errors import UsageError
 from bridge.settings import DEFAULT, QUICK, Settings
 
@@ -38,20 +38,28 @@ class RunOptions:
     openssl: tuple[str, ...] = ()
     python: tuple[str, ...] = ()
     hw: str | None = None
-    runtimes: str = ",".join(calls.RUNTIME_KINDS)
+    runtimes: str | None = None  # None: every kind, or none beside --node
     scenario_dirs: tuple[Path, ...] = ()
     sizes: str | None = None
     file_size: str | None = None
     method: str = "bridge"
     tc_calls: int | None = None
     request_timeout: float = 30.0
+    node: tuple[str, ...] = ()
+    measure: bool = False
+    cookie_file: Path | None = None
+    max_load: float = distribution.MAX_LOAD
+    connect_timeout: float = distribution.CONNECT_TIMEOUT_S
 
 
 def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
     if not o.scenarios:
         raise UsageError("name a scenario to run (bridge list shows them), or use --replay")
     settings = settings_from(o)
-    kinds = runtime_kinds(o.runtimes)
+    nodes = node_plan(o)
+    # Beside --node, local runtimes run only when --runtimes names them.
+    default = () if nodes else calls.RUNTIME_KINDS
+    kinds = runtime_kinds(o.runtimes) if o.runtimes is not None else default
     loaded = tuple(scenario.load(s, tuple(o.scenario_dirs)) for s in o.scenarios)
     if o.sizes is not None:
         wanted = parse_sizes(o.sizes)
@@ -62,7 +70,9 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
             sc.with_sizes(one) if isinstance(sc, scenario.FileDigestScenario) else sc
             for sc in loaded
         )
-    hw = o.hw or ("both" if any(sc.features for sc in loaded) else "on")
+    hw = o.hw or ("both" if kinds and any(sc.features for sc in loaded) else "on")
+    if nodes is not None:
+        check_nodes(loaded, kinds, hw)
     plan = runner.Plan(
         scenarios=loaded,
         settings=settings,
@@ -74,9 +84,44 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
         hw=hw,
         command=command,
         reproduce=reproduce(o, settings, kinds, hw),
+        nodes=nodes,
     )
     check_room(plan)
     return plan
+
+
+def node_plan(o: RunOptions) -> distribution.NodePlan | None:
+    """--node and its options. Loading code into a running node is an
+    explicit choice: --node without --measure is refused."""
+    if not o.node:
+        for flag, given in (("--measure", o.measure), ("--cookie-file", o.cookie_file)):
+            if given:
+                raise UsageError(f"{flag} goes with --node NAME@HOST")
+        return None
+    if not o.measure:
+        raise UsageError(
+            "--node measures on a running node by loading bridge's agent into it: add"
+            " --measure to allow that (bridge env --node probes it without loading anything)"
+        )
+    return distribution.node_plan(
+        o.node,
+        o.cookie_file,
+        measure=True,
+        max_load=o.max_load,
+        connect_timeout=o.connect_timeout,
+    )
+
+
+def check_nodes(loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], hw: str) -> None:
+    if not any("erlang" in sc.calls for sc in loaded):
+        names = ", ".join(sc.name for sc in loaded)
+        raise UsageError(f"--node runs Erlang calls, and {names} has none")
+    if hw != "on" and not kinds:
+        raise UsageError(
+            f"--hw {hw}: a running node cannot be masked (its libcrypto read OPENSSL_ia32cap"
+            " when it started); measure it with --hw on, and run the A/B locally"
+            " (bridge env --node shows where)"
+        )
 
 
 def settings_from(o: RunOptions) -> Settings:
@@ -106,8 +151,16 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
     )
     known = {f.name for f in dataclasses.fields(Settings)}
     settings = Settings(**{k: v for k, v in old.settings.items() if k in known})
-    as_found = [rt for rt in old.runtimes if not rt.masked]
+    # Nodes are not replayed: loading code into them takes --measure on the
+    # command line (the report's reproduce line has it).
+    nodes = [rt.executable for rt in old.runtimes if "node" in rt.details]
+    as_found = [rt for rt in old.runtimes if not rt.masked and "node" not in rt.details]
     warnings: list[str] = []
+    if nodes:
+        what = f"running nodes ({', '.join(nodes)}), which --replay does not measure again"
+        if not as_found:
+            raise UsageError(f"{path}: the report measured {what}; rerun: {old.reproduce}")
+        warnings.append(f"the report also measured {what}; rerun: {old.reproduce}")
 
     def here(kind: str) -> tuple[str | None, ...]:
         paths = [rt.executable for rt in as_found if rt.kind == kind]
@@ -341,8 +394,14 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: str
     for flag, values in (("--erl", o.erl), ("--openssl", o.openssl), ("--python", o.python)):
         for value in values:
             argv += [flag, value]
-    if kinds != calls.RUNTIME_KINDS:
+    if kinds != (() if o.node else calls.RUNTIME_KINDS):
         argv += ["--runtimes", ",".join(kinds)]
+    for node in dict.fromkeys(o.node):
+        argv += ["--node", node]
+    if o.node:
+        argv += ["--measure", "--max-load", f"{o.max_load:g}"]
+        if o.cookie_file is not None:
+            argv += ["--cookie-file", str(o.cookie_file)]
     return shlex.join(argv)
 
 

@@ -163,7 +163,12 @@ class Worker:
             self._channel.send((codec.atom("call"), request_id, op.encode(), wire_args))
         except ProtocolError as exc:
             raise self._failure(f"could not be sent '{op}': {exc.message}") from exc
+        deadline = time.monotonic() + timeout
         reply = self._receive(timeout, f"an answer to '{op}'")
+        # An answer to an earlier request, abandoned when Ctrl-C interrupted
+        # the wait for it: the worker is still in step, so skip it.
+        while isinstance(reply, tuple) and len(reply) == 3 and _stale(reply[1], request_id):
+            reply = self._receive(max(0.0, deadline - time.monotonic()), f"an answer to '{op}'")
         if not (isinstance(reply, tuple) and len(reply) == 3 and reply[1] == request_id):
             raise self._failure(f"answered '{op}' with {_short(reply)}")
         tag, _, body = reply
@@ -303,6 +308,10 @@ def excerpt(raw: bytes) -> str:
     joined = " / ".join(line for line in lines if line) or text
     shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in joined)
     return shown if len(shown) <= EXCERPT else shown[: EXCERPT - 3] + "..."
+
+
+def _stale(reply_id: Any, request_id: int) -> bool:
+    return isinstance(reply_id, int) and 0 < reply_id < request_id
 
 
 def _wire(value: Any) -> Any:

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from bridge import ab, assemble, calls, environment, hardware, inputs, interop, model, otp
-from bridge.runtimes import lineup
+from bridge.distribution import NodePlan
+from bridge.runtimes import lineup, remote
 from bridge.runtimes.base import Job
 from bridge.runtimes.openssl import mask_evidence
 from bridge.scenario import FileDigestScenario, Scenario
@@ -35,6 +36,7 @@ class Plan:
     hw: str = "on"  # on | off | both: as found, features masked, or an A/B of the two
     command: tuple[str, ...] = ()
     reproduce: str = ""
+    nodes: NodePlan | None = None  # --node: running nodes, measured over distribution
 
 
 MaskChecker = Callable[[Plan, ab.HwContext], model.MaskCheck]
@@ -96,7 +98,12 @@ class _Inputs:
 def _specs(plan: Plan) -> list[RuntimeSpec]:
     wanted = {kind for sc in plan.scenarios for kind in sc.calls}
     kinds = tuple(k for k in plan.kinds if k in wanted)
-    return lineup.specs(plan.settings, kinds, validate(plan), plan.python, plan.openssl)
+    installations = validate(plan)
+    local = lineup.specs(plan.settings, kinds, installations, plan.python, plan.openssl)
+    if plan.nodes is None:
+        return local
+    known = [i for i in installations if i is not None]
+    return local + remote.specs(plan.nodes, plan.settings, known)
 
 
 def validate(plan: Plan) -> list[otp.Installation | None]:
@@ -141,6 +148,12 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     return Outcome(report=report, interrupted=interrupted)
 
 
+NO_MASK = (
+    "a running node cannot be masked: its libcrypto read OPENSSL_ia32cap when the node"
+    " started (bridge env --node points to a local A/B of the same library)"
+)
+
+
 class _Lineup:
     """Starts each runtime as found and, for an A/B, its masked twin, and
     gives each its cells. `contexts` keeps what the A/B could do per runtime."""
@@ -155,9 +168,11 @@ class _Lineup:
         on = self.session.start(spec)
         if on is None:
             return
-        if self.plan.hw != "off":
+        if self.plan.hw != "off" or not spec.maskable:
             self.session.add(on, self.jobs(on))
-        if self.plan.hw in ("off", "both"):
+        if self.plan.hw in ("off", "both") and not spec.maskable:
+            self.session.skipped.append(model.Skipped(f"{on.id} (hw off)", spec.kind, NO_MASK))
+        elif self.plan.hw in ("off", "both"):
             twin = self.masked_twin(spec, on.info)
             off = self.session.start(twin) if twin is not None else None
             if off is not None:

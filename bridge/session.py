@@ -49,6 +49,9 @@ class RuntimeSpec:
     mask_env: Mapping[str, str] | None = None
     # A masked twin shares its partner's id: that is how results and verdicts pair.
     same_id: str | None = None
+    # False for a running node (--node): its libcrypto read the masks when it
+    # started, so it has no masked twin.
+    maskable: bool = True
 
     def build(self) -> Runtime:
         return self.make(self.hw, self.mask_env)
@@ -346,10 +349,13 @@ class Session:
                     unstable.append(
                         model.UnstableCell(k.scenario, k.runtime, k.call_id, k.size, k.hw, width)
                     )
+        # What went wrong while a runtime stopped (a node's purge) is known
+        # once the session has stopped them.
+        stopping = [e for x in self.live for e in x.driver.problems()]
         return Outcome(
             runtimes=tuple(x.info for x in self.live),
             results=tuple(r for r in (c.result() for c in self.cells) if r is not None),
-            errors=tuple(self.errors),
+            errors=(*self.errors, *stopping),
             skipped=tuple(self.skipped),
             tc=tuple(self.tc),
             unstable=tuple(unstable),

@@ -45,14 +45,16 @@ handle(Op, _Args) ->
 
 %% ---------------------------------------------------------------------------
 %% bench: one call, measured. Reply: api, loops, samples (ns each), output,
-%% warmup_ns.
+%% warmup_ns. An optional load_permille (1..1000, default 1000) bounds the
+%% share of one scheduler the measurement keeps busy (bridge_measure:run/3):
+%% the driver sends it only to a node it measures over distribution.
 
 bench(Args) ->
     case prepare(Args) of
-        {ok, Api, {Once, Loop}, Params} ->
+        {ok, Api, {Once, Loop}, Params, Permille} ->
             case safe_once(Once) of
                 {ok, Output} ->
-                    {Loops, Durations, Spent} = bridge_measure:run(Loop, Params),
+                    {Loops, Durations, Spent} = bridge_measure:run(Loop, Params, Permille),
                     {ok, [{api, bridge_api:api_name(Api)}, {loops, Loops}, {samples, Durations},
                           {output, Output}, {warmup_ns, Spent}]};
                 {error, _} = E ->
@@ -83,8 +85,9 @@ prepare(Args) ->
                   %% loops > 0: a later round of an interleaved run; reuse the
                   %% loop count calibrated in the first round.
                   opt_int(<<"loops">>, Args, 0, 0, ?MAX_LOOPS)},
+        Permille = opt_int(<<"load_permille">>, Args, 1000, 1, 1000),
         case prepare_call(Call, Args) of
-            {ok, Api, Timed} -> {ok, Api, Timed, Params};
+            {ok, Api, Timed} -> {ok, Api, Timed, Params, Permille};
             {error, _} = E -> E
         end
     catch

@@ -49,6 +49,8 @@ def ordered(report: model.Report, results: list[model.Result]) -> list[model.Res
 
     kinds = first_seen(kind)
     call_ids = first_seen(lambda r: (kind(r), r.call_id))
+    # Running nodes (--node) of one host sit together, after this machine's.
+    hosts = first_seen(lambda r: _host(report, r.runtime))
     runtimes = first_seen(lambda r: r.runtime)
     return sorted(
         results,
@@ -57,9 +59,15 @@ def ordered(report: model.Report, results: list[model.Result]) -> list[model.Res
             call_ids[(kind(r), r.call_id)],
             r.size,
             r.hw != "on",
+            hosts[_host(report, r.runtime)],
             runtimes[r.runtime],
         ),
     )
+
+
+def _host(report: model.Report, runtime_id: str) -> str:
+    rt = report.runtime(runtime_id)
+    return rt.node_host if rt is not None else ""
 
 
 def versus_first(report: model.Report, results: list[model.Result]) -> dict[int, str]:
@@ -277,7 +285,7 @@ def runtime_summary(rt: model.Runtime) -> str:
         return (
             f"OTP {d.get('otp_version')}, erts {d.get('erts_version')}, {d.get('emu_flavor')},"
             f" crypto {d.get('crypto_app_version')}, crypto:info_lib(): {d.get('crypto_lib')}"
-        )
+        ) + _node_summary(d.get("node"))
     if rt.kind == "python":
         impl = "OpenSSL" if d.get("hashlib_uses_openssl") else "built-in (not OpenSSL)"
         return (
@@ -288,6 +296,29 @@ def runtime_summary(rt: model.Runtime) -> str:
     if rt.kind == "openssl":
         return f"{rt.version} ({rt.executable})"
     return rt.version
+
+
+def _node_summary(node) -> str:
+    """A running node's own host and what bridge did there: the report's
+    environment block describes bridge's machine, not the node's."""
+    if not isinstance(node, dict):
+        return ""
+    cpu = node.get("cpu") or {}
+    virt = ", virtualized" if cpu.get("virtualized") else ""
+    host = node.get("hostname") or node.get("host")
+    text = f"; running node {node.get('name')} (os pid {node.get('os_pid')}) on host {host}"
+    if cpu:
+        flags = " ".join(cpu.get("flags") or []) or "none"
+        text += f": {cpu.get('model')} ({cpu.get('arch')}{virt}), crypto flags: {flags}"
+    agent = node.get("agent")
+    if isinstance(agent, dict):
+        text += (
+            f"; measured by bridge's agent (built by {agent.get('compiled_by')}) at most"
+            f" {float(agent.get('max_load', 1)):.0%} of one scheduler busy"
+        )
+    if node.get("provenance"):
+        text += f"; {node['provenance']}"
+    return text
 
 
 def problem_lines(report: model.Report) -> list[str]:

@@ -93,6 +93,10 @@ class Runtime:
     def rename(self, runtime_id: str) -> None:
         self.id = runtime_id
 
+    def problems(self) -> list[model.RunError]:
+        """What went wrong in stop(), for the report (stop itself never raises)."""
+        return []
+
     def __enter__(self) -> model.Runtime:
         return self.start()
 

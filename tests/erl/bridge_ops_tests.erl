@@ -72,3 +72,17 @@ tc_unknown_call_test() ->
 
 greeting_test() ->
     ?assertEqual(bridge_info:greeting(), bridge_ops:greeting()).
+
+%% load_permille is optional; when given it must be 1..1000.
+bench_rejects_out_of_range_load_test() ->
+    Args = [{<<"call">>, <<"hash">>}, {<<"digest">>, <<"sha256">>}, {<<"data">>, <<"x">>},
+            {<<"warmup_ns">>, 0}, {<<"sample_ns">>, 1000}, {<<"samples">>, 1},
+            {<<"load_permille">>, 0}],
+    ?assertMatch({error, {bad_request, _}}, bridge_ops:handle(<<"bench">>, Args)).
+
+bench_with_duty_cycle_test() ->
+    Args = [{<<"call">>, <<"hash">>}, {<<"digest">>, <<"sha256">>}, {<<"data">>, <<"x">>},
+            {<<"warmup_ns">>, 0}, {<<"sample_ns">>, 100000}, {<<"samples">>, 2},
+            {<<"load_permille">>, 500}],
+    {ok, Reply} = bridge_ops:handle(<<"bench">>, Args),
+    ?assertEqual(crypto:hash(sha256, <<"x">>), proplists:get_value(output, Reply)).
