@@ -11,10 +11,12 @@ from __future__ import annotations
 import datetime
 import os
 import tempfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from bridge import ab, assemble, calls, environment, hardware, inputs, interop, model, otp
+from bridge.libcrypto import Directory
+from bridge.runtimes import libcrypto as other_libcrypto
 from bridge.runtimes import lineup
 from bridge.runtimes.base import Job
 from bridge.runtimes.openssl import mask_evidence
@@ -35,6 +37,11 @@ class Plan:
     hw: str = "on"  # on | off | both: as found, features masked, or an A/B of the two
     command: tuple[str, ...] = ()
     reproduce: str = ""
+    # Per kind, the variables each of its runtimes was given (--env), in the
+    # order of erl / python / openssl above.
+    env: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
+    # --libcrypto: every runtime again with each directory's library.
+    libcrypto: tuple[Directory, ...] = ()
 
 
 MaskChecker = Callable[[Plan, ab.HwContext], model.MaskCheck]
@@ -96,7 +103,9 @@ class _Inputs:
 def _specs(plan: Plan) -> list[RuntimeSpec]:
     wanted = {kind for sc in plan.scenarios for kind in sc.calls}
     kinds = tuple(k for k in plan.kinds if k in wanted)
-    return lineup.specs(plan.settings, kinds, validate(plan), plan.python, plan.openssl)
+    return lineup.specs(
+        plan.settings, kinds, validate(plan), plan.python, plan.openssl, given=plan.env
+    )
 
 
 def validate(plan: Plan) -> list[otp.Installation | None]:
@@ -144,7 +153,8 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
 
 
 def _start_pair(plan, session, spec, cpu, checker, contexts, made) -> None:
-    """A runtime as found and, for an A/B, its masked twin, each with its cells."""
+    """A runtime as found and, for an A/B, its masked twin, each with its
+    cells; then the same with each --libcrypto directory's library."""
     on = session.start(spec)
     if on is None:
         return
@@ -155,6 +165,11 @@ def _start_pair(plan, session, spec, cpu, checker, contexts, made) -> None:
         off = session.start(twin) if twin is not None else None
         if off is not None:
             session.add(off, jobs(plan, off, made))
+    for variant in other_libcrypto.variants(spec, on, plan.libcrypto):
+        if isinstance(variant, model.Skipped):
+            session.skipped.append(variant)
+        else:
+            _start_pair(plan, session, variant, cpu, checker, contexts, made)
 
 
 def jobs(plan: Plan, live: Live, made: _Inputs) -> Iterator[Job]:
