@@ -343,13 +343,20 @@ def fit_lines(
     if not fs:
         return []
     rows = []
+    # Two runtimes of a kind (OTP 23 beside OTP 25) fit the same call: name them.
+    by_kind: dict[str, set[str]] = defaultdict(set)
+    for f in fs:
+        by_kind[report.kind_of(f.runtime)].add(f.runtime)
+    named = any(len(ids) > 1 for ids in by_kind.values())
     for f in fs:
         kind = report.kind_of(f.runtime)
         name = f.call_id if short else f.call
         name = name if name.startswith(kind) else f"{kind} {name}"
         gbs = f"{f.gb_per_s:.2f}" if f.gb_per_s else "-"
-        rows.append([name, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
-    headers = ["call", "hw", "a ns/call", "b ns/byte", "1/b GB/s", "R²"]
+        figures = [f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"]
+        rows.append([*([f.runtime] if named else []), name, f.hw, *figures])
+    headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", "b ns/byte"]
+    headers += ["1/b GB/s", "R²"]
     return [
         "",
         "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",
