@@ -130,3 +130,15 @@ def test_the_openssl_probe_sees_the_library_a_process_maps(tmp_path, system_libc
     assert plain.same_file(system_libcrypto)
     with pytest.raises(libcrypto.CannotTell, match="wrote nothing"):
         libcrypto.probe_cli("/bin/false", env)
+
+
+def test_the_mask_follows_the_library_an_openssl_cli_runs_on():
+    """openssl 3.0's CLI on a 3.5 libcrypto (--libcrypto) gets a mask in
+    3.4+'s syntax: the library parses OPENSSL_ia32cap, not the CLI."""
+    from bridge import ab, model
+
+    version = "OpenSSL 3.0.19 27 Jan 2026 (Library: OpenSSL 3.5.7 9 Jun 2026)"
+    cli = model.Runtime("openssl@3.0.19+libcrypto-3.5.7", "openssl", "/usr/bin/openssl", version)
+    assert ab.library_of(cli) == ("OpenSSL", (3, 5, 7))
+    plain = model.Runtime("openssl@3.0.19", "openssl", "/usr/bin/openssl", version.split(" (")[0])
+    assert ab.library_of(plain) == ("OpenSSL", (3, 0, 19))
