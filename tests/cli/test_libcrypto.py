@@ -132,24 +132,16 @@ def test_another_soname_is_skipped_and_a_library_not_loaded_is_refused(
 ):
     # OTP 23 loads libcrypto.so.1.1: a directory of libcrypto.so.3 cannot stand in.
     args = ["sha256", "--sizes", "16", *FAST_ARGS, "--runtimes", "erlang"]
-    system_erl = shutil.which("erl")
     report, done = run_json(
-        tmp_path,
-        *args,
-        "--erl",
-        str(bullseye.erl),
-        "--erl",
-        system_erl,
-        "--libcrypto",
-        str(copy_dir),
+        tmp_path, *args, "--erl", str(bullseye.erl), "--libcrypto", str(copy_dir)
     )
     (skipped,) = report["skipped"]
     assert skipped["runtime"] == f"erlang@23.2.6+libcrypto {copy_dir}"
-    assert (
-        "it loads libcrypto.so.1.1" in skipped["reason"] and "another soname" in skipped["reason"]
-    )
+    assert "it loads libcrypto.so.1.1" in skipped["reason"]
+    assert "another soname" in skipped["reason"]
     assert "skipped erlang@23.2.6+libcrypto" in done.stderr
-    assert len([rt for rt in report["runtimes"] if "libcrypto_dir" in rt]) == 1  # OTP 25's
+    (rt,) = report["runtimes"]  # OTP 23 itself still ran
+    assert rt["otp_version"] == "23.2.6" and report["results"][0]["status"] == "ok"
 
     # bullseye's erl is a wrapper that puts its own directory first: a copy
     # of its libcrypto.so.1.1 elsewhere is never loaded, and the run says so.
