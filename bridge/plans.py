@@ -150,13 +150,16 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
         given[kind] = tuple(runtime_given_env(rt) for rt in kept)
         return tuple(rt.executable for rt in kept) or (None,)
 
-    dirs = []
-    for rt in old.runtimes:
-        d = rt.details.get("libcrypto_dir", {}).get("given")
-        if d and d not in dirs and not Path(d).expanduser().is_dir():
-            warnings.append(f"--libcrypto {d} does not exist here; running without it")
-        elif d and d not in dirs:
+    dirs: list[str] = []
+    for d in dict.fromkeys(
+        rt.details["libcrypto_dir"].get("given", "")
+        for rt in old.runtimes
+        if "libcrypto_dir" in rt.details
+    ):
+        if d and Path(d).expanduser().is_dir():
             dirs.append(d)
+        elif d:
+            warnings.append(f"--libcrypto {d} does not exist here; running without it")
     kinds = tuple(k for k in calls.RUNTIME_KINDS if any(rt.kind == k for rt in as_found))
     plan = runner.Plan(
         scenarios=loaded,

@@ -119,4 +119,4 @@ def _upgrade_lines(upgrades, fmt: str) -> list[str]:
     out = ["", "Where the versions differ:"]
     for sentence in upgrade.sentences(upgrades, ascii_only=True):
         out += textwrap.wrap(sentence, 72, initial_indent="- ", subsequent_indent="  ")
-    return out + upgrade.narrow(upgrades)[1:]
+    return out + upgrade.narrow(upgrades)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from tabulate import tabulate
+
 from bridge import model, upgrade
 from bridge.render import common
 
@@ -50,8 +52,6 @@ def wide(upgrades: Sequence[model.Upgrade], fmt: str = "table", width: int = 100
     headers = ["new", "old", "call", "hw", "a ns/call", "b ns/byte"]
     headers += [upgrade.size_text(n) for n in sizes]
     if fmt == "markdown":
-        from tabulate import tabulate
-
         lines += [""] + tabulate(
             rows, headers=headers, tablefmt="github", disable_numparse=True
         ).splitlines()

@@ -150,6 +150,13 @@ def test_replay_gives_each_runtime_its_variables_and_the_libcrypto_dirs_again(
                 {"PYTHONHASHSEED": "0"},
                 libcrypto_dir={"given": str(lib), "dir": str(lib)},
             ),
+            rt(  # its masked twin
+                "python@1+libcrypto-3",
+                "python",
+                {"OPENSSL_ia32cap": "~0x20000000", "PYTHONHASHSEED": "0"},
+                "off",
+                libcrypto_dir={"given": str(lib), "dir": str(lib)},
+            ),
             rt("python@1#2", "python", {}),
         ),
         results=(),
