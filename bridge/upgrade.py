@@ -104,6 +104,8 @@ def in_report(report: model.Report) -> list[model.Upgrade]:
     out: list[model.Upgrade] = []
     for kind in dict.fromkeys(rt.kind for rt in report.runtimes):
         runtimes = [rt for rt in report.runtimes if rt.kind == kind and not rt.masked]
+        if len(runtimes) < 2:
+            continue
         # sorted() keeps the named order among equal versions.
         old, *others = sorted(runtimes, key=version_key)
         for new in others:
