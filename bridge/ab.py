@@ -47,7 +47,9 @@ def library_of(info: model.Runtime) -> tuple[str, tuple[int, int, int]] | None:
     text = {
         "erlang": d.get("crypto_lib", ""),
         "python": d.get("ssl_openssl_version", ""),
-        "openssl": info.version,
+        # The CLI on another library (--libcrypto) says "(Library: ...)": the
+        # mask is parsed by the library, not by the CLI.
+        "openssl": info.version.partition("(Library:")[2] or info.version,
     }.get(info.kind, "")
     return hardware.parse_library(text)
 

@@ -18,7 +18,18 @@ import click
 from tabulate import tabulate
 
 import bridge
-from bridge import calls, discover, distribution, importer, model, nodeenv, plans, runner, scenario
+from bridge import (
+    calls,
+    discover,
+    distribution,
+    importer,
+    model,
+    nodeenv,
+    plans,
+    runenv,
+    runner,
+    scenario,
+)
 from bridge import compare as comparison
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
@@ -40,7 +51,20 @@ def cli() -> None:
     """
 
 
-@cli.command()
+class _RunCommand(click.Command):
+    """`bridge run`: an --env belongs to the runtime option before it, which
+    click's values alone (one tuple per option) cannot tell; its parser's
+    record of the options in command-line order can."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        line = list(args)  # the parser consumes its list
+        rest = super().parse_args(ctx, args)
+        _, _, order = self.make_parser(ctx).parse_args(args=line)
+        ctx.params["env"] = runenv.bind([p.name for p in order], ctx.params.get("env") or ())
+        return rest
+
+
+@cli.command(cls=_RunCommand)
 @click.argument("scenarios", nargs=-1)
 @click.option("--quick", is_flag=True, help="Shorter, rougher measurement (a few seconds).")
 @click.option("--samples", type=click.IntRange(1, MAX_SAMPLES), help="Samples per cell.")
@@ -127,6 +151,22 @@ def cli() -> None:
     metavar="PATH",
     help="A Python to run the Python worker (repeatable; bridge must be importable there)."
     " Default: this one.",
+)
+@click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A variable for the runtime named just before (--erl, --python or --openssl),"
+    " e.g. --erl PATH --env LD_LIBRARY_PATH=DIR (repeatable). Recorded in the report.",
+)
+@click.option(
+    "--libcrypto",
+    "libcrypto",
+    multiple=True,
+    metavar="DIR",
+    help="Run every runtime again with the libcrypto of the same soname in DIR (or an"
+    " OpenSSL prefix's lib64/ or lib/), put in front of LD_LIBRARY_PATH (repeatable).",
 )
 @click.option(
     "--request-timeout",

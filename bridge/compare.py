@@ -19,9 +19,9 @@ is unknown.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from bridge import model, stats
+from bridge import model, stats, upgrade
 
 MARGIN = 0.03
 
@@ -52,6 +52,9 @@ class Comparison:
     labels: list[str]  # one per report
     pairs: list[tuple[int, list[Row]]]  # (index of the report compared with the first, rows)
     environment_diff: list[tuple[str, list[str]]]  # (what, value in each report)
+    # Per report compared with the first: the upgrade view (bridge.upgrade),
+    # where a runtime's version differs between the two.
+    upgrades: dict[int, list[model.Upgrade]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -62,6 +65,7 @@ class Comparison:
                     "baseline": self.labels[0],
                     "other": self.labels[i],
                     "rows": [r.to_json() for r in rows],
+                    "upgrades": [u.to_json() for u in self.upgrades.get(i, [])],
                 }
                 for i, rows in self.pairs
             ],
@@ -172,4 +176,13 @@ def _erlang_lib(report: model.Report) -> str:
 
 def compare(reports: list[model.Report], labels: list[str]) -> Comparison:
     pairs = [(i, pair(reports[0], reports[i])) for i in range(1, len(reports))]
-    return Comparison(labels=labels, pairs=pairs, environment_diff=environment_diff(reports))
+    upgrades = {
+        i: upgrade.between(reports[0], reports[i], labels[0], labels[i])
+        for i in range(1, len(reports))
+    }
+    return Comparison(
+        labels=labels,
+        pairs=pairs,
+        environment_diff=environment_diff(reports),
+        upgrades={i: u for i, u in upgrades.items() if u},
+    )

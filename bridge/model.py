@@ -425,6 +425,71 @@ class UnstableCell:
         return cls(**d)
 
 
+@dataclass(frozen=True)
+class UpgradeSize:
+    """One message size in an upgrade view: both medians and new/old."""
+
+    size: int
+    old_ns: float
+    new_ns: float
+    ratio: float
+    ratio_ci95: tuple[float, float] | None  # None: no samples (imported numbers)
+
+    def to_json(self) -> Json:
+        ci = self.ratio_ci95
+        return {**self.__dict__, "ratio_ci95": list(ci) if ci else None}
+
+    @classmethod
+    def from_json(cls, d: Json) -> UpgradeSize:
+        ci = d.get("ratio_ci95")
+        return cls(**{**d, "ratio_ci95": (ci[0], ci[1]) if ci else None})
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    """Two versions of one runtime kind on the same call (bridge.upgrade):
+    new/old per size, and the cost model of each (ns per call = a + b*bytes)
+    to say whether the difference is per call or per byte. `per_call` and
+    `per_byte` are more | less | same | unknown; `same` means within noise."""
+
+    scenario: str
+    kind: str
+    call: str
+    call_id: str
+    hw: str
+    old: str  # runtime id ("label: id" in a comparison of reports)
+    new: str
+    old_version: str  # e.g. "OTP 23.2.6 on OpenSSL 1.1.1w"
+    new_version: str
+    sizes: tuple[UpgradeSize, ...]
+    old_a_ns: float | None = None
+    old_b_ns_per_byte: float | None = None
+    new_a_ns: float | None = None
+    new_b_ns_per_byte: float | None = None
+    delta_a_ns: float | None = None
+    delta_a_ci95: tuple[float, float] | None = None
+    b_ratio: float | None = None
+    b_ratio_ci95: tuple[float, float] | None = None
+    per_call: str = "unknown"
+    per_byte: str = "unknown"
+
+    def to_json(self) -> Json:
+        d = dict(self.__dict__)
+        d["sizes"] = [s.to_json() for s in self.sizes]
+        for name in ("delta_a_ci95", "b_ratio_ci95"):
+            d[name] = list(d[name]) if d[name] else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> Upgrade:
+        pairs = {
+            name: (d[name][0], d[name][1]) if d.get(name) else None
+            for name in ("delta_a_ci95", "b_ratio_ci95")
+        }
+        sizes = tuple(UpgradeSize.from_json(s) for s in d["sizes"])
+        return cls(**{**d, **pairs, "sizes": sizes})
+
+
 # -- problems ----------------------------------------------------------------
 
 
@@ -592,6 +657,8 @@ class Report:
     unstable: tuple[UnstableCell, ...] = ()
     fits: tuple[CostFit, ...] = ()
     tc: tuple[TcFigure, ...] = ()
+    # Written only when there is one, so earlier reports re-serialise as they were.
+    upgrades: tuple[Upgrade, ...] = ()
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -621,6 +688,12 @@ class Report:
         return self.settings.get("imported_from")
 
     def to_json(self) -> Json:
+        d = self._to_json()
+        if self.upgrades:
+            d["upgrades"] = [u.to_json() for u in self.upgrades]
+        return d
+
+    def _to_json(self) -> Json:
         return {
             "schema": self.schema,
             "bridge_version": self.bridge_version,
@@ -669,6 +742,7 @@ class Report:
                 unstable=each("unstable", UnstableCell),
                 fits=each("fits", CostFit),
                 tc=each("tc", TcFigure),
+                upgrades=each("upgrades", Upgrade),
                 errors=each("errors", RunError),
                 skipped=each("skipped", Skipped),
             )

@@ -15,8 +15,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge import calls, discover, distribution, model, runner, scenario
+from bridge import calls, discover, distribution, libcrypto, model, runenv, runner, scenario
 from bridge.errors import UsageError
+from bridge.runtimes.base import MASK_VARS
 from bridge.settings import DEFAULT, QUICK, Settings
 
 
@@ -50,6 +51,9 @@ class RunOptions:
     cookie_file: Path | None = None
     max_load: float = distribution.MAX_LOAD
     connect_timeout: float = distribution.CONNECT_TIMEOUT_S
+    # --env, each bound to the runtime option before it (bridge.runenv.bind).
+    env: tuple[runenv.Given, ...] = ()
+    libcrypto: tuple[str, ...] = ()
 
 
 def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
@@ -73,11 +77,12 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
     hw = o.hw or ("both" if kinds and any(sc.features for sc in loaded) else "on")
     if nodes is not None:
         check_nodes(loaded, kinds, hw)
+    erl, erl_env = expand_erl_given(o.erl, runenv.for_option(o.env, "erl", len(o.erl)))
     plan = runner.Plan(
         scenarios=loaded,
         settings=settings,
         seed=o.seed,
-        erl=expand_erl(o.erl) or (None,),
+        erl=erl or (None,),
         openssl=o.openssl or (None,),
         python=o.python or (None,),
         kinds=kinds,
@@ -85,6 +90,12 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
         command=command,
         reproduce=reproduce(o, settings, kinds, hw),
         nodes=nodes,
+        env={
+            "erlang": erl_env,
+            "python": runenv.for_option(o.env, "python", len(o.python)),
+            "openssl": runenv.for_option(o.env, "openssl", len(o.openssl)),
+        },
+        libcrypto=libcrypto_dirs(o.libcrypto),
     )
     check_room(plan)
     return plan
@@ -124,6 +135,28 @@ def check_nodes(loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], h
         )
 
 
+def expand_erl_given(
+    erl: tuple[str, ...], given: tuple[dict[str, str], ...]
+) -> tuple[tuple[str, ...], tuple[dict[str, str], ...]]:
+    """expand_erl, keeping each --erl's variables with every installation it
+    names (--erl otp:23 --env LD_LIBRARY_PATH=... gives them to each OTP 23)."""
+    out: list[tuple[str, dict[str, str]]] = []
+    for spec, env in zip(erl, given, strict=True):
+        for path in expand_erl((spec,)):
+            if not spec.startswith("otp:") or (path, env) not in out:
+                out.append((path, env))
+    return tuple(p for p, _ in out), tuple(e for _, e in out)
+
+
+def libcrypto_dirs(given: tuple[str, ...]) -> tuple[libcrypto.Directory, ...]:
+    out: list[libcrypto.Directory] = []
+    for text in given:
+        found = libcrypto.resolve(text)
+        if all(d.dir != found.dir for d in out):
+            out.append(found)
+    return tuple(out)
+
+
 def settings_from(o: RunOptions) -> Settings:
     base = QUICK if o.quick else DEFAULT
     return dataclasses.replace(
@@ -152,10 +185,16 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
     known = {f.name for f in dataclasses.fields(Settings)}
     settings = Settings(**{k: v for k, v in old.settings.items() if k in known})
     # Nodes are not replayed: loading code into them takes --measure on the
-    # command line (the report's reproduce line has it).
+    # command line (the report's reproduce line has it). A --libcrypto runtime
+    # is its base runtime run again: replayed by --libcrypto.
     nodes = [rt.executable for rt in old.runtimes if "node" in rt.details]
-    as_found = [rt for rt in old.runtimes if not rt.masked and "node" not in rt.details]
+    as_found = [
+        rt
+        for rt in old.runtimes
+        if not rt.masked and "node" not in rt.details and "libcrypto_dir" not in rt.details
+    ]
     warnings: list[str] = []
+    given: dict[str, tuple[dict[str, str], ...]] = {}
     if nodes:
         what = f"running nodes ({', '.join(nodes)}), which --replay does not measure again"
         if not as_found:
@@ -163,11 +202,23 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
         warnings.append(f"the report also measured {what}; rerun: {old.reproduce}")
 
     def here(kind: str) -> tuple[str | None, ...]:
-        paths = [rt.executable for rt in as_found if rt.kind == kind]
-        missing = [p for p in paths if p and not Path(p).exists()]
+        runtimes = [rt for rt in as_found if rt.kind == kind and rt.executable]
+        missing = [rt.executable for rt in runtimes if not Path(rt.executable).exists()]
         warnings.extend(f"{p} does not exist here; using the one on PATH" for p in missing)
-        return tuple(p for p in paths if p and p not in missing) or (None,)
+        kept = [rt for rt in runtimes if rt.executable not in missing]
+        given[kind] = tuple(runtime_given_env(rt) for rt in kept)
+        return tuple(rt.executable for rt in kept) or (None,)
 
+    dirs: list[str] = []
+    for d in dict.fromkeys(
+        rt.details["libcrypto_dir"].get("given", "")
+        for rt in old.runtimes
+        if "libcrypto_dir" in rt.details
+    ):
+        if d and Path(d).expanduser().is_dir():
+            dirs.append(d)
+        elif d:
+            warnings.append(f"--libcrypto {d} does not exist here; running without it")
     kinds = tuple(k for k in calls.RUNTIME_KINDS if any(rt.kind == k for rt in as_found))
     plan = runner.Plan(
         scenarios=loaded,
@@ -180,9 +231,16 @@ def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
         hw=old.hardware.hw or "on",
         command=command,
         reproduce=old.reproduce,
+        env=given,
+        libcrypto=libcrypto_dirs(tuple(dirs)),
     )
     check_room(plan)
     return plan, warnings
+
+
+def runtime_given_env(rt: model.Runtime) -> dict[str, str]:
+    """The variables a reported runtime was given with --env."""
+    return runenv.given_in(rt.details.get("env") or {}, MASK_VARS)
 
 
 def runtime_kinds(text: str) -> tuple[str, ...]:
@@ -392,8 +450,10 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: str
     if settings.tc_calls:
         argv += ["--method", "tc", "--tc-calls", str(settings.tc_calls)]
     for flag, values in (("--erl", o.erl), ("--openssl", o.openssl), ("--python", o.python)):
-        for value in values:
-            argv += [flag, value]
+        for n, value in enumerate(values):
+            argv += [flag, value, *runenv.argv(o.env, flag[2:], n)]
+    for directory in o.libcrypto:
+        argv += ["--libcrypto", directory]
     if kinds != (() if o.node else calls.RUNTIME_KINDS):
         argv += ["--runtimes", ",".join(kinds)]
     for node in dict.fromkeys(o.node):

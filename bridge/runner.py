@@ -11,11 +11,13 @@ from __future__ import annotations
 import datetime
 import os
 import tempfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from bridge import ab, assemble, calls, environment, hardware, inputs, interop, model, otp
 from bridge.distribution import NodePlan
+from bridge.libcrypto import Directory
+from bridge.runtimes import libcrypto as other_libcrypto
 from bridge.runtimes import lineup, remote
 from bridge.runtimes.base import Job
 from bridge.runtimes.openssl import mask_evidence
@@ -37,6 +39,11 @@ class Plan:
     command: tuple[str, ...] = ()
     reproduce: str = ""
     nodes: NodePlan | None = None  # --node: running nodes, measured over distribution
+    # Per kind, the variables each of its runtimes was given (--env), in the
+    # order of erl / python / openssl above.
+    env: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
+    # --libcrypto: every runtime again with each directory's library.
+    libcrypto: tuple[Directory, ...] = ()
 
 
 MaskChecker = Callable[[Plan, ab.HwContext], model.MaskCheck]
@@ -99,7 +106,9 @@ def _specs(plan: Plan) -> list[RuntimeSpec]:
     wanted = {kind for sc in plan.scenarios for kind in sc.calls}
     kinds = tuple(k for k in plan.kinds if k in wanted)
     installations = validate(plan)
-    local = lineup.specs(plan.settings, kinds, installations, plan.python, plan.openssl)
+    local = lineup.specs(
+        plan.settings, kinds, installations, plan.python, plan.openssl, given=plan.env
+    )
     if plan.nodes is None:
         return local
     known = [i for i in installations if i is not None]
@@ -165,6 +174,8 @@ class _Lineup:
         self.contexts: dict[str, ab.HwContext] = {}
 
     def start(self, spec: RuntimeSpec) -> None:
+        """A runtime as found and, for an A/B, its masked twin, each with its
+        cells; then the same with each --libcrypto directory's library."""
         on = self.session.start(spec)
         if on is None:
             return
@@ -177,6 +188,11 @@ class _Lineup:
             off = self.session.start(twin) if twin is not None else None
             if off is not None:
                 self.session.add(off, self.jobs(off))
+        for variant in other_libcrypto.variants(spec, on, self.plan.libcrypto):
+            if isinstance(variant, model.Skipped):
+                self.session.skipped.append(variant)
+            else:
+                self.start(variant)
 
     def jobs(self, live: Live) -> Iterator[Job]:
         for sc in self.plan.scenarios:

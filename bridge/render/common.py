@@ -10,6 +10,10 @@ from tabulate import tabulate
 
 from bridge import ab, calls, model, stats, verdicts, vocab
 
+# The masks bridge sets for hw off: the other variables of a runtime's `env`
+# record were given by the user (--env). As bridge.runtimes.base.MASK_VARS.
+MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
+
 
 def title(report: model.Report) -> str:
     if report.imported_from is not None:
@@ -135,7 +139,7 @@ def provenance_items(report: model.Report) -> list[str]:
         if rt.id in seen:
             continue
         seen.add(rt.id)
-        items.append(f"{rt.id}: {runtime_summary(rt)}")
+        items.append(f"{rt.id}: {runtime_summary(rt)}{given_summary(rt)}")
     for exp in report.hardware.experiments or ():
         if exp.mask:
             items.append(f"{exp.runtime} hw off: {exp.mask.variable}={exp.mask.value}")
@@ -275,8 +279,20 @@ def provenance_lines(report: model.Report) -> list[str]:
     ]
     for rt in report.runtimes:
         if not rt.masked:  # a masked twin has the same provenance
-            lines.append(f"{rt.id}: {runtime_summary(rt)}")
+            lines.append(f"{rt.id}: {runtime_summary(rt)}{given_summary(rt)}")
     return lines
+
+
+def given_summary(rt: model.Runtime) -> str:
+    """What the user gave one runtime (--env, --libcrypto), and the proof
+    that a --libcrypto library was the one loaded."""
+    given = {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
+    text = "".join(f"; {k}={v}" for k, v in given.items())
+    other = rt.details.get("libcrypto_dir")
+    if other:
+        text += f"; libcrypto {other.get('file')} ({other.get('version')}), mapped as"
+        text += f" {', '.join(other.get('maps') or ['?'])}"
+    return text
 
 
 def runtime_summary(rt: model.Runtime) -> str:
@@ -358,13 +374,20 @@ def fit_lines(
     if not fs:
         return []
     rows = []
+    # Two runtimes of a kind (OTP 23 beside OTP 25) fit the same call: name them.
+    by_kind: dict[str, set[str]] = defaultdict(set)
+    for f in fs:
+        by_kind[report.kind_of(f.runtime)].add(f.runtime)
+    named = any(len(ids) > 1 for ids in by_kind.values())
     for f in fs:
         kind = report.kind_of(f.runtime)
         name = f.call_id if short else f.call
         name = name if name.startswith(kind) else f"{kind} {name}"
         gbs = f"{f.gb_per_s:.2f}" if f.gb_per_s else "-"
-        rows.append([name, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
-    headers = ["call", "hw", "a ns/call", "b ns/byte", "1/b GB/s", "R²"]
+        figures = [f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"]
+        rows.append([*([f.runtime] if named else []), name, f.hw, *figures])
+    headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", "b ns/byte"]
+    headers += ["1/b GB/s", "R²"]
     return [
         "",
         "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",

@@ -8,7 +8,7 @@ import textwrap
 from tabulate import tabulate
 
 from bridge.compare import Comparison
-from bridge.render import common
+from bridge.render import common, upgrade
 
 
 def render(c: Comparison, fmt: str) -> str:
@@ -34,6 +34,7 @@ def render(c: Comparison, fmt: str) -> str:
             out += _text_tables(rows)
         else:
             out += _wide_table(rows, fmt, x)
+        out += _upgrade_lines(c.upgrades.get(i, []), fmt)
         out.append("")
     if c.environment_diff:
         out += [
@@ -108,3 +109,14 @@ def _text_tables(rows) -> list[str]:
         out += common.simple_table(table_rows, headers, width=0)
         out.append("")
     return out
+
+
+def _upgrade_lines(upgrades, fmt: str) -> list[str]:
+    if not upgrades:
+        return []
+    if fmt != "text":
+        return upgrade.wide(upgrades, fmt)[1:]
+    out = ["", "Where the versions differ:"]
+    for sentence in upgrade.sentences(upgrades, ascii_only=True):
+        out += textwrap.wrap(sentence, 72, initial_indent="- ", subsequent_indent="  ")
+    return out + upgrade.narrow(upgrades)

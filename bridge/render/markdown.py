@@ -6,7 +6,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, summary
+from bridge.render import common, summary, upgrade
 
 
 def render(report: model.Report) -> str:
@@ -58,5 +58,6 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         fit = common.fit_lines(report, results[0].scenario)
         if fit:
             lines += ["", fit[1], "", "```", *fit[2:], "```"]
+        lines += upgrade.wide(upgrade.of(report, results[0].scenario), "markdown")
         lines += common.verdict_lines(report, results[0].scenario)
     return lines

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bridge import ab, interop, model
-from bridge.render import common
+from bridge.render import common, upgrade
 
 
 def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
@@ -14,6 +14,7 @@ def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
     out: list[str] = []
     for scenario, results in common.by_scenario(report).items():
         out += _speed_sentence(scenario, results, x)
+        out += upgrade.sentences(upgrade.of(report, scenario), ascii_only)
         out += _verdict_sentences(report, scenario, x)
         out += _interop_sentence(report, scenario)
     for e in report.errors:

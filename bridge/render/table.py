@@ -8,7 +8,7 @@ import textwrap
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common
+from bridge.render import common, upgrade
 
 
 def render(report: model.Report) -> str:
@@ -18,6 +18,7 @@ def render(report: model.Report) -> str:
         out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
         out += _table(report, common.ordered(report, rows))
         out += common.fit_lines(report, scenario)
+        out += upgrade.wide(upgrade.of(report, scenario))
         for line in common.tc_lines(report, scenario):
             out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
         for line in common.verdict_lines(report, scenario):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from bridge import model
-from bridge.render import common, summary
+from bridge.render import common, summary, upgrade
 
 WIDTH = 72
 
@@ -64,6 +64,8 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     if results:
         for line in common.fit_lines(report, results[0].scenario, short=True, width=WIDTH):
             out += _wrap(line) if len(line) > WIDTH else [line]
+    if results:
+        out += upgrade.narrow(upgrade.of(report, results[0].scenario), WIDTH)
     verdicts = common.verdict_lines(report, results[0].scenario) if results else []
     for line in verdicts:
         out += _wrap(line, indent="  ") if line else [""]

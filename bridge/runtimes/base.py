@@ -15,11 +15,12 @@ session holds it in an ExitStack.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bridge import calls, codec, model, proc
+from bridge import calls, codec, libcrypto, model, proc
 from bridge.errors import OperationError
 from bridge.inputs import Inputs
 from bridge.port import Worker
@@ -76,6 +77,11 @@ class Runtime:
         self.hw = hw
         self.mask_env = dict(mask_env or {})
         self.id = self.kind
+        # What the user gave this runtime alone (--env NAME=VALUE after its
+        # --erl/--python/--openssl); recorded in the report as given.
+        self.given_env: dict[str, str] = {}
+        # --libcrypto: a directory put in front of LD_LIBRARY_PATH.
+        self.libcrypto_dir: str | None = None
 
     def start(self) -> model.Runtime:
         raise NotImplementedError
@@ -103,15 +109,36 @@ class Runtime:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def with_env(self, given: Mapping[str, str]) -> Runtime:
+        self.given_env = dict(given)
+        return self
+
+    def extra_env(self) -> dict[str, str]:
+        """What this runtime's children get on top of bridge's environment:
+        the variables given for it, the --libcrypto directory in front of the
+        library path, and the mask of an hw "off" run."""
+        extra = {**self.given_env, **self.mask_env}
+        if self.libcrypto_dir:
+            rest = self.given_env.get("LD_LIBRARY_PATH", os.environ.get("LD_LIBRARY_PATH"))
+            extra["LD_LIBRARY_PATH"] = ":".join(p for p in (self.libcrypto_dir, rest) if p)
+        return extra
+
     def child_env(self) -> dict[str, str]:
         """The environment for a child: bridge's own, less the variables it
-        controls, plus the mask for an hw "off" run."""
-        return proc.erlang_env(self.mask_env)
+        controls, plus extra_env()."""
+        return proc.erlang_env(self.extra_env())
 
     def env_record(self) -> dict[str, str | None]:
-        """Only the variables bridge sets or reads, for the report."""
+        """Only the variables bridge sets or reads, and those given for this
+        runtime, for the report: nothing inherited from bridge's environment
+        (a --libcrypto directory is recorded on its own, see
+        bridge.runtimes.libcrypto)."""
         env = self.child_env()
-        return {k: env.get(k) for k in MASK_VARS}
+        return {**{k: env.get(k) for k in MASK_VARS}, **self.given_env}
+
+    def mapped_libcrypto(self) -> list[libcrypto.Mapped]:
+        """The libcrypto files this runtime's process maps, once started."""
+        raise libcrypto.CannotTell(f"{self.id} cannot show what it maps")
 
 
 class WorkerRuntime(Runtime):
@@ -155,6 +182,11 @@ class WorkerRuntime(Runtime):
 
     def check_greeting(self, greeting: dict[str, Any]) -> None:
         pass
+
+    def mapped_libcrypto(self) -> list[libcrypto.Mapped]:
+        if self.worker is None or self.worker.pid is None:
+            return super().mapped_libcrypto()
+        return libcrypto.mapped(self.worker.pid)
 
     def rename(self, runtime_id: str) -> None:
         super().rename(runtime_id)

@@ -44,7 +44,7 @@ class ErlangRuntime(WorkerRuntime):
         ]
 
     def child_env(self) -> dict[str, str]:
-        return otp.node_env(self.node_dir().crash_dump, self.mask_env)
+        return otp.node_env(self.node_dir().crash_dump, self.extra_env())
 
     def worker_options(self) -> dict[str, Any]:
         node_dir = self.node_dir()

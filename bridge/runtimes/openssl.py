@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bridge import ab, calls, hardware, model, proc, vocab
+from bridge import ab, calls, hardware, libcrypto, model, proc, vocab
 from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.inputs import Inputs
 from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
@@ -181,6 +181,10 @@ class OpensslRuntime(Runtime):
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+    def mapped_libcrypto(self) -> list[libcrypto.Mapped]:
+        # Each openssl process lives a second or less: look at one made to wait.
+        return libcrypto.probe_cli(self.executable or self._resolve(), self.child_env())
 
     def _resolve(self) -> str:
         if self.requested is None:
