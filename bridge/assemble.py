@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge import ab, fits, interop, model
+from bridge import ab, fits, interop, levels, model
 from bridge.scenario import Scenario
 from bridge.session import Outcome
 
@@ -25,6 +25,7 @@ def report(
     created: str,
     command: Sequence[str] = (),
     reproduce: str = "",
+    concurrency: levels.Concurrency | None = None,
 ) -> model.Report:
     results = outcome.results
     return model.Report(
@@ -45,4 +46,5 @@ def report(
         errors=(*outcome.errors, *interop.mismatch_errors(checks)),
         skipped=outcome.skipped,
         unstable=outcome.unstable,
+        concurrency=concurrency,
     )

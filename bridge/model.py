@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridge import stats
+from bridge import levels, stats
 from bridge.errors import BridgeError, UsageError
 
 SCHEMA = "bridge.report/1"
@@ -585,6 +585,8 @@ class Report:
     unstable: tuple[UnstableCell, ...] = ()
     fits: tuple[CostFit, ...] = ()
     tc: tuple[TcFigure, ...] = ()
+    # --concurrency: level cells and scaling (bridge.levels); absent otherwise.
+    concurrency: levels.Concurrency | None = None
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -614,7 +616,7 @@ class Report:
         return self.settings.get("imported_from")
 
     def to_json(self) -> Json:
-        return {
+        d: Json = {
             "schema": self.schema,
             "bridge_version": self.bridge_version,
             "created": self.created,
@@ -634,6 +636,9 @@ class Report:
             "errors": [e.to_json() for e in self.errors],
             "skipped": [s.to_json() for s in self.skipped],
         }
+        if self.concurrency is not None:
+            d["concurrency"] = self.concurrency.to_json()
+        return d
 
     @classmethod
     def from_json(cls, d: Any, source: str = "report") -> Report:
@@ -664,6 +669,11 @@ class Report:
                 tc=each("tc", TcFigure),
                 errors=each("errors", RunError),
                 skipped=each("skipped", Skipped),
+                concurrency=(
+                    levels.Concurrency.from_json(d["concurrency"])
+                    if d.get("concurrency") is not None
+                    else None
+                ),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"{source}: malformed bridge report ({_describe(exc)})") from None

@@ -23,7 +23,8 @@ from bridge.errors import RuntimeUnavailable, UsageError
 ERL_SOURCES_DIR = Path(__file__).resolve().parent.parent / "erl"
 # Every module of the Erlang worker: each is compiled into the cache and
 # hashed into its key. bridge_worker (port loop) -> bridge_ops (operations)
-# -> bridge_args, bridge_api, bridge_loops, bridge_measure, bridge_info.
+# -> bridge_args, bridge_api, bridge_loops, bridge_measure, bridge_info,
+# bridge_concurrency (N processes at once, the scheduler probe).
 WORKER_MODULES = (
     "bridge_worker",
     "bridge_ops",
@@ -32,6 +33,7 @@ WORKER_MODULES = (
     "bridge_loops",
     "bridge_measure",
     "bridge_info",
+    "bridge_concurrency",
 )
 INSTALL_HINT = (
     "install Erlang with 'apt-get install erlang-base erlang-crypto' (Debian/Ubuntu),"

@@ -8,13 +8,28 @@ check and the clock. Everything else is the real pipeline.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from bridge import ab, assemble, calls, environment, hardware, inputs, interop, model, otp
+from bridge import (
+    ab,
+    assemble,
+    calls,
+    concurrency,
+    environment,
+    hardware,
+    inputs,
+    interop,
+    levelrun,
+    levels,
+    model,
+    otp,
+    topology,
+)
 from bridge.runtimes import lineup
 from bridge.runtimes.base import Job
 from bridge.runtimes.openssl import mask_evidence
@@ -49,6 +64,7 @@ class Seams:
     check_mask: MaskChecker | None = None
     environment: Callable[[], dict] = environment.collect
     clock: Callable[[], float] | None = None
+    machine: Callable[[], levels.Machine] = topology.collect  # CPUs, SMT, load (--concurrency)
 
 
 @dataclass
@@ -113,6 +129,8 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     interrupted = False
     made = _Inputs(plan.seed)
     kwargs = {"clock": seams.clock} if seams.clock else {}
+    wanted_levels = sorted({n for sc in plan.scenarios for n in sc.concurrency})
+    machine = seams.machine() if wanted_levels else None
     try:
         with Session(plan.settings, progress, **kwargs) as session:
             try:
@@ -139,8 +157,21 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         command=plan.command,
         reproduce=plan.reproduce,
+        concurrency=_levels_block(plan, wanted_levels, machine, outcome.levels),
     )
     return Outcome(report=report, interrupted=interrupted)
+
+
+def _levels_block(plan, wanted, machine, cells) -> levels.Concurrency | None:
+    """The report's concurrency block: the levels, the machine (with the load
+    average at the end too), each cell marked oversubscribed or not."""
+    if machine is None:
+        return None
+    machine = dataclasses.replace(machine, loadavg_end=topology.loadavg())
+    marked = [levelrun.mark(c, concurrency.oversubscribed(c.level, machine)) for c in cells]
+    settings = plan.settings
+    window = concurrency.window_ms(settings.sample_ms)
+    return concurrency.block(wanted, window, settings.schedulers, machine, marked)
 
 
 def _start_pair(plan, session, spec, cpu, checker, contexts, made) -> None:
@@ -150,11 +181,15 @@ def _start_pair(plan, session, spec, cpu, checker, contexts, made) -> None:
         return
     if plan.hw != "off":
         session.add(on, jobs(plan, on, made))
+        # Levels run on the machine as found; on the masked twin only for --hw off.
+        session.add_levels(on, jobs(plan, on, made))
     if plan.hw in ("off", "both"):
         twin = masked_twin(plan, spec, on.info, cpu, checker, contexts)
         off = session.start(twin) if twin is not None else None
         if off is not None:
             session.add(off, jobs(plan, off, made))
+            if plan.hw == "off":
+                session.add_levels(off, jobs(plan, off, made))
 
 
 def jobs(plan: Plan, live: Live, made: _Inputs) -> Iterator[Job]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bridge import ab, interop, model
-from bridge.render import common
+from bridge.render import common, concurrency
 
 
 def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
@@ -16,6 +16,7 @@ def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
         out += _speed_sentence(scenario, results, x)
         out += _verdict_sentences(report, scenario, x)
         out += _interop_sentence(report, scenario)
+    out += concurrency.sentences(report, ascii_only)
     for e in report.errors:
         out.append(f"Problem: {e.message}")
     return out
