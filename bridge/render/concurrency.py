@@ -12,7 +12,7 @@ from collections import defaultdict
 from tabulate import tabulate
 
 from bridge import concurrency, model
-from bridge.levels import Concurrency, LevelResult, Scaling, Spread
+from bridge.levels import Concurrency, LevelResult, Machine, Scaling, Spread
 from bridge.render import common
 
 HOW = (
@@ -140,7 +140,7 @@ def table_lines(report: model.Report) -> list[str]:
                 level_mark(cell),
             ]
             if not cell.ok:
-                rows.append([*head, problem(cell, marks), "", "", "", "", "", ""])
+                rows.append([*head, problem(cell, marks), "", "", "", "", "", "", ""])
                 continue
             ops, ci = ops_ci(cell)
             s, sci = scaling_text(scaling_of(c, cell))
@@ -149,6 +149,7 @@ def table_lines(report: model.Report) -> list[str]:
                 [
                     *head,
                     f"{ops} ({ci})",
+                    _workers(cell),
                     _mbs(cell),
                     f"{s} ({sci})",
                     f"{eff.efficiency:.0%}" if eff else "-",
@@ -163,6 +164,7 @@ def table_lines(report: model.Report) -> list[str]:
             "bytes",
             "N",
             "ops/s (95% CI)",
+            "each worker",
             "MB/s",
             "scaling (95% CI)",
             "eff.",
@@ -180,8 +182,24 @@ def table_lines(report: model.Report) -> list[str]:
     return out
 
 
+IMPORTED = (
+    "Imported from openssl speed -multi output: the summed number as posted, and each"
+    " child's beside it. Level 1 is a single-process run of the same document, of the"
+    " same version, path, algorithm and size, timed by the wall clock (-elapsed) as"
+    " -multi is; without one there is no scaling."
+)
+
+
 def _how(c: Concurrency) -> str:
+    if all(cell.imported for cell in c.cells):
+        return IMPORTED
     return HOW.format(window=c.window_ms or "-", batches=8)
+
+
+def _workers(cell: LevelResult) -> str:
+    """Each worker's own calls per second: an unfair share shows here."""
+    each = cell.worker_ops()
+    return " / ".join(common.si(x) for x in each) if len(each) > 1 else "-"
 
 
 def _mbs(cell: LevelResult) -> str:
@@ -198,6 +216,8 @@ def _sched(cell: LevelResult) -> str:
 
 def machine_lines(c: Concurrency, ascii_only: bool = False) -> list[str]:
     m = c.machine
+    if m == Machine():
+        return []  # imported: the text says nothing of the machine
     parts = [f"{m.logical_cpus} CPUs" if m.logical_cpus else "CPUs unknown"]
     if m.usable_cpus and m.usable_cpus != m.logical_cpus:
         parts.append(f"{m.usable_cpus} usable by bridge")
@@ -251,7 +271,7 @@ def markdown_lines(report: model.Report) -> list[str]:
         for cell in cells:
             head = [cell.runtime, f"`{cell.call}`", cell.size, level_mark(cell)]
             if not cell.ok:
-                rows.append([*head, problem(cell, marks), "", "", "", "", ""])
+                rows.append([*head, problem(cell, marks), "", "", "", "", "", ""])
                 continue
             ops, ci = ops_ci(cell)
             sc = scaling_of(c, cell)
@@ -260,6 +280,7 @@ def markdown_lines(report: model.Report) -> list[str]:
                 [
                     *head,
                     f"{ops} ({ci})",
+                    _workers(cell),
                     _mbs(cell),
                     f"{s} ({sci})",
                     f"{sc.efficiency:.0%}" if sc else "-",
@@ -273,6 +294,7 @@ def markdown_lines(report: model.Report) -> list[str]:
             "bytes",
             "N",
             "ops/s (95% CI)",
+            "each worker",
             "MB/s",
             "scaling (95% CI)",
             "efficiency",
@@ -299,7 +321,9 @@ def text_lines(report: model.Report, width: int = 72) -> list[str]:
         return textwrap.wrap(s, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
 
     out = ["", *wrap(f"== Concurrency: {', '.join(map(str, c.levels))} workers at once")]
-    out += wrap(_how(c)) + wrap(machine_lines(c, ascii_only=True)[0])
+    out += wrap(_how(c))
+    for line in machine_lines(c, ascii_only=True):
+        out += wrap(line)
     marks: dict[str, str] = {}
     for scenario, cells in by_scenario(c).items():
         keys: dict[tuple[str, str, str], int] = {}
