@@ -122,12 +122,27 @@ def warnings(levels: Iterable[int], machine: Machine, schedulers: int | None) ->
     if schedulers is not None and cpus is not None and schedulers > cpus:
         out.append(f"--schedulers {schedulers} is more than the {cpus} CPUs")
     load = machine.loadavg_start
-    if load is not None and cpus and load[0] > cpus / 2:
+    busy = load is not None and cpus is not None and load[0] > cpus / 2
+    if busy:
+        assert load is not None
         out.append(
             f"the machine was busy: load average {load[0]:.2f} on {cpus} CPUs when the run"
             " started; other work competes with every level"
         )
+    if busy and machine.autogroup:
+        out.append(AUTOGROUP)
     return out
+
+
+# Measured on this project's VM under load: one or two spinning processes in
+# one session did the same work in a second; in two sessions, twice as much.
+AUTOGROUP = (
+    "Linux autogroup is on, and on a busy machine it shares the CPU between sessions"
+    " before processes: each Python worker process runs in a session of its own and"
+    " gets a share of its own, while an Erlang node's schedulers, Python's threads and"
+    " openssl -multi's children share one. Scaling is then not like for like across"
+    " modes; compare them on an idle machine"
+)
 
 
 def output_ok(sc: Scenario, call: calls.Call, data: Inputs, output: bytes) -> bool | None:

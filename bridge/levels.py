@@ -66,6 +66,9 @@ class Machine:
     sockets: int | None = None
     loadavg_start: tuple[float, float, float] | None = None
     loadavg_end: tuple[float, float, float] | None = None
+    # Linux's autogroup: CPU time is shared between sessions first (None:
+    # not Linux, or not known).
+    autogroup: bool | None = None
 
     @property
     def cpus(self) -> int | None:
@@ -80,6 +83,7 @@ class Machine:
             "sockets": self.sockets,
             "loadavg_start": list(self.loadavg_start) if self.loadavg_start else None,
             "loadavg_end": list(self.loadavg_end) if self.loadavg_end else None,
+            "autogroup": self.autogroup,
         }
 
     @classmethod
@@ -96,6 +100,7 @@ class Machine:
             sockets=d.get("sockets"),
             loadavg_start=load("loadavg_start"),
             loadavg_end=load("loadavg_end"),
+            autogroup=d.get("autogroup"),
         )
 
 

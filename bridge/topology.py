@@ -1,6 +1,7 @@
 """What the machine has to run N workers on: logical CPUs, the CPUs this
-process may use, physical cores, SMT siblings, sockets, and the load average
-(a shared machine's other work competes with every level).
+process may use, physical cores, SMT siblings, sockets, the load average (a
+shared machine's other work competes with every level), and whether Linux's
+autogroup shares the CPU between sessions first.
 
 Small collectors, each may fail alone; tested on canned sysfs/cpuinfo text.
 """
@@ -32,7 +33,15 @@ def collect(sys_cpu: Path = SYS_CPU, cpuinfo: str | None = None) -> Machine:
         smt_siblings=(logical // cores) if logical and cores else None,
         sockets=sockets,
         loadavg_start=loadavg(),
+        autogroup=autogroup(),
     )
+
+
+def autogroup(path: Path = Path("/proc/sys/kernel/sched_autogroup_enabled")) -> bool | None:
+    try:
+        return path.read_text().strip() == "1"
+    except OSError:
+        return None
 
 
 def loadavg(read: Callable[[], tuple[float, float, float]] = os.getloadavg):

@@ -227,6 +227,8 @@ def machine_lines(c: Concurrency, ascii_only: bool = False) -> list[str]:
     if m.loadavg_start:
         end = f", {m.loadavg_end[0]:.2f} at the end" if m.loadavg_end else ""
         parts.append(f"load average {m.loadavg_start[0]:.2f} at the start{end}")
+    if m.autogroup is not None:
+        parts.append(f"Linux autogroup {'on' if m.autogroup else 'off'}")
     if c.schedulers:
         parts.append(f"Erlang node started with +S {c.schedulers}:{c.schedulers}")
     return ["Machine: " + "; ".join(parts) + "."]
