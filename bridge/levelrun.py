@@ -51,6 +51,7 @@ class LevelCell:
     sched: dict[str, tuple[int, int]] | None = None
     schedulers_online: int | None = None
     dirty_cpu_schedulers_online: int | None = None
+    clock_ns: int | None = None
     output: bytes = b""
     output_ok: bool | None = None
     unsupported: str = ""
@@ -104,6 +105,8 @@ class LevelCell:
                 k: (old.get(k, (0, 0))[0] + a, old.get(k, (0, 0))[1] + t)
                 for k, (a, t) in b.sched.items()
             }
+        if b.clock_ns is not None:
+            self.clock_ns = b.clock_ns
         self.schedulers_online = b.schedulers_online
         self.dirty_cpu_schedulers_online = b.dirty_cpu_schedulers_online
 
@@ -134,6 +137,7 @@ class LevelCell:
             windows=tuple(self.windows),
             latency_ns=tuple(self.latency_ns),
             latency_note=self.latency_note,
+            clock_ns=self.clock_ns,
             probe_ns=tuple(self.probe_ns),
             probe_idle_ns=tuple(self.probe_idle_ns),
             sched=self.sched,

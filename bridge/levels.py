@@ -123,6 +123,7 @@ class LevelResult:
     windows: tuple[Window, ...] = ()
     latency_ns: tuple[int, ...] = ()  # sampled per-call latencies, all workers
     latency_note: str = ""  # why there are none
+    clock_ns: int | None = None  # what the clock reads add to each sampled latency
     probe_ns: tuple[int, ...] = ()  # Erlang: how late the 1 ms probe woke, under load
     probe_idle_ns: tuple[int, ...] = ()  # ... and before the load started
     sched: dict[str, tuple[int, int]] | None = None  # scheduler type -> (active, total)
@@ -234,6 +235,8 @@ class LevelResult:
         d["latency"] = lat.to_json() if lat else None
         if self.latency_note:
             d["latency_note"] = self.latency_note
+        if self.clock_ns is not None:
+            d["clock_ns"] = self.clock_ns
         d["latency_ns"] = list(self.latency_ns)
         if self.probe_ns or self.probe_idle_ns:
             probe, idle = self.probe(), self.probe_idle()
@@ -275,6 +278,7 @@ class LevelResult:
             windows=tuple(tuple((int(c), int(ns)) for c, ns in w) for w in d.get("windows", ())),
             latency_ns=tuple(int(x) for x in d.get("latency_ns", ())),
             latency_note=d.get("latency_note", ""),
+            clock_ns=d.get("clock_ns"),
             probe_ns=tuple(int(x) for x in d.get("probe_ns", ())),
             probe_idle_ns=tuple(int(x) for x in d.get("probe_idle_ns", ())),
             sched=None if sched is None else {k: (int(v[0]), int(v[1])) for k, v in sched.items()},

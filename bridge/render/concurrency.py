@@ -250,6 +250,17 @@ def note_lines(
         out += textwrap.wrap("* oversubscribed: more workers than CPUs, so they take turns", width)
     for text, mark in marks.items():
         out += textwrap.wrap(f"[{mark}] {text}", width, subsequent_indent="     ")
+    clocks: dict[str, list[int]] = defaultdict(list)
+    for cell in c.cells:
+        if cell.clock_ns is not None:
+            clocks[cell.runtime].append(cell.clock_ns)
+    if clocks:
+        each = ", ".join(f"{rid} {dur(max(v))}" for rid, v in clocks.items())
+        out += textwrap.wrap(
+            f"Each sampled latency includes the clock reads around the call, not subtracted:"
+            f" {each}.",
+            width,
+        )
     notes = {cell.latency_note for cell in c.cells if cell.latency_note}
     for note in sorted(notes):
         out += textwrap.wrap(f"No latency for openssl: {note}.", width)

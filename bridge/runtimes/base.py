@@ -91,6 +91,7 @@ class LevelBatch:
     sched: dict[str, tuple[int, int]] | None = None
     schedulers_online: int | None = None
     dirty_cpu_schedulers_online: int | None = None
+    clock_ns: int | None = None  # what the clock reads add to a sampled latency
 
 
 def level_windows(per_worker: list) -> list[tuple[tuple[int, int], ...]]:
@@ -251,6 +252,7 @@ def level_batch(reply: dict[str, Any]) -> LevelBatch:
         sched=None if sched is None else {str(k): (int(a), int(t)) for k, a, t in sched},
         schedulers_online=reply.get("schedulers_online"),
         dirty_cpu_schedulers_online=reply.get("dirty_cpu_schedulers_online"),
+        clock_ns=reply.get("clock_ns"),
     )
 
 

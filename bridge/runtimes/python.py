@@ -164,4 +164,5 @@ def _merge(replies: list[LevelBatch], plan: LevelPlan) -> LevelBatch:
         windows=windows,
         latency_ns=[x for r in replies for x in r.latency_ns],
         output=first.output,
+        clock_ns=first.clock_ns,
     )

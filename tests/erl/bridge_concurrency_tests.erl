@@ -30,7 +30,10 @@ run_test() ->
     [?assert(Ns > 0) || Ws <- Windows, {C, Ns} <- Ws, C > 0],
     Lat = proplists:get_value(latency_ns, Reply),
     ?assertEqual(3, length(Lat)),
-    [?assert(length(L) >= 4) || L <- Lat],
+    %% One sampled latency per batch: as many as the batches each ran.
+    [?assertEqual(lists:sum([C div Batch || {C, _} <- Ws]), length(L))
+     || {Ws, L} <- lists:zip(Windows, Lat)],
+    ?assert(is_integer(proplists:get_value(clock_ns, Reply))),
     ?assert(length(proplists:get_value(probe_ns, Reply)) >= 5),
     ?assert(length(proplists:get_value(probe_idle_ns, Reply)) >= 1),
     ?assertEqual(<<"out">>, proplists:get_value(output, Reply)),
