@@ -214,8 +214,22 @@ def block(
         machine=machine,
         cells=tuple(cells),
         scaling=tuple(scaling(cells)),
-        warnings=tuple(warnings(levels, machine, schedulers)),
+        warnings=tuple([*warnings(levels, machine, schedulers), *dropped(cells)]),
     )
+
+
+def dropped(cells: Sequence[LevelResult]) -> list[str]:
+    """Cells that lost more than a tenth of their windows: a worker was off
+    the CPU for a whole window, so the figures rest on fewer windows."""
+    out = []
+    for c in cells:
+        n = len(c.windows)
+        if n and c.dropped_windows * 10 > n:
+            out.append(
+                f"{c.runtime} {c.call_id} ({c.mode}) at {c.size} B, level {c.level}:"
+                f" {c.dropped_windows} of {n} windows dropped (a worker missed a whole window)"
+            )
+    return out
 
 
 def parse_levels(text: str) -> tuple[int, ...]:

@@ -137,6 +137,7 @@ def test_hmac_sha1_with_one_scheduler(tmp_path, no_leftovers):
 FAKE_PYTHON = """#!{python}
 # A Python worker that serves, except as an extra process of a level: that
 # one (it was never asked for 'info', as only the first worker is) exits.
+import os
 from bridge import pyops, worker
 seen = []
 real = pyops.handle
