@@ -433,12 +433,18 @@ def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
 def _who(kind: str, cell: LevelResult, level: int) -> str:
     base = cell.call.split(" ×")[0]
     if kind == "erlang":
-        where = f" on {cell.schedulers_online} schedulers" if cell.schedulers_online else ""
+        where = (
+            f" on {_plural(cell.schedulers_online, 'scheduler')}" if cell.schedulers_online else ""
+        )
         return f"Erlang {base} in {level} processes{where}"
     if kind == "python":
         how = "threads of one interpreter" if cell.mode == "threads" else "processes"
         return f"Python {base} in {level} {how}"
     return cell.call
+
+
+def _plural(n: int | None, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
@@ -456,9 +462,11 @@ def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
         assert p is not None
         base = cell.call.split(" ×")[0]
         idle_text = f" (idle: p99 {dur(idle.p99_ns, ascii_only)})" if idle else ""
+        procs = "1 process" if cell.level == 1 else f"{cell.level} processes"
+        scheds = _plural(cell.schedulers_online, "scheduler")
         out.append(
-            f"While {cell.level} processes ran {base} at {common.size_text(cell.size)}"
-            f" on {cell.schedulers_online} schedulers, a process asking to wake every 1 ms"
+            f"While {procs} ran {base} at {common.size_text(cell.size)}"
+            f" on {scheds}, a process asking to wake every 1 ms"
             f" woke p99 {dur(p.p99_ns, ascii_only)} late (max {dur(p.max_ns, ascii_only)})"
             f"{idle_text}{_where(cell)}."
         )

@@ -90,7 +90,7 @@ def test_sha256_at_16k_every_runtime_every_format(tmp_path, no_leftovers):
 
 def test_two_python_processes_hash_16k_faster_than_one(tmp_path, no_leftovers):
     out = tmp_path / "r.json"
-    args = ["--samples", "8", "--sample-ms", "2", "--warmup-ms", "20", "--rounds", "2"]
+    args = ["--samples", "16", "--sample-ms", "2", "--warmup-ms", "20", "--rounds", "4"]
     done = bridge_cmd(
         "run",
         "sha256",
