@@ -233,9 +233,12 @@ class WorkerRuntime(Runtime):
         return args
 
     def conc_timeout(self, plan: LevelPlan, extra_ms: int = 0) -> float:
-        return self.settings.bench_timeout(
-            plan.warmup_ms + plan.idle_probe_ms + extra_ms, plan.windows * plan.level
-        )
+        """Seconds to wait for a `conc` reply before declaring the worker hung:
+        the planned time (warm-up, idle probe, the windows, and two windows
+        for calibration and the workers' start), doubled, plus the slack."""
+        planned_ms = plan.warmup_ms + plan.idle_probe_ms + extra_ms
+        planned_ms += plan.window_ms * (plan.windows + 2)
+        return 2 * planned_ms / 1000 + self.settings.timeout_slack_s
 
 
 def level_batch(reply: dict[str, Any]) -> LevelBatch:
