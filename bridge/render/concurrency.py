@@ -477,8 +477,8 @@ def _where(cell: LevelResult) -> str:
     """Which schedulers did the work, from the normal ones' busy time: N
     processes busy all the time keep min(N, S) of S normal schedulers busy,
     unless their calls run elsewhere (dirty CPU schedulers). The dirty
-    schedulers' own wall time is shown but not used: it reads low for a dirty
-    scheduler that never sleeps (README, "Crypto under concurrency")."""
+    schedulers' own wall time is shown but not used: on a busy machine it read
+    low (README, "Crypto under concurrency")."""
     u = cell.utilisation()
     s = cell.schedulers_online
     if not u or not s:
