@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge import ab, fits, interop, model, upgrade
+from bridge import ab, fits, interop, levels, model, upgrade
 from bridge.scenario import Scenario
 from bridge.session import Outcome
 
@@ -26,6 +26,7 @@ def report(
     created: str,
     command: Sequence[str] = (),
     reproduce: str = "",
+    concurrency: levels.Concurrency | None = None,
 ) -> model.Report:
     results = outcome.results
     made = model.Report(
@@ -46,5 +47,6 @@ def report(
         errors=(*outcome.errors, *interop.mismatch_errors(checks)),
         skipped=outcome.skipped,
         unstable=outcome.unstable,
+        concurrency=concurrency,
     )
     return dataclasses.replace(made, upgrades=tuple(upgrade.in_report(made)))

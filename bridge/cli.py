@@ -208,6 +208,18 @@ class _RunCommand(click.Command):
     help="Seconds to reach a --node (epmd lookup and handshake).",
 )
 @click.option(
+    "--concurrency",
+    metavar="N,N,...",
+    help="Also run each call with N workers at once, e.g. 1,2,4 (Erlang processes,"
+    " Python threads and processes, openssl speed -multi): throughput, scaling,"
+    " latency percentiles and the Erlang scheduler probe, per level.",
+)
+@click.option(
+    "--schedulers",
+    type=click.IntRange(1, 1024),
+    help="Start the Erlang node with +S N:N (N schedulers, all online).",
+)
+@click.option(
     "--replay",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Rerun what a saved report describes, then compare the new numbers with it.",
@@ -262,6 +274,9 @@ def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome
         click.echo(f"report written to {output}", err=True)
     for skip in outcome.report.skipped:
         click.echo(f"bridge: warning: skipped {skip.runtime}: {skip.reason}", err=True)
+    if outcome.report.concurrency is not None:
+        for warning in outcome.report.concurrency.warnings:
+            click.echo(f"bridge: warning: {warning}", err=True)
     for cell in outcome.report.unstable:
         click.echo(
             f"bridge: warning: {cell.runtime} {cell.call_id} at {cell.size} B"

@@ -1,7 +1,8 @@
 """Line up reports (`bridge compare A.json B.json ...`) and say whether each
 difference is real or noise.
 
-Results are matched by scenario, runtime *kind*, call and size, never by
+Results are matched by scenario, runtime *kind*, call and size (level
+cells of --concurrency also by mode and level: bridge.compare_levels), never by
 runtime id, so OTP 25 on one machine lines up with OTP 27 on another; the
 n-th runtime of a kind in one report pairs with the n-th in the other.
 Running nodes measured over distribution (--node) pair by host instead: the
@@ -105,7 +106,10 @@ def pair(a: model.Report, b: model.Report, margin: float = MARGIN) -> list[Row]:
             matches = [(next(iter(by_hw_a)), next(iter(by_hw_b)))]
         for hw_a, hw_b in matches:
             rows.append(_row(key, by_hw_a[hw_a], by_hw_b[hw_b], margin))
-    return rows
+    # Levels (--concurrency) line up the same way, each level with its own.
+    from bridge import compare_levels  # it builds this module's Rows
+
+    return rows + compare_levels.pair(a, b, margin, Row)
 
 
 def _row(key: tuple, ra: model.Result, rb: model.Result, margin: float) -> Row:

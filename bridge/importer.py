@@ -12,7 +12,7 @@ import datetime
 from pathlib import Path
 
 import bridge
-from bridge import model, speedparse
+from bridge import import_levels, model, speedparse
 from bridge.errors import UsageError
 
 IMPORTED = "as posted: one number from openssl speed output, no samples"
@@ -45,7 +45,7 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
         raise UsageError(f"{name}: {exc}") from None
     if not parsed.runs:
         raise UsageError(f"{name}: nothing recognisable as openssl speed output")
-    runtimes, results = [], []
+    runtimes, results, cells = [], [], []
     for run in parsed.runs:
         rid = f"openssl#{run.index}"
         runtimes.append(
@@ -64,11 +64,15 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
                     "options": run.options,
                     "compiler": run.compiler,
                     "cpuinfo": run.cpuinfo,
+                    **({"multi": run.multi} if run.multi else {}),
                 },
                 hw="on",
             )
         )
-        results += [_result(run, rid, e) for e in run.entries]
+        if run.multi:
+            cells += import_levels.cells(run, rid, parsed.runs, _call)
+        else:
+            results += [_result(run, rid, e) for e in run.entries]
     report = model.Report(
         bridge_version=bridge.__version__,
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
@@ -81,23 +85,27 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
         skipped=tuple(model.Skipped("", "import", w) for w in parsed.warnings),
         scenarios=tuple(
             {"name": a, "description": f"imported from {name}"}
-            for a in dict.fromkeys(r.scenario for r in results)
+            for a in dict.fromkeys([*(r.scenario for r in results), *(c.scenario for c in cells)])
         ),
+        concurrency=import_levels.block(cells),
     )
     return report, parsed.warnings
 
 
-def _result(run: speedparse.Run, rid: str, e: speedparse.Entry) -> model.Result:
+def _call(run: speedparse.Run, e: speedparse.Entry) -> tuple[str, str]:
+    """(call id, call as written) of an imported number."""
     if e.operation:
-        call_id, call = f"speed-{e.operation}", f"openssl speed {e.text} ({e.operation})"
-    elif e.algorithm.startswith("hmac-"):
-        call_id, call = "speed", f"openssl speed hmac ({e.text})"
-    else:
-        # 3.x times every path through EVP; 1.x only with -evp.
-        v = run.version_tuple
-        evp = run.evp or (v is not None and v >= (3, 0, 0))
-        call_id = "speed-evp" if evp else "speed"
-        call = f"openssl speed {'-evp ' if evp else ''}{e.text}"
+        return f"speed-{e.operation}", f"openssl speed {e.text} ({e.operation})"
+    if e.algorithm.startswith("hmac-"):
+        return "speed", f"openssl speed hmac ({e.text})"
+    # 3.x times every path through EVP; 1.x only with -evp.
+    v = run.version_tuple
+    evp = run.evp or (v is not None and v >= (3, 0, 0))
+    return ("speed-evp" if evp else "speed"), f"openssl speed {'-evp ' if evp else ''}{e.text}"
+
+
+def _result(run: speedparse.Run, rid: str, e: speedparse.Entry) -> model.Result:
+    call_id, call = _call(run, e)
     return model.Result(
         scenario=e.algorithm,
         runtime=rid,

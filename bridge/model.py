@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridge import stats
+from bridge import levels, stats
 from bridge.errors import BridgeError, UsageError
 
 SCHEMA = "bridge.report/1"
@@ -659,6 +659,8 @@ class Report:
     tc: tuple[TcFigure, ...] = ()
     # Written only when there is one, so earlier reports re-serialise as they were.
     upgrades: tuple[Upgrade, ...] = ()
+    # --concurrency: level cells and scaling (bridge.levels); absent otherwise.
+    concurrency: levels.Concurrency | None = None
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -689,8 +691,12 @@ class Report:
 
     def to_json(self) -> Json:
         d = self._to_json()
+        # Optional sections, written only when there is one, so earlier
+        # reports re-serialise as they were.
         if self.upgrades:
             d["upgrades"] = [u.to_json() for u in self.upgrades]
+        if self.concurrency is not None:
+            d["concurrency"] = self.concurrency.to_json()
         return d
 
     def _to_json(self) -> Json:
@@ -745,6 +751,11 @@ class Report:
                 upgrades=each("upgrades", Upgrade),
                 errors=each("errors", RunError),
                 skipped=each("skipped", Skipped),
+                concurrency=(
+                    levels.Concurrency.from_json(d["concurrency"])
+                    if d.get("concurrency") is not None
+                    else None
+                ),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"{source}: malformed bridge report ({_describe(exc)})") from None

@@ -46,7 +46,8 @@ from bridge.errors import BridgeWarning, RuntimeUnavailable, UsageError
 ERL_SOURCES_DIR = Path(__file__).resolve().parent.parent / "erl"
 # Every module of the Erlang worker: each is compiled into the cache and
 # hashed into its key. bridge_worker (port loop) -> bridge_ops (operations)
-# -> bridge_args, bridge_api, bridge_loops, bridge_measure, bridge_info;
+# -> bridge_args, bridge_api, bridge_loops, bridge_measure, bridge_info,
+# bridge_concurrency (N processes at once, the scheduler probe);
 # bridge_remote relays to running nodes (--node), and bridge_agent is what
 # bridge loads into them, renamed (bridge/agent.py).
 WORKER_MODULES = (
@@ -59,6 +60,7 @@ WORKER_MODULES = (
     "bridge_info",
     "bridge_remote",
     "bridge_agent",
+    "bridge_concurrency",
 )
 INSTALL_HINT = (
     "install Erlang with 'apt-get install erlang-base erlang-crypto' (Debian/Ubuntu),"

@@ -15,7 +15,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge import calls, discover, distribution, libcrypto, model, runenv, runner, scenario
+from bridge import (
+    calls,
+    concurrency,
+    discover,
+    distribution,
+    libcrypto,
+    model,
+    runenv,
+    runner,
+    scenario,
+)
 from bridge.errors import UsageError
 from bridge.runtimes.base import MASK_VARS
 from bridge.settings import DEFAULT, QUICK, Settings
@@ -54,6 +64,8 @@ class RunOptions:
     # --env, each bound to the runtime option before it (bridge.runenv.bind).
     env: tuple[runenv.Given, ...] = ()
     libcrypto: tuple[str, ...] = ()
+    concurrency: str | None = None
+    schedulers: int | None = None
 
 
 def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
@@ -73,6 +85,11 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
         loaded = tuple(
             sc.with_sizes(one) if isinstance(sc, scenario.FileDigestScenario) else sc
             for sc in loaded
+        )
+    if o.concurrency is not None:
+        levels = parse_levels(o.concurrency)
+        loaded = tuple(
+            sc.with_concurrency(levels) if concurrency.runs_levels(sc) else sc for sc in loaded
         )
     hw = o.hw or ("both" if kinds and any(sc.features for sc in loaded) else "on")
     if nodes is not None:
@@ -170,6 +187,7 @@ def settings_from(o: RunOptions) -> Settings:
         max_seconds=o.max_time,
         timeout_slack_s=o.request_timeout,
         tc_calls=(o.tc_calls or (100_000 if o.quick else 1_000_000)) if o.method == "tc" else None,
+        schedulers=o.schedulers,
     )
 
 
@@ -410,6 +428,17 @@ def parse_byte_count(text: str) -> int:
     return int(digits) * scale
 
 
+def parse_levels(text: str) -> tuple[int, ...]:
+    """--concurrency 1,2,4 (level 1 is added: scaling is relative to it)."""
+    try:
+        return concurrency.parse_levels(text)
+    except ValueError as exc:
+        raise UsageError(
+            f"--concurrency: {exc.args[0]!r} is not a level; expected whole numbers of"
+            f" concurrent workers from 1 to {concurrency.MAX_LEVEL}, comma-separated"
+        ) from None
+
+
 def parse_sizes(text: str) -> tuple[int, ...]:
     """--sizes 16,64,1024: positive byte counts up to the scenario limit."""
     out: list[int] = []
@@ -449,6 +478,10 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: str
         argv += [f"--until-stable={settings.until_stable}", "--max-time", str(o.max_time)]
     if settings.tc_calls:
         argv += ["--method", "tc", "--tc-calls", str(settings.tc_calls)]
+    if o.concurrency is not None:
+        argv += ["--concurrency", ",".join(map(str, parse_levels(o.concurrency)))]
+    if settings.schedulers:
+        argv += ["--schedulers", str(settings.schedulers)]
     for flag, values in (("--erl", o.erl), ("--openssl", o.openssl), ("--python", o.python)):
         for n, value in enumerate(values):
             argv += [flag, value, *runenv.argv(o.env, flag[2:], n)]

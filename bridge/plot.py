@@ -1,13 +1,15 @@
 """`bridge plot`: throughput against message size, log-log, one line per
 runtime and call; hw on solid, hw off dashed; several reports in one picture
-with --compare (one marker shape per report). matplotlib is an optional extra.
+with --compare (one marker shape per report). A --concurrency report adds a
+panel per scenario of throughput against the number of concurrent workers
+(bridge.plot_levels). matplotlib is an optional extra.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bridge import model, verdicts
+from bridge import model, plot_levels, verdicts
 from bridge.errors import UsageError
 
 INSTALL = (
@@ -33,12 +35,16 @@ def plot(reports: list[tuple[str, model.Report]], out: Path) -> int:
             r.scenario for _, rep in reports for r in rep.results if r.size > 0 and r.status == "ok"
         )
     )
-    if not scenarios:
+    by_level = plot_levels.scenarios(reports)  # --concurrency: throughput by level
+    if not scenarios and not by_level:
         raise UsageError("nothing to plot: no throughput results (message size > 0)")
-    fig, axes = plt.subplots(len(scenarios), 1, figsize=(10, 4.8 * len(scenarios)), squeeze=False)
+    panels = len(scenarios) + len(by_level)
+    fig, axes = plt.subplots(panels, 1, figsize=(10, 4.8 * panels), squeeze=False)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     lines = 0
-    for ax, scenario in zip(axes[:, 0], scenarios, strict=True):
+    for ax, scenario in zip(axes[len(scenarios) :, 0], by_level, strict=True):
+        lines += plot_levels.draw(ax, reports, scenario, colours, MARKERS)
+    for ax, scenario in zip(axes[: len(scenarios), 0], scenarios, strict=True):
         series_colour: dict[str, str] = {}
         for n, (label, rep) in enumerate(reports):
             groups: dict[tuple[str, str, str], list[model.Result]] = {}

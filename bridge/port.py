@@ -155,6 +155,11 @@ class Worker:
     # -- calls -------------------------------------------------------------
 
     def call(self, op: str, args: Mapping[str, Any] | None = None, *, timeout: float) -> Any:
+        return self.reply(op, self.send(op, args), timeout=timeout)
+
+    def send(self, op: str, args: Mapping[str, Any] | None = None) -> int:
+        """Send a request without waiting for its answer (several workers can
+        then work at once); returns the id that `reply` waits for."""
         if self._proc is None or self._channel is None:
             raise WorkerError(f"{self.name}: worker is not running", runtime=self.name)
         request_id = next(self._ids)
@@ -163,6 +168,12 @@ class Worker:
             self._channel.send((codec.atom("call"), request_id, op.encode(), wire_args))
         except ProtocolError as exc:
             raise self._failure(f"could not be sent '{op}': {exc.message}") from exc
+        return request_id
+
+    def reply(self, op: str, request_id: int, *, timeout: float) -> Any:
+        """The answer to request `request_id` (see `send`)."""
+        if self._proc is None or self._channel is None:
+            raise WorkerError(f"{self.name}: worker is not running", runtime=self.name)
         deadline = time.monotonic() + timeout
         reply = self._receive(timeout, f"an answer to '{op}'")
         # An answer to an earlier request, abandoned when Ctrl-C interrupted

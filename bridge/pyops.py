@@ -39,6 +39,10 @@ def handle(op: str, args: dict[str, Any]) -> Any:
         return info()
     if op == "bench":
         return bench(args)
+    if op == "conc":  # N threads (or this process as one of N) at once
+        from bridge import pyconc
+
+        return pyconc.conc(args, prepare, _int)
     raise OperationError("unknown_op", f"unknown operation: {op[:40]}")
 
 

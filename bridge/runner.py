@@ -8,13 +8,28 @@ check and the clock. Everything else is the real pipeline.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from bridge import ab, assemble, calls, environment, hardware, inputs, interop, model, otp
+from bridge import (
+    ab,
+    assemble,
+    calls,
+    concurrency,
+    environment,
+    hardware,
+    inputs,
+    interop,
+    levelrun,
+    levels,
+    model,
+    otp,
+    topology,
+)
 from bridge.distribution import NodePlan
 from bridge.libcrypto import Directory
 from bridge.runtimes import libcrypto as other_libcrypto
@@ -58,6 +73,7 @@ class Seams:
     check_mask: MaskChecker | None = None
     environment: Callable[[], dict] = environment.collect
     clock: Callable[[], float] | None = None
+    machine: Callable[[], levels.Machine] = topology.collect  # CPUs, SMT, load (--concurrency)
 
 
 @dataclass
@@ -126,6 +142,8 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     made = _Inputs(plan.seed)
     kwargs = {"clock": seams.clock} if seams.clock else {}
     interrupted = False
+    wanted_levels = sorted({n for sc in plan.scenarios for n in sc.concurrency})
+    machine = seams.machine() if wanted_levels else None
     try:
         with Session(plan.settings, progress, **kwargs) as session:
             starter = _Lineup(plan, session, made, seams)
@@ -153,8 +171,21 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         command=plan.command,
         reproduce=plan.reproduce,
+        concurrency=_levels_block(plan, wanted_levels, machine, outcome.levels),
     )
     return Outcome(report=report, interrupted=interrupted)
+
+
+def _levels_block(plan, wanted, machine, cells) -> levels.Concurrency | None:
+    """The report's concurrency block: the levels, the machine (with the load
+    average at the end too), each cell marked oversubscribed or not."""
+    if machine is None:
+        return None
+    machine = dataclasses.replace(machine, loadavg_end=topology.loadavg())
+    marked = [levelrun.mark(c, concurrency.oversubscribed(c.level, machine)) for c in cells]
+    settings = plan.settings
+    window = concurrency.window_ms(settings.sample_ms)
+    return concurrency.block(wanted, window, settings.schedulers, machine, marked)
 
 
 NO_MASK = (
@@ -181,6 +212,8 @@ class _Lineup:
             return
         if self.plan.hw != "off" or not spec.maskable:
             self.session.add(on, self.jobs(on))
+            # Levels run on the machine as found; on the masked twin only for --hw off.
+            self.session.add_levels(on, self.jobs(on))
         if self.plan.hw in ("off", "both") and not spec.maskable:
             self.session.skipped.append(model.Skipped(f"{on.id} (hw off)", spec.kind, NO_MASK))
         elif self.plan.hw in ("off", "both"):
@@ -188,6 +221,8 @@ class _Lineup:
             off = self.session.start(twin) if twin is not None else None
             if off is not None:
                 self.session.add(off, self.jobs(off))
+                if self.plan.hw == "off":
+                    self.session.add_levels(off, self.jobs(off))
         for variant in other_libcrypto.variants(spec, on, self.plan.libcrypto):
             if isinstance(variant, model.Skipped):
                 self.session.skipped.append(variant)

@@ -43,6 +43,9 @@ class Scenario:
     calls: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     path: str = ""
     source: str = ""  # where the benchmark comes from
+    # Levels of concurrency to run it at (bridge.concurrency); () = one call
+    # at a time only, as always.
+    concurrency: tuple[int, ...] = ()
 
     @property
     def algorithm(self) -> str:
@@ -55,6 +58,9 @@ class Scenario:
 
     def with_sizes(self, sizes: tuple[int, ...]) -> Scenario:
         return dataclasses.replace(self, sizes=sizes)
+
+    def with_concurrency(self, levels: tuple[int, ...]) -> Scenario:
+        return dataclasses.replace(self, concurrency=levels)
 
     def to_json(self) -> dict[str, Any]:
         """The scenario as data: `parse(to_json())` gives it back (replay).
@@ -69,6 +75,8 @@ class Scenario:
         if self.source:
             d["source"] = self.source
         d.update(self._tail_json())
+        if self.concurrency:
+            d["concurrency"] = list(self.concurrency)
         return d
 
     def _head_json(self) -> dict[str, Any]:
@@ -237,6 +245,7 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
         )
     features = v.features("features")
     table = v.calls("calls", kind)
+    levels = v.levels("concurrency", kind)
     v.no_unknown_keys(KINDS[kind])
     return KINDS[kind](
         name=name,
@@ -246,6 +255,7 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
         calls=table,
         path=where,
         source=v.string("source", default=""),
+        concurrency=levels,
         **fields,
     )
 
@@ -273,7 +283,7 @@ _PARSERS = {
 
 
 class _Validator:
-    COMMON = {"name", "description", "kind", "sizes", "features", "calls", "source"}
+    COMMON = {"name", "description", "kind", "sizes", "features", "calls", "source", "concurrency"}
     # Every key any kind may have, for the "unknown key" message.
     ALL = COMMON | {"digest", "cipher", "curve", "key_bytes", "mac_bytes"}
 
@@ -321,6 +331,25 @@ class _Validator:
         if len(set(value)) != len(value):
             raise self.fail(key, "distinct sizes")
         return tuple(value)
+
+    def levels(self, key: str, kind: str) -> tuple[int, ...]:
+        """Levels of concurrency: distinct whole numbers, 1 to 1024; level 1
+        is added, since scaling is relative to it."""
+        if key not in self.data:
+            return ()
+        value = self.data[key]
+        if kind == "file-digest":
+            raise self.fail(key, "no levels for kind 'file-digest' (one whole file per call)")
+        if (
+            not isinstance(value, list)
+            or not value
+            or len(value) > 16
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+            or not all(1 <= n <= 1024 for n in value)
+            or len(set(value)) != len(value)
+        ):
+            raise self.fail(key, "a list of 1 to 16 distinct levels, whole numbers from 1 to 1024")
+        return tuple(sorted({1, *value}))
 
     def features(self, key: str) -> tuple[str, ...]:
         value = self.data.get(key, [])

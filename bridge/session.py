@@ -28,8 +28,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from bridge import model, stats
+from bridge import levelrun, model, stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
+from bridge.levels import LevelResult
 from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
 from bridge.settings import Settings
 
@@ -187,6 +188,7 @@ class Outcome:
     skipped: tuple[model.Skipped, ...]
     tc: tuple[model.TcFigure, ...]
     unstable: tuple[model.UnstableCell, ...]
+    levels: tuple[LevelResult, ...] = ()  # --concurrency (bridge.levelrun)
 
 
 class Session:
@@ -204,6 +206,7 @@ class Session:
         self.errors: list[model.RunError] = []
         self.skipped: list[model.Skipped] = []
         self.tc: list[model.TcFigure] = []
+        self.level_cells: list[levelrun.LevelCell] = []
         self._stack = contextlib.ExitStack()
 
     def __enter__(self) -> Session:
@@ -241,6 +244,10 @@ class Session:
     def add(self, live: Live, jobs: Iterable[Job]) -> None:
         self.cells += [Cell(live, job) for job in jobs]
 
+    def add_levels(self, live: Live, jobs: Iterable[Job]) -> None:
+        """The level cells of these jobs (--concurrency), see bridge.levelrun."""
+        self.level_cells += levelrun.cells(live, iter(jobs))
+
     def _died(self, live: Live, exc: WorkerError) -> None:
         # Gone or out of step: stop it now; its samples so far are kept.
         self.errors.append(worker_error(exc, live.id))
@@ -255,6 +262,7 @@ class Session:
         rounds = self.settings.rounds
         for r in range(rounds):
             self._round(self.cells, r, f"round {r + 1}/{rounds}")
+            levelrun.run_round(self, r, f"round {r + 1}/{rounds}")
         if self.settings.tc_calls:
             self._timer_tc()
         target = self.settings.until_stable
@@ -359,6 +367,7 @@ class Session:
             skipped=tuple(self.skipped),
             tc=tuple(self.tc),
             unstable=tuple(unstable),
+            levels=tuple(levelrun.records(self.level_cells)),
         )
 
 

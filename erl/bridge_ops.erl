@@ -40,6 +40,8 @@ handle(<<"bench">>, Args) ->
     bench(Args);
 handle(<<"tc">>, Args) ->
     tc(Args);
+handle(<<"conc">>, Args) ->
+    conc(Args);
 handle(Op, _Args) ->
     {error, {unknown_op, <<"unknown operation: ", (printable(Op))/binary>>}}.
 
@@ -175,6 +177,41 @@ with_curve(Args, Fun) ->
         {{ok, Curve}, {ok, Dg}} -> Fun(Curve, Dg);
         {{error, _} = E, _} -> E;
         {_, {error, _} = E} -> E
+    end.
+
+%% ---------------------------------------------------------------------------
+%% conc: one call made by N processes at once over common time windows
+%% (bridge_concurrency). Reply: api, level, batch, windows, latency_ns,
+%% probe_ns, probe_idle_ns, sched, schedulers_online,
+%% dirty_cpu_schedulers_online, output.
+
+-define(MAX_WORKERS, 1024).
+
+conc(Args) ->
+    try
+        Params = #{workers => pos_int(<<"workers">>, Args, 1, ?MAX_WORKERS),
+                   warmup_ns => pos_int(<<"warmup_ns">>, Args, 0, ?MAX_SAMPLE_NS),
+                   window_ns => pos_int(<<"window_ns">>, Args, 1000000, ?MAX_SAMPLE_NS),
+                   windows => pos_int(<<"windows">>, Args, 1, ?MAX_SAMPLES),
+                   batch => opt_int(<<"batch">>, Args, 0, 0, ?MAX_LOOPS),
+                   idle_probe_ms => opt_int(<<"idle_probe_ms">>, Args, 0, 0, 10000),
+                   same_output => opt_int(<<"same_output">>, Args, 1, 0, 1) =:= 1},
+        case prepare_call(arg(<<"call">>, Args), Args) of
+            {ok, Api, {Once, Loop}} ->
+                case safe_once(Once) of
+                    {ok, _} ->
+                        case bridge_concurrency:run(Once, Loop, Params) of
+                            {ok, Reply} -> {ok, [{api, bridge_api:api_name(Api)} | Reply]};
+                            {error, _} = E -> E
+                        end;
+                    {error, _} = E ->
+                        E
+                end;
+            {error, _} = E ->
+                E
+        end
+    catch
+        throw:{bad_arg, Message} -> {error, {bad_request, Message}}
     end.
 
 %% ---------------------------------------------------------------------------

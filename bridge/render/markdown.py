@@ -6,7 +6,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, summary, upgrade
+from bridge.render import common, concurrency, summary, upgrade
 
 
 def render(report: model.Report) -> str:
@@ -15,6 +15,7 @@ def render(report: model.Report) -> str:
     for scenario, results in common.by_scenario(report).items():
         out += ["", f"#### {scenario}: {common.scenario_description(report, scenario)}", ""]
         out += _table(report, common.ordered(report, results))
+    out += concurrency.markdown_lines(report)
     out += ["", "#### Environment", ""]
     out += [f"- {item}" for item in common.provenance_items(report)]
     problems = [line for line in common.problem_lines(report) if line]

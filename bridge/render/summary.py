@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bridge import ab, interop, model
-from bridge.render import common, upgrade
+from bridge.render import common, concurrency, upgrade
 
 
 def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
@@ -17,6 +17,7 @@ def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
         out += upgrade.sentences(upgrade.of(report, scenario), ascii_only)
         out += _verdict_sentences(report, scenario, x)
         out += _interop_sentence(report, scenario)
+    out += concurrency.sentences(report, ascii_only)
     for e in report.errors:
         out.append(f"Problem: {e.message}")
     return out

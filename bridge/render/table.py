@@ -8,7 +8,7 @@ import textwrap
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, upgrade
+from bridge.render import common, concurrency, upgrade
 
 
 def render(report: model.Report) -> str:
@@ -23,6 +23,7 @@ def render(report: model.Report) -> str:
             out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
         for line in common.verdict_lines(report, scenario):
             out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
+    out += concurrency.table_lines(report)
     out += common.warning_lines(report)
     out += common.problem_lines(report)
     return "\n".join(out).rstrip() + "\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from bridge import model
-from bridge.render import common, summary, upgrade
+from bridge.render import common, concurrency, summary, upgrade
 
 WIDTH = 72
 
@@ -19,6 +19,7 @@ def render(report: model.Report) -> str:
     for scenario, results in common.by_scenario(report).items():
         out += [""] + _wrap(f"== {scenario}: {common.scenario_description(report, scenario)}")
         out += _table(report, common.ordered(report, results))
+    out += concurrency.text_lines(report, WIDTH)
     out += ["", "Environment:"]
     for item in common.provenance_items(report):
         out += _wrap(f"- {item}", indent="  ")

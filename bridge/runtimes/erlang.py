@@ -14,7 +14,7 @@ from typing import Any
 
 from bridge import codec, environment, model, otp
 from bridge.errors import OperationError, RuntimeUnavailable
-from bridge.runtimes.base import Job, WorkerRuntime, text
+from bridge.runtimes.base import Job, LevelBatch, LevelPlan, WorkerRuntime, level_batch, text
 from bridge.settings import Settings
 
 
@@ -31,8 +31,10 @@ class ErlangRuntime(WorkerRuntime):
         build = otp.build_worker(self.installation)
         self._worker_cache = build.note
         boot = self.installation.boot
+        schedulers = self.settings.schedulers
         return [
             str(self.installation.erl),
+            *(["+S", f"{schedulers}:{schedulers}"] if schedulers else []),
             "-noshell",
             "-noinput",
             *(["-boot", str(boot)] if boot else []),
@@ -76,6 +78,14 @@ class ErlangRuntime(WorkerRuntime):
         timeout = n * 50e-6 + self.settings.timeout_slack_s
         reply = codec.props(self.worker.call("tc", args, timeout=timeout))
         return {k: text(v) if isinstance(v, bytes) else v for k, v in reply.items()}
+
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+        """N processes in this node behind a barrier, with the scheduler
+        probe (erl/bridge_concurrency.erl)."""
+        assert self.worker is not None
+        args = {**self.conc_args(job, plan, plan.level), "idle_probe_ms": plan.idle_probe_ms}
+        reply = codec.props(self.worker.call("conc", args, timeout=self.conc_timeout(plan)))
+        return level_batch(reply)
 
     def check_greeting(self, greeting: dict[str, Any]) -> None:
         if not greeting.get("crypto"):

@@ -24,7 +24,7 @@ from pathlib import Path
 from bridge import ab, calls, hardware, libcrypto, model, proc, vocab
 from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.inputs import Inputs
-from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
 from bridge.scenario import CipherScenario, HashScenario, MacScenario, Scenario
 from bridge.settings import Settings
 
@@ -211,14 +211,7 @@ class OpensslRuntime(Runtime):
         reason = self.unsupported_reason(call, sc)
         if reason:
             raise OperationError("unsupported", reason)
-        # -hmac takes the digest's name; everything else the algorithm's.
-        name = sc.digest if isinstance(sc, MacScenario) else sc.algorithm
-        if call.op == "speed-evp":
-            mode, api = "-evp", _evp_api(sc)
-        elif isinstance(sc, MacScenario):
-            mode, api = "-hmac", "EVP_MAC (openssl speed -hmac)"
-        else:
-            mode, api = "", f"openssl speed {name} ({_plain_path(self.version)})"
+        mode, name, api = self._speed_mode(job)
         argv, what = self._speed_argv(mode, name, len(inputs.data))
         samples: list[int] = []
         loops: list[int] = []
@@ -241,16 +234,73 @@ class OpensslRuntime(Runtime):
             self._output_cache[key] = self._output(sc, inputs)
         return Batch(api=api, samples=samples, loops=loops, output=self._output_cache[key])
 
-    def _speed_argv(self, mode: str, algorithm: str, size: int) -> tuple[list[str], str]:
+    def _speed_mode(self, job: Job) -> tuple[str, str, str]:
+        """(speed option, the name it takes, the API it times) for a call."""
+        sc = job.scenario
+        # -hmac takes the digest's name; everything else the algorithm's.
+        name = sc.digest if isinstance(sc, MacScenario) else sc.algorithm
+        if job.call.op == "speed-evp":
+            return "-evp", name, _evp_api(sc)
+        if isinstance(sc, MacScenario):
+            return "-hmac", name, "EVP_MAC (openssl speed -hmac)"
+        return "", name, f"openssl speed {name} ({_plain_path(self.version)})"
+
+    def _speed_argv(
+        self, mode: str, algorithm: str, size: int, multi: int = 0
+    ) -> tuple[list[str], str]:
         seconds = self.settings.openssl_seconds
         # A bare algorithm name must come after the options; -evp/-hmac take it
         # as their argument.
         options = ["-bytes", str(size), "-seconds", str(seconds), "-mr", "-elapsed"]
+        if multi:
+            options = ["-multi", str(multi), *options]
         if mode:
             argv = [self.executable, "speed", mode, algorithm, *options]
         else:
             argv = [self.executable, "speed", *options, algorithm]
         return argv, " ".join(["speed", *([mode] if mode else []), algorithm])
+
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+        """`openssl speed -multi N`: N forked processes, one window per run.
+        Each child writes its own +R record (count, elapsed) to stderr; those
+        are the raw figures, one per worker. A run that fails costs this
+        level's cell only."""
+        sc, call, inputs, n = job.scenario, job.call, job.inputs, plan.level
+        if call.op not in ("speed", "speed-evp"):
+            raise OperationError(
+                "unsupported",
+                f"bridge runs openssl speed -multi for digests, MACs and"
+                f" ciphers only, not for {call.id}",
+            )
+        reason = self.unsupported_reason(call, sc)
+        if reason:
+            raise OperationError("unsupported", reason)
+        mode, name, api = self._speed_mode(job)
+        argv, what = self._speed_argv(mode, name, len(inputs.data), multi=n)
+        timeout = 2 * self.settings.openssl_seconds + self.settings.timeout_slack_s
+        windows = []
+        for _ in range(plan.windows):
+            try:
+                stderr = self._run(argv, timeout=timeout, what=what, stream="stderr")
+            except WorkerError as exc:
+                raise OperationError("failed", exc.one_line()) from None
+            runs = parse_mr_runs(stderr)
+            if len(runs) != n or any(count <= 0 for count, _ in runs):
+                raise OperationError(
+                    "failed", f"'openssl {what}' reported {len(runs)} of its {n} processes"
+                )
+            windows.append(tuple((count, round(elapsed * 1e9)) for count, elapsed in runs))
+        key = (sc.name, sc.algorithm, inputs)
+        if key not in self._output_cache:
+            self._output_cache[key] = self._output(sc, inputs)
+        return LevelBatch(
+            api=f"{api}, -multi {n}",
+            batch=0,
+            windows=windows,
+            latency_ns=[],
+            output=self._output_cache[key],
+            latency_note="openssl speed counts calls for a fixed time; it times no single call",
+        )
 
     def _bench_dgst(self, job: Job, plan: BatchPlan) -> Batch:
         """`openssl dgst -DIGEST FILE` timed as a whole process, wall clock, as
