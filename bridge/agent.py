@@ -32,7 +32,7 @@ from bridge.errors import RuntimeUnavailable
 
 # The modules loaded into a node: the agent and everything a bench request
 # reaches (bridge_ops -> bridge_args, bridge_api, bridge_loops,
-# bridge_measure; bridge_agent -> bridge_info).
+# bridge_measure, bridge_concurrency; bridge_agent -> bridge_info).
 SOURCES = (
     "bridge_agent",
     "bridge_ops",
@@ -40,6 +40,7 @@ SOURCES = (
     "bridge_api",
     "bridge_loops",
     "bridge_measure",
+    "bridge_concurrency",
     "bridge_info",
 )
 PREFIX = "bridge_node_"
