@@ -102,7 +102,11 @@ def cli() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Also look for scenario files here.",
 )
-@click.option("--sizes", help="Message sizes in bytes, comma-separated, instead of the scenario's.")
+@click.option(
+    "--sizes",
+    help="Message sizes, comma-separated (16,1k,16k; K/M/G are powers of 1024),"
+    " instead of the scenario's.",
+)
 @click.option("--file-size", help="File size for file-digest scenarios, e.g. 64M or 1G.")
 @click.option(
     "--method",

@@ -177,30 +177,38 @@ def check_writable(path: Path) -> None:
 
 def parse_byte_count(text: str) -> int:
     """--file-size: 268435456, 256M, 1G (powers of 1024)."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    scale = units.get(t[-1:], 1)
-    digits = t[:-1] if t[-1:] in units else t
-    if not digits.isdigit() or not 1 <= int(digits) * scale <= scenario.MAX_FILE_SIZE:
+    n = _byte_count(text)
+    if n is None or not 1 <= n <= scenario.MAX_FILE_SIZE:
         raise UsageError(
             f"--file-size: {text!r} is not a size; expected e.g. 268435456, 256M or 1G,"
             f" at most {scenario.MAX_FILE_SIZE >> 30}G"
         )
-    return int(digits) * scale
+    return n
+
+
+def _byte_count(text: str) -> int | None:
+    """268435456, 16k, 256M, 1GiB (powers of 1024, case-insensitive); None if not a count."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = units.get(t[-1:], 1)
+    digits = t[:-1] if t[-1:] in units else t
+    return int(digits) * scale if digits.isdigit() else None
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:
-    """--sizes 16,64,1024: positive byte counts up to the scenario limit."""
+    """--sizes 16,64,1k: positive byte counts up to the scenario limit, with
+    the same K/M/G suffixes as --file-size."""
     out: list[int] = []
     for piece in text.split(","):
         piece = piece.strip()
-        if not piece.isdigit() or not 1 <= int(piece) <= scenario.MAX_SIZE:
+        n = _byte_count(piece)
+        if n is None or not 1 <= n <= scenario.MAX_SIZE:
             raise UsageError(
-                f"--sizes: {piece!r} is not a message size; expected whole numbers of bytes"
-                f" from 1 to {scenario.MAX_SIZE}, comma-separated"
+                f"--sizes: {piece!r} is not a message size; expected byte counts"
+                f" from 1 to {scenario.MAX_SIZE} (or with K/M/G, e.g. 1k), comma-separated"
             )
-        if int(piece) not in out:
-            out.append(int(piece))
+        if n not in out:
+            out.append(n)
     return tuple(out)
 
 
