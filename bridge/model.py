@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -709,8 +710,23 @@ def load(path: str | Path) -> Report:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{p}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        raise UsageError(
+            f"{p}: not JSON ({exc.msg} at line {exc.lineno})", hint=_hint(p, text)
+        ) from None
     return Report.from_json(data, source=str(p))
+
+
+# What `openssl speed` prints (human and -mr), to point a pasted run at import-speed.
+SPEED_OUTPUT = re.compile(r"^\s*(?:>\s*)*(?:Doing \S|\+DT:|\+F\d*:|type\s+16 bytes)", re.MULTILINE)
+
+
+def _hint(path: Path, text: str) -> str:
+    if SPEED_OUTPUT.search(text[: 1 << 20]):
+        return f"this is openssl speed output: bridge import-speed {path} makes a report of it"
+    return (
+        "a report is the JSON that bridge run -o writes; for pasted openssl speed output"
+        " use bridge import-speed FILE"
+    )
 
 
 def dumps(report: Report) -> str:
