@@ -49,7 +49,8 @@ class Row:
 class Comparison:
     labels: list[str]  # one per report
     pairs: list[tuple[int, list[Row]]]  # (index of the report compared with the first, rows)
-    environment_diff: list[tuple[str, list[str]]]  # (what, value in each report)
+    # (what, value in each report; None where that report cannot have it)
+    environment_diff: list[tuple[str, list[str | None]]]
 
     def to_json(self) -> dict:
         return {
@@ -138,16 +139,33 @@ ENV_FIELDS = (
 )
 
 
-def environment_diff(reports: list[model.Report]) -> list[tuple[str, list[str]]]:
-    """What differs between the environments: CPU, OS, kernel, OTP, OpenSSL..."""
-    table: list[tuple[str, list[str]]] = []
+def environment_diff(reports: list[model.Report]) -> list[tuple[str, list[str | None]]]:
+    """What differs between the environments: CPU, OS, kernel, OTP, OpenSSL...
+
+    A value is None where a report cannot have it: an imported `openssl speed`
+    paste has no environment block and no Erlang or Python runtimes, so its
+    empty fields are not differences. A row is listed when the reports that
+    can have it disagree."""
+    table: list[tuple[str, list[str | None]]] = []
+    measured = [not r.imported_from for r in reports]
     for label, key in ENV_FIELDS:
-        values = [_text(r.environment.get(key, "")) for r in reports]
+        values = [
+            _text(r.environment.get(key, "")) if m else None
+            for r, m in zip(reports, measured, strict=True)
+        ]
         table.append((label, values))
     for kind, what in (("erlang", "OTP"), ("python", "Python"), ("openssl", "openssl CLI")):
-        table.append((what, [_versions(r, kind) for r in reports]))
-    table.append(("Erlang's libcrypto", [_erlang_lib(r) for r in reports]))
-    return [(w, v) for w, v in table if len(set(v)) > 1]
+        can = measured if kind != "openssl" else [True] * len(reports)
+        table.append(
+            (what, [_versions(r, kind) if c else None for r, c in zip(reports, can, strict=True)])
+        )
+    table.append(
+        (
+            "Erlang's libcrypto",
+            [_erlang_lib(r) if m else None for r, m in zip(reports, measured, strict=True)],
+        )
+    )
+    return [(w, v) for w, v in table if len({x for x in v if x is not None}) > 1]
 
 
 def _text(value) -> str:

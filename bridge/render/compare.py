@@ -40,7 +40,8 @@ def render(c: Comparison, fmt: str) -> str:
             "What differs between the environments:" if fmt != "markdown" else "#### Environments"
         ]
         for what, values in c.environment_diff:
-            line = f"- {what}: " + " | ".join(f"{c.labels[i]}: {v}" for i, v in enumerate(values))
+            known = [(c.labels[i], v) for i, v in enumerate(values) if v is not None]
+            line = f"- {what}: " + " | ".join(f"{label}: {v}" for label, v in known)
             out += _wrap(line, ascii_only, indent="  ")
     else:
         out.append("The environments match (CPU, OS, kernel, OTP, OpenSSL).")

@@ -21,3 +21,20 @@ def test_report_on_pasted_speed_output_points_to_import_speed(tmp_path):
     with pytest.raises(UsageError, match="not JSON") as err:
         model.load(other)
     assert "import-speed" in err.value.one_line()
+
+
+def test_compare_with_an_imported_report_lists_only_what_both_can_have():
+    from bridge import compare
+    from tests.conftest import FIXTURES
+
+    measured = model.load(FIXTURES / "roundtrip" / "run-mix1.json")
+    imported = model.load(FIXTURES / "roundtrip" / "import-3.0.json")
+    diff = dict(compare.environment_diff([measured, imported]))
+    # An imported paste has no CPU, OS, kernel, OTP or Python: not differences.
+    assert set(diff) == {"openssl CLI"}
+    assert diff["openssl CLI"][1] == "OpenSSL 3.0.19"
+    # Between two measured reports the same fields are still compared.
+    other = model.Report.from_json(
+        {**measured.to_json(), "environment": {**measured.environment, "kernel": "7.0"}}
+    )
+    assert dict(compare.environment_diff([measured, other]))["kernel"][1] == "7.0"
