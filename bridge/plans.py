@@ -63,17 +63,18 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
             for sc in loaded
         )
     hw = o.hw or ("both" if any(sc.features for sc in loaded) else "on")
+    erl = expand_erl(o.erl)
     return runner.Plan(
         scenarios=loaded,
         settings=settings,
         seed=o.seed,
-        erl=expand_erl(o.erl) or (None,),
+        erl=erl or (None,),
         openssl=o.openssl or (None,),
         python=o.python or (None,),
         kinds=kinds,
         hw=hw,
         command=command,
-        reproduce=reproduce(o, settings, kinds, hw),
+        reproduce=reproduce(dataclasses.replace(o, erl=erl), settings, kinds, hw),
     )
 
 
@@ -214,7 +215,10 @@ def parse_sizes(text: str) -> tuple[int, ...]:
 
 def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: str) -> str:
     """A command line that reruns the same measurement: every option that
-    changes what is measured, and none that only changes what is printed."""
+    changes what is measured, and none that only changes what is printed.
+    `o.erl` holds paths here, --erl otp:N already resolved: what otp:27 finds
+    depends on BRIDGE_OTP_PATH and on what is installed, which the line
+    cannot carry."""
     argv = ["bridge", "run", *o.scenarios, "--seed", str(o.seed), "--hw", hw]
     if o.sizes is not None:
         argv += ["--sizes", ",".join(map(str, parse_sizes(o.sizes)))]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from bridge import model
-from bridge.render import common, summary
+from bridge.render import common, shell, summary
 
 WIDTH = 72
 
@@ -26,7 +26,8 @@ def render(report: model.Report) -> str:
     if problems:
         out += ["", "Problems:"] + [w for p in problems for w in _wrap(p.strip(), indent="  ")]
     if report.reproduce:
-        out += ["", "Reproduce:"] + _wrap(report.reproduce, indent="    ", first="    ")
+        # Wrapped with `\` continuations, so the lines paste into a shell.
+        out += ["", "Reproduce:"] + shell.lines(report.reproduce, WIDTH, indent="    ")
     text = "\n".join(_ascii(line) for line in out).rstrip() + "\n"
     assert all(len(line) <= WIDTH for line in text.splitlines()), "text view over 72 columns"
     return text

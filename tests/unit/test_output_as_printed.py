@@ -38,3 +38,38 @@ def test_compare_with_an_imported_report_lists_only_what_both_can_have():
         {**measured.to_json(), "environment": {**measured.environment, "kernel": "7.0"}}
     )
     assert dict(compare.environment_diff([measured, other]))["kernel"][1] == "7.0"
+
+
+REPRODUCE = [
+    "bridge",
+    "run",
+    "hmac-sha1",
+    "--seed",
+    "1",
+    "--sizes",
+    "16,16384",
+    "--erl",
+    "/root/.cache/bridge/runtimes/bullseye/bin/erl",
+    "--python",
+    "/tmp/a dir with spaces/and-a-very-long-directory-name-that-goes-on-and-on-and-on/python3",
+    "--openssl",
+    "/opt/" + "x" * 150 + "/openssl",
+    "--scenario-dir",
+    "it's \"quoted\" $HOME `x`",
+]
+
+
+@pytest.mark.parametrize("width", [72, 40])
+def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width):
+    import shlex
+    import subprocess
+
+    from bridge.render import shell
+
+    laid_out = shell.lines(shlex.join(REPRODUCE), width, indent="    ")
+    assert len(laid_out) > 3 and all(len(line) <= width for line in laid_out)
+    assert all(line.endswith("\\") for line in laid_out[:-1])
+    # The shell reads the lines back as the same words (bridge -> a function).
+    script = "bridge() { printf '%s\\0' bridge \"$@\"; }\n" + "\n".join(laid_out)
+    done = subprocess.run(["sh", "-c", script], capture_output=True, check=True)
+    assert done.stdout.decode().split("\0")[:-1] == REPRODUCE
