@@ -22,6 +22,6 @@ def test_parse_version_lines():
 def test_runtime_ids_keep_the_letter_of_the_release():
     # openssl@1.1.1w, not openssl@1.1.1: 1.1.1k and 1.1.1w are different releases.
     assert version_id("OpenSSL 1.1.1w  11 Sep 2023") == "1.1.1w"
-    assert version_id("OpenSSL 3.0.19 27 Jan 2026 (Library: OpenSSL 3.0.19 27 Jan 2026)") == "3.0.19"
+    assert version_id("OpenSSL 3.0.19 27 Jan 2026 (Library: OpenSSL 3.0.19)") == "3.0.19"
     assert version_id("OpenSSL 3.2.0-dev ") == "3.2.0-dev"
     assert version_id("not openssl") == ""

@@ -55,7 +55,7 @@ REPRODUCE = [
     "--openssl",
     "/opt/" + "x" * 150 + "/openssl",
     "--scenario-dir",
-    "it's \"quoted\" $HOME `x`",
+    'it\'s "quoted" $HOME `x`',
 ]
 
 
