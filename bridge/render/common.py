@@ -9,6 +9,7 @@ import tabulate as tabulate_module
 from tabulate import tabulate
 
 from bridge import ab, calls, model, stats, verdicts, vocab
+from bridge.render import titles
 
 
 def title(report: model.Report) -> str:
@@ -25,7 +26,10 @@ def by_scenario(report: model.Report) -> dict[str, list[model.Result]]:
 
 
 def scenario_description(report: model.Report, name: str) -> str:
-    return report.description(name)
+    """The description, its sizes made to match the sizes actually run (the
+    results'), whatever --sizes chose (bridge.render.titles)."""
+    sizes = [r.size for r in report.results if r.scenario == name]
+    return titles.sized(report.description(name), sizes)
 
 
 def who(report: model.Report, runtime_id: str, call: str) -> str:

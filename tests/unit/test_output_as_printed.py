@@ -73,3 +73,61 @@ def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width):
     script = "bridge() { printf '%s\\0' bridge \"$@\"; }\n" + "\n".join(laid_out)
     done = subprocess.run(["sh", "-c", script], capture_output=True, check=True)
     assert done.stdout.decode().split("\0")[:-1] == REPRODUCE
+
+
+@pytest.mark.parametrize(
+    "description, sizes, title",
+    [
+        # The thread's benchmark run at other sizes.
+        (
+            "HMAC-SHA1, 20-byte key, 1000-byte message, MAC cut to 10 bytes (the thread)",
+            [16, 16384],
+            "HMAC-SHA1, 20-byte key, 16 B and 16 KiB messages, MAC cut to 10 bytes (the thread)",
+        ),
+        (
+            "SHA256 digest over 16 B to 16 KiB (the openssl speed sizes)",
+            [16, 1024, 16384],
+            "SHA256 digest over 16 B to 16 KiB",
+        ),
+        (
+            "SHA256 digest over 16 B to 16 KiB (the openssl speed sizes)",
+            [64],
+            "SHA256 digest over 64 B",
+        ),
+        (
+            "HMAC-SHA256, 32-byte key, 64 B and 16 KiB messages, full-length MAC",
+            [1000],
+            "HMAC-SHA256, 32-byte key, 1000-byte message, full-length MAC",
+        ),
+        (
+            "ECDSA P256: sign and verify of a 64-byte message",
+            [16],
+            "ECDSA P256: sign and verify of a 16-byte message",
+        ),
+        ("SHA-256 of a 256 MiB file, streamed", [1 << 30], "SHA-256 of a 1 GiB file, streamed"),
+        # As the scenario file says: unchanged.
+        (
+            "SHA256 digest over 16 B to 16 KiB (the openssl speed sizes)",
+            [16, 64, 256, 1024, 8192, 16384],
+            None,
+        ),
+        ("HMAC-SHA1, 20-byte key, 1000-byte message", [1000], None),
+        ("a description naming no size", [16, 32], None),
+    ],
+)
+def test_titles_follow_the_sizes_run(description, sizes, title):
+    from bridge.render import titles
+
+    assert titles.sized(description, sizes) == (title or description)
+
+
+def test_every_view_titles_a_sweep_by_its_sizes():
+    # run-mix1 ran hmac-sha1 at 16, 64 and 256 bytes; the scenario says 1000.
+    from bridge.render import RENDERERS
+    from tests.conftest import FIXTURES
+
+    report = model.load(FIXTURES / "roundtrip" / "run-mix1.json")
+    assert "1000-byte message" in report.description("hmac-sha1")
+    for fmt in ("table", "markdown", "text"):
+        out = RENDERERS[fmt](report)
+        assert "1000-byte" not in out and "16 B, 64 B and 256 B messages" in out.replace("\n", " ")
