@@ -4,11 +4,12 @@ creation included), so the fast tests can check it on fixed records."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge import ab, fits, interop, model
+from bridge import ab, fits, interop, model, versus
 from bridge.scenario import Scenario
 from bridge.session import Outcome
 
@@ -27,7 +28,7 @@ def report(
     reproduce: str = "",
 ) -> model.Report:
     results = outcome.results
-    return model.Report(
+    made = model.Report(
         bridge_version=bridge.__version__,
         created=created,
         command=list(command),
@@ -46,3 +47,5 @@ def report(
         skipped=outcome.skipped,
         unstable=outcome.unstable,
     )
+    # Runtimes against each other, with their significance (bridge.versus).
+    return dataclasses.replace(made, differences=versus.differences(made))

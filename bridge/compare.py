@@ -17,6 +17,7 @@ is unknown.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge import model, stats
@@ -98,17 +99,25 @@ def pair(a: model.Report, b: model.Report, margin: float = MARGIN) -> list[Row]:
     return rows
 
 
+def judge(
+    a: Sequence[float], b: Sequence[float], margin: float = MARGIN
+) -> tuple[float, tuple[float, float], str]:
+    """median(b)/median(a) with its bootstrap 95% CI from the raw samples,
+    and the call: slower | faster (the CI clears the margin) | within noise.
+    bridge.versus judges runtimes within one run by the same rule."""
+    ratio, ci = stats.relative_ci(a, b)
+    if ci[0] > 1 + margin:
+        return ratio, ci, "slower"
+    if ci[1] < 1 - margin:
+        return ratio, ci, "faster"
+    return ratio, ci, "within noise"
+
+
 def _row(key: tuple, ra: model.Result, rb: model.Result, margin: float) -> Row:
     a, b = ra.per_op_ns(), rb.per_op_ns()
     ma, mb = stats.summarize(a).median, stats.summarize(b).median
     if ra.samples and rb.samples:
-        ratio, ci = stats.relative_ci(a, b)
-        if ci[0] > 1 + margin:
-            verdict = "slower"
-        elif ci[1] < 1 - margin:
-            verdict = "faster"
-        else:
-            verdict = "within noise"
+        ratio, ci, verdict = judge(a, b, margin)
     else:
         ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
     scenario, kind, call_id, size, _ = key

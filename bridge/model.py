@@ -419,6 +419,70 @@ class UnstableCell:
         return cls(**d)
 
 
+@dataclass(frozen=True)
+class Difference:
+    """One runtime's median against another's in the same run, with its
+    significance (bridge.versus): against the first-named runtime of its kind
+    (same call, size, hw), or against the fastest row of its table.
+
+    ratio = median(runtime) / median(baseline), with a bootstrap 95% CI from
+    the raw samples, as `bridge compare` computes it. verdict: faster | slower
+    (the CI clears the noise margin and the interleaved rounds agree) | within
+    noise | unresolved (too few rounds to tell a difference from drift) |
+    unknown (no samples)."""
+
+    scenario: str
+    size: int
+    hw: str
+    against: str  # first-named | fastest
+    runtime: str
+    call_id: str
+    baseline_runtime: str
+    baseline_call_id: str
+    ratio: float
+    ci95: tuple[float, float] | None
+    verdict: str
+    rounds: int | None = None  # rounds with samples on both sides
+    note: str = ""
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("faster", "slower")
+
+    def to_json(self) -> Json:
+        d: Json = {
+            "scenario": self.scenario,
+            "size": self.size,
+            "hw": self.hw,
+            "against": self.against,
+            "runtime": self.runtime,
+            "call_id": self.call_id,
+            "baseline_runtime": self.baseline_runtime,
+            "baseline_call_id": self.baseline_call_id,
+            "ratio": self.ratio,
+            "ci95": list(self.ci95) if self.ci95 else None,
+            "verdict": self.verdict,
+            "rounds": self.rounds,
+        }
+        if self.note:
+            d["note"] = self.note
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> Difference:
+        ci = d.get("ci95")
+        return cls(
+            **{k: d[k] for k in ("scenario", "size", "hw", "against", "runtime", "call_id")},
+            baseline_runtime=d["baseline_runtime"],
+            baseline_call_id=d["baseline_call_id"],
+            ratio=float(d["ratio"]),
+            ci95=(ci[0], ci[1]) if ci else None,
+            verdict=d["verdict"],
+            rounds=d.get("rounds"),
+            note=d.get("note", ""),
+        )
+
+
 # -- problems ----------------------------------------------------------------
 
 
@@ -586,6 +650,8 @@ class Report:
     unstable: tuple[UnstableCell, ...] = ()
     fits: tuple[CostFit, ...] = ()
     tc: tuple[TcFigure, ...] = ()
+    # None: a report from before the section (renderers compute it then).
+    differences: tuple[Difference, ...] | None = None
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -632,6 +698,11 @@ class Report:
             "unstable": [u.to_json() for u in self.unstable],
             "fits": [f.to_json() for f in self.fits],
             "tc": [t.to_json() for t in self.tc],
+            **(
+                {}
+                if self.differences is None
+                else {"differences": [x.to_json() for x in self.differences]}
+            ),
             "errors": [e.to_json() for e in self.errors],
             "skipped": [s.to_json() for s in self.skipped],
         }
@@ -663,6 +734,7 @@ class Report:
                 unstable=each("unstable", UnstableCell),
                 fits=each("fits", CostFit),
                 tc=each("tc", TcFigure),
+                differences=None if "differences" not in d else each("differences", Difference),
                 errors=each("errors", RunError),
                 skipped=each("skipped", Skipped),
             )

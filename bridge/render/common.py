@@ -8,8 +8,8 @@ from collections import defaultdict
 import tabulate as tabulate_module
 from tabulate import tabulate
 
-from bridge import ab, calls, model, stats, verdicts, vocab
-from bridge.render import titles
+from bridge import ab, calls, model, stats, verdicts, versus, vocab
+from bridge.render import ratios, titles
 
 
 def title(report: model.Report) -> str:
@@ -33,9 +33,26 @@ def scenario_description(report: model.Report, name: str) -> str:
 
 
 def who(report: model.Report, runtime_id: str, call: str) -> str:
-    """A call named with its runtime kind ("Erlang crypto:hash(...)")."""
+    """A call named with its runtime kind ("Erlang crypto:hash(...)"), and
+    with its runtime ("... on erlang@23.2.6") when the report has several
+    runtimes of that kind: otherwise two lines would differ only in numbers."""
     kind = report.kind_of(runtime_id)
-    return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
+    base = call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
+    return f"{base} on {runtime_id}" if kind in versus.several(report) else base
+
+
+def explanation(report: model.Report, v: model.HwVerdict) -> str:
+    """A verdict's stored explanation, naming its runtime where the report has
+    several of its kind. Composed here from the record's fields, so reports
+    written before the names read right too."""
+    named = who(report, v.runtime, v.call)
+    kind = report.kind_of(v.runtime)
+    if kind not in versus.several(report):
+        return v.explanation
+    base = v.call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {v.call}"
+    if v.explanation.startswith(base):
+        return named + v.explanation[len(base) :]
+    return f"{v.runtime}: {v.explanation}"
 
 
 def ordered(report: model.Report, results: list[model.Result]) -> list[model.Result]:
@@ -66,25 +83,6 @@ def ordered(report: model.Report, results: list[model.Result]) -> list[model.Res
     )
 
 
-def versus_first(report: model.Report, results: list[model.Result]) -> dict[int, str]:
-    """id(result) -> its median over the first-named runtime of its kind, for
-    the same call, size and hw; empty when no kind has two runtimes."""
-    firsts: dict[tuple, model.Result] = {}
-    out: dict[int, str] = {}
-    kinds_seen: dict[str, set[str]] = defaultdict(set)
-    for r in results:
-        kinds_seen[report.kind_of(r.runtime)].add(r.runtime)
-    if all(len(ids) < 2 for ids in kinds_seen.values()):
-        return {}
-    for r in results:
-        kind = report.kind_of(r.runtime)
-        if not r.ok or len(kinds_seen[kind]) < 2:
-            continue
-        first = firsts.setdefault((kind, r.call_id, r.size, r.hw), r)
-        out[id(r)] = f"{r.median() / first.median():.2f}×"
-    return out
-
-
 def verdict_lines(report: model.Report, scenario: str) -> list[str]:
     """One line per call and feature. A sweep whose sizes all say `used`
     becomes one line with the slow-down at each size; anything else keeps
@@ -103,7 +101,7 @@ def verdict_lines(report: model.Report, scenario: str) -> list[str]:
             sizes = ", ".join(f"{v.speedup:.2f}× at {_bytes(v.size)}" for v in vs)
             lines.append(f"- {head}: slower without it by {sizes}")
         else:
-            lines += [f"- {v.explanation}" for v in vs]
+            lines += [f"- {explanation(report, v)}" for v in vs]
     return lines
 
 
@@ -151,6 +149,7 @@ def warning_lines(report: model.Report) -> list[str]:
     for rt in report.runtimes:
         if rt.kind == "python" and rt.details.get("hashlib_uses_openssl") is False:
             lines.append(f"warning: {rt.id} hashlib uses its built-in code, not OpenSSL")
+    lines += [f"warning: {w}" for w in ratios.resolution_warning(report, versus.of(report))]
     return [""] + lines if lines else []
 
 
@@ -298,6 +297,11 @@ def problem_lines(report: model.Report) -> list[str]:
     lines = []
     for s in report.skipped:
         lines.append(f"skipped {s.runtime}: {s.reason}")
+    for u in report.unstable:
+        lines.append(
+            f"not stable: {u.runtime} {u.call_id} at {size_text(u.size)} (hw {u.hw}):"
+            f" 95% CI ±{u.ci_halfwidth * 100:.1f}%, wider than --until-stable asked"
+        )
     for e in report.errors:
         lines.append(f"error: {e.message}")
         tail = (e.stderr_tail or "").strip()
@@ -330,14 +334,18 @@ def fit_lines(
     fs = [f for f in report.fits if f.scenario == scenario]
     if not fs:
         return []
+    # Several runtimes of a kind (two OTPs): each row names its runtime.
+    named = any(report.kind_of(f.runtime) in versus.several(report) for f in fs)
     rows = []
     for f in fs:
         kind = report.kind_of(f.runtime)
         name = f.call_id if short else f.call
         name = name if name.startswith(kind) else f"{kind} {name}"
         gbs = f"{f.gb_per_s:.2f}" if f.gb_per_s else "-"
-        rows.append([name, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
-    headers = ["call", "hw", "a ns/call", "b ns/byte", "1/b GB/s", "R²"]
+        head = [f.runtime, f.call_id if short else f.call] if named else [name]
+        rows.append([*head, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
+    headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", "b ns/byte"]
+    headers += ["1/b GB/s", "R²"]
     return [
         "",
         "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",

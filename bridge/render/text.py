@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from bridge import model
-from bridge.render import common, shell, summary
+from bridge.render import common, ratios, shell, summary
 
 WIDTH = 72
 
@@ -61,6 +61,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         out += _wrap(f"semantics {mark}: {semantics}", indent="  ")
     for note in notes:
         out += _wrap(note, indent="  ")
+    out += _ratio_table(report, results, keys)
     out += [w for line in common.semantics_warning(results) for w in _wrap(line)]
     if results:
         for line in common.fit_lines(report, results[0].scenario, short=True, width=WIDTH):
@@ -68,6 +69,36 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     verdicts = common.verdict_lines(report, results[0].scenario) if results else []
     for line in verdicts:
         out += _wrap(line, indent="  ") if line else [""]
+    return out
+
+
+def _ratio_table(
+    report: model.Report, results: list[model.Result], keys: dict[tuple[str, str], int]
+) -> list[str]:
+    """x first named and x fastest with their CIs and verdicts: a table of
+    their own, since the main one has no room for them in 72 columns."""
+    ratio = ratios.Ratios(report)
+    rows = []
+    for r in results:
+        first, fastest = ratio.get(ratios.FIRST, r), ratio.get(ratios.FASTEST, r)
+        if first is None and fastest is None:
+            continue
+        rows.append(
+            [
+                f"[{keys[(r.runtime, r.call)]}]",
+                r.size,
+                r.hw,
+                *([ratio.cell(ratios.FIRST, r, "x", "-")] if ratio.shows_first else []),
+                ratio.cell(ratios.FASTEST, r, "x", "-"),
+            ]
+        )
+    if not rows:
+        return []
+    headers = ["call", "bytes", "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
+    out = ["", "Between runtimes (median over the other's, 95% CI):"]
+    out += common.simple_table(rows, headers, WIDTH)
+    for line in ratio.legend(results, "x", "-"):
+        out += _wrap(line, indent="  ")
     return out
 
 
@@ -82,7 +113,9 @@ def _wrap(text: str, indent: str = "", first: str = "") -> list[str]:
     ) or [""]
 
 
-ASCII = str.maketrans({"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'"})
+ASCII = str.maketrans(
+    {"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'", "²": "^2", "±": "+-"}
+)
 
 
 def _ascii(text: str) -> str:
