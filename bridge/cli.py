@@ -190,7 +190,13 @@ def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome
     if output is not None:
         click.echo(f"report written to {output}", err=True)
     for skip in outcome.report.skipped:
-        click.echo(f"bridge: warning: skipped {skip.runtime}: {skip.reason}", err=True)
+        if skip.requested:  # asked for and not run: the run fails (exit status 1)
+            click.echo(
+                f"bridge: error: {skip.requested} {skip.runtime} could not run: {skip.reason}",
+                err=True,
+            )
+        else:
+            click.echo(f"bridge: warning: skipped {skip.runtime}: {skip.reason}", err=True)
     for cell in outcome.report.unstable:
         click.echo(
             f"bridge: warning: {cell.runtime} {cell.call_id} at {cell.size} B"
@@ -208,7 +214,9 @@ def _exit_status(outcome: runner.Outcome) -> None:
         reasons = [s.reason for s in outcome.report.skipped]
         reasons += [e.message for e in outcome.report.errors]
         raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
-    if outcome.failed:
+    # The others' results are kept and the report is written; but a runtime
+    # the user named that never ran is a failed run, not a success.
+    if outcome.failed or any(s.requested for s in outcome.report.skipped):
         raise SystemExit(ExitStatus.RUN_FAILED)
 
 

@@ -509,18 +509,24 @@ class RunError:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A runtime that could not run here, and why."""
+    """A runtime that could not run here, and why. `requested` names the
+    option that asked for it (--erl, --python, --openssl); "" for a runtime
+    bridge chose itself (the one on PATH)."""
 
     runtime: str
     kind: str
     reason: str
+    requested: str = ""
 
     def to_json(self) -> Json:
-        return {"runtime": self.runtime, "kind": self.kind, "reason": self.reason}
+        d: Json = {"runtime": self.runtime, "kind": self.kind, "reason": self.reason}
+        if self.requested:
+            d["requested"] = self.requested
+        return d
 
     @classmethod
     def from_json(cls, d: Json) -> Skipped:
-        return cls(d.get("runtime", ""), d.get("kind", ""), d["reason"])
+        return cls(d.get("runtime", ""), d.get("kind", ""), d["reason"], d.get("requested", ""))
 
 
 # -- the hardware experiment -------------------------------------------------

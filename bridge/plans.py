@@ -148,9 +148,12 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
         if spec.startswith("otp:"):
             found = discover.resolve_group(spec)
             if not found:
+                # Say why an installation of that release does not count.
+                broken = [f"{f.root}: {f.problem}" for f in discover.broken_in_group(spec)]
+                why = f": {'; '.join(broken)}" if broken else ""
                 raise UsageError(
-                    f"--erl {spec}: no working OTP {spec[4:]} installation found"
-                    " (bridge otp list shows what is installed)"
+                    f"--erl {spec}: no working OTP {spec[4:]} installation found{why}",
+                    hint="bridge otp list shows what is installed",
                 )
             out += [f for f in found if f not in out]
         else:

@@ -49,13 +49,16 @@ class RuntimeSpec:
     mask_env: Mapping[str, str] | None = None
     # A masked twin shares its partner's id: that is how results and verdicts pair.
     same_id: str | None = None
+    # The option that asked for this runtime (--erl, --python, --openssl), or
+    # "" when bridge chose it: one that was asked for and cannot run fails the run.
+    requested: str = ""
 
     def build(self) -> Runtime:
         return self.make(self.hw, self.mask_env)
 
     def masked(self, label: str, mask_env: Mapping[str, str], same_id: str) -> RuntimeSpec:
         return dataclasses.replace(
-            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id
+            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id, requested=""
         )
 
 
@@ -221,7 +224,9 @@ class Session:
         try:
             info = self._stack.enter_context(driver)
         except RuntimeUnavailable as exc:
-            self.skipped.append(model.Skipped(spec.label, spec.kind, exc.one_line()))
+            self.skipped.append(
+                model.Skipped(spec.label, spec.kind, exc.one_line(), requested=spec.requested)
+            )
             return None
         except WorkerError as exc:
             self.errors.append(worker_error(exc, spec.label))

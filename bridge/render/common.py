@@ -296,7 +296,8 @@ def runtime_summary(rt: model.Runtime) -> str:
 def problem_lines(report: model.Report) -> list[str]:
     lines = []
     for s in report.skipped:
-        lines.append(f"skipped {s.runtime}: {s.reason}")
+        asked = f" (asked for with {s.requested})" if s.requested else ""
+        lines.append(f"skipped {s.runtime}{asked}: {s.reason}")
     for u in report.unstable:
         lines.append(
             f"not stable: {u.runtime} {u.call_id} at {size_text(u.size)} (hw {u.hw}):"

@@ -30,6 +30,7 @@ def _specs(s, kinds, erl, python, openssl) -> Iterator[RuntimeSpec]:
                 "erlang",
                 str(inst.erl) if inst else "erl",
                 lambda hw, env, i=inst: ErlangRuntime(i or otp.locate(None), s, hw, env),
+                requested="--erl" if inst else "",
             )
     if "python" in kinds:
         for exe in python:
@@ -37,6 +38,7 @@ def _specs(s, kinds, erl, python, openssl) -> Iterator[RuntimeSpec]:
                 "python",
                 exe or "python",
                 lambda hw, env, e=exe: PythonRuntime(s, hw, env, executable=e),
+                requested="--python" if exe else "",
             )
     if "openssl" in kinds:
         for exe in openssl:
@@ -44,4 +46,5 @@ def _specs(s, kinds, erl, python, openssl) -> Iterator[RuntimeSpec]:
                 "openssl",
                 exe or "openssl",
                 lambda hw, env, e=exe: OpensslRuntime(s, hw, env, executable=e),
+                requested="--openssl" if exe else "",
             )
