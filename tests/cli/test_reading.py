@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl, needs_openssl
 
 pytestmark = [needs_erl, needs_openssl]
@@ -103,3 +105,67 @@ def test_the_text_views_reproduce_line_runs_when_pasted_into_a_shell(tmp_path):
     assert second["reproduce"] == first["reproduce"]
     assert [r["executable"] for r in second["runtimes"]] == [str(python)]
     assert {r["size"] for r in second["results"]} == {1024}
+
+
+# -- imported before/after ------------------------------------------------------
+
+
+def speed_output(openssl, *args: str) -> str:
+    """`openssl speed ...` as a terminal shows it (2>&1), no masks set."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENSSL_")}
+    done = subprocess.run(
+        [str(openssl), "speed", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout
+    return done.stdout
+
+
+def imported(tmp_path, name: str, text: str) -> tuple[dict, str]:
+    doc = tmp_path / name
+    doc.write_text(text)
+    as_json = bridge_cmd("import-speed", str(doc), "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    table = bridge_cmd("import-speed", str(doc))
+    assert table.returncode == 0, table.stderr
+    return json.loads(as_json.stdout), table.stdout
+
+
+def test_the_same_command_from_111_and_3x_lines_up_with_a_version_ratio(tmp_path, bullseye):
+    import shutil
+
+    new = shutil.which("openssl")
+    args = ["-bytes", "16", "-seconds", "1", "sha256"]
+    human = {
+        v: f"$ openssl speed {' '.join(args)}\n" + speed_output(o, *args)
+        for v, o in (("1.1.1", bullseye.openssl), ("3.0", new))
+    }
+    mr = {v: speed_output(o, "-mr", *args) for v, o in (("1.1.1", bullseye.openssl), ("3.0", new))}
+    for form, outputs in (("human", human), ("mr", mr)):
+        text = "".join(
+            f"{'Before' if v == '1.1.1' else 'After'} ({v}):\n{out}\n" for v, out in outputs.items()
+        )
+        report, table = imported(tmp_path, f"{form}.txt", text)
+        old, new_rt = report["runtimes"]
+        # Headings with punctuation are kept.
+        assert old["heading"] == "Before (1.1.1)" and new_rt["heading"] == "After (3.0)", form
+        (a,) = [r for r in report["results"] if r["runtime"] == old["id"]]
+        (b,) = [r for r in report["results"] if r["runtime"] == new_rt["id"]]
+        # The same typed command: the same call, so they line up...
+        assert a["call_id"] == b["call_id"] == "speed", form
+        # ...and the labels say which path each generation took, in both forms.
+        assert a["call"] == "openssl speed sha256", form
+        assert b["call"] == "openssl speed sha256 (3.x: the EVP path, as -evp)", form
+        # x first named shows the version ratio (as posted: no significance).
+        ratio = b["ns_per_op"]["median"] / a["ns_per_op"]["median"]
+        (d,) = [d for d in report["differences"] if d["against"] == "first-named"]
+        assert d["ratio"] == pytest.approx(ratio) and d["verdict"] == "unknown (no samples)"
+        (row,) = [x for x in table.splitlines() if x.startswith(new_rt["id"] + " ")]
+        assert row.rstrip().endswith(f"{ratio:.2f}×"), (form, row)
+        assert "× first named" in table
+    # -mr records alone say the generation (+F index) when no version line is pasted.
+    assert "3.x" in report["runtimes"][1]["version"] and "1.x" in report["runtimes"][0]["version"]
