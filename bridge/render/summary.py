@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import ab, interop, model, versus
+from bridge import ab, calls, interop, model, versus
 from bridge.render import common, ratios
 
 
@@ -130,7 +130,11 @@ def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
     if not all(c.match for c in checks):
         bad = sorted({m.text() for c in checks for m in c.mismatched})
         return [f"OUTPUT MISMATCH: {', '.join(bad)} computed different bytes."]
-    unchecked = sorted({k.runtime for c in checks for k in c.unchecked or ()})
+    kinds = {rt.id: rt.kind for rt in report.runtimes}
+    part = {(r.runtime, r.call_id) for r in report.results if _is_part(kinds, r)}
+    unchecked = sorted(
+        {k.runtime for c in checks for k in c.unchecked or () if (k.runtime, k.call_id) not in part}
+    )
     checked = {k.runtime for c in checks for k, v in c.outputs.items() if v}
     out = []
     n = len(checked)
@@ -151,4 +155,11 @@ def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
         out.append(f"All {n} {runtimes} computed the same bytes as {library}.")
     if unchecked:
         out.append(f"Not checked (no output of their own to compare): {', '.join(unchecked)}.")
+    if part:
+        out.append("Rows marked part time a part of a call: they make no MAC to check.")
     return out
+
+
+def _is_part(kinds: dict[str, str], r: model.Result) -> bool:
+    call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
+    return call is not None and call.check is calls.Check.PART
