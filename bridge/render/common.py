@@ -3,6 +3,7 @@ problem lines, and the semantics notes."""
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 
 import tabulate as tabulate_module
@@ -397,11 +398,15 @@ def tc_lines(report: model.Report, scenario: str) -> list[str]:
         tablefmt="simple",
         disable_numparse=True,
     )
+    note = (
+        "timer:tc rounds each call to a whole microsecond: a call of 2-4 us reads as 2, 3 or"
+        " 4, so differences under a microsecond, and any 25% change at this size, are"
+        " below what it can show. bridge times loops of calls in nanoseconds instead."
+    )
+    # The table as it is (a wrapped table row is no row), the prose wrapped.
     return [
         "",
         "The thread's method (timer:tc per call, whole microseconds):",
         *table.splitlines(),
-        "timer:tc rounds each call to a whole microsecond: a call of 2-4 us reads as 2, 3 or"
-        " 4, so differences under a microsecond, and any 25% change at this size, are"
-        " below what it can show. bridge times loops of calls in nanoseconds instead.",
+        *textwrap.wrap(note, 100),
     ]

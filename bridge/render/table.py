@@ -18,8 +18,7 @@ def render(report: model.Report) -> str:
         out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
         out += _table(report, common.ordered(report, rows))
         out += common.fit_lines(report, scenario)
-        for line in common.tc_lines(report, scenario):
-            out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
+        out += common.tc_lines(report, scenario)
         for line in common.verdict_lines(report, scenario):
             out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
     out += common.warning_lines(report)
