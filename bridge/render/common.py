@@ -37,23 +37,29 @@ def who(report: model.Report, runtime_id: str, call: str) -> str:
     """A call named with its runtime kind ("Erlang crypto:hash(...)"), and
     with its runtime ("... on erlang@23.2.6") when the report has several
     runtimes of that kind: otherwise two lines would differ only in numbers."""
-    kind = report.kind_of(runtime_id)
-    base = call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
-    return f"{base} on {runtime_id}" if kind in versus.several(report) else base
+    base = _kind_and_call(report, runtime_id, call)
+    return f"{base} on {runtime_id}" if _several(report, runtime_id) else base
 
 
 def explanation(report: model.Report, v: model.HwVerdict) -> str:
     """A verdict's stored explanation, naming its runtime where the report has
     several of its kind. Composed here from the record's fields, so reports
     written before the names read right too."""
-    named = who(report, v.runtime, v.call)
-    kind = report.kind_of(v.runtime)
-    if kind not in versus.several(report):
+    if not _several(report, v.runtime):
         return v.explanation
-    base = v.call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {v.call}"
+    base = _kind_and_call(report, v.runtime, v.call)  # how ab.who began it
     if v.explanation.startswith(base):
-        return named + v.explanation[len(base) :]
+        return who(report, v.runtime, v.call) + v.explanation[len(base) :]
     return f"{v.runtime}: {v.explanation}"
+
+
+def _kind_and_call(report: model.Report, runtime_id: str, call: str) -> str:
+    kind = report.kind_of(runtime_id)
+    return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
+
+
+def _several(report: model.Report, runtime_id: str) -> bool:
+    return report.kind_of(runtime_id) in versus.several(report)
 
 
 def ordered(report: model.Report, results: list[model.Result]) -> list[model.Result]:
