@@ -131,7 +131,11 @@ def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
         bad = sorted({m.text() for c in checks for m in c.mismatched})
         return [f"OUTPUT MISMATCH: {', '.join(bad)} computed different bytes."]
     kinds = {rt.id: rt.kind for rt in report.runtimes}
-    part = {(r.runtime, r.call_id) for r in report.results if _is_part(kinds, r)}
+    part = {
+        (r.runtime, r.call_id)
+        for r in report.results
+        if r.scenario == scenario and _is_part(kinds, r)
+    }
     unchecked = sorted(
         {k.runtime for c in checks for k in c.unchecked or () if (k.runtime, k.call_id) not in part}
     )
