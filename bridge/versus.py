@@ -14,8 +14,10 @@ round moves all of that batch. So a difference is only called when
    --quick gives openssl cells 2 runs, so its openssl rows are unresolved),
  - and the rounds agree: round by round (the two batches taken moments
    apart), the ratio lies on the same side of 1 in every round when there
-   are at most 5, in 80% of them otherwise. A CI that clears the margin
-   while the rounds disagree is drift, and is called within noise.
+   are at most 5; beyond that, in so many rounds that a fair coin would
+   agree that often less than 5% of the time (a one-sided sign test: 20 of
+   30, 15 of 20). A CI that clears the margin while the rounds disagree is
+   drift (batches moved by a slow spell), and is called within noise.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from bridge import calls, compare, model, settings
 
 MIN_ROUNDS = 3
 ALL_AGREE_UP_TO = 5
-AGREE_SHARE = 0.8
+SIGN_TEST_ALPHA = 0.05
 FIRST, FASTEST = "first-named", "fastest"
 UNRESOLVED, UNKNOWN = "unresolved", "unknown (no samples)"
 
@@ -147,11 +149,22 @@ def _judge(
     if verdict in ("faster", "slower"):
         per_round = [statistics.median(rb[i]) / statistics.median(ra[i]) for i in paired]
         agree = sum((x > 1) if verdict == "slower" else (x < 1) for x in per_round)
-        need = k if k <= ALL_AGREE_UP_TO else math.ceil(AGREE_SHARE * k)
+        need = k if k <= ALL_AGREE_UP_TO else agreeing_rounds_needed(k)
         if agree < need:
             note = f"the CI clears the margin but only {agree} of {k} rounds agree: drift"
             return record(ratio, ci, "within noise", k, note)
     return record(ratio, ci, verdict, k)
+
+
+def agreeing_rounds_needed(k: int, alpha: float = SIGN_TEST_ALPHA) -> int:
+    """The fewest of k rounds that must agree for a one-sided sign test at
+    `alpha`: P(Binomial(k, 1/2) >= a) <= alpha."""
+    tail = 0.0
+    for a in range(k, -1, -1):
+        tail += math.comb(k, a) / 2**k
+        if tail > alpha:
+            return a + 1
+    return 0
 
 
 def rounds_of(report: model.Report, r: model.Result) -> dict[int, list[float]] | None:

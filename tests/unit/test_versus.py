@@ -280,3 +280,23 @@ def test_ratio_cells_say_what_they_are():
         ratios.text(d.__class__(**{**d.__dict__, "verdict": versus.UNKNOWN, "ci95": None}))
         == "1.06×"
     )
+
+
+def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():
+    assert [versus.agreeing_rounds_needed(k) for k in (6, 10, 20, 30)] == [6, 9, 15, 20]
+    # 23 of 30 rounds agreeing is a difference; 19 of 30 is not.
+    base = [1000.0] * 300
+    per_round = [0.8 if i < 23 else 1.2 for i in range(30)]
+    other = [1000.0 * per_round[i // 10] for i in range(300)]
+    settings = {"samples": 300, "rounds": 30, "openssl_runs": 6}
+    rep = report(
+        [result("erlang@23.2.6", base), result("erlang@25.2.3", other)], TWO_OTPS, settings
+    )
+    assert first_named(rep).verdict == "faster"
+    per_round = [0.8 if i < 19 else 1.2 for i in range(30)]
+    other = [1000.0 * per_round[i // 10] for i in range(300)]
+    rep = report(
+        [result("erlang@23.2.6", base), result("erlang@25.2.3", other)], TWO_OTPS, settings
+    )
+    d = first_named(rep)
+    assert d.verdict == "within noise" and "19 of 30 rounds" in d.note
