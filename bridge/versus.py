@@ -34,6 +34,7 @@ ALL_AGREE_UP_TO = 5
 SIGN_TEST_ALPHA = 0.05
 FIRST, FASTEST = "first-named", "fastest"
 UNRESOLVED, UNKNOWN = "unresolved", "unknown (no samples)"
+DRIFT = ": drift"  # how the note of a difference the rounds contradict ends
 
 
 def of(report: model.Report) -> tuple[model.Difference, ...]:
@@ -151,9 +152,14 @@ def _judge(
         agree = sum((x > 1) if verdict == "slower" else (x < 1) for x in per_round)
         need = k if k <= ALL_AGREE_UP_TO else agreeing_rounds_needed(k)
         if agree < need:
-            note = f"the CI clears the margin but only {agree} of {k} rounds agree: drift"
+            note = f"the CI clears the margin but only {agree} of {k} rounds agree{DRIFT}"
             return record(ratio, ci, "within noise", k, note)
     return record(ratio, ci, verdict, k)
+
+
+def is_drift(d: model.Difference) -> bool:
+    """A CI that clears the margin, called within noise because the rounds disagree."""
+    return d.verdict == "within noise" and d.note.endswith(DRIFT)
 
 
 def agreeing_rounds_needed(k: int, alpha: float = SIGN_TEST_ALPHA) -> int:

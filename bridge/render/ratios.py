@@ -40,7 +40,7 @@ class Ratios:
             return f"1.00{x}" if baseline else ""
         return text(d, x, dash)
 
-    def legend(self, results: list[model.Result], x: str = "×", dash: str = "–") -> list[str]:
+    def legend(self, results: list[model.Result], x: str = "×") -> list[str]:
         """What the marks mean, for the marks these rows show."""
         shown = [d for r in results for a in (FIRST, FASTEST) if (d := self.get(a, r))]
         words = {WORDS.get(d.verdict, "") for d in shown} - {""}
@@ -81,7 +81,7 @@ def resolution_warning(report: model.Report, diffs) -> list[str]:
     """Say so when the settings were too short to tell differences between
     runtimes from drift, rather than letting drift look significant."""
     short = [d for d in diffs if d.verdict == versus.UNRESOLVED]
-    drift = [d for d in diffs if "drift" in d.note and d.verdict == "within noise"]
+    drift = [d for d in diffs if versus.is_drift(d)]
     if not short and not drift:
         return []
     s = report.settings
@@ -100,7 +100,7 @@ def resolution_warning(report: model.Report, diffs) -> list[str]:
         )
     if drift:
         out.append(
-            f"{len(drift)} differences whose CI clears the margin are called within noise:"
+            f"{_count(len(drift), 'difference')} whose CI clears the margin, called within noise:"
             " the interleaved rounds disagree on them (drift)."
         )
     return out

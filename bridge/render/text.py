@@ -97,7 +97,7 @@ def _ratio_table(
     headers = ["call", "bytes", "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
     out = ["", "Between runtimes (median over the other's, 95% CI):"]
     out += common.simple_table(rows, headers, WIDTH)
-    for line in ratio.legend(results, "x", "-"):
+    for line in ratio.legend(results, "x"):
         out += _wrap(line, indent="  ")
     return out
 
