@@ -102,11 +102,10 @@ def _ratio_table(
     return out
 
 
-def _wrap(text: str, indent: str = "", first: str = "") -> list[str]:
+def _wrap(text: str, indent: str = "") -> list[str]:
     return textwrap.wrap(
         _ascii(text),
         WIDTH,
-        initial_indent=first,
         subsequent_indent=indent,
         break_long_words=True,
         break_on_hyphens=False,
