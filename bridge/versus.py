@@ -90,7 +90,7 @@ def _versus_first(report: model.Report) -> list[model.Difference]:
     groups: dict[tuple, list[model.Result]] = defaultdict(list)
     for r in report.results:
         kind = report.kind_of(r.runtime)
-        if r.ok and kind in kinds:
+        if _valid(r) and kind in kinds:
             groups[(r.scenario, kind, r.call_id, r.size, r.hw)].append(r)
     out = []
     for rows in groups.values():
@@ -103,7 +103,7 @@ def _versus_first(report: model.Report) -> list[model.Difference]:
 def _versus_fastest(report: model.Report) -> list[model.Difference]:
     groups: dict[tuple, list[model.Result]] = defaultdict(list)
     for r in report.results:
-        if r.ok:
+        if _valid(r):
             role = calls.role(report.kind_of(r.runtime), r.call_id)
             groups[(r.scenario, r.size, r.hw, role)].append(r)
     out = []
@@ -111,6 +111,12 @@ def _versus_fastest(report: model.Report) -> list[model.Difference]:
         best = min(rows, key=lambda r: r.median())
         out += [_judge(report, FASTEST, best, r) for r in rows if r is not best]
     return out
+
+
+def _valid(r: model.Result) -> bool:
+    """A cell a ratio can be made of: measured, with a time above zero (a
+    pasted `openssl speed` line can say 0 operations)."""
+    return r.ok and r.median() > 0
 
 
 def _judge(

@@ -35,6 +35,8 @@ class Ratios:
         if not r.ok:
             return ""
         d = self.get(against, r)
+        if d is None and r.median() <= 0:
+            return ""  # no time to make a ratio of (a pasted line with 0 operations)
         if d is None:
             baseline = against == FASTEST or self.report.kind_of(r.runtime) in self.kinds
             return f"1.00{x}" if baseline else ""

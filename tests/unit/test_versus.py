@@ -300,3 +300,14 @@ def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():
     )
     d = first_named(rep)
     assert d.verdict == "within noise" and "19 of 30 rounds" in d.note
+
+
+def test_a_pasted_line_with_no_operations_makes_no_ratio():
+    # openssl speed can print "0 ... in 0.00s"; import-speed keeps it as 0 ns.
+    from bridge import importer
+
+    doc = "+F4:1:256:0.1:0.2\nDoing 256 bit sign ecdsa's for 10s: 5 256 bit ECDSA signs in 0.00s\n"
+    rep, _ = importer.to_report(doc, "doc", [])
+    assert all(d.ratio > 0 for d in rep.differences)
+    for fmt in ("table", "markdown", "text"):
+        RENDERERS[fmt](rep)  # renders, no ZeroDivisionError
