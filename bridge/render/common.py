@@ -172,12 +172,13 @@ class Fastest:
         self.report = report
         self.best: dict[tuple[int, str, str], float] = {}
         for r in results:
-            if r.ok:
+            if r.ok and r.median() > 0:  # a pasted line can say 0 operations
                 m, key = r.median(), compare_key(report, r)
                 self.best[key] = min(self.best.get(key, m), m)
 
-    def ratio(self, r: model.Result) -> float:
-        return r.median() / self.best[compare_key(self.report, r)]
+    def ratio(self, r: model.Result) -> float | None:
+        best = self.best.get(compare_key(self.report, r))
+        return r.median() / best if best and r.median() > 0 else None
 
 
 def fastest(report: model.Report, results: list[model.Result]) -> Fastest:
@@ -215,13 +216,14 @@ def unsupported(results: list[model.Result]) -> tuple[dict[int, str], list[str]]
 def cells(r: model.Result, fastest: Fastest, match: dict, x: str = "×") -> dict[str, str]:
     """The figures every renderer shows for an ok result, formatted once."""
     s = r.summary()
-    ops = 1e9 / s.median
+    ops = 1e9 / s.median if s.median > 0 else 0.0
+    rel = fastest.ratio(r)
     return {
         "ns_ci": ns_with_ci(s, imported=r.imported),
         "median": fmt_ns(s.median),
         "ops": si(ops),
         "mbs": f"{ops * r.size / 1e6:,.1f}",
-        "rel": f"{fastest.ratio(r):.2f}{x}",
+        "rel": "–" if rel is None else f"{rel:.2f}{x}",
         "ok": match.get(id(r), "–"),
     }
 
