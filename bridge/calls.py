@@ -16,7 +16,10 @@ keyword, everything bridge knows about the call:
   different bytes by design (ECDSA signatures);
 - `role`: sign and verify rows are compared apart;
 - `route`: for Python, which provenance flag says whether the call reaches
-  OpenSSL (and so whether a capability mask can reach it).
+  OpenSSL (and so whether a capability mask can reach it);
+- `part`: the call times a part of another (the hmac-parts scenario), so it
+  is never compared as "the fastest"; a part whose output is no MAC has
+  `check=Check.PART` and is listed as unchecked.
 """
 
 from __future__ import annotations
@@ -107,6 +110,7 @@ class Call:
     role: str = ""  # sign | verify | "" (rows of different roles are compared apart)
     route: Route = Route.LIBCRYPTO
     timer_tc: bool = False  # --method tc can time it (the thread's harness)
+    part: bool = False  # times a part of another call (hmac-parts): never "the fastest"
 
     def semantics_for(self, sc: Scenario) -> str:
         if isinstance(self.semantics, str):
@@ -201,6 +205,7 @@ _TABLE = (
         op="mac_key",
         kinds=frozenset({MAC}),
         semantics=PART_KEY,
+        part=True,
         label=lambda sc, api: f"crypto:mac_init(hmac, {_erl_digest(sc)}, Key)",
         check=Check.PART,
     ),
@@ -210,6 +215,7 @@ _TABLE = (
         op="hash",
         kinds=frozenset({MAC}),
         semantics=PART_HASH,
+        part=True,
         label=lambda sc, api: f"crypto:hash({_erl_digest(sc)}, Data)",
         check=Check.PART,
     ),
@@ -219,6 +225,7 @@ _TABLE = (
         op="nif_floor",
         kinds=frozenset({MAC}),
         semantics=PART_FLOOR,
+        part=True,
         label=lambda sc, api: f"crypto:exor(M, M), M = {_mac_size(sc)} zero bytes",
         check=Check.PART,
     ),
@@ -299,6 +306,7 @@ _TABLE = (
         op="hmac.copy",
         kinds=frozenset({MAC}),
         semantics=PART_COPY,
+        part=True,
         label=lambda sc, api: f"keyed.copy()  (keyed = hmac.new(key, digestmod='{sc.digest}'))",
         check=Check.PART,
         route=Route.HMAC,
@@ -309,6 +317,7 @@ _TABLE = (
         op="hmac.copy+update",
         kinds=frozenset({MAC}),
         semantics=PART_UPDATE,
+        part=True,
         label=lambda sc, api: "keyed.copy() .update(data)",
         check=Check.PART,
         route=Route.HMAC,
@@ -319,6 +328,7 @@ _TABLE = (
         op="hmac.digest_only",
         kinds=frozenset({MAC}),
         semantics=PART_DIGEST,
+        part=True,
         label=lambda sc, api: f"h.digest(){_cut(sc)}  (h = hmac.new(key, data, '{sc.digest}'))",
         route=Route.HMAC,
     ),
@@ -328,6 +338,7 @@ _TABLE = (
         op="hashlib",
         kinds=frozenset({MAC}),
         semantics=PART_HASH,
+        part=True,
         label=lambda sc, api: f"hashlib.{vocab.DIGESTS[sc.digest].hashlib}(data).digest()",
         check=Check.PART,
         route=Route.HASHLIB,
@@ -439,6 +450,13 @@ def known(runtime: str) -> list[str]:
 def serving(runtime: str, kind: str) -> list[str]:
     """The call ids of a runtime kind that serve a scenario kind."""
     return [c for c in known(runtime) if kind in CALLS[runtime, c].kinds]
+
+
+def is_part(runtime_kind: str, call_id: str) -> bool:
+    """Does this call time a part of another (hmac-parts)? A part is not a
+    competitor: it is never "the fastest", and its output is no MAC."""
+    call = lookup(runtime_kind, call_id)
+    return call is not None and call.part
 
 
 def role(runtime_kind: str, call_id: str) -> str:

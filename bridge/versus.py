@@ -103,8 +103,9 @@ def _versus_first(report: model.Report) -> list[model.Difference]:
 def _versus_fastest(report: model.Report) -> list[model.Difference]:
     groups: dict[tuple, list[model.Result]] = defaultdict(list)
     for r in report.results:
-        if _valid(r):
-            role = calls.role(report.kind_of(r.runtime), r.call_id)
+        kind = report.kind_of(r.runtime)
+        if _valid(r) and not calls.is_part(kind, r.call_id):  # parts do not compete
+            role = calls.role(kind, r.call_id)
             groups[(r.scenario, r.size, r.hw, role)].append(r)
     out = []
     for rows in groups.values():

@@ -172,11 +172,14 @@ class Fastest:
         self.report = report
         self.best: dict[tuple[int, str, str], float] = {}
         for r in results:
-            if r.ok and r.median() > 0:  # a pasted line can say 0 operations
+            # A pasted line can say 0 operations; a part of a call does not compete.
+            if r.ok and r.median() > 0 and not calls.is_part(report.kind_of(r.runtime), r.call_id):
                 m, key = r.median(), compare_key(report, r)
                 self.best[key] = min(self.best.get(key, m), m)
 
     def ratio(self, r: model.Result) -> float | None:
+        if calls.is_part(self.report.kind_of(r.runtime), r.call_id):
+            return None
         best = self.best.get(compare_key(self.report, r))
         return r.median() / best if best and r.median() > 0 else None
 

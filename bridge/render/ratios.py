@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from bridge import compare, model, versus
+from bridge import calls, compare, model, versus
 
 FIRST, FASTEST = versus.FIRST, versus.FASTEST
 WORDS = {"faster": "sig", "slower": "sig", "within noise": "noise", versus.UNRESOLVED: "?"}
@@ -37,8 +37,11 @@ class Ratios:
         d = self.get(against, r)
         if d is None and r.median() <= 0:
             return ""  # no time to make a ratio of (a pasted line with 0 operations)
+        kind = self.report.kind_of(r.runtime)
+        if d is None and against == FASTEST and calls.is_part(kind, r.call_id):
+            return ""  # a part of a call is not compared with whole calls
         if d is None:
-            baseline = against == FASTEST or self.report.kind_of(r.runtime) in self.kinds
+            baseline = against == FASTEST or kind in self.kinds
             return f"1.00{x}" if baseline else ""
         return text(d, x, dash)
 

@@ -30,7 +30,11 @@ def _speed_sentence(
 ) -> list[str]:
     """The fastest at the largest size, but only when the others are
     significantly slower: a winner inside the noise is not named."""
-    ok = [r for r in results if r.ok and r.hw == "on"]
+    ok = [
+        r
+        for r in results
+        if r.ok and r.hw == "on" and not calls.is_part(ratio.report.kind_of(r.runtime), r.call_id)
+    ]
     if not ok:
         return []
     size = max(r.size for r in ok)
@@ -50,7 +54,9 @@ def _speed_sentence(
         names = ", ".join(f"{r.call} on {r.runtime}" for r in level[:4])
         names += f" and {len(level) - 4} more" if len(level) > 4 else ""
         low, high = common.fmt_ns(best.median()), common.fmt_ns(level[-1].median())
-        head = f"{where}: no clear fastest: {names} are within noise of each other"
+        drift = any(versus.is_drift(d) for r in noise if (d := ratio.get(ratios.FASTEST, r)))
+        why = " (the interleaved rounds disagree: drift)" if drift else ""
+        head = f"{where}: no clear fastest: {names} are within noise of each other{why}"
         parts = [f"{head} ({low}{dash}{high} ns per call)"]
     else:
         lead = f"{best.call} on {best.runtime} ({common.fmt_ns(best.median())} ns per call)"

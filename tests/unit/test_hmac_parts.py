@@ -71,3 +71,14 @@ def test_part_outputs_are_unchecked_not_mismatched():
     check = interop._equal_bytes(sc, 16, cell, good, interop.parts(cell, kinds))
     assert check.match and not check.mismatched
     assert {k.call_id for k in check.unchecked} == {"hash_only", "nif_floor"}
+
+
+def test_parts_are_never_the_fastest():
+    # A part (the NIF floor, a plain digest...) is not a competitor of whole calls.
+    sc = scenario.load("hmac-parts")
+    for kind, ids in sc.calls.items():
+        for cid in ids:
+            call = calls.CALLS[kind, cid]
+            assert call.part == (call.semantics_for(sc).startswith(("part", "floor"))), cid
+            assert calls.is_part(kind, cid) == call.part
+    assert calls.CALLS["python", "hmac.digest()"].check is calls.Check.REFERENCE  # a real MAC
