@@ -55,9 +55,9 @@ def _speed_sentence(
         names += f" and {len(level) - 4} more" if len(level) > 4 else ""
         low, high = common.fmt_ns(best.median()), common.fmt_ns(level[-1].median())
         drift = any(versus.is_drift(d) for r in noise if (d := ratio.get(ratios.FASTEST, r)))
-        why = " (the interleaved rounds disagree: drift)" if drift else ""
-        head = f"{where}: no clear fastest: {names} are within noise of each other{why}"
-        parts = [f"{head} ({low}{dash}{high} ns per call)"]
+        why = "; the interleaved rounds disagree: drift" if drift else ""
+        head = f"{where}: no clear fastest: {names} are within noise of each other"
+        parts = [f"{head} ({low}{dash}{high} ns per call{why})"]
     else:
         lead = f"{best.call} on {best.runtime} ({common.fmt_ns(best.median())} ns per call)"
         if open_:
