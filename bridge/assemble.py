@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge import ab, fits, interop, levels, model, upgrade
+from bridge import ab, fits, interop, levels, model, upgrade, versus
 from bridge.scenario import Scenario
 from bridge.session import Outcome
 
@@ -49,4 +49,8 @@ def report(
         unstable=outcome.unstable,
         concurrency=concurrency,
     )
-    return dataclasses.replace(made, upgrades=tuple(upgrade.in_report(made)))
+    # The upgrade view, and runtimes against each other with their significance
+    # (bridge.versus).
+    return dataclasses.replace(
+        made, upgrades=tuple(upgrade.in_report(made)), differences=versus.differences(made)
+    )

@@ -16,7 +16,10 @@ keyword, everything bridge knows about the call:
   different bytes by design (ECDSA signatures);
 - `role`: sign and verify rows are compared apart;
 - `route`: for Python, which provenance flag says whether the call reaches
-  OpenSSL (and so whether a capability mask can reach it).
+  OpenSSL (and so whether a capability mask can reach it);
+- `part`: the call times a part of another (the hmac-parts scenario), so it
+  is never compared as "the fastest"; a part whose output is no MAC has
+  `check=Check.PART` and is listed as unchecked.
 """
 
 from __future__ import annotations
@@ -51,6 +54,23 @@ SPEED_CIPHER = (
     "openssl speed -evp: the cipher is keyed once and each call is one update"
     " (AEAD modes re-initialise per call)"
 )
+# The parts of an HMAC call (the hmac-parts scenario): what each timed loop
+# holds instead of a whole MAC.
+PART_KEY = (
+    "part: the key set-up alone (a MAC context keyed for the digest, with its fetches"
+    " and the key schedule), no message, no final"
+)
+PART_HASH = "part: a plain digest of the same message (a fresh digest context, no key)"
+PART_FLOOR = (
+    "floor: crypto:exor/2 of two MAC-sized binaries, a crypto NIF that touches no OpenSSL"
+    " state (the call and the result binary every MAC call pays)"
+)
+PART_COPY = "part of the reused-key call: copy() of the keyed state alone"
+PART_UPDATE = "part of the reused-key call: copy() and update(data), no digest"
+PART_DIGEST = (
+    "part of the reused-key call: digest() alone, on a keyed state that holds the message"
+    " (it copies the state, then finishes the copy)"
+)
 STREAM_MAC = (
     "streaming API per message: mac_init + mac_update + mac_finalN; crypto can neither reuse"
     " a keyed state after mac_finalN nor copy one, so the key is set up every time"
@@ -63,6 +83,7 @@ class Check(enum.Enum):
     REFERENCE = "reference"  # equal to the driver's reference bytes
     SIGNATURE = "signature"  # a fresh signature: the driver's ECDSA must accept it
     ACCEPTS = "accepts"  # a verify call: it must accept the driver's signature (01)
+    PART = "part"  # a part of a call, timed to take its cost apart: its output is no MAC
 
 
 class Route(enum.Enum):
@@ -89,6 +110,7 @@ class Call:
     role: str = ""  # sign | verify | "" (rows of different roles are compared apart)
     route: Route = Route.LIBCRYPTO
     timer_tc: bool = False  # --method tc can time it (the thread's harness)
+    part: bool = False  # times a part of another call (hmac-parts): never "the fastest"
 
     def semantics_for(self, sc: Scenario) -> str:
         if isinstance(self.semantics, str):
@@ -140,6 +162,10 @@ def _cut(sc) -> str:
     return f"[:{sc.mac_bytes}]" if sc.mac_bytes else ""
 
 
+def _mac_size(sc) -> int:
+    return sc.mac_bytes or vocab.DIGESTS[sc.digest].size
+
+
 def _speed_label(sc, api: str) -> str:
     if sc.kind == "mac":
         return f"openssl speed -hmac {sc.digest}"
@@ -172,6 +198,36 @@ _TABLE = (
         kinds=frozenset({MAC}),
         semantics=STREAM_MAC,
         label=_erl_stream_label,
+    ),
+    Call(
+        runtime="erlang",
+        id="mac_init_only",
+        op="mac_key",
+        kinds=frozenset({MAC}),
+        semantics=PART_KEY,
+        part=True,
+        label=lambda sc, api: f"crypto:mac_init(hmac, {_erl_digest(sc)}, Key)",
+        check=Check.PART,
+    ),
+    Call(
+        runtime="erlang",
+        id="hash_only",
+        op="hash",
+        kinds=frozenset({MAC}),
+        semantics=PART_HASH,
+        part=True,
+        label=lambda sc, api: f"crypto:hash({_erl_digest(sc)}, Data)",
+        check=Check.PART,
+    ),
+    Call(
+        runtime="erlang",
+        id="nif_floor",
+        op="nif_floor",
+        kinds=frozenset({MAC}),
+        semantics=PART_FLOOR,
+        part=True,
+        label=lambda sc, api: f"crypto:exor(M, M), M = {_mac_size(sc)} zero bytes",
+        check=Check.PART,
     ),
     Call(
         runtime="erlang",
@@ -243,6 +299,49 @@ _TABLE = (
             f"hmac.new(key, digestmod='{sc.digest}').copy() .update(data) .digest(){_cut(sc)}"
         ),
         route=Route.HMAC,
+    ),
+    Call(
+        runtime="python",
+        id="hmac.copy",
+        op="hmac.copy",
+        kinds=frozenset({MAC}),
+        semantics=PART_COPY,
+        part=True,
+        label=lambda sc, api: f"keyed.copy()  (keyed = hmac.new(key, digestmod='{sc.digest}'))",
+        check=Check.PART,
+        route=Route.HMAC,
+    ),
+    Call(
+        runtime="python",
+        id="hmac.copy+update",
+        op="hmac.copy+update",
+        kinds=frozenset({MAC}),
+        semantics=PART_UPDATE,
+        part=True,
+        label=lambda sc, api: "keyed.copy() .update(data)",
+        check=Check.PART,
+        route=Route.HMAC,
+    ),
+    Call(
+        runtime="python",
+        id="hmac.digest()",
+        op="hmac.digest_only",
+        kinds=frozenset({MAC}),
+        semantics=PART_DIGEST,
+        part=True,
+        label=lambda sc, api: f"h.digest(){_cut(sc)}  (h = hmac.new(key, data, '{sc.digest}'))",
+        route=Route.HMAC,
+    ),
+    Call(
+        runtime="python",
+        id="hashlib_only",
+        op="hashlib",
+        kinds=frozenset({MAC}),
+        semantics=PART_HASH,
+        part=True,
+        label=lambda sc, api: f"hashlib.{vocab.DIGESTS[sc.digest].hashlib}(data).digest()",
+        check=Check.PART,
+        route=Route.HASHLIB,
     ),
     Call(
         runtime="python",
@@ -360,6 +459,13 @@ def known(runtime: str) -> list[str]:
 def serving(runtime: str, kind: str) -> list[str]:
     """The call ids of a runtime kind that serve a scenario kind."""
     return [c for c in known(runtime) if kind in CALLS[runtime, c].kinds]
+
+
+def is_part(runtime_kind: str, call_id: str) -> bool:
+    """Does this call time a part of another (hmac-parts)? A part is not a
+    competitor: it is never "the fastest", and its output is no MAC."""
+    call = lookup(runtime_kind, call_id)
+    return call is not None and call.part
 
 
 def role(runtime_kind: str, call_id: str) -> str:

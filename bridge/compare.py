@@ -20,6 +20,7 @@ is unknown.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bridge import model, stats, upgrade
@@ -52,7 +53,8 @@ class Row:
 class Comparison:
     labels: list[str]  # one per report
     pairs: list[tuple[int, list[Row]]]  # (index of the report compared with the first, rows)
-    environment_diff: list[tuple[str, list[str]]]  # (what, value in each report)
+    # (what, value in each report; None where that report cannot have it)
+    environment_diff: list[tuple[str, list[str | None]]]
     # Per report compared with the first: the upgrade view (bridge.upgrade),
     # where a runtime's version differs between the two.
     upgrades: dict[int, list[model.Upgrade]] = field(default_factory=dict)
@@ -112,17 +114,25 @@ def pair(a: model.Report, b: model.Report, margin: float = MARGIN) -> list[Row]:
     return rows + compare_levels.pair(a, b, margin, Row)
 
 
+def judge(
+    a: Sequence[float], b: Sequence[float], margin: float = MARGIN
+) -> tuple[float, tuple[float, float], str]:
+    """median(b)/median(a) with its bootstrap 95% CI from the raw samples,
+    and the call: slower | faster (the CI clears the margin) | within noise.
+    bridge.versus judges runtimes within one run by the same rule."""
+    ratio, ci = stats.relative_ci(a, b)
+    if ci[0] > 1 + margin:
+        return ratio, ci, "slower"
+    if ci[1] < 1 - margin:
+        return ratio, ci, "faster"
+    return ratio, ci, "within noise"
+
+
 def _row(key: tuple, ra: model.Result, rb: model.Result, margin: float) -> Row:
     a, b = ra.per_op_ns(), rb.per_op_ns()
     ma, mb = stats.summarize(a).median, stats.summarize(b).median
     if ra.samples and rb.samples:
-        ratio, ci = stats.relative_ci(a, b)
-        if ci[0] > 1 + margin:
-            verdict = "slower"
-        elif ci[1] < 1 - margin:
-            verdict = "faster"
-        else:
-            verdict = "within noise"
+        ratio, ci, verdict = judge(a, b, margin)
     else:
         ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
     scenario, kind, call_id, size, _ = key
@@ -153,16 +163,33 @@ ENV_FIELDS = (
 )
 
 
-def environment_diff(reports: list[model.Report]) -> list[tuple[str, list[str]]]:
-    """What differs between the environments: CPU, OS, kernel, OTP, OpenSSL..."""
-    table: list[tuple[str, list[str]]] = []
+def environment_diff(reports: list[model.Report]) -> list[tuple[str, list[str | None]]]:
+    """What differs between the environments: CPU, OS, kernel, OTP, OpenSSL...
+
+    A value is None where a report cannot have it: an imported `openssl speed`
+    paste has no environment block and no Erlang or Python runtimes, so its
+    empty fields are not differences. A row is listed when the reports that
+    can have it disagree."""
+    table: list[tuple[str, list[str | None]]] = []
+    measured = [not r.imported_from for r in reports]
     for label, key in ENV_FIELDS:
-        values = [_text(r.environment.get(key, "")) for r in reports]
+        values = [
+            _text(r.environment.get(key, "")) if m else None
+            for r, m in zip(reports, measured, strict=True)
+        ]
         table.append((label, values))
     for kind, what in (("erlang", "OTP"), ("python", "Python"), ("openssl", "openssl CLI")):
-        table.append((what, [_versions(r, kind) for r in reports]))
-    table.append(("Erlang's libcrypto", [_erlang_lib(r) for r in reports]))
-    return [(w, v) for w, v in table if len(set(v)) > 1]
+        can = measured if kind != "openssl" else [True] * len(reports)
+        table.append(
+            (what, [_versions(r, kind) if c else None for r, c in zip(reports, can, strict=True)])
+        )
+    table.append(
+        (
+            "Erlang's libcrypto",
+            [_erlang_lib(r) if m else None for r, m in zip(reports, measured, strict=True)],
+        )
+    )
+    return [(w, v) for w, v in table if len({x for x in v if x is not None}) > 1]
 
 
 def _text(value) -> str:

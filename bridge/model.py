@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -490,6 +491,70 @@ class Upgrade:
         return cls(**{**d, **pairs, "sizes": sizes})
 
 
+@dataclass(frozen=True)
+class Difference:
+    """One runtime's median against another's in the same run, with its
+    significance (bridge.versus): against the first-named runtime of its kind
+    (same call, size, hw), or against the fastest row of its table.
+
+    ratio = median(runtime) / median(baseline), with a bootstrap 95% CI from
+    the raw samples, as `bridge compare` computes it. verdict: faster | slower
+    (the CI clears the noise margin and the interleaved rounds agree) | within
+    noise | unresolved (too few rounds to tell a difference from drift) |
+    unknown (no samples)."""
+
+    scenario: str
+    size: int
+    hw: str
+    against: str  # first-named | fastest
+    runtime: str
+    call_id: str
+    baseline_runtime: str
+    baseline_call_id: str
+    ratio: float
+    ci95: tuple[float, float] | None
+    verdict: str
+    rounds: int | None = None  # rounds with samples on both sides
+    note: str = ""
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("faster", "slower")
+
+    def to_json(self) -> Json:
+        d: Json = {
+            "scenario": self.scenario,
+            "size": self.size,
+            "hw": self.hw,
+            "against": self.against,
+            "runtime": self.runtime,
+            "call_id": self.call_id,
+            "baseline_runtime": self.baseline_runtime,
+            "baseline_call_id": self.baseline_call_id,
+            "ratio": self.ratio,
+            "ci95": list(self.ci95) if self.ci95 else None,
+            "verdict": self.verdict,
+            "rounds": self.rounds,
+        }
+        if self.note:
+            d["note"] = self.note
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> Difference:
+        ci = d.get("ci95")
+        return cls(
+            **{k: d[k] for k in ("scenario", "size", "hw", "against", "runtime", "call_id")},
+            baseline_runtime=d["baseline_runtime"],
+            baseline_call_id=d["baseline_call_id"],
+            ratio=float(d["ratio"]),
+            ci95=(ci[0], ci[1]) if ci else None,
+            verdict=d["verdict"],
+            rounds=d.get("rounds"),
+            note=d.get("note", ""),
+        )
+
+
 # -- problems ----------------------------------------------------------------
 
 
@@ -516,18 +581,24 @@ class RunError:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A runtime that could not run here, and why."""
+    """A runtime that could not run here, and why. `requested` names the
+    option that asked for it (--erl, --python, --openssl); "" for a runtime
+    bridge chose itself (the one on PATH)."""
 
     runtime: str
     kind: str
     reason: str
+    requested: str = ""
 
     def to_json(self) -> Json:
-        return {"runtime": self.runtime, "kind": self.kind, "reason": self.reason}
+        d: Json = {"runtime": self.runtime, "kind": self.kind, "reason": self.reason}
+        if self.requested:
+            d["requested"] = self.requested
+        return d
 
     @classmethod
     def from_json(cls, d: Json) -> Skipped:
-        return cls(d.get("runtime", ""), d.get("kind", ""), d["reason"])
+        return cls(d.get("runtime", ""), d.get("kind", ""), d["reason"], d.get("requested", ""))
 
 
 # -- the hardware experiment -------------------------------------------------
@@ -657,6 +728,8 @@ class Report:
     unstable: tuple[UnstableCell, ...] = ()
     fits: tuple[CostFit, ...] = ()
     tc: tuple[TcFigure, ...] = ()
+    # None: a report from before the section (renderers compute it then).
+    differences: tuple[Difference, ...] | None = None
     # Written only when there is one, so earlier reports re-serialise as they were.
     upgrades: tuple[Upgrade, ...] = ()
     # --concurrency: level cells and scaling (bridge.levels); absent otherwise.
@@ -717,6 +790,11 @@ class Report:
             "unstable": [u.to_json() for u in self.unstable],
             "fits": [f.to_json() for f in self.fits],
             "tc": [t.to_json() for t in self.tc],
+            **(
+                {}
+                if self.differences is None
+                else {"differences": [x.to_json() for x in self.differences]}
+            ),
             "errors": [e.to_json() for e in self.errors],
             "skipped": [s.to_json() for s in self.skipped],
         }
@@ -749,6 +827,7 @@ class Report:
                 fits=each("fits", CostFit),
                 tc=each("tc", TcFigure),
                 upgrades=each("upgrades", Upgrade),
+                differences=None if "differences" not in d else each("differences", Difference),
                 errors=each("errors", RunError),
                 skipped=each("skipped", Skipped),
                 concurrency=(
@@ -801,8 +880,23 @@ def load(path: str | Path) -> Report:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{p}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        raise UsageError(
+            f"{p}: not JSON ({exc.msg} at line {exc.lineno})", hint=_hint(p, text)
+        ) from None
     return Report.from_json(data, source=str(p))
+
+
+# What `openssl speed` prints (human and -mr), to point a pasted run at import-speed.
+SPEED_OUTPUT = re.compile(r"^\s*(?:>\s*)*(?:Doing \S|\+DT:|\+F\d*:|type\s+16 bytes)", re.MULTILINE)
+
+
+def _hint(path: Path, text: str) -> str:
+    if SPEED_OUTPUT.search(text[: 1 << 20]):
+        return f"this is openssl speed output: bridge import-speed {path} makes a report of it"
+    return (
+        "a report is the JSON that bridge run -o writes; for pasted openssl speed output"
+        " use bridge import-speed FILE"
+    )
 
 
 def dumps(report: Report) -> str:

@@ -105,7 +105,12 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
         kinds=kinds,
         hw=hw,
         command=command,
-        reproduce=reproduce(o, settings, kinds, hw),
+        # otp:N resolved to paths, so the line does not depend on what
+        # discovery finds (when each --erl names one installation, so that
+        # each keeps its --env).
+        reproduce=reproduce(
+            dataclasses.replace(o, erl=erl) if len(erl) == len(o.erl) else o, settings, kinds, hw
+        ),
         nodes=nodes,
         env={
             "erlang": erl_env,
@@ -279,9 +284,12 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
         if spec.startswith("otp:"):
             found = discover.resolve_group(spec)
             if not found:
+                # Say why an installation of that release does not count.
+                broken = [f"{f.root}: {f.problem}" for f in discover.broken_in_group(spec)]
+                why = f": {'; '.join(broken)}" if broken else ""
                 raise UsageError(
-                    f"--erl {spec}: no working OTP {spec[4:]} installation found"
-                    " (bridge otp list shows what is installed)"
+                    f"--erl {spec}: no working OTP {spec[4:]} installation found{why}",
+                    hint="bridge otp list shows what is installed",
                 )
             out += [f for f in found if f not in out]
         else:
@@ -416,16 +424,22 @@ def _size(n: int) -> str:
 
 def parse_byte_count(text: str) -> int:
     """--file-size: 268435456, 256M, 1G (powers of 1024)."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    t = text.strip().upper().removesuffix("IB").removesuffix("B")
-    scale = units.get(t[-1:], 1)
-    digits = t[:-1] if t[-1:] in units else t
-    if not digits.isdigit() or not 1 <= int(digits) * scale <= scenario.MAX_FILE_SIZE:
+    n = _byte_count(text)
+    if n is None or not 1 <= n <= scenario.MAX_FILE_SIZE:
         raise UsageError(
             f"--file-size: {text!r} is not a size; expected e.g. 268435456, 256M or 1G,"
             f" at most {scenario.MAX_FILE_SIZE >> 30}G"
         )
-    return int(digits) * scale
+    return n
+
+
+def _byte_count(text: str) -> int | None:
+    """268435456, 16k, 256M, 1GiB (powers of 1024, case-insensitive); None if not a count."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = units.get(t[-1:], 1)
+    digits = t[:-1] if t[-1:] in units else t
+    return int(digits) * scale if digits.isdigit() else None
 
 
 def parse_levels(text: str) -> tuple[int, ...]:
@@ -440,23 +454,28 @@ def parse_levels(text: str) -> tuple[int, ...]:
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:
-    """--sizes 16,64,1024: positive byte counts up to the scenario limit."""
+    """--sizes 16,64,1k: positive byte counts up to the scenario limit, with
+    the same K/M/G suffixes as --file-size."""
     out: list[int] = []
     for piece in text.split(","):
         piece = piece.strip()
-        if not piece.isdigit() or not 1 <= int(piece) <= scenario.MAX_SIZE:
+        n = _byte_count(piece)
+        if n is None or not 1 <= n <= scenario.MAX_SIZE:
             raise UsageError(
-                f"--sizes: {piece!r} is not a message size; expected whole numbers of bytes"
-                f" from 1 to {scenario.MAX_SIZE}, comma-separated"
+                f"--sizes: {piece!r} is not a message size; expected byte counts"
+                f" from 1 to {scenario.MAX_SIZE} (or with K/M/G, e.g. 1k), comma-separated"
             )
-        if int(piece) not in out:
-            out.append(int(piece))
+        if n not in out:
+            out.append(n)
     return tuple(out)
 
 
 def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: str) -> str:
     """A command line that reruns the same measurement: every option that
-    changes what is measured, and none that only changes what is printed."""
+    changes what is measured, and none that only changes what is printed.
+    `o.erl` holds paths here, --erl otp:N already resolved: what otp:27 finds
+    depends on BRIDGE_OTP_PATH and on what is installed, which the line
+    cannot carry."""
     argv = ["bridge", "run", *o.scenarios, "--seed", str(o.seed), "--hw", hw]
     if o.sizes is not None:
         argv += ["--sizes", ",".join(map(str, parse_sizes(o.sizes)))]

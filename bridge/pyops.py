@@ -158,6 +158,46 @@ def _hmac_copy(args: dict[str, Any]) -> Prepared:
     return "hmac.new(key).copy()", once, loop
 
 
+# Parts of the reused-key call, timed beside it (the hmac-parts scenario):
+# copy() alone, copy() and update(), and digest() alone. digest() does not
+# consume the state: CPython's _hashlib copies the HMAC_CTX first and
+# finishes the copy, so the loop can call it on one prepared object.
+
+
+def _hmac_copy_only(args: dict[str, Any]) -> Prepared:
+    keyed = hmac.new(_bytes(args, "key"), digestmod=_digest(args))
+
+    def loop(n: int) -> None:
+        copy = keyed.copy
+        for _ in range(n):
+            copy()
+
+    return "hmac.HMAC.copy", lambda: (keyed.copy(), b"")[1], loop
+
+
+def _hmac_copy_update(args: dict[str, Any]) -> Prepared:
+    keyed, data = hmac.new(_bytes(args, "key"), digestmod=_digest(args)), _bytes(args, "data")
+
+    def loop(n: int) -> None:
+        copy = keyed.copy
+        for _ in range(n):
+            copy().update(data)
+
+    return "hmac.HMAC.copy + update", lambda: (keyed.copy().update(data), b"")[1], loop
+
+
+def _hmac_digest_only(args: dict[str, Any]) -> Prepared:
+    h = hmac.new(_bytes(args, "key"), _bytes(args, "data"), _digest(args))
+    end = _cut(args) or None
+
+    def loop(n: int) -> None:
+        digest = h.digest
+        for _ in range(n):
+            digest()[:end]
+
+    return "hmac.HMAC.digest", lambda: h.digest()[:end], loop
+
+
 def _hashlib_call(args: dict[str, Any]) -> Prepared:
     data, name = _bytes(args, "data"), _digest(args)
     try:
@@ -298,6 +338,9 @@ HANDLERS = calls.Handlers(
     {
         "hmac.digest": _hmac_digest,
         "hmac.new+copy": _hmac_copy,
+        "hmac.copy": _hmac_copy_only,
+        "hmac.copy+update": _hmac_copy_update,
+        "hmac.digest_only": _hmac_digest_only,
         "hashlib": _hashlib_call,
         "hashlib.new": _hashlib_new,
         "cryptography": _cryptography_call,

@@ -53,13 +53,16 @@ class RuntimeSpec:
     # False for a running node (--node): its libcrypto read the masks when it
     # started, so it has no masked twin.
     maskable: bool = True
+    # The option that asked for this runtime (--erl, --python, --openssl), or
+    # "" when bridge chose it: one that was asked for and cannot run fails the run.
+    requested: str = ""
 
     def build(self) -> Runtime:
         return self.make(self.hw, self.mask_env)
 
     def masked(self, label: str, mask_env: Mapping[str, str], same_id: str) -> RuntimeSpec:
         return dataclasses.replace(
-            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id
+            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id, requested=""
         )
 
 
@@ -227,7 +230,9 @@ class Session:
         try:
             info = self._stack.enter_context(driver)
         except RuntimeUnavailable as exc:
-            self.skipped.append(model.Skipped(spec.label, spec.kind, exc.one_line()))
+            self.skipped.append(
+                model.Skipped(spec.label, spec.kind, exc.one_line(), requested=spec.requested)
+            )
             return None
         except WorkerError as exc:
             self.errors.append(worker_error(exc, spec.label))

@@ -44,6 +44,7 @@ class Entry:
     source: str  # summary: table | mr (+F); progress: doing | mr-progress (+R)
     line: int  # 1-based line in the document
     text: str  # the algorithm as written
+    index: int | None = None  # a +F record's algorithm index (which table row)
 
 
 @dataclass
@@ -456,7 +457,10 @@ def _add_mr(cur, ev, line, mr_sizes, mr_dt, new_run):
         sizes = (cur.multi and cur.child_sizes) or mr_sizes or SIZES[: len(values)]
         for size, v in zip(sizes, values, strict=False):
             bps = float(v)
-            cur.entries.append(Entry(normalize(name), "", size, bps / size, bps, "mr", line, name))
+            idx = int(fields[0]) if fields[0].isdigit() else None
+            cur.entries.append(
+                Entry(normalize(name), "", size, bps / size, bps, "mr", line, name, idx)
+            )
         cur.tables.add("throughput")
     elif tag in ("F2", "F3", "F4") and len(fields) >= 4:
         alg = {"F2": "rsa", "F3": "dsa", "F4": "ecdsa"}[tag]
@@ -544,7 +548,12 @@ def _prefer_summary(run: Run) -> None:
     run.entries = [e for e in run.entries if e.source in SUMMARY or _key(e) not in summarized]
 
 
-HEADING = re.compile(r"^(?:\(?\d{1,3}[).]\s+\S.*|[A-Z][^.:]{0,58}:|(?:No|With|Without) \S.{0,50})$")
+# A heading ends in a colon and has no full stop, except inside parentheses:
+# "Before:", "2) AMD EPYC", "Before (1.1.1):", "After (OpenSSL 3.0.19):".
+HEADING = re.compile(
+    r"^(?:\(?\d{1,3}[).]\s+\S.*|[A-Z](?:[^.:()]|\([^():]{0,30}\)){0,58}:"
+    r"|(?:No|With|Without) \S.{0,50})$"
+)
 
 
 def _context(t: _Text, line: int, since: int) -> str | None:
@@ -563,3 +572,35 @@ def _warn_unread(t: _Text, consumed: list[tuple[int, int]], warnings: list[str])
         if not any(s <= m.start() < e for s, e in consumed):
             snippet = t.text[m.start() : m.start() + 50]
             warnings.append(f"line {t.line_of(m.start())}: could not read {snippet!r}")
+
+
+# -- which code path a +F record measured ----------------------------------------
+#
+# `openssl speed -mr` prints `+F:<index>:<name>:...`, the index of the row in
+# speed.c's table of algorithms. The table was reordered in 3.0, so for the
+# digests the index says both the generation and whether -evp was given
+# (read from speed.c's `names[]`, and checked against 1.1.1w and 3.0.19 here:
+# `speed -mr sha256` gives +F:23 and +F:6, `speed -mr -evp sha256` +F:22 and
+# +F:25). With -evp the row is D_EVP whatever the algorithm.
+# D_EVP: 22 in 1.0.2/1.1.1, 25 in 3.x; the other generation's row at that
+# index (camellia-128-cbc in 3.x, whirlpool in 1.x) has a name of its own.
+EVP_INDEX = {22: ("1", "camellia-128-cbc"), 25: ("3", "whirlpool")}
+PLAIN_INDEX = {
+    ("sha1", 5): "1",
+    ("sha256", 23): "1",
+    ("sha512", 24): "1",
+    ("sha1", 4): "3",
+    ("sha256", 6): "3",
+    ("sha512", 7): "3",
+}
+
+
+def path_of(entry: Entry) -> tuple[str | None, bool | None]:
+    """(generation "1" | "3", whether -evp was given) that a +F record's index
+    shows; (None, None) where it shows nothing (no index, other algorithms)."""
+    if entry.index is None:
+        return None, None
+    if entry.index in EVP_INDEX and entry.algorithm != EVP_INDEX[entry.index][1]:
+        return EVP_INDEX[entry.index][0], True
+    generation = PLAIN_INDEX.get((entry.algorithm, entry.index))
+    return (generation, False) if generation else (None, None)

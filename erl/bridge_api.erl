@@ -25,7 +25,7 @@
 -type hash_api() :: hash.
 %% Every label a reply can carry; none when the release lacks the call.
 -type api() :: mac_api() | stream_api() | cipher_api() | hash_api()
-             | sign | verify | hash_file | none.
+             | sign | verify | hash_file | mac_key | hmac_key | exor | none.
 -type digest() :: sha | sha224 | sha256 | sha384 | sha512 | md5 | sha3_256 | sha3_512.
 -type cbc_cipher() :: aes_128_cbc | aes_256_cbc.
 -type aead_cipher() :: aes_128_gcm | aes_256_gcm.
@@ -102,6 +102,9 @@ api_name(one_time_aead) -> <<"crypto:crypto_one_time_aead/7">>;
 api_name(block) -> <<"crypto:block_encrypt/4">>;
 api_name(mac_init) -> <<"crypto:mac_init/3 + mac_update/2 + mac_finalN/2">>;
 api_name(hmac_init) -> <<"crypto:hmac_init/2 + hmac_update/2 + hmac_final_n/2">>;
+api_name(mac_key) -> <<"crypto:mac_init/3">>;
+api_name(hmac_key) -> <<"crypto:hmac_init/2">>;
+api_name(exor) -> <<"crypto:exor/2">>;
 api_name(none) -> <<"none">>.
 
 %% User-facing digest names (as in Python and OpenSSL) to crypto's atoms.

@@ -17,6 +17,7 @@
 -module(bridge_loops).
 
 -export([mac/5, mac_stream/5, cipher/5, sign/4, verify/5, hash/2, hash_file/3]).
+-export([mac_key/3, nif_floor/1]).
 -export([mac_mfa/5]).
 -export_type([timed_call/0]).
 
@@ -93,6 +94,40 @@ stream_loop(0, _, _, _, _, _) -> ok;
 stream_loop(N, Api, Dg, K, D, L) ->
     _ = stream_once(Api, Dg, K, D, L),
     stream_loop(N - 1, Api, Dg, K, D, L).
+
+%% ---------------------------------------------------------------------------
+%% Parts of an HMAC call, timed beside it to take its fixed cost apart (the
+%% hmac-parts scenario). Their outputs are not a MAC: the driver does not
+%% check them (calls.Check.PART).
+
+%% The key set-up alone: a MAC context keyed for the digest (on OpenSSL 3 an
+%% EVP_MAC_CTX with its fetches; on 1.1.1 an EVP_PKEY and EVP_DigestSignInit,
+%% which runs the HMAC key schedule), no message, no final.
+-spec mac_key(bridge_api:stream_api(), bridge_api:digest(), binary()) -> timed_call().
+mac_key(mac_init, Dg, K) ->
+    {fun() -> _ = crypto:mac_init(hmac, Dg, K), <<>> end, fun(N) -> key_loop(N, Dg, K) end};
+mac_key(hmac_init, Dg, K) ->
+    M = old_crypto(),
+    {fun() -> _ = M:hmac_init(Dg, K), <<>> end, fun(N) -> old_key_loop(N, M, Dg, K) end}.
+
+key_loop(0, _, _) -> ok;
+key_loop(N, Dg, K) -> _ = crypto:mac_init(hmac, Dg, K), key_loop(N - 1, Dg, K).
+
+old_key_loop(0, _, _, _) -> ok;
+old_key_loop(N, M, Dg, K) -> _ = M:hmac_init(Dg, K), old_key_loop(N - 1, M, Dg, K).
+
+%% The floor under every crypto call: crypto:exor/2 is a NIF of crypto
+%% (do_exor, behind the same kind of thin Erlang wrapper as mac/4) that
+%% touches no OpenSSL state. It checks two binaries and makes a result binary
+%% of their size, as a MAC call makes its MAC, then XORs that many bytes. So
+%% it times the Erlang-to-NIF call and the result binary, and almost nothing
+%% else. B is MAC-sized.
+-spec nif_floor(binary()) -> timed_call().
+nif_floor(B) ->
+    {fun() -> crypto:exor(B, B) end, fun(N) -> floor_loop(N, B) end}.
+
+floor_loop(0, _) -> ok;
+floor_loop(N, B) -> _ = crypto:exor(B, B), floor_loop(N - 1, B).
 
 %% ---------------------------------------------------------------------------
 %% Ciphers, encrypting. The GCM tag is appended to the ciphertext, as

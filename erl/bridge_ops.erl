@@ -120,6 +120,25 @@ prepare_call(<<"mac_stream">>, Args) ->
             Api -> {ok, Api, bridge_loops:mac_stream(Api, Dg, Key, Data, MacBytes)}
         end
     end);
+prepare_call(<<"mac_key">>, Args) ->
+    Key = bin_arg(<<"key">>, Args),
+    with_digest(Args, fun(Dg) ->
+        case bridge_api:stream_api(fun erlang:function_exported/3) of
+            none -> {error, {unsupported, <<"no streaming HMAC API in this crypto">>}};
+            mac_init -> {ok, mac_key, bridge_loops:mac_key(mac_init, Dg, Key)};
+            hmac_init -> {ok, hmac_key, bridge_loops:mac_key(hmac_init, Dg, Key)}
+        end
+    end);
+prepare_call(<<"nif_floor">>, Args) ->
+    MacBytes = pos_int(<<"mac_bytes">>, Args, 0, 64),
+    with_digest(Args, fun(Dg) ->
+        %% As many bytes as the MAC this scenario makes.
+        Size = case MacBytes of
+                   0 -> byte_size(crypto:hash(Dg, <<>>));
+                   _ -> MacBytes
+               end,
+        {ok, exor, bridge_loops:nif_floor(binary:copy(<<0>>, Size))}
+    end);
 prepare_call(<<"cipher">>, Args) ->
     Data = bin_arg(<<"data">>, Args),
     Key = bin_arg(<<"key">>, Args),

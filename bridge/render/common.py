@@ -3,12 +3,14 @@ problem lines, and the semantics notes."""
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 
 import tabulate as tabulate_module
 from tabulate import tabulate
 
-from bridge import ab, calls, model, stats, verdicts, vocab
+from bridge import ab, calls, model, stats, verdicts, versus, vocab
+from bridge.render import ratios, titles
 
 # The masks bridge sets for hw off: the other variables of a runtime's `env`
 # record were given by the user (--env). As bridge.runtimes.base.MASK_VARS.
@@ -29,13 +31,39 @@ def by_scenario(report: model.Report) -> dict[str, list[model.Result]]:
 
 
 def scenario_description(report: model.Report, name: str) -> str:
-    return report.description(name)
+    """The description, its sizes made to match the sizes actually run (the
+    results'), whatever --sizes chose (bridge.render.titles)."""
+    sizes = [r.size for r in report.results if r.scenario == name]
+    return titles.sized(report.description(name), sizes)
 
 
 def who(report: model.Report, runtime_id: str, call: str) -> str:
-    """A call named with its runtime kind ("Erlang crypto:hash(...)")."""
+    """A call named with its runtime kind ("Erlang crypto:hash(...)"), and
+    with its runtime ("... on erlang@23.2.6") when the report has several
+    runtimes of that kind: otherwise two lines would differ only in numbers."""
+    base = _kind_and_call(report, runtime_id, call)
+    return f"{base} on {runtime_id}" if _several(report, runtime_id) else base
+
+
+def explanation(report: model.Report, v: model.HwVerdict) -> str:
+    """A verdict's stored explanation, naming its runtime where the report has
+    several of its kind. Composed here from the record's fields, so reports
+    written before the names read right too."""
+    if not _several(report, v.runtime):
+        return v.explanation
+    base = _kind_and_call(report, v.runtime, v.call)  # how ab.who began it
+    if v.explanation.startswith(base):
+        return who(report, v.runtime, v.call) + v.explanation[len(base) :]
+    return f"{v.runtime}: {v.explanation}"
+
+
+def _kind_and_call(report: model.Report, runtime_id: str, call: str) -> str:
     kind = report.kind_of(runtime_id)
     return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
+
+
+def _several(report: model.Report, runtime_id: str) -> bool:
+    return report.kind_of(runtime_id) in versus.several(report)
 
 
 def ordered(report: model.Report, results: list[model.Result]) -> list[model.Result]:
@@ -74,25 +102,6 @@ def _host(report: model.Report, runtime_id: str) -> str:
     return rt.node_host if rt is not None else ""
 
 
-def versus_first(report: model.Report, results: list[model.Result]) -> dict[int, str]:
-    """id(result) -> its median over the first-named runtime of its kind, for
-    the same call, size and hw; empty when no kind has two runtimes."""
-    firsts: dict[tuple, model.Result] = {}
-    out: dict[int, str] = {}
-    kinds_seen: dict[str, set[str]] = defaultdict(set)
-    for r in results:
-        kinds_seen[report.kind_of(r.runtime)].add(r.runtime)
-    if all(len(ids) < 2 for ids in kinds_seen.values()):
-        return {}
-    for r in results:
-        kind = report.kind_of(r.runtime)
-        if not r.ok or len(kinds_seen[kind]) < 2:
-            continue
-        first = firsts.setdefault((kind, r.call_id, r.size, r.hw), r)
-        out[id(r)] = f"{r.median() / first.median():.2f}×"
-    return out
-
-
 def verdict_lines(report: model.Report, scenario: str) -> list[str]:
     """One line per call and feature. A sweep whose sizes all say `used`
     becomes one line with the slow-down at each size; anything else keeps
@@ -111,7 +120,7 @@ def verdict_lines(report: model.Report, scenario: str) -> list[str]:
             sizes = ", ".join(f"{v.speedup:.2f}× at {_bytes(v.size)}" for v in vs)
             lines.append(f"- {head}: slower without it by {sizes}")
         else:
-            lines += [f"- {v.explanation}" for v in vs]
+            lines += [f"- {explanation(report, v)}" for v in vs]
     return lines
 
 
@@ -159,6 +168,7 @@ def warning_lines(report: model.Report) -> list[str]:
     for rt in report.runtimes:
         if rt.kind == "python" and rt.details.get("hashlib_uses_openssl") is False:
             lines.append(f"warning: {rt.id} hashlib uses its built-in code, not OpenSSL")
+    lines += [f"warning: {w}" for w in ratios.resolution_warning(report, versus.of(report))]
     return [""] + lines if lines else []
 
 
@@ -174,12 +184,16 @@ class Fastest:
         self.report = report
         self.best: dict[tuple[int, str, str], float] = {}
         for r in results:
-            if r.ok:
+            # A pasted line can say 0 operations; a part of a call does not compete.
+            if r.ok and r.median() > 0 and not calls.is_part(report.kind_of(r.runtime), r.call_id):
                 m, key = r.median(), compare_key(report, r)
                 self.best[key] = min(self.best.get(key, m), m)
 
-    def ratio(self, r: model.Result) -> float:
-        return r.median() / self.best[compare_key(self.report, r)]
+    def ratio(self, r: model.Result) -> float | None:
+        if calls.is_part(self.report.kind_of(r.runtime), r.call_id):
+            return None
+        best = self.best.get(compare_key(self.report, r))
+        return r.median() / best if best and r.median() > 0 else None
 
 
 def fastest(report: model.Report, results: list[model.Result]) -> Fastest:
@@ -187,12 +201,16 @@ def fastest(report: model.Report, results: list[model.Result]) -> Fastest:
 
 
 def match_by_result(report: model.Report) -> dict[int, str]:
-    """id(result) -> 'yes' | 'NO' | 'unchecked', from the interop checks."""
+    """id(result) -> 'yes' | 'NO' | 'unchecked' | 'part' (a part of a call,
+    whose output is no MAC), from the interop checks."""
     out = {}
     for check in report.interop:
         for r in report.results:
             if r.scenario == check.scenario and r.size == check.size and r.ok:
-                if not r.output_hex:
+                call = calls.lookup(report.kind_of(r.runtime), r.call_id)
+                if call is not None and call.check is calls.Check.PART:
+                    out[id(r)] = "part"
+                elif not r.output_hex:
                     out[id(r)] = "unchecked"
                 else:
                     out[id(r)] = "NO" if r.key.output in check.mismatched else "yes"
@@ -213,13 +231,14 @@ def unsupported(results: list[model.Result]) -> tuple[dict[int, str], list[str]]
 def cells(r: model.Result, fastest: Fastest, match: dict, x: str = "×") -> dict[str, str]:
     """The figures every renderer shows for an ok result, formatted once."""
     s = r.summary()
-    ops = 1e9 / s.median
+    ops = 1e9 / s.median if s.median > 0 else 0.0
+    rel = fastest.ratio(r)
     return {
         "ns_ci": ns_with_ci(s, imported=r.imported),
         "median": fmt_ns(s.median),
         "ops": si(ops),
         "mbs": f"{ops * r.size / 1e6:,.1f}",
-        "rel": f"{fastest.ratio(r):.2f}{x}",
+        "rel": "–" if rel is None else f"{rel:.2f}{x}",
         "ok": match.get(id(r), "–"),
     }
 
@@ -340,7 +359,13 @@ def _node_summary(node) -> str:
 def problem_lines(report: model.Report) -> list[str]:
     lines = []
     for s in report.skipped:
-        lines.append(f"skipped {s.runtime}: {s.reason}")
+        asked = f" (asked for with {s.requested})" if s.requested else ""
+        lines.append(f"skipped {s.runtime}{asked}: {s.reason}")
+    for u in report.unstable:
+        lines.append(
+            f"not stable: {u.runtime} {u.call_id} at {size_text(u.size)} (hw {u.hw}):"
+            f" 95% CI ±{u.ci_halfwidth * 100:.1f}%, wider than --until-stable asked"
+        )
     for e in report.errors:
         lines.append(f"error: {e.message}")
         tail = (e.stderr_tail or "").strip()
@@ -373,19 +398,16 @@ def fit_lines(
     fs = [f for f in report.fits if f.scenario == scenario]
     if not fs:
         return []
+    # Several runtimes of a kind (two OTPs): each row names its runtime.
+    named = any(report.kind_of(f.runtime) in versus.several(report) for f in fs)
     rows = []
-    # Two runtimes of a kind (OTP 23 beside OTP 25) fit the same call: name them.
-    by_kind: dict[str, set[str]] = defaultdict(set)
-    for f in fs:
-        by_kind[report.kind_of(f.runtime)].add(f.runtime)
-    named = any(len(ids) > 1 for ids in by_kind.values())
     for f in fs:
         kind = report.kind_of(f.runtime)
         name = f.call_id if short else f.call
         name = name if name.startswith(kind) else f"{kind} {name}"
         gbs = f"{f.gb_per_s:.2f}" if f.gb_per_s else "-"
-        figures = [f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"]
-        rows.append([*([f.runtime] if named else []), name, f.hw, *figures])
+        head = [f.runtime, f.call_id if short else f.call] if named else [name]
+        rows.append([*head, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
     headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", "b ns/byte"]
     headers += ["1/b GB/s", "R²"]
     return [
@@ -434,11 +456,15 @@ def tc_lines(report: model.Report, scenario: str) -> list[str]:
         tablefmt="simple",
         disable_numparse=True,
     )
+    note = (
+        "timer:tc rounds each call to a whole microsecond: a call of 2-4 us reads as 2, 3 or"
+        " 4, so differences under a microsecond, and any 25% change at this size, are"
+        " below what it can show. bridge times loops of calls in nanoseconds instead."
+    )
+    # The table as it is (a wrapped table row is no row), the prose wrapped.
     return [
         "",
         "The thread's method (timer:tc per call, whole microseconds):",
         *table.splitlines(),
-        "timer:tc rounds each call to a whole microsecond: a call of 2-4 us reads as 2, 3 or"
-        " 4, so differences under a microsecond, and any 25% change at this size, are"
-        " below what it can show. bridge times loops of calls in nanoseconds instead.",
+        *textwrap.wrap(note, 100),
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, concurrency, summary, upgrade
+from bridge.render import common, concurrency, ratios, summary, upgrade
 
 
 def render(report: model.Report) -> str:
@@ -31,15 +31,29 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
     unsupported, notes = common.unsupported(results)
+    ratio = ratios.Ratios(report)
+    first = [ratios.FIRST] if ratio.shows_first else []
     rows = []
     for r in results:
         call = f"`{r.call}` [{marks[r.semantics]}]"
         if not r.ok:
             mark = f"unsupported [{unsupported[id(r)]}]"
-            rows.append([r.runtime, call, r.size, r.hw, mark, "", "", ""])
+            rows.append([r.runtime, call, r.size, r.hw, mark, "", "", "", *["" for _ in first]])
             continue
         c = common.cells(r, fastest, match)
-        rows.append([r.runtime, call, r.size, r.hw, c["ns_ci"], c["mbs"], c["rel"], c["ok"]])
+        rows.append(
+            [
+                r.runtime,
+                call,
+                r.size,
+                r.hw,
+                c["ns_ci"],
+                c["mbs"],
+                ratio.cell(ratios.FASTEST, r),
+                c["ok"],
+                *[ratio.cell(a, r) for a in first],
+            ]
+        )
     headers = [
         "runtime",
         "call",
@@ -49,11 +63,13 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         "MB/s",
         "× fastest",
         "output ok",
+        *["× first named" for _ in first],
     ]
     lines = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True).splitlines()
     lines.append("")
     lines += [f"[{mark}] {semantics}  " for semantics, mark in marks.items()]
     lines += [f"{note}  " for note in notes]
+    lines += [f"{line}  " for line in ratio.legend(results)]
     lines += ["", *common.semantics_warning(results)]
     if results:
         fit = common.fit_lines(report, results[0].scenario)

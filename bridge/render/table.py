@@ -8,7 +8,7 @@ import textwrap
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, concurrency, upgrade
+from bridge.render import common, concurrency, ratios, upgrade
 
 
 def render(report: model.Report) -> str:
@@ -19,8 +19,7 @@ def render(report: model.Report) -> str:
         out += _table(report, common.ordered(report, rows))
         out += common.fit_lines(report, scenario)
         out += upgrade.wide(upgrade.of(report, scenario))
-        for line in common.tc_lines(report, scenario):
-            out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
+        out += common.tc_lines(report, scenario)
         for line in common.verdict_lines(report, scenario):
             out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
     out += concurrency.table_lines(report)
@@ -34,7 +33,8 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
     with_hw = any(r.hw != "on" for r in results)
-    vs_first = common.versus_first(report, results)
+    ratio = ratios.Ratios(report)
+    vs_first = ratio.shows_first
     unsupported, notes = common.unsupported(results)
     rows = []
     for r in results:
@@ -56,9 +56,9 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 c["ns_ci"],
                 c["ops"],
                 c["mbs"],
-                c["rel"],
+                ratio.cell(ratios.FASTEST, r),
                 c["ok"],
-                *([vs_first.get(id(r), "")] if vs_first else []),
+                *([ratio.cell(ratios.FIRST, r)] if vs_first else []),
             ]
         )
     headers = [
@@ -81,9 +81,9 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         "right",
         "right",
         "right",
-        "right",
         "left",
-        *(["right"] if vs_first else []),
+        "left",
+        *(["left"] if vs_first else []),
     )
     table = tabulate(
         rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align
@@ -94,6 +94,8 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         lines.append(f"[{mark}] {semantics}")
     for note in notes:
         lines += textwrap.wrap(note, 100, subsequent_indent="     ")
+    for line in ratio.legend(results):
+        lines += textwrap.wrap(line, 100)
     for warning in common.semantics_warning(results):
         lines += textwrap.wrap(warning, 88)
     return lines

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from bridge import model
-from bridge.render import common, concurrency, summary, upgrade
+from bridge.render import common, concurrency, ratios, shell, summary, upgrade
 
 WIDTH = 72
 
@@ -27,7 +27,8 @@ def render(report: model.Report) -> str:
     if problems:
         out += ["", "Problems:"] + [w for p in problems for w in _wrap(p.strip(), indent="  ")]
     if report.reproduce:
-        out += ["", "Reproduce:"] + _wrap(report.reproduce, indent="    ", first="    ")
+        # Wrapped with `\` continuations, so the lines paste into a shell.
+        out += ["", "Reproduce:"] + shell.lines(report.reproduce, WIDTH, indent="    ")
     text = "\n".join(_ascii(line) for line in out).rstrip() + "\n"
     assert all(len(line) <= WIDTH for line in text.splitlines()), "text view over 72 columns"
     return text
@@ -61,6 +62,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         out += _wrap(f"semantics {mark}: {semantics}", indent="  ")
     for note in notes:
         out += _wrap(note, indent="  ")
+    out += _ratio_table(report, results, keys)
     out += [w for line in common.semantics_warning(results) for w in _wrap(line)]
     if results:
         for line in common.fit_lines(report, results[0].scenario, short=True, width=WIDTH):
@@ -73,18 +75,49 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     return out
 
 
-def _wrap(text: str, indent: str = "", first: str = "") -> list[str]:
+def _ratio_table(
+    report: model.Report, results: list[model.Result], keys: dict[tuple[str, str], int]
+) -> list[str]:
+    """x first named and x fastest with their CIs and verdicts: a table of
+    their own, since the main one has no room for them in 72 columns."""
+    ratio = ratios.Ratios(report)
+    rows = []
+    for r in results:
+        first, fastest = ratio.get(ratios.FIRST, r), ratio.get(ratios.FASTEST, r)
+        if first is None and fastest is None:
+            continue
+        rows.append(
+            [
+                f"[{keys[(r.runtime, r.call)]}]",
+                r.size,
+                r.hw,
+                *([ratio.cell(ratios.FIRST, r, "x", "-")] if ratio.shows_first else []),
+                ratio.cell(ratios.FASTEST, r, "x", "-"),
+            ]
+        )
+    if not rows:
+        return []
+    headers = ["call", "bytes", "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
+    out = ["", "Between runtimes (median over the other's, 95% CI):"]
+    out += common.simple_table(rows, headers, WIDTH)
+    for line in ratio.legend(results, "x"):
+        out += _wrap(line, indent="  ")
+    return out
+
+
+def _wrap(text: str, indent: str = "") -> list[str]:
     return textwrap.wrap(
         _ascii(text),
         WIDTH,
-        initial_indent=first,
         subsequent_indent=indent,
         break_long_words=True,
         break_on_hyphens=False,
     ) or [""]
 
 
-ASCII = str.maketrans({"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'"})
+ASCII = str.maketrans(
+    {"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'", "²": "^2", "±": "+-"}
+)
 
 
 def _ascii(text: str) -> str:

@@ -38,6 +38,12 @@ class ErlangRuntime(WorkerRuntime):
             "-noshell",
             "-noinput",
             *(["-boot", str(boot)] if boot else []),
+            # Logger's default handler writes to standard_io, and fd 1 is the
+            # port: a report logged while crypto fails to load would land in
+            # the frame stream. Send it to standard_error (OTP 21+).
+            "-kernel",
+            "logger",
+            "[{handler,default,logger_std_h,#{config => #{type => standard_error}}}]",
             "-pa",
             str(build.path),
             "-s",
@@ -92,8 +98,7 @@ class ErlangRuntime(WorkerRuntime):
             reason = text(greeting.get("crypto_error", b"")) or "unknown reason"
             raise RuntimeUnavailable(
                 f"Erlang at {self.installation.erl} cannot use crypto: {reason}",
-                hint="install it with 'apt-get install erlang-crypto' (Debian/Ubuntu)"
-                " or use an OTP built with OpenSSL",
+                hint=crypto_hint(reason),
             )
 
     def describe(self, info: dict[str, Any]) -> model.Runtime:
@@ -133,3 +138,19 @@ class ErlangRuntime(WorkerRuntime):
             },
             hw=self.hw,
         )
+
+
+def crypto_hint(reason: str) -> str | None:
+    """What to do about crypto that cannot load, from what the node said:
+    installing erlang-crypto helps only when the application is missing."""
+    if "not installed" in reason:
+        return (
+            "install it with 'apt-get install erlang-crypto' (Debian/Ubuntu)"
+            " or use an OTP built with OpenSSL"
+        )
+    if "cannot open shared object" in reason or "libcrypto" in reason:
+        return (
+            "the OpenSSL library this OTP was built against is not found: install it,"
+            " or run this erl through a wrapper that sets LD_LIBRARY_PATH to it"
+        )
+    return None

@@ -41,6 +41,7 @@ def _specs(s, kinds, erl, python, openssl, given) -> Iterator[RuntimeSpec]:
                 lambda hw, env, i=inst, g=g: ErlangRuntime(
                     i or otp.locate(None), s, hw, env
                 ).with_env(g),
+                requested="--erl" if inst else "",
             )
     if "python" in kinds:
         for n, exe in enumerate(python):
@@ -49,6 +50,7 @@ def _specs(s, kinds, erl, python, openssl, given) -> Iterator[RuntimeSpec]:
                 "python",
                 exe or "python",
                 lambda hw, env, e=exe, g=g: PythonRuntime(s, hw, env, executable=e).with_env(g),
+                requested="--python" if exe else "",
             )
     if "openssl" in kinds:
         for n, exe in enumerate(openssl):
@@ -57,4 +59,5 @@ def _specs(s, kinds, erl, python, openssl, given) -> Iterator[RuntimeSpec]:
                 "openssl",
                 exe or "openssl",
                 lambda hw, env, e=exe, g=g: OpensslRuntime(s, hw, env, executable=e).with_env(g),
+                requested="--openssl" if exe else "",
             )

@@ -52,6 +52,14 @@ def parse_version(text: str) -> tuple[str, tuple[int, int, int]] | None:
     return m.group(1), (int(m.group(2)), int(m.group(3)), int(m.group(4)))
 
 
+def version_id(text: str) -> str:
+    """The version as the runtime id shows it, letter and all: 1.1.1w, 3.0.19
+    (1.1.1w and 1.1.1k are different releases, and the id is what a reader
+    tells rows apart by)."""
+    m = VERSION.search(text)
+    return f"{m.group(2)}.{m.group(3)}.{m.group(4)}{m.group(5)}" if m else ""
+
+
 def parse_mr_runs(stderr: str) -> list[tuple[int, float]]:
     """(count, elapsed seconds) per +R record."""
     return [(int(m.group(1)), float(m.group(3))) for m in MR_RESULT.finditer(stderr)]
@@ -160,7 +168,7 @@ class OpensslRuntime(Runtime):
         self.flavour, self.version = parsed
         version_text = out.splitlines()[0].strip() if out.strip() else ""
         cpuinfo = CPUINFO.search(out)
-        self.id = f"openssl@{'.'.join(map(str, self.version))}"
+        self.id = f"openssl@{version_id(out)}"
         # Private directory (0700) for input files; removed on exit.
         self._tmp = tempfile.TemporaryDirectory(prefix="bridge-openssl-")
         return model.Runtime(

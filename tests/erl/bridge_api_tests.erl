@@ -65,6 +65,9 @@ api_name_test() ->
               {block, <<"crypto:block_encrypt/4">>},
               {mac_init, <<"crypto:mac_init/3 + mac_update/2 + mac_finalN/2">>},
               {hmac_init, <<"crypto:hmac_init/2 + hmac_update/2 + hmac_final_n/2">>},
+              {mac_key, <<"crypto:mac_init/3">>},
+              {hmac_key, <<"crypto:hmac_init/2">>},
+              {exor, <<"crypto:exor/2">>},
               {none, <<"none">>}],
     [?assertEqual(Label, bridge_api:api_name(Api)) || {Api, Label} <- Labels].
 

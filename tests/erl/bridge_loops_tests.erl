@@ -22,6 +22,16 @@ mac_stream_test() ->
     check(bridge_loops:mac_stream(mac_init, sha, ?KEY, ?DATA, 0),
           crypto:mac(hmac, sha, ?KEY, ?DATA)).
 
+%% The parts of an HMAC call (hmac-parts): the key set-up alone makes a MAC
+%% context and gives no bytes; the floor is crypto:exor/2 on MAC-sized binaries.
+mac_key_test() ->
+    {Once, Loop} = bridge_loops:mac_key(mac_init, sha, ?KEY),
+    ?assertEqual(<<>>, Once()),
+    ?assertEqual(ok, Loop(3)).
+
+nif_floor_test() ->
+    check(bridge_loops:nif_floor(<<1, 2, 3>>), <<0, 0, 0>>).
+
 %% tc times the same call, given as {M, F, A}.
 mac_mfa_test() ->
     {M, F, A} = bridge_loops:mac_mfa(macN, sha, ?KEY, ?DATA, 10),

@@ -25,6 +25,23 @@ mac_stream_matches_one_shot_test() ->
     ?assertEqual(crypto:macN(hmac, sha, <<1:160>>, <<"hello">>, 10),
                  proplists:get_value(output, Reply)).
 
+%% The parts of an HMAC call: the API each reply names, and the floor's
+%% operand as long as the MAC (mac_bytes, or the digest's length).
+hmac_parts_test() ->
+    Common = [{<<"digest">>, <<"sha256">>}, {<<"key">>, <<1:160>>}, {<<"data">>, <<"hello">>},
+              {<<"warmup_ns">>, 0}, {<<"sample_ns">>, 1000}, {<<"samples">>, 1}],
+    {ok, Key} = bridge_ops:handle(<<"bench">>, [{<<"call">>, <<"mac_key">>} | Common]),
+    ?assertEqual(<<"crypto:mac_init/3">>, proplists:get_value(api, Key)),
+    ?assertEqual(<<>>, proplists:get_value(output, Key)),
+    Floor = fun(MacBytes) ->
+                {ok, R} = bridge_ops:handle(<<"bench">>, [{<<"call">>, <<"nif_floor">>},
+                                                          {<<"mac_bytes">>, MacBytes} | Common]),
+                ?assertEqual(<<"crypto:exor/2">>, proplists:get_value(api, R)),
+                proplists:get_value(output, R)
+            end,
+    ?assertEqual(<<0:80>>, Floor(10)),
+    ?assertEqual(<<0:256>>, Floor(0)).
+
 cipher_gcm_appends_tag_test() ->
     Args = [{<<"call">>, <<"cipher">>}, {<<"cipher">>, <<"aes-256-gcm">>}, {<<"key">>, <<0:256>>},
             {<<"iv">>, <<0:96>>}, {<<"data">>, <<0:256>>}, {<<"warmup_ns">>, 0},
