@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge import ab, fits, interop, model
+from bridge import ab, decompose, fits, interop, model
 from bridge.scenario import Scenario
 from bridge.session import Outcome
 
@@ -45,4 +45,5 @@ def report(
         errors=(*outcome.errors, *interop.mismatch_errors(checks)),
         skipped=outcome.skipped,
         unstable=outcome.unstable,
+        decompositions=tuple(decompose.decompose(scenarios, results, outcome.runtimes)),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, summary
+from bridge.render import common, summary, units
 
 
 def render(report: model.Report) -> str:
@@ -30,6 +30,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
     unsupported, notes = common.unsupported(results)
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     rows = []
     for r in results:
         call = f"`{r.call}` [{marks[r.semantics]}]"
@@ -37,12 +38,12 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
             mark = f"unsupported [{unsupported[id(r)]}]"
             rows.append([r.runtime, call, r.size, r.hw, mark, "", "", ""])
             continue
-        c = common.cells(r, fastest, match)
+        c = common.cells(r, fastest, match, unit=unit)
         rows.append([r.runtime, call, r.size, r.hw, c["ns_ci"], c["mbs"], c["rel"], c["ok"]])
     headers = [
         "runtime",
         "call",
-        "bytes",
+        unit,
         "hw",
         "ns/op median (95% CI)",
         "MB/s",

@@ -8,7 +8,8 @@ import textwrap
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common
+from bridge.render import common, units
+from bridge.render import decompose as decomposition
 
 
 def render(report: model.Report) -> str:
@@ -18,6 +19,8 @@ def render(report: model.Report) -> str:
         out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
         out += _table(report, common.ordered(report, rows))
         out += common.fit_lines(report, scenario)
+        for line in decomposition.lines(report, scenario):
+            out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
         for line in common.tc_lines(report, scenario):
             out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
         for line in common.verdict_lines(report, scenario):
@@ -34,6 +37,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     with_hw = any(r.hw != "on" for r in results)
     vs_first = common.versus_first(report, results)
     unsupported, notes = common.unsupported(results)
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     rows = []
     for r in results:
         label = f"{r.call} [{marks[r.semantics]}]"
@@ -44,7 +48,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 [r.runtime, label, r.size, *hw, f"unsupported [{unsupported[id(r)]}]", *blank]
             )
             continue
-        c = common.cells(r, fastest, match)
+        c = common.cells(r, fastest, match, unit=unit)
         rows.append(
             [
                 r.runtime,
@@ -62,7 +66,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     headers = [
         "runtime",
         "call",
-        "bytes",
+        unit,
         *(["hw"] if with_hw else []),
         "ns/op median (95% CI)",
         "ops/s",

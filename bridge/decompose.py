@@ -1,0 +1,211 @@
+"""Cost decomposition: how much of a call is set-up, where rows differ by
+set-up. Pure: it reads results and runtimes, and returns records.
+
+Some calls repeat a set-up on every call that an application could do once:
+Erlang's crypto:sign/4 takes the private key as a term and imports it into
+libcrypto every time, a one-shot AEAD call keys a new context every time,
+a program that loads its key from DER per request parses it every time. For
+each such call a scenario lists, the set-up's cost is found in one of two
+ways, and set against the same work with the set-up done once:
+
+- timed alone: the runtime has a call that does only the set-up
+  (cryptography's load_der_private_key, AESGCM(key); Erlang's
+  crypto:privkey_to_pubkey/2 for RSA keys, crypto_one_time_aead_init/4 on
+  OTP 28+);
+- by difference: the runtime cannot separate it (crypto has no call that
+  imports an EC key alone), so the set-up is the whole call minus a prepared
+  call of the same libcrypto: `openssl speed` signs with a key it imported
+  once. Only when both really use the same library (the same version string);
+  the difference then also holds what else the call does per call (hashing
+  the message, the NIF call), and says so.
+
+A rule names the calls by id; a scenario that lists none of them gets no
+decomposition.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bridge import ab, model, stats
+from bridge.scenario import Scenario
+
+TIMED_ALONE = "timed alone"
+BY_DIFFERENCE = "by difference"
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str  # the scenario kind
+    runtime: str  # the runtime kind whose call is split
+    whole: str  # the call that repeats the set-up
+    alone: str | None  # a call of the same runtime that does only the set-up
+    prepared: tuple[str, str]  # (runtime kind, call id): the work with the set-up done once
+    setup: str  # what the set-up is
+    done: str  # what the prepared call does, as a verb: "signs", "seals"
+
+
+RULES = (
+    Rule(
+        "sign",
+        "python",
+        "sign+load",
+        "load",
+        ("python", "sign"),
+        "loading the key from DER",
+        "signs",
+    ),
+    Rule(
+        "sign",
+        "erlang",
+        "sign",
+        None,
+        ("openssl", "speed-sign"),
+        "importing the raw key and setting up the signature",
+        "signs",
+    ),
+    Rule(
+        "rsa",
+        "python",
+        "sign_pkcs1+load",
+        "load",
+        ("python", "sign_pkcs1"),
+        "loading the key from DER (cryptography checks an RSA key as it loads it)",
+        "signs",
+    ),
+    Rule(
+        "rsa",
+        "erlang",
+        "sign_pkcs1",
+        "import",
+        ("openssl", "speed-sign"),
+        "importing the raw key",
+        "signs",
+    ),
+    Rule(
+        "cipher",
+        "python",
+        "cryptography",
+        "aead-setup",
+        ("python", "aead-reuse"),
+        "keying a new AEAD context",
+        "seals",
+    ),
+    Rule(
+        "cipher",
+        "erlang",
+        "crypto_one_time",
+        "aead_init_only",
+        ("erlang", "aead_init"),
+        "keying a new AEAD context",
+        "seals",
+    ),
+)
+
+
+def decompose(
+    scenarios: Sequence[Scenario],
+    results: Sequence[model.Result],
+    runtimes: Sequence[model.Runtime],
+) -> list[model.Decomposition]:
+    """One record per whole call (hw on) of a rule, per size."""
+    info = {rt.id: rt for rt in runtimes if not rt.masked}
+    by_key = {r.key: r for r in results}
+    out = []
+    for sc in scenarios:
+        for rule in RULES:
+            if rule.kind != sc.kind or rule.whole not in sc.calls.get(rule.runtime, ()):
+                continue
+            wanted = {rule.prepared[1]} | ({rule.alone} if rule.alone else set())
+            listed = set(sc.calls.get(rule.runtime, ())) | set(sc.calls.get(rule.prepared[0], ()))
+            if not wanted & listed:
+                continue
+            for r in results:
+                rt = info.get(r.runtime)
+                if r.scenario != sc.name or r.call_id != rule.whole or r.hw != "on" or not r.ok:
+                    continue
+                if rt is None or rt.kind != rule.runtime:
+                    continue
+                out.append(_split(rule, r, rt, by_key, results, info))
+    return out
+
+
+def _split(rule, whole, rt, by_key, results, info) -> model.Decomposition:
+    base = model.Decomposition(
+        scenario=whole.scenario,
+        runtime=whole.runtime,
+        call_id=whole.call_id,
+        call=whole.call,
+        size=whole.size,
+        setup=rule.setup,
+    )
+    alone = by_key.get(_key(whole, whole.runtime, rule.alone)) if rule.alone else None
+    prepared, why_not = _prepared(rule, whole, rt, by_key, results, info)
+    total = whole.median()
+    fields: dict = {"total_ns": total}
+    if prepared is not None:
+        fields.update(prepared=_name(prepared, info), prepared_ns=prepared.median())
+    if alone is not None and alone.ok:
+        s = alone.summary()
+        fields.update(method=TIMED_ALONE, setup_ns=s.median, setup_ci95=s.ci95)
+    elif prepared is not None:
+        diff, ci = stats.difference_ci(whole.per_op_ns(), prepared.per_op_ns())
+        fields.update(method=BY_DIFFERENCE, setup_ns=diff, setup_ci95=ci)
+    else:
+        reasons = [why_not, alone.reason if alone is not None else ""]
+        fields["note"] = (
+            "; ".join(dict.fromkeys(r for r in reasons if r)) or "no call to set it against"
+        )
+    return dataclasses.replace(base, **fields)
+
+
+def _prepared(rule, whole, rt, by_key, results, info) -> tuple[model.Result | None, str]:
+    """The prepared call's result, or None and why."""
+    kind, call_id = rule.prepared
+    if kind == rule.runtime:
+        r = by_key.get(_key(whole, whole.runtime, call_id))
+        if r is None:
+            return None, ""
+        return (r, "") if r.ok else (None, f"the prepared call: {r.reason}")
+    # Another runtime: only one on the same libcrypto will do.
+    library = ab.library_of(rt)
+    others = [
+        r
+        for r in results
+        if r.scenario == whole.scenario
+        and r.call_id == call_id
+        and r.size == whole.size
+        and r.hw == "on"
+        and r.ok
+        and r.runtime in info
+        and info[r.runtime].kind == kind
+    ]
+    same = [r for r in others if ab.library_of(info[r.runtime]) == library]
+    if same:
+        return same[0], ""
+    if others:
+        theirs = ab.library_of(info[others[0].runtime])
+        return None, (
+            f"{others[0].runtime} uses {_lib(theirs)}, not this runtime's {_lib(library)}:"
+            " no prepared call on the same library to subtract"
+        )
+    return None, ""
+
+
+def _lib(library) -> str:
+    return (
+        "an unknown library"
+        if library is None
+        else f"{library[0]} {'.'.join(map(str, library[1]))}"
+    )
+
+
+def _key(r: model.Result, runtime: str, call_id: str) -> model.CellKey:
+    return model.CellKey(r.scenario, runtime, call_id, r.size, r.hw)
+
+
+def _name(r: model.Result, info) -> str:
+    kind = info[r.runtime].kind if r.runtime in info else ""
+    return r.call if kind == "openssl" else f"{r.runtime} {r.call}"
