@@ -147,7 +147,7 @@ def verdict_list(
                         explanation=verdicts.explain(
                             v,
                             who=who(info, r.call),
-                            feature=vocab.FEATURE_NAMES.get(feature, feature),
+                            feature=feature_name(feature),
                             size=r.size,
                             best=best,
                             larger_example=_larger_example(sc),

@@ -146,7 +146,8 @@ def _split(rule, whole, rt, by_key, results, info) -> model.Decomposition:
     total = whole.median()
     fields: dict = {"total_ns": total}
     if prepared is not None:
-        fields.update(prepared=_name(prepared, info), prepared_ns=prepared.median())
+        where = " on the same libcrypto" if rule.prepared[0] != rule.runtime else ""
+        fields.update(prepared=_name(prepared, info) + where, prepared_ns=prepared.median())
     if alone is not None and alone.ok:
         s = alone.summary()
         fields.update(method=TIMED_ALONE, setup_ns=s.median, setup_ci95=s.ci95)
@@ -168,7 +169,7 @@ def _prepared(rule, whole, rt, by_key, results, info) -> tuple[model.Result | No
         r = by_key.get(_key(whole, whole.runtime, call_id))
         if r is None:
             return None, ""
-        return (r, "") if r.ok else (None, f"the prepared call: {r.reason}")
+        return (r, "") if r.ok else (None, r.reason)
     # Another runtime: only one on the same libcrypto will do.
     library = ab.library_of(rt)
     others = [

@@ -11,8 +11,8 @@ The key is derived, not shipped: p and q are the first primes found by
 scanning SHAKE-256 output over a label that names the seed and scenario, so
 a report's key can be regenerated from the report alone, like every other
 input. The search is deterministic (Miller-Rabin with bases taken from the
-same stream) and takes about a second per key in CPython, so keys are
-cached per label.
+same stream) and takes a fraction of a second per key in CPython (more on a
+busy machine), so keys are cached per label.
 
 Sources: RFC 8017 §8.2 (RSASSA-PKCS1-v1_5), §8.1 and §9.1 (RSASSA-PSS,
 EMSA-PSS with MGF1), and FIPS 186-4 App. C.3 (Miller-Rabin).
@@ -31,7 +31,12 @@ DIGEST_INFO = {
     "sha384": bytes.fromhex("3041300d060960864801650304020205000430"),
     "sha512": bytes.fromhex("3051300d060960864801650304020305000440"),
 }
-MR_ROUNDS = 40
+# Miller-Rabin rounds per candidate that passed trial division. The
+# candidates are random, for which the chance that a composite passes even
+# one round is tiny (Damgard, Landrock and Pomerance 1993); 16 rounds keep it
+# far below 2^-64, and a bad key would still show in the driver's own
+# signature checks.
+MR_ROUNDS = 16
 _SMALL_PRIMES = [p for p in range(3, 2000) if all(p % d for d in range(2, int(p**0.5) + 1))]
 
 

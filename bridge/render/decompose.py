@@ -41,21 +41,39 @@ def _sentence(report: model.Report, ds: list[model.Decomposition], unit: str) ->
     for d in split:
         at = f" at {units.short(d.size, unit)}" if sizes else ""
         share = f" ({d.share:.0%})" if d.share is not None and d.share > 0 else ""
-        parts.append(f"~{_us(d.setup_ns)} of {_us(d.total_ns)}{share}{at}")
-    how = (
-        "timed alone"
-        if d0.method == decompose.TIMED_ALONE
-        else "the difference with the prepared call, which also holds the rest of the"
-        " per-call work (message hashing, the call itself)"
-    )
+        lo = d.setup_ci95[0] if d.setup_ci95 else d.setup_ns
+        if d.setup_ns is not None and (d.setup_ns <= 0 or lo <= 0):
+            parts.append(f"nothing measurable of {_us(d.total_ns)}{at}")
+        else:
+            parts.append(f"~{_us(d.setup_ns)} of {_us(d.total_ns)}{share}{at}")
+    if d0.method == decompose.TIMED_ALONE:
+        how = "timed alone"
+    else:
+        how = (
+            "by difference with the prepared call, so it also counts the call's other per-call work"
+        )
     text = f"{who} spends {'; '.join(parts)} {d0.setup} ({how})"
     prepared = [d for d in split if d.prepared_ns is not None]
     if prepared:
         figures = ", ".join(_us(d.prepared_ns) for d in prepared)
         where = f" at {', '.join(units.short(d.size, unit) for d in prepared)}" if sizes else ""
-        library = " on the same libcrypto" if d0.prepared.startswith("openssl ") else ""
-        text += f"; with it done once, {d0.prepared}{library} {_verb(d0)} in {figures}{where}"
+        text += f"; with it done once, {d0.prepared} {_verb(d0)} in {figures}{where}"
+    rest = [_rest(d) for d in prepared if d.method == decompose.TIMED_ALONE]
+    if any(rest):
+        text += (
+            f"; {', '.join(_us(r) for r in rest if r)} more per call than the two together:"
+            " work a fresh key or context adds that neither row shows alone"
+        )
     return text + "."
+
+
+def _rest(d: model.Decomposition) -> float | None:
+    """What the whole call costs beyond set-up plus prepared call, when that
+    is more than a tenth of it (else noise)."""
+    if d.total_ns is None or d.setup_ns is None or d.prepared_ns is None:
+        return None
+    rest = d.total_ns - d.setup_ns - d.prepared_ns
+    return rest if rest > 0.1 * d.total_ns else None
 
 
 def _verb(d: model.Decomposition) -> str:
