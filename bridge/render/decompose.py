@@ -40,7 +40,7 @@ def _sentence(report: model.Report, ds: list[model.Decomposition], unit: str) ->
     parts = []
     for d in split:
         at = f" at {units.short(d.size, unit)}" if sizes else ""
-        share = f" ({d.share:.0%})" if d.share is not None and d.share > 0 else ""
+        share = "" if d.share is None else f" ({d.share:.0%})" if d.share >= 0.01 else " (<1%)"
         lo = d.setup_ci95[0] if d.setup_ci95 else d.setup_ns
         if d.setup_ns is not None and (d.setup_ns <= 0 or lo <= 0):
             parts.append(f"nothing measurable of {_us(d.total_ns)}{at}")

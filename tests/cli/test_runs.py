@@ -127,6 +127,8 @@ def test_sign_and_verify_in_all_runtimes(tmp_path):
         ("erlang", "sign"),
         ("erlang", "verify"),
         ("python", "sign"),
+        ("python", "sign+load"),
+        ("python", "load"),
         ("python", "verify"),
         ("openssl", "speed-sign"),
         ("openssl", "speed-verify"),
