@@ -636,16 +636,6 @@ _TABLE += (
     ),
     Call(
         runtime="python",
-        id="aead-setup",
-        op="aead_setup",
-        kinds=frozenset({CIPHER}),
-        semantics=SETUP_AEAD,
-        label=lambda sc, api: f"{sc.spec.python}(key)",
-        unchecked=SETUP_ONLY,
-        role="setup",
-    ),
-    Call(
-        runtime="python",
         id="sign+load",
         op="ecdsa_sign_load",
         kinds=frozenset({SIGNATURE}),

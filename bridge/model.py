@@ -411,9 +411,10 @@ class TcFigure:
 class Decomposition:
     """What share of a call is set-up (importing a key, keying an AEAD
     context), and what the call costs with the set-up done once
-    (bridge.decompose). `method`: "timed alone" (a call that does only the
-    set-up) or "by difference" (the whole call minus a prepared call on the
-    same libcrypto). Without numbers, `note` says why it cannot be split."""
+    (bridge.decompose). `method`: "by difference" (the whole call minus a
+    prepared call) or "timed alone" (a call that does only the set-up, when
+    there is no prepared call); `alone_ns` is the set-up alone whenever a
+    runtime can time it. Without numbers, `note` says why it cannot be split."""
 
     scenario: str
     runtime: str
@@ -427,6 +428,8 @@ class Decomposition:
     setup_ci95: tuple[float, float] | None = None
     prepared: str = ""  # the call that does the work without the set-up
     prepared_ns: float | None = None
+    alone: str = ""  # the call that does only the set-up
+    alone_ns: float | None = None
     note: str = ""
 
     @property

@@ -325,17 +325,6 @@ def _aead_reuse(args: dict[str, Any]) -> Prepared:
     return f"cryptography {spec.python}.encrypt (object made once)", once, _repeat(once)
 
 
-def _aead_setup(args: dict[str, Any]) -> Prepared:
-    spec = _aead_spec(args)
-    cls, key = _aead_class(spec), _bytes(args, "key")
-
-    def loop(n: int) -> None:
-        for _ in range(n):
-            cls(key)
-
-    return f"cryptography {spec.python}(key)", lambda: b"", loop
-
-
 # -- random bytes: the probe makes two calls (calls.Check.DISTINCT) ------------
 
 
@@ -594,7 +583,6 @@ HANDLERS = calls.Handlers(
         "ecdsa_sign_load": _ecdsa_sign_load,
         "key_load": _key_load,
         "aead_reuse": _aead_reuse,
-        "aead_setup": _aead_setup,
         "rand_bytes": _ssl_rand,
         "urandom": _urandom,
         "pbkdf2": _pbkdf2,

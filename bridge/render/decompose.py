@@ -36,44 +36,35 @@ def _sentence(report: model.Report, ds: list[model.Decomposition], unit: str) ->
     split = [d for d in ds if d.setup_ns is not None]
     if not split:
         return f"{who}: {d0.setup} cannot be timed apart here ({d0.note})."
-    sizes = len(ds) > 1
+    sizes = len(split) > 1
+
+    def at(d: model.Decomposition) -> str:
+        return f" at {units.short(d.size, unit)}" if sizes else ""
+
+    def per_size(values: list[tuple[model.Decomposition, float | None]]) -> str:
+        figures = ", ".join(_us(v) for _, v in values)
+        where = f" at {', '.join(units.short(d.size, unit) for d, _ in values)}" if sizes else ""
+        return figures + where
+
     parts = []
     for d in split:
-        at = f" at {units.short(d.size, unit)}" if sizes else ""
-        share = "" if d.share is None else f" ({d.share:.0%})" if d.share >= 0.01 else " (<1%)"
         lo = d.setup_ci95[0] if d.setup_ci95 else d.setup_ns
-        if d.setup_ns is not None and (d.setup_ns <= 0 or lo <= 0):
-            parts.append(f"nothing measurable of {_us(d.total_ns)}{at}")
-        else:
-            parts.append(f"~{_us(d.setup_ns)} of {_us(d.total_ns)}{share}{at}")
-    if d0.method == decompose.TIMED_ALONE:
-        how = "timed alone"
-    else:
-        how = (
-            "by difference with the prepared call, so it also counts the call's other per-call work"
-        )
-    text = f"{who} spends {'; '.join(parts)} {d0.setup} ({how})"
-    prepared = [d for d in split if d.prepared_ns is not None]
-    if prepared:
-        figures = ", ".join(_us(d.prepared_ns) for d in prepared)
-        where = f" at {', '.join(units.short(d.size, unit) for d in prepared)}" if sizes else ""
-        text += f"; with it done once, {d0.prepared} {_verb(d0)} in {figures}{where}"
-    rest = [_rest(d) for d in prepared if d.method == decompose.TIMED_ALONE]
-    if any(rest):
-        text += (
-            f"; {', '.join(_us(r) for r in rest if r)} more per call than the two together:"
-            " work a fresh key or context adds that neither row shows alone"
-        )
+        if d.setup_ns <= 0 or lo <= 0:
+            parts.append(f"nothing measurable of {_us(d.total_ns)}{at(d)}")
+            continue
+        share = "" if d.share is None else f" ({d.share:.0%})" if d.share >= 0.01 else " (<1%)"
+        parts.append(f"~{_us(d.setup_ns)} of {_us(d.total_ns)}{share}{at(d)}")
+    text = f"{who} spends {'; '.join(parts)} {d0.setup}"
+    if d0.method != decompose.BY_DIFFERENCE:
+        return text + " (timed alone)."
+    text += f": with it done once, {d0.prepared} {_verb(d0)} in "
+    text += per_size([(d, d.prepared_ns) for d in split])
+    if d0.prepared.endswith("on the same libcrypto"):
+        text += " (so the difference also counts the call's other per-call work)"
+    alone = [(d, d.alone_ns) for d in split if d.alone_ns is not None]
+    if alone:
+        text += f"; {d0.alone} alone takes {per_size(alone)}"
     return text + "."
-
-
-def _rest(d: model.Decomposition) -> float | None:
-    """What the whole call costs beyond set-up plus prepared call, when that
-    is more than a tenth of it (else noise)."""
-    if d.total_ns is None or d.setup_ns is None or d.prepared_ns is None:
-        return None
-    rest = d.total_ns - d.setup_ns - d.prepared_ns
-    return rest if rest > 0.1 * d.total_ns else None
 
 
 def _verb(d: model.Decomposition) -> str:

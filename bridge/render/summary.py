@@ -36,7 +36,8 @@ def _speed_sentence(
     best = at_size[0]
     parts = [
         f"{scenario} at {units.size_text(size, unit)}: fastest is {best.call} on {best.runtime}"
-        f" ({common.fmt_ns(best.median())} ns per call)"
+        # fmt_ns writes its own unit from a millisecond up (PBKDF2 calls).
+        f" ({common.fmt_ns(best.median())}{'' if best.median() >= 1e6 else ' ns'} per call)"
     ]
     for r in at_size[1:4]:
         parts.append(f"{r.call} on {r.runtime} takes {r.median() / best.median():.2f}{x}")
