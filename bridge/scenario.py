@@ -410,7 +410,7 @@ def _eddsa_fields(v: _Validator) -> dict[str, Any]:
 
 def _rsa_fields(v: _Validator) -> dict[str, Any]:
     bits = v.data.get("bits")
-    if bits not in vocab.RSA_SPEED:
+    if not isinstance(bits, int) or isinstance(bits, bool) or bits not in vocab.RSA_SPEED:
         raise v.fail("bits", "one of " + ", ".join(map(str, vocab.RSA_SPEED)))
     return {"bits": bits, "digest": v.choice("digest", ("sha256", "sha384", "sha512"))}
 
