@@ -96,7 +96,9 @@ def aead(report, done, name):
     assert py["method"] == "by difference" and py["prepared_ns"] > 0
     erl = by[("erlang", "crypto_one_time")]
     lacks = any(r["status"] == "unsupported" for r in mine(report, "results", name))
-    assert (erl["setup_ns"] is None) == lacks and ("OTP 28" in erl["note"]) == lacks
+    # Before OTP 28 the prepared call is openssl speed -aead on the same libcrypto.
+    assert erl["method"] == "by difference"
+    assert erl["prepared"].endswith("on the same libcrypto") == lacks
     assert "Set-up cost" in done.stdout
 
 

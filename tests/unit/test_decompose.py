@@ -111,6 +111,19 @@ def test_a_release_without_the_calls_says_why_per_size():
     assert why in render._sentence(_report([d]), [d], "bytes")
 
 
+def test_before_otp_28_an_aead_is_set_against_openssl_speed_aead():
+    why = "no reusable AEAD context before OTP 28; this node is OTP 25"
+    results = [
+        result(GCM, "erlang", "crypto_one_time", 2_500, size=64),
+        result(GCM, "erlang", "aead_init", 0, size=64, status="unsupported", reason=why),
+        result(GCM, "erlang", "aead_init_only", 0, size=64, status="unsupported", reason=why),
+        result(GCM, "openssl", "speed-aead", 1_300, size=64),
+    ]
+    (d,) = decompose.decompose([GCM], results, [runtime("erlang"), runtime("openssl")])
+    assert d.method == decompose.BY_DIFFERENCE and d.setup_ns == pytest.approx(1_200)
+    assert d.prepared == "speed-aead() on the same libcrypto" and d.alone_ns is None
+
+
 def test_a_scenario_without_set_up_rows_gets_no_decomposition():
     plain = scenario.load("aes-256-gcm")
     results = [result(plain, "python", "cryptography", 3_000)]
