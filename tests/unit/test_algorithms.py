@@ -130,6 +130,10 @@ def test_randomised_calls_declare_a_check_that_needs_no_equal_bytes():
 
 def test_os_urandom_is_not_openssl():
     assert calls.CALLS["python", "os.urandom"].route is calls.Route.KERNEL
+    from bridge import ab
+
+    rt = model.Runtime(id="python@3", kind="python", executable="", version="")
+    assert not ab.via_openssl(rt, "os.urandom") and ab.via_openssl(rt, "ssl.RAND_bytes")
 
 
 # -- inputs ------------------------------------------------------------------------
