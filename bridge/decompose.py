@@ -24,9 +24,9 @@ each such call a scenario lists, the set-up's cost is found as:
   a fresh key adds on first use, which neither row shows alone).
 
 A rule names the calls by id; a scenario that lists none of them gets no
-decomposition. Python's AESGCM(key) is not a set-up alone: cryptography
-keys its context lazily, on the first encrypt, so only the difference says
-what reusing the object saves.
+decomposition. Python's AESGCM(key) is not the whole set-up: the first
+encrypt on a new object costs more than later ones (measured), so only the
+difference says what reusing the object saves.
 """
 
 from __future__ import annotations
