@@ -47,7 +47,6 @@ SPEED_PLAIN = (
 )
 FILE_STREAM = "streaming digest of a file in the page cache: reads plus hashing, one file per call"
 FILE_PROCESS = "whole process: start-up, reading the file and hashing (like `time openssl dgst`)"
-SIGN = "one call: hash the message and sign it (a fresh random nonce every time)"
 VERIFY = "one call: hash the message and verify a signature made elsewhere"
 SPEED_SIGN = "openssl speed: signs a fixed 20-byte digest with its own key (no message hashing)"
 SPEED_VERIFY = "openssl speed: verifies its own signature of a fixed digest (no message hashing)"
