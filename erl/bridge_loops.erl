@@ -245,9 +245,18 @@ pbkdf2_loop(N, Dg, Pass, Salt, Iter, Len) ->
 -spec aead_reuse(bridge_api:aead_cipher(), binary(), binary(), binary()) -> timed_call().
 aead_reuse(C, K, IV, D) ->
     M = new_crypto(),
-    State = M:crypto_one_time_aead_init(C, K, 16, true),
-    {fun() -> M:crypto_one_time_aead(State, IV, D, <<>>) end,
-     fun(N) -> aead_reuse_loop(N, M, State, IV, D) end}.
+    %% The state is made here, once, outside any timed loop. A bad key fails
+    %% here: Once() then makes the same call again, so that the error reaches
+    %% bridge_ops's first run of Once(), as every other call's does.
+    try M:crypto_one_time_aead_init(C, K, 16, true) of
+        State ->
+            {fun() -> M:crypto_one_time_aead(State, IV, D, <<>>) end,
+             fun(N) -> aead_reuse_loop(N, M, State, IV, D) end}
+    catch
+        _:_ ->
+            {fun() -> _ = M:crypto_one_time_aead_init(C, K, 16, true), <<>> end,
+             fun(_) -> ok end}
+    end.
 
 aead_reuse_loop(0, _, _, _, _) -> ok;
 aead_reuse_loop(N, M, State, IV, D) ->

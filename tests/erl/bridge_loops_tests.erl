@@ -147,3 +147,10 @@ agree_on(Curve, PubBytes) ->
     <<FreshPub:PubBytes/binary, Secret/binary>> = Fresh(),
     ?assertEqual(crypto:compute_key(ecdh, FreshPub, PeerPriv, Curve), Secret),
     ?assertEqual(ok, Loop(2)).
+
+%% A state that cannot be made (a bad key; on OTP < 28 the function itself is
+%% missing) fails in Once(), where bridge_ops turns it into an error reply.
+aead_reuse_failure_is_raised_by_once_test() ->
+    {Once, Loop} = bridge_loops:aead_reuse(aes_128_gcm, <<1>>, <<0:96>>, <<"x">>),
+    ?assertError(_, Once()),
+    ?assertEqual(ok, Loop(1)).
