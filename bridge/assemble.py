@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge import ab, fits, interop, levels, model, upgrade, versus
+from bridge import ab, decompose, fits, interop, levels, model, upgrade, versus
 from bridge.scenario import Scenario
 from bridge.session import Outcome
 
@@ -48,6 +48,7 @@ def report(
         skipped=outcome.skipped,
         unstable=outcome.unstable,
         concurrency=concurrency,
+        decompositions=tuple(decompose.decompose(scenarios, results, outcome.runtimes)),
     )
     # The upgrade view, and runtimes against each other with their significance
     # (bridge.versus).

@@ -18,19 +18,18 @@ import click
 from tabulate import tabulate
 
 import bridge
+from bridge import compare as comparison
 from bridge import (
-    calls,
     discover,
     distribution,
     importer,
+    listing,
     model,
     nodeenv,
     plans,
     runenv,
     runner,
-    scenario,
 )
-from bridge import compare as comparison
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
@@ -517,16 +516,8 @@ def plot_command(file, output, others) -> None:
     type=click.Path(file_okay=False, path_type=Path),
 )
 def list_scenarios(scenario_dirs) -> None:
-    """The scenarios, with a one-line description."""
-    dirs = tuple(scenario_dirs)
-    rows = []
-    for name in scenario.available(dirs):
-        try:
-            sc = scenario.load(name, dirs)
-            rows.append([name, sc.description])
-        except UsageError as exc:
-            rows.append([name, f"INVALID: {exc.one_line()}"])
-    click.echo(tabulate(rows, headers=["scenario", "description"], tablefmt="simple"))
+    """The scenarios by kind, each with a one-line description."""
+    click.echo(listing.list_text(tuple(scenario_dirs)), nl=False)
 
 
 @cli.command()
@@ -538,16 +529,9 @@ def list_scenarios(scenario_dirs) -> None:
     type=click.Path(file_okay=False, path_type=Path),
 )
 def show(name, scenario_dirs) -> None:
-    """One scenario: where its file is, what it runs, and the file itself."""
-    dirs = tuple(scenario_dirs)
-    path = scenario.find(name, dirs)
-    sc = scenario.load(name, dirs)
-    click.echo(f"# {path}")
-    for runtime, ids in sc.calls.items():
-        for cid in ids:
-            call = calls.CALLS[runtime, cid]
-            click.echo(f"# {runtime:8s} {call.label(sc, '')}  ({call.semantics_for(sc)})")
-    click.echo(path.read_text(), nl=False)
+    """One scenario: where its file is, each call per runtime (what it
+    measures, how its output is checked, the release it needs), and the file."""
+    click.echo(listing.show_text(name, tuple(scenario_dirs)), nl=False)
 
 
 def _progress_printer():

@@ -250,6 +250,9 @@ class InteropCheck:
     match: bool
     mismatched: tuple[OutputKey, ...] = ()
     unchecked: tuple[OutputKey, ...] | None = ()  # None: a report from before the field
+    # Why an output is not checked, for calls that declare it (optional:
+    # written only when there is one).
+    unchecked_reasons: dict[OutputKey, str] = field(default_factory=dict)
 
     def to_json(self) -> Json:
         d: Json = {
@@ -261,6 +264,8 @@ class InteropCheck:
         }
         if self.unchecked is not None:
             d["unchecked"] = [k.text() for k in self.unchecked]
+        if self.unchecked_reasons:
+            d["unchecked_reasons"] = {k.text(): v for k, v in self.unchecked_reasons.items()}
         d["match"] = self.match
         d["mismatched"] = [k.text() for k in self.mismatched]
         return d
@@ -277,6 +282,9 @@ class InteropCheck:
             match=bool(d["match"]),
             mismatched=tuple(OutputKey.parse(k) for k in d.get("mismatched", ())),
             unchecked=None if unchecked is None else tuple(OutputKey.parse(k) for k in unchecked),
+            unchecked_reasons={
+                OutputKey.parse(k): str(v) for k, v in d.get("unchecked_reasons", {}).items()
+            },
         )
 
 
@@ -405,6 +413,48 @@ class TcFigure:
     @classmethod
     def from_json(cls, d: Json) -> TcFigure:
         return cls(**d)
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """What share of a call is set-up (importing a key, keying an AEAD
+    context), and what the call costs with the set-up done once
+    (bridge.decompose). `method`: "by difference" (the whole call minus a
+    prepared call) or "timed alone" (a call that does only the set-up, when
+    there is no prepared call); `alone_ns` is the set-up alone whenever a
+    runtime can time it. Without numbers, `note` says why it cannot be split."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    call: str
+    size: int
+    setup: str  # what the set-up is, e.g. "importing the key"
+    method: str = ""
+    total_ns: float | None = None
+    setup_ns: float | None = None
+    setup_ci95: tuple[float, float] | None = None
+    prepared: str = ""  # the call that does the work without the set-up
+    prepared_ns: float | None = None
+    alone: str = ""  # the call that does only the set-up
+    alone_ns: float | None = None
+    note: str = ""
+
+    @property
+    def share(self) -> float | None:
+        if self.setup_ns is None or not self.total_ns:
+            return None
+        return self.setup_ns / self.total_ns
+
+    def to_json(self) -> Json:
+        d = dict(self.__dict__)
+        d["setup_ci95"] = list(self.setup_ci95) if self.setup_ci95 else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> Decomposition:
+        ci = d.get("setup_ci95")
+        return cls(**{**d, "setup_ci95": (ci[0], ci[1]) if ci else None})
 
 
 @dataclass(frozen=True)
@@ -734,6 +784,9 @@ class Report:
     upgrades: tuple[Upgrade, ...] = ()
     # --concurrency: level cells and scaling (bridge.levels); absent otherwise.
     concurrency: levels.Concurrency | None = None
+    # Optional (written only when there are any): reports from before it and
+    # runs without set-up rows re-serialise unchanged.
+    decompositions: tuple[Decomposition, ...] = ()
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -770,6 +823,8 @@ class Report:
             d["upgrades"] = [u.to_json() for u in self.upgrades]
         if self.concurrency is not None:
             d["concurrency"] = self.concurrency.to_json()
+        if self.decompositions:
+            d["decompositions"] = [x.to_json() for x in self.decompositions]
         return d
 
     def _to_json(self) -> Json:
@@ -835,6 +890,7 @@ class Report:
                     if d.get("concurrency") is not None
                     else None
                 ),
+                decompositions=each("decompositions", Decomposition),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"{source}: malformed bridge report ({_describe(exc)})") from None

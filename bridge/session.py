@@ -104,8 +104,7 @@ class Cell:
 
     @property
     def size(self) -> int:
-        inputs = self.job.inputs
-        return inputs.file_size if inputs.path else len(inputs.data)
+        return self.job.inputs.size
 
     @property
     def active(self) -> bool:

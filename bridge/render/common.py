@@ -10,7 +10,7 @@ import tabulate as tabulate_module
 from tabulate import tabulate
 
 from bridge import ab, calls, model, stats, verdicts, versus, vocab
-from bridge.render import ratios, titles
+from bridge.render import ratios, titles, units
 
 # The masks bridge sets for hw off: the other variables of a runtime's `env`
 # record were given by the user (--env). As bridge.runtimes.base.MASK_VARS.
@@ -113,19 +113,16 @@ def verdict_lines(report: model.Report, scenario: str) -> list[str]:
     if not groups:
         return []
     lines = ["", "Hardware verdicts (hw off = the feature masked from process start):"]
+    unit = units.unit(report, scenario)
     for vs in groups.values():
         if len(vs) > 1 and all(v.verdict == "used" for v in vs):
             v0 = vs[0]
             head = f"{who(report, v0.runtime, v0.call)} uses {ab.feature_name(v0.feature)}"
-            sizes = ", ".join(f"{v.speedup:.2f}× at {_bytes(v.size)}" for v in vs)
+            sizes = ", ".join(f"{v.speedup:.2f}× at {units.short(v.size, unit)}" for v in vs)
             lines.append(f"- {head}: slower without it by {sizes}")
         else:
             lines += [f"- {explanation(report, v)}" for v in vs]
     return lines
-
-
-def _bytes(n: int) -> str:
-    return size_text(n).replace(" bytes", " B")
 
 
 def size_text(n: int) -> str:
@@ -168,6 +165,14 @@ def warning_lines(report: model.Report) -> list[str]:
     for rt in report.runtimes:
         if rt.kind == "python" and rt.details.get("hashlib_uses_openssl") is False:
             lines.append(f"warning: {rt.id} hashlib uses its built-in code, not OpenSSL")
+        own = rt.details.get("cryptography_openssl_version")
+        system = str(rt.details.get("ssl_openssl_version", ""))
+        if rt.kind == "python" and not rt.masked and own and own.split()[:2] != system.split()[:2]:
+            lines.append(
+                f"warning: {rt.id} runs its cryptography rows (ciphers, signatures, key"
+                f" agreement) on the {own} inside the cryptography package, not on the"
+                f" system's {rt.details.get('ssl_openssl_version')}"
+            )
     lines += [f"warning: {w}" for w in ratios.resolution_warning(report, versus.of(report))]
     return [""] + lines if lines else []
 
@@ -228,8 +233,11 @@ def unsupported(results: list[model.Result]) -> tuple[dict[int, str], list[str]]
     return marks, [f"[{mark}] unsupported on {text}" for text, mark in notes.items()]
 
 
-def cells(r: model.Result, fastest: Fastest, match: dict, x: str = "×") -> dict[str, str]:
-    """The figures every renderer shows for an ok result, formatted once."""
+def cells(
+    r: model.Result, fastest: Fastest, match: dict, x: str = "×", unit: str = units.BYTES
+) -> dict[str, str]:
+    """The figures every renderer shows for an ok result, formatted once.
+    MB/s only where sizes are bytes."""
     s = r.summary()
     ops = 1e9 / s.median if s.median > 0 else 0.0
     rel = fastest.ratio(r)
@@ -237,7 +245,7 @@ def cells(r: model.Result, fastest: Fastest, match: dict, x: str = "×") -> dict
         "ns_ci": ns_with_ci(s, imported=r.imported),
         "median": fmt_ns(s.median),
         "ops": si(ops),
-        "mbs": f"{ops * r.size / 1e6:,.1f}",
+        "mbs": f"{ops * r.size / 1e6:,.1f}" if unit == units.BYTES else "–",
         "rel": "–" if rel is None else f"{rel:.2f}{x}",
         "ok": match.get(id(r), "–"),
     }
@@ -323,8 +331,10 @@ def runtime_summary(rt: model.Runtime) -> str:
         ) + _node_summary(d.get("node"))
     if rt.kind == "python":
         impl = "OpenSSL" if d.get("hashlib_uses_openssl") else "built-in (not OpenSSL)"
+        own = d.get("cryptography_openssl_version")
         return (
             f"{rt.version} ({rt.executable}), ssl: {d.get('ssl_openssl_version')}, hashlib: {impl}"
+            + (f", cryptography: {own}" if own else "")
         )
     if rt.kind == "openssl" and d.get("imported"):
         return d.get("label", rt.version)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, concurrency, ratios, summary, upgrade
+from bridge.render import common, concurrency, ratios, summary, units, upgrade
 
 
 def render(report: model.Report) -> str:
@@ -33,6 +33,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     unsupported, notes = common.unsupported(results)
     ratio = ratios.Ratios(report)
     first = [ratios.FIRST] if ratio.shows_first else []
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     rows = []
     for r in results:
         call = f"`{r.call}` [{marks[r.semantics]}]"
@@ -40,7 +41,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
             mark = f"unsupported [{unsupported[id(r)]}]"
             rows.append([r.runtime, call, r.size, r.hw, mark, "", "", "", *["" for _ in first]])
             continue
-        c = common.cells(r, fastest, match)
+        c = common.cells(r, fastest, match, unit=unit)
         rows.append(
             [
                 r.runtime,
@@ -57,7 +58,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     headers = [
         "runtime",
         "call",
-        "bytes",
+        unit,
         "hw",
         "ns/op median (95% CI)",
         "MB/s",

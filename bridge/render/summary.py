@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bridge import ab, calls, interop, model, versus
-from bridge.render import common, concurrency, ratios, upgrade
+from bridge.render import common, concurrency, ratios, units, upgrade
+from bridge.render import decompose as decomposition
 
 
 def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
@@ -15,10 +16,14 @@ def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
     ratio = ratios.Ratios(report)
     out: list[str] = []
     for scenario, results in common.by_scenario(report).items():
-        out += _speed_sentence(scenario, results, ratio, x, dash)
+        # A set-up timed alone is not a way to do the operation: not "fastest".
+        work = [r for r in results if calls.role(report.kind_of(r.runtime), r.call_id) != "setup"]
+        unit = units.unit(report, scenario)
+        out += _speed_sentence(scenario, work, ratio, x, dash, unit)
         out += _version_sentences(report, scenario, results, ratio, x, dash)
         out += upgrade.sentences(upgrade.of(report, scenario), ascii_only)
         out += _verdict_sentences(report, scenario, x)
+        out += decomposition.sentences(report, scenario)
         out += _interop_sentence(report, scenario)
     out += concurrency.sentences(report, ascii_only)
     out += ratios.resolution_warning(report, ratio.diffs)
@@ -28,7 +33,12 @@ def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
 
 
 def _speed_sentence(
-    scenario: str, results: list[model.Result], ratio: ratios.Ratios, x: str, dash: str
+    scenario: str,
+    results: list[model.Result],
+    ratio: ratios.Ratios,
+    x: str,
+    dash: str,
+    unit: str = units.BYTES,
 ) -> list[str]:
     """The fastest at the largest size, but only when the others are
     significantly slower: a winner inside the noise is not named."""
@@ -50,18 +60,18 @@ def _speed_sentence(
     noise = [r for r in others if verdict(r) == "within noise"]
     open_ = [r for r in others if verdict(r) in (versus.UNRESOLVED, versus.UNKNOWN)]
     # Public-key rows have no message size (0): no "at 0 bytes".
-    where = f"{scenario} at {common.size_text(size)}" if size else scenario
+    where = f"{scenario} at {units.size_text(size, unit)}" if size else scenario
     if noise:
         level = [best, *noise]
         names = ", ".join(f"{r.call} on {r.runtime}" for r in level[:4])
         names += f" and {len(level) - 4} more" if len(level) > 4 else ""
-        low, high = common.fmt_ns(best.median()), common.fmt_ns(level[-1].median())
+        low = common.fmt_ns(best.median())
         drift = any(versus.is_drift(d) for r in noise if (d := ratio.get(ratios.FASTEST, r)))
         why = "; the interleaved rounds disagree: drift" if drift else ""
         head = f"{where}: no clear fastest: {names} are within noise of each other"
-        parts = [f"{head} ({low}{dash}{high} ns per call{why})"]
+        parts = [f"{head} ({low}{dash}{_ns(level[-1].median())} per call{why})"]
     else:
-        lead = f"{best.call} on {best.runtime} ({common.fmt_ns(best.median())} ns per call)"
+        lead = f"{best.call} on {best.runtime} ({_ns(best.median())} per call)"
         if open_:
             posted = all(verdict(r) == versus.UNKNOWN for r in open_)
             why = "as posted, no samples to tell" if posted else "too few rounds to tell"
@@ -83,17 +93,20 @@ def _verdict_sentences(report: model.Report, scenario: str, x: str) -> list[str]
         if v.scenario == scenario:
             groups[(v.runtime, v.call, v.feature)].append(v)
     out, small_sizes = [], set()
+    unit = units.unit(report, scenario)
     for (runtime, call, feature), vs in groups.items():
         name = ab.feature_name(feature).split(" (")[0]
         who = common.who(report, runtime, call)
         used = [v for v in vs if v.verdict == "used"]
         if used:
-            sizes = ", ".join(f"{v.speedup:.1f}{x} at {common.size_text(v.size)}" for v in used)
+            sizes = ", ".join(
+                f"{v.speedup:.1f}{x} at {units.size_text(v.size, unit)}" for v in used
+            )
             out.append(f"{who} uses {name}: faster with them by {sizes}.")
             small_sizes |= {v.size for v in used if (v.speedup or 0) < 1.5}
         out += [common.explanation(report, v) + "." for v in vs if v.verdict != "used"]
     if small_sizes:
-        where = ", ".join(common.size_text(n) for n in sorted(small_sizes))
+        where = ", ".join(units.size_text(n, unit) for n in sorted(small_sizes))
         out.append(
             f"At {where} most of each call is fixed cost (set-up, call overhead),"
             " which the hardware does not speed up."
@@ -161,10 +174,19 @@ def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
         )
     elif source == interop.FROM_AGREEMENT:
         out.append(f"All {n} {runtimes} computed the same bytes (no reference: they agree).")
+    elif source == interop.FROM_OWN:
+        out.append(f"All {n} {runtimes} passed the driver's own checks: {checks[0].reference}.")
     else:  # a reference computed in the driver (older reports word it differently)
         cipher = report.scenario_kind(scenario) == "cipher"
         library = "the cryptography package" if cipher else "Python's standard library"
         out.append(f"All {n} {runtimes} computed the same bytes as {library}.")
+    reasons = {k: v for c in checks for k, v in c.unchecked_reasons.items()}
+    if reasons:
+        said = sorted({f"{k.runtime} {k.call_id} ({v})" for k, v in reasons.items()})
+        out.append(f"Not checked: {'; '.join(said)}.")
+        unchecked = sorted(
+            {k.runtime for c in checks for k in c.unchecked or () if k not in reasons}
+        )
     if unchecked:
         out.append(f"Not checked (no output of their own to compare): {', '.join(unchecked)}.")
     if part:
@@ -175,3 +197,9 @@ def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
 def _is_part(kinds: dict[str, str], r: model.Result) -> bool:
     call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
     return call is not None and call.check is calls.Check.PART
+
+
+def _ns(value: float) -> str:
+    """A per-call time with its unit: fmt_ns writes its own unit from a
+    millisecond up (PBKDF2 calls), and plain nanoseconds below."""
+    return common.fmt_ns(value) + ("" if value >= 1e6 else " ns")

@@ -8,7 +8,8 @@ import textwrap
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, concurrency, ratios, upgrade
+from bridge.render import common, concurrency, ratios, units, upgrade
+from bridge.render import decompose as decomposition
 
 
 def render(report: model.Report) -> str:
@@ -19,6 +20,8 @@ def render(report: model.Report) -> str:
         out += _table(report, common.ordered(report, rows))
         out += common.fit_lines(report, scenario)
         out += upgrade.wide(upgrade.of(report, scenario))
+        for line in decomposition.lines(report, scenario):
+            out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
         out += common.tc_lines(report, scenario)
         for line in common.verdict_lines(report, scenario):
             out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
@@ -36,6 +39,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     ratio = ratios.Ratios(report)
     vs_first = ratio.shows_first
     unsupported, notes = common.unsupported(results)
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     rows = []
     for r in results:
         label = f"{r.call} [{marks[r.semantics]}]"
@@ -46,7 +50,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 [r.runtime, label, r.size, *hw, f"unsupported [{unsupported[id(r)]}]", *blank]
             )
             continue
-        c = common.cells(r, fastest, match)
+        c = common.cells(r, fastest, match, unit=unit)
         rows.append(
             [
                 r.runtime,
@@ -64,7 +68,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     headers = [
         "runtime",
         "call",
-        "bytes",
+        unit,
         *(["hw"] if with_hw else []),
         "ns/op median (95% CI)",
         "ops/s",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from bridge import model
-from bridge.render import common, concurrency, ratios, shell, summary, upgrade
+from bridge.render import common, concurrency, ratios, shell, summary, units, upgrade
 
 WIDTH = 72
 
@@ -39,6 +39,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
     unsupported, notes = common.unsupported(results)
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     keys: dict[tuple[str, str], int] = {}
     for r in results:
         keys.setdefault((r.runtime, r.call), len(keys) + 1)
@@ -52,11 +53,11 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
             rows.append([f"[{n}]", r.size, r.hw, f"n/a [{unsupported[id(r)]}]", "", "", "", ""])
             continue
         s = r.summary()
-        c = common.cells(r, fastest, match, x="x")
+        c = common.cells(r, fastest, match, x="x", unit=unit)
         ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
         ok = "-" if c["ok"] == "–" else c["ok"]
         rows.append([f"[{n}]", r.size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
-    headers = ["call", "bytes", "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
+    headers = ["call", unit, "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
     out += ["", *common.simple_table(rows, headers, WIDTH), ""]
     for semantics, mark in marks.items():
         out += _wrap(f"semantics {mark}: {semantics}", indent="  ")

@@ -25,7 +25,17 @@ from bridge import ab, calls, hardware, libcrypto, model, proc, vocab
 from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.inputs import Inputs
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
-from bridge.scenario import CipherScenario, HashScenario, MacScenario, Scenario
+from bridge.scenario import (
+    AgreementScenario,
+    CipherScenario,
+    EddsaScenario,
+    HashScenario,
+    KdfScenario,
+    MacScenario,
+    RandomScenario,
+    RsaScenario,
+    Scenario,
+)
 from bridge.settings import Settings
 
 # +R:<count>:<name>:<elapsed seconds>, written to stderr by `speed -mr`.
@@ -43,6 +53,25 @@ MR_PKEY = re.compile(r"^\+DTP:\d+:(sign|verify):ecdsa:\d+\s*\n\+R\d+:(\d+):\d+:(
 def parse_mr_pkey(stderr: str) -> dict[str, tuple[int, int]]:
     """{sign|verify: (count, elapsed ns)} from `openssl speed -mr ecdsapNNN`."""
     return {m[1]: (int(m[2]), round(float(m[3]) * 1e9)) for m in MR_PKEY.finditer(stderr)}
+
+
+# Every public-key record, 1.1.1 and 3.x alike: +DTP:<bits>:<op>:<alg>:<secs>
+# then +R<n>:<count>:<bits>[:<alg>]:<elapsed>. The op is sign/verify (ECDSA,
+# EdDSA), private/public (RSA: sign/verify) or empty (ECDH: one derive).
+MR_PKEY_ANY = re.compile(
+    r"^\+DTP:\d+:([a-z]*):([A-Za-z0-9]+):\d+\s*\n\+R\d+:(\d+):\d+:(?:[A-Za-z][A-Za-z0-9]*:)?([\d.]+)",
+    re.M,
+)
+# The speed op of each call role, per kind of algorithm.
+PKEY_OPS = {"rsa": {"sign": "private", "verify": "public"}, "ecdh": {"": ""}}
+
+
+def parse_mr_pkey_ops(stderr: str) -> dict[tuple[str, str], tuple[int, int]]:
+    """{(alg, op): (count, elapsed ns)} from any `openssl speed -mr` public-key run."""
+    return {
+        (m[2].lower(), m[1]): (int(m[3]), round(float(m[4]) * 1e9))
+        for m in MR_PKEY_ANY.finditer(stderr)
+    }
 
 
 def parse_version(text: str) -> tuple[str, tuple[int, int, int]] | None:
@@ -80,6 +109,17 @@ def _evp_api(sc: Scenario) -> str:
     if isinstance(sc, CipherScenario):
         return "EVP_EncryptUpdate (openssl speed -evp)"
     return "EVP_Digest (openssl speed -evp)"
+
+
+def _pkey_algorithm(sc: Scenario) -> tuple[str, str]:
+    """(the speed algorithm, the algorithm its -mr records name)."""
+    if isinstance(sc, EddsaScenario):
+        return vocab.ED_CURVES[sc.curve].speed, sc.curve
+    if isinstance(sc, RsaScenario):
+        return vocab.RSA_SPEED[sc.bits], "rsa"
+    if isinstance(sc, AgreementScenario):
+        return sc.spec.speed, "ecdh"
+    return vocab.CURVES[sc.curve].speed, "ecdsa"  # type: ignore[attr-defined]
 
 
 def _plain_path(version: tuple[int, int, int]) -> str:
@@ -153,6 +193,9 @@ class OpensslRuntime(Runtime):
                 "speed-evp": self._bench_speed,
                 "speed-pkey": self._bench_pkey,
                 "dgst": self._bench_dgst,
+                "speed-rand": self._bench_speed,
+                "speed-aead": self._bench_speed,
+                "kdf": self._bench_kdf,
             },
         )
 
@@ -220,7 +263,7 @@ class OpensslRuntime(Runtime):
         if reason:
             raise OperationError("unsupported", reason)
         mode, name, api = self._speed_mode(job)
-        argv, what = self._speed_argv(mode, name, len(inputs.data))
+        argv, what = self._speed_argv(mode, name, inputs.size)
         samples: list[int] = []
         loops: list[int] = []
         for _ in range(plan.samples):
@@ -247,10 +290,16 @@ class OpensslRuntime(Runtime):
         sc = job.scenario
         # -hmac takes the digest's name; everything else the algorithm's.
         name = sc.digest if isinstance(sc, MacScenario) else sc.algorithm
+        if job.call.op == "speed-aead":
+            # -aead makes -evp seal TLS-like records: new IV, AAD, data, tag.
+            api = "EVP_EncryptInit_ex(IV) + AAD + update + final (speed -aead)"
+            return "-aead -evp", name, api
         if job.call.op == "speed-evp":
             return "-evp", name, _evp_api(sc)
         if isinstance(sc, MacScenario):
             return "-hmac", name, "EVP_MAC (openssl speed -hmac)"
+        if isinstance(sc, RandomScenario):
+            return "", "rand", "RAND_bytes (openssl speed rand)"
         return "", name, f"openssl speed {name} ({_plain_path(self.version)})"
 
     def _speed_argv(
@@ -263,7 +312,7 @@ class OpensslRuntime(Runtime):
         if multi:
             options = ["-multi", str(multi), *options]
         if mode:
-            argv = [self.executable, "speed", mode, algorithm, *options]
+            argv = [self.executable, "speed", *mode.split(), algorithm, *options]
         else:
             argv = [self.executable, "speed", *options, algorithm]
         return argv, " ".join(["speed", *([mode] if mode else []), algorithm])
@@ -284,7 +333,7 @@ class OpensslRuntime(Runtime):
         if reason:
             raise OperationError("unsupported", reason)
         mode, name, api = self._speed_mode(job)
-        argv, what = self._speed_argv(mode, name, len(inputs.data), multi=n)
+        argv, what = self._speed_argv(mode, name, inputs.size, multi=n)
         timeout = 2 * self.settings.openssl_seconds + self.settings.timeout_slack_s
         windows = []
         for _ in range(plan.windows):
@@ -327,40 +376,70 @@ class OpensslRuntime(Runtime):
         return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
 
     def _bench_pkey(self, job: Job, plan: BatchPlan) -> Batch:
-        """`openssl speed ecdsapNNN` measures sign and verify in one process:
-        the verify cell that follows a sign cell takes that process's verify
-        numbers instead of running it again."""
-        sc, op = job.scenario, job.call.role
-        speed = vocab.CURVES[sc.curve].speed
-        cached = self._pkey_cache.pop((sc.curve, op), None)
+        """`openssl speed ecdsapNNN` (ed25519, rsa2048) measures sign and
+        verify in one process: the verify cell that follows a sign cell takes
+        that process's verify numbers instead of running it again. ECDH
+        (ecdhx25519, ecdhp256) has one operation, the derive."""
+        sc, role = job.scenario, job.call.role
+        speed, alg = _pkey_algorithm(sc)
+        ops = PKEY_OPS.get(alg, {"sign": "sign", "verify": "verify"})
+        cached = self._pkey_cache.pop((speed, role), None)
         if cached is None or len(cached[0]) != plan.samples:
-            runs = [self._run_pkey(speed) for _ in range(plan.samples)]
-            for other in ("sign", "verify"):
-                if other != op:
-                    self._pkey_cache[(sc.curve, other)] = (
-                        [r[other][1] for r in runs],
-                        [r[other][0] for r in runs],
+            runs = [self._run_pkey(speed, alg, set(ops.values())) for _ in range(plan.samples)]
+            for other, op in ops.items():
+                if other != role:
+                    self._pkey_cache[(speed, other)] = (
+                        [r[op][1] for r in runs],
+                        [r[op][0] for r in runs],
                     )
+            op = ops[role]
             cached = ([r[op][1] for r in runs], [r[op][0] for r in runs])
         samples, loops = cached
-        api = f"openssl speed {speed} ({op})"
+        api = f"openssl speed {speed}" + (f" ({role})" if role else "")
         # speed signs and verifies with its own key: no output to compare.
         return Batch(api=api, samples=samples, loops=loops, output=b"")
 
-    def _run_pkey(self, speed: str) -> dict[str, tuple[int, int]]:
+    def _run_pkey(self, speed: str, alg: str, ops: set[str]) -> dict[str, tuple[int, int]]:
         """{op: (count, elapsed ns)} from one speed process's -mr records."""
         seconds = self.settings.openssl_seconds
         argv = [self.executable, "speed", "-seconds", str(seconds), "-mr", "-elapsed", speed]
         timeout = 2 * seconds + self.settings.timeout_slack_s
         stderr = self._run(argv, timeout=timeout, what=f"speed {speed}", stream="stderr")
-        found = parse_mr_pkey(stderr)
-        if not {"sign", "verify"} <= set(found):
+        found = {op: v for (a, op), v in parse_mr_pkey_ops(stderr).items() if a == alg}
+        if not ops <= set(found):
             raise WorkerError(
                 f"{self.id}: 'openssl speed {speed}' printed no result",
                 runtime=self.id,
                 stderr_tail=stderr[-800:],
             )
         return found
+
+    def _bench_kdf(self, job: Job, plan: BatchPlan) -> Batch:
+        """`openssl kdf ... PBKDF2` timed as a whole process, wall clock: the
+        CLI has no in-process benchmark of a KDF (speed has none)."""
+        sc, inputs = job.scenario, job.inputs
+        assert isinstance(sc, KdfScenario)
+        if self.version < (3, 0, 0):
+            raise OperationError(
+                "unsupported",
+                f"openssl kdf came in OpenSSL 3.0; this is {'.'.join(map(str, self.version))}",
+            )
+        # The password and salt are bridge's generated inputs, not secrets:
+        # on the command line, in hex, as the kdf command takes them.
+        argv = [
+            *(self.executable, "kdf", "-keylen", str(sc.key_bytes), "-binary"),
+            *("-kdfopt", f"digest:{sc.digest.upper()}", "-kdfopt", f"hexpass:{inputs.key.hex()}"),
+            *("-kdfopt", f"hexsalt:{inputs.iv.hex()}", "-kdfopt", f"iter:{inputs.count}"),
+            "PBKDF2",
+        ]
+        samples, output = [], b""
+        timeout = 600 + self.settings.timeout_slack_s
+        for _ in range(plan.samples):
+            t0 = time.perf_counter_ns()
+            output = self._run_bytes(argv, timeout=timeout, what="kdf PBKDF2")
+            samples.append(time.perf_counter_ns() - t0)
+        api = "EVP_KDF PBKDF2 (openssl kdf, whole process)"
+        return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
 
     def unsupported_reason(self, call: calls.Call, sc: Scenario) -> str:
         if self.flavour != "OpenSSL":
@@ -379,6 +458,10 @@ class OpensslRuntime(Runtime):
         data_file = Path(self._tmp.name) / "data.bin"
         data_file.write_bytes(inputs.data)
         match sc:
+            case RandomScenario():
+                # Two outputs, as the workers give (calls.Check.DISTINCT).
+                argv = [self.executable, "rand", str(inputs.count)]
+                return b"".join(self._run_bytes(argv, timeout=60, what="rand") for _ in range(2))
             case CipherScenario():
                 if sc.spec.aead:
                     return b""  # openssl enc has no AEAD: nothing independent to compare

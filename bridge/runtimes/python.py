@@ -62,6 +62,7 @@ class PythonRuntime(WorkerRuntime):
             details={
                 "implementation": text(info.get("implementation", b"")),
                 "ssl_openssl_version": text(info.get("ssl_openssl_version", b"")),
+                "cryptography_openssl_version": text(info.get("cryptography_openssl_version", b"")),
                 "hashlib_sha256_type": text(info.get("hashlib_sha256_type", b"")),
                 "hashlib_uses_openssl": bool(info.get("hashlib_uses_openssl")),
                 "hmac_impl": text(info.get("hmac_impl", b"")),
