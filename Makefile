@@ -1,6 +1,8 @@
 # make run    set up, then run the mailing-list benchmark (bridge run hmac-sha1)
 # make test   set up, then run the test suite (all tiers, real runtimes)
 # make test-fast  the in-process tier only: unit tests and the session with fake runtimes
+# make bench  bridge's overhead and wall times, and bridge against independent
+#             harnesses (bench/agreement.py)
 # make lint   ruff (lint + format check), erlc with all warnings as errors, and
 #             dialyzer on erl/ (scripts/dialyzer.sh; builds its PLT on first use)
 # make setup  install what is missing: Erlang + crypto, openssl, ./.venv
@@ -42,11 +44,14 @@ test-fast: $(STAMP)
 lint: setup
 	$(BIN)/ruff check bridge tests bench
 	$(BIN)/ruff format --check bridge tests bench
-	@d=$$(mktemp -d) && erlc +warn_all +warnings_as_errors -o $$d erl/*.erl tests/erl/*.erl; rc=$$?; rm -rf $$d; exit $$rc
+	@d=$$(mktemp -d) && erlc +warn_all +warnings_as_errors -o $$d erl/*.erl tests/erl/*.erl bench/harness/*.erl; rc=$$?; rm -rf $$d; exit $$rc
 	scripts/dialyzer.sh
 
+# bridge's own overhead and wall times, then bridge against independent
+# harnesses (bench/agreement.py: several minutes; it prints the load).
 bench: setup
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/agreement.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

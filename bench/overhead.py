@@ -4,8 +4,10 @@ Measures, on this machine:
   - worker start: spawn to {ready, ...} for the Erlang node and the Python worker;
   - round trip of one `ping` request, across CPUs as scheduled, and with the
     driver and worker pinned to one CPU (wake-ups across CPUs dominate on VMs);
-  - wall time of `bridge run hmac-sha1 --quick` and of the default run, and the
-    95% CI half-width of every headline median in those reports.
+  - wall time of `bridge run hmac-sha1 --quick` and of the default run, against
+    their targets (5 s and 18 s), the 95% CI half-width of every headline
+    median in those reports, and how many cells each marked unstable;
+  - the load average around each timing: the machine may be shared.
 
 Every figure is a median with its 95% CI (bridge.stats). Run: make bench, or
 .venv/bin/python bench/overhead.py [--runs N] [--json FILE]
@@ -88,6 +90,16 @@ def wall_of_run(extra: list[str], runs: int) -> tuple[stats.Summary, list[dict]]
     return stats.summarize(times), reports
 
 
+def load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0]
+
+
+def unstable_counts(reports: list[dict]) -> str:
+    counts = [len(r.get("unstable", [])) for r in reports]
+    cells = len([x for x in reports[0]["results"] if x["status"] == "ok"])
+    return f"{'/'.join(map(str, counts))} of {cells} cells (per run)"
+
+
 def ci_widths(reports: list[dict]) -> list[tuple[str, float]]:
     widths = []
     for report in reports:
@@ -130,10 +142,14 @@ def main() -> None:
     figures["round trip, python"] = fmt(round_trip(py, 30), "µs")
     figures["round trip, erlang, one CPU"] = fmt(pinned(round_trip, erl, 30), "µs")
     figures["round trip, python, one CPU"] = fmt(pinned(round_trip, py, 30), "µs")
+    before = load()
     quick, quick_reports = wall_of_run(["--quick"], args.runs)
-    figures["bridge run hmac-sha1 --quick"] = fmt(quick, "s")
+    figures["bridge run hmac-sha1 --quick (target 5 s)"] = fmt(quick, "s")
+    figures["--quick: cells marked unstable (over ±5%)"] = unstable_counts(quick_reports)
     default, default_reports = wall_of_run([], args.runs)
-    figures["bridge run hmac-sha1"] = fmt(default, "s")
+    figures["bridge run hmac-sha1 (target 18 s)"] = fmt(default, "s")
+    figures["default: cells marked unstable (over ±2%)"] = unstable_counts(default_reports)
+    figures["load average (1 min) before / after the timed runs"] = f"{before} / {load()}"
     widths = ci_widths(default_reports)
     worst = max(widths, key=lambda w: w[1])
     over = [w for w in widths if w[1] > 0.02]

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge import ab, decompose, fits, interop, levels, model, upgrade, versus
+from bridge import ab, decompose, fits, interop, levels, model, noise, upgrade, versus
 from bridge.scenario import Scenario
 from bridge.session import Outcome
 
@@ -27,6 +27,7 @@ def report(
     command: Sequence[str] = (),
     reproduce: str = "",
     concurrency: levels.Concurrency | None = None,
+    usage: noise.Usage | None = None,
 ) -> model.Report:
     results = outcome.results
     made = model.Report(
@@ -49,6 +50,7 @@ def report(
         unstable=outcome.unstable,
         concurrency=concurrency,
         decompositions=tuple(decompose.decompose(scenarios, results, outcome.runtimes)),
+        noise=None if usage is None else noise.record(usage, results, environment),
     )
     # The upgrade view, and runtimes against each other with their significance
     # (bridge.versus).

@@ -27,6 +27,7 @@ from bridge import (
     model,
     nodeenv,
     plans,
+    quietness,
     runenv,
     runner,
 )
@@ -291,14 +292,32 @@ def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome
     if outcome.report.concurrency is not None:
         for warning in outcome.report.concurrency.warnings:
             click.echo(f"bridge: warning: {warning}", err=True)
-    for cell in outcome.report.unstable:
-        click.echo(
-            f"bridge: warning: {cell.runtime} {cell.call_id} at {cell.size} B"
-            f" (hw {cell.hw}) did not reach the target:"
-            f" ±{cell.ci_halfwidth * 100:.1f}%",
-            err=True,
-        )
+    for line in _noise_warnings(outcome.report):
+        click.echo(f"bridge: warning: {line}", err=True)
+    if outcome.report.noise and outcome.report.noise.advice:
+        click.echo(f"bridge: advice: {outcome.report.noise.advice}", err=True)
     return outcome
+
+
+def _noise_warnings(report: model.Report) -> list[str]:
+    """Cells that missed the CI target (one line each, or one for many), then
+    what the machine was doing (bridge.noise)."""
+    unstable = report.unstable
+    goal = report.settings.get("until_stable") or report.settings.get("ci_target")
+    target = f" ±{goal * 100:g}%" if goal else ""
+    lines = [
+        f"{u.runtime} {u.call_id} at {u.size} B (hw {u.hw}) did not reach the target{target}:"
+        f" ±{u.ci_halfwidth * 100:.1f}%"
+        for u in unstable
+    ]
+    if len(lines) > 4:
+        worst = max(unstable, key=lambda u: u.ci_halfwidth)
+        widest = f"{worst.runtime} {worst.call_id} at {worst.size} B"
+        lines = [
+            f"{len(unstable)} cells did not reach the target{target} (widest: {widest},"
+            f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"
+        ]
+    return lines + list(report.noise.warnings if report.noise else ())
 
 
 def _exit_status(outcome: runner.Outcome) -> None:
@@ -341,9 +360,17 @@ def _exit_status(outcome: runner.Outcome) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
-def env(erl, openssl, node, cookie_file, connect_timeout, fmt) -> None:
+@click.option(
+    "--quietness-seconds",
+    type=click.FloatRange(0, 60),
+    default=3,
+    show_default=True,
+    help="How long to time a fixed loop to see how steady the machine is (0: skip).",
+)
+def env(erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds) -> None:
     """Describe the machine and each runtime, without benchmarking: CPU features,
-    virtualisation, OS, each runtime's libcrypto, and the masks bridge would use.
+    virtualisation, OS, each runtime's libcrypto, the masks bridge would use, and
+    how quiet the machine is (the spread of a fixed loop on each CPU), with advice.
     With --node: what a running node uses (releases, libcrypto mapped, masks,
     its host's CPU) and whether its SHA and AES paths use the hardware."""
     if node:
@@ -355,15 +382,18 @@ def env(erl, openssl, node, cookie_file, connect_timeout, fmt) -> None:
         raise UsageError("--cookie-file goes with --node NAME@HOST")
     plan = plans.for_env(tuple(erl), tuple(openssl))
     environment_block, runtimes, hw = runner.inspect(plan)
+    quiet = quietness.check(quietness_seconds) if quietness_seconds > 0 else None
     if fmt == "json":
         data = {
             "environment": environment_block,
             "runtimes": [r.to_json() for r in runtimes],
             "hardware": hw,
         }
+        if quiet is not None:
+            data["quietness"] = quiet.to_json()
         click.echo(json.dumps(data, indent=1))
         return
-    click.echo(render_env(environment_block, runtimes, hw), nl=False)
+    click.echo(render_env(environment_block, runtimes, hw, quiet), nl=False)
 
 
 def _env_nodes(plan, fmt: str) -> None:

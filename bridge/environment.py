@@ -16,7 +16,7 @@ from bridge import hardware
 
 def collect() -> dict[str, Any]:
     env: dict[str, Any] = {}
-    for collector in (collect_cpu, collect_os, collect_cpufreq):
+    for collector in (collect_cpu, collect_os, collect_cpufreq, collect_smt):
         try:
             env.update(collector())
         except (OSError, ValueError):
@@ -72,6 +72,28 @@ def collect_cpufreq() -> dict[str, Any]:
             value = path.read_text().strip() == "1"
             out[key] = (not value) if invert else value
     return out
+
+
+def collect_smt(base: Path = Path("/sys/devices/system/cpu")) -> dict[str, Any]:
+    """SMT siblings: CPUs that share one core (hyperthreads). A busy process
+    on a sibling slows the measured one. Only groups of two or more."""
+    groups: list[list[int]] = []
+    for path in sorted(base.glob("cpu[0-9]*/topology/thread_siblings_list")):
+        group = parse_cpu_list(path.read_text())
+        if len(group) > 1 and group not in groups:
+            groups.append(group)
+    return {"smt_siblings": groups} if base.is_dir() else {}
+
+
+def parse_cpu_list(text: str) -> list[int]:
+    """The kernel's CPU list format: "0-3,8,10-11"."""
+    cpus: list[int] = []
+    for piece in text.strip().split(","):
+        if not piece:
+            continue
+        lo, _, hi = piece.partition("-")
+        cpus += range(int(lo), int(hi or lo) + 1)
+    return cpus
 
 
 def loaded_libcrypto(pid: int | None) -> list[str]:

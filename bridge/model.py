@@ -459,7 +459,8 @@ class Decomposition:
 
 @dataclass(frozen=True)
 class UnstableCell:
-    """An --until-stable cell whose CI stayed wider than the target."""
+    """A cell whose 95% CI stayed wider than the target: --until-stable's, or
+    the run's own (settings.ci_target: ±2%, ±5% with --quick)."""
 
     scenario: str
     runtime: str
@@ -602,6 +603,112 @@ class Difference:
             verdict=d["verdict"],
             rounds=d.get("rounds"),
             note=d.get("note", ""),
+        )
+
+
+# -- noise -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CellShape:
+    """A cell whose samples are bimodal or drift (bridge.stability names the
+    tests); `statistic` is Ashman's D or Spearman's z."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: str
+    shape: str  # bimodal | drift
+    statistic: float
+    detail: str
+
+    def to_json(self) -> Json:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, d: Json) -> CellShape:
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class BusyProcess:
+    """Another process that used a CPU during the run: `cpu` is its average
+    share of one CPU."""
+
+    pid: int
+    name: str
+    cpu: float
+
+    def to_json(self) -> Json:
+        return {"pid": self.pid, "name": self.name, "cpu": self.cpu}
+
+    @classmethod
+    def from_json(cls, d: Json) -> BusyProcess:
+        return cls(int(d["pid"]), str(d["name"]), float(d["cpu"]))
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The machine during the run (bridge.noise): load, the CPU time that
+    went elsewhere, other busy processes, cells with bimodal or drifting
+    samples, and the warnings these gave. Shares are of all CPU time, over
+    `seconds`; `*_cpus` are average numbers of CPUs. None: not measurable here."""
+
+    seconds: float
+    cpus: int | None = None
+    load_before: tuple[float, ...] | None = None
+    load_after: tuple[float, ...] | None = None
+    busy: float | None = None
+    steal: float | None = None
+    iowait: float | None = None
+    bridge_cpus: float | None = None
+    others_cpus: float | None = None
+    busy_processes: tuple[BusyProcess, ...] = ()
+    cells: tuple[CellShape, ...] = ()
+    driver_cpus: float | None = None
+    warnings: tuple[str, ...] = ()
+    advice: str = ""
+
+    def to_json(self) -> Json:
+        return {
+            "seconds": self.seconds,
+            "cpus": self.cpus,
+            "load_before": None if self.load_before is None else list(self.load_before),
+            "load_after": None if self.load_after is None else list(self.load_after),
+            "busy": self.busy,
+            "steal": self.steal,
+            "iowait": self.iowait,
+            "bridge_cpus": self.bridge_cpus,
+            "driver_cpus": self.driver_cpus,
+            "others_cpus": self.others_cpus,
+            "busy_processes": [p.to_json() for p in self.busy_processes],
+            "cells": [c.to_json() for c in self.cells],
+            "warnings": list(self.warnings),
+            "advice": self.advice,
+        }
+
+    @classmethod
+    def from_json(cls, d: Json) -> Noise:
+        def triple(key: str) -> tuple[float, ...] | None:
+            v = d.get(key)
+            return None if v is None else tuple(float(x) for x in v)
+
+        return cls(
+            seconds=float(d.get("seconds", 0.0)),
+            cpus=d.get("cpus"),
+            load_before=triple("load_before"),
+            load_after=triple("load_after"),
+            busy=d.get("busy"),
+            steal=d.get("steal"),
+            iowait=d.get("iowait"),
+            bridge_cpus=d.get("bridge_cpus"),
+            driver_cpus=d.get("driver_cpus"),
+            others_cpus=d.get("others_cpus"),
+            busy_processes=tuple(BusyProcess.from_json(p) for p in d.get("busy_processes", ())),
+            cells=tuple(CellShape.from_json(c) for c in d.get("cells", ())),
+            warnings=tuple(str(w) for w in d.get("warnings", ())),
+            advice=str(d.get("advice", "")),
         )
 
 
@@ -787,6 +894,8 @@ class Report:
     # Optional (written only when there are any): reports from before it and
     # runs without set-up rows re-serialise unchanged.
     decompositions: tuple[Decomposition, ...] = ()
+    # Added later: absent from older reports, and then not written back.
+    noise: Noise | None = None
     schema: str = SCHEMA
 
     def runtime(self, runtime_id: str) -> Runtime | None:
@@ -852,6 +961,7 @@ class Report:
             ),
             "errors": [e.to_json() for e in self.errors],
             "skipped": [s.to_json() for s in self.skipped],
+            **({} if self.noise is None else {"noise": self.noise.to_json()}),
         }
 
     @classmethod
@@ -891,6 +1001,7 @@ class Report:
                     else None
                 ),
                 decompositions=each("decompositions", Decomposition),
+                noise=Noise.from_json(d["noise"]) if d.get("noise") is not None else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"{source}: malformed bridge report ({_describe(exc)})") from None

@@ -37,13 +37,16 @@ import subprocess
 import tempfile
 import warnings
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from bridge import proc
 from bridge.errors import BridgeWarning, RuntimeUnavailable, UsageError
 
-ERL_SOURCES_DIR = Path(__file__).resolve().parent.parent / "erl"
+# The worker's sources, as package data: bridge/_erl links to the repository's
+# erl/ in a checkout (and an editable install); a wheel holds copies.
+ERL_SOURCES_DIR = Path(resources.files("bridge").joinpath("_erl")).resolve()
 # Every module of the Erlang worker: each is compiled into the cache and
 # hashed into its key. bridge_worker (port loop) -> bridge_ops (operations)
 # -> bridge_args, bridge_api, bridge_loops, bridge_measure, bridge_info,

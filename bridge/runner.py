@@ -27,6 +27,7 @@ from bridge import (
     levelrun,
     levels,
     model,
+    noise,
     otp,
     topology,
 )
@@ -74,6 +75,8 @@ class Seams:
     environment: Callable[[], dict] = environment.collect
     clock: Callable[[], float] | None = None
     machine: Callable[[], levels.Machine] = topology.collect  # CPUs, SMT, load (--concurrency)
+    # The machine's state before and after the run (bridge.noise).
+    snapshot: Callable[[], noise.Snapshot] = noise.snapshot
 
 
 @dataclass
@@ -144,6 +147,7 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     interrupted = False
     wanted_levels = sorted({n for sc in plan.scenarios for n in sc.concurrency})
     machine = seams.machine() if wanted_levels else None
+    before = seams.snapshot()
     try:
         with Session(plan.settings, progress, **kwargs) as session:
             starter = _Lineup(plan, session, made, seams)
@@ -154,12 +158,15 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
             except KeyboardInterrupt:
                 interrupted = True
                 session.interrupted()
+        # Every worker has been stopped and reaped: its CPU time is bridge's.
+        after = seams.snapshot()
         outcome = session.outcome()
         checks = interop.checks(
             plan.scenarios, outcome.results, outcome.runtimes, made, made.file_references
         )
     finally:
         made.close()
+    machine_block = seams.environment()
     report = assemble.report(
         scenarios=plan.scenarios,
         outcome=outcome,
@@ -167,7 +174,8 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
         checks=checks,
         settings={**plan.settings.to_json(), "seed": plan.seed},
         hw=plan.hw,
-        environment=seams.environment(),
+        environment=machine_block,
+        usage=noise.usage(before, after, machine_block.get("cpu_count")),
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         command=plan.command,
         reproduce=plan.reproduce,
@@ -188,6 +196,21 @@ def _levels_block(plan, wanted, machine, cells) -> levels.Concurrency | None:
     return concurrency.block(wanted, window, settings.schedulers, machine, marked)
 
 
+def once_per_mask(checker: MaskChecker) -> MaskChecker:
+    """Check each mask string once per run and OpenSSL generation: the
+    runtimes of an A/B mostly share one, and a check starts three openssl
+    processes (time that --quick does not have)."""
+    seen: dict[tuple, model.MaskCheck] = {}
+
+    def check(plan: Plan, ctx: ab.HwContext) -> model.MaskCheck:
+        key = (ctx.mask, hardware.generation(ctx.library[1]) if ctx.library else None)
+        if key not in seen:
+            seen[key] = checker(plan, ctx)
+        return seen[key]
+
+    return check
+
+
 NO_MASK = (
     "a running node cannot be masked: its libcrypto read OPENSSL_ia32cap when the node"
     " started (bridge env --node points to a local A/B of the same library)"
@@ -201,7 +224,9 @@ class _Lineup:
     def __init__(self, plan: Plan, session: Session, made: _Inputs, seams: Seams) -> None:
         self.plan, self.session, self.made = plan, session, made
         self.cpu = seams.cpu or environment.cpu()
-        self.check_mask = seams.check_mask or (lambda p, ctx: mask_evidence(p.openssl, ctx))
+        self.check_mask = once_per_mask(
+            seams.check_mask or (lambda p, ctx: mask_evidence(p.openssl, ctx))
+        )
         self.contexts: dict[str, ab.HwContext] = {}
 
     def start(self, spec: RuntimeSpec) -> None:

@@ -21,13 +21,16 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
 from bridge import calls, vocab
 from bridge.errors import UsageError
 
-BUILTIN_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+# The built-in scenarios, as package data: bridge/_scenarios links to the
+# repository's scenarios/ in a checkout; a wheel holds copies.
+BUILTIN_DIR = Path(resources.files("bridge").joinpath("_scenarios")).resolve()
 MAX_FILE_BYTES = 64 * 1024
 MAX_SIZE = 1 << 30  # 1 GiB: inputs are generated in memory
 MAX_FILE_SIZE = 16 << 30  # file-digest sizes are file sizes, written to disk

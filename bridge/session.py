@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from bridge import levelrun, model, stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
+from bridge.eta import Eta, duration
 from bridge.levels import LevelResult
 from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
 from bridge.settings import Settings
@@ -126,6 +127,15 @@ class Cell:
             loops=None if first else self.loops[-1],
         )
 
+    def planned_s(self, settings: Settings, round_index: int) -> float:
+        """What round `round_index` is planned to take on this cell, for the
+        ETA: warm-up and samples, or openssl runs (a whole-file digest is
+        guessed at a second a sample; the ETA corrects for it)."""
+        if self.live.driver.samples_are_processes or self.job.scenario.long_calls:
+            return settings.openssl_runs_in_round(round_index) * settings.openssl_seconds
+        warm = settings.warmup_ms if round_index == 0 else settings.rewarm_ms
+        return (warm + settings.samples_in_round(round_index) * settings.sample_ms) / 1000
+
     def add(self, batch: Batch) -> None:
         if self.samples and batch.output != self.output and not self.job.call.randomised:
             raise WorkerError(
@@ -201,6 +211,7 @@ class Session:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
+        self.shows_progress = progress is not None
         self.note = progress or (lambda _msg: None)
         self.clock = clock
         self.live: list[Live] = []
@@ -264,8 +275,11 @@ class Session:
         """The planned rounds, then --method tc, then --until-stable rounds."""
         started = self.clock()
         rounds = self.settings.rounds
+        planned = sum(c.planned_s(self.settings, r) for r in range(rounds) for c in self.cells)
+        # Only a progress line needs an ETA (and only then is the clock read for it).
+        eta = Eta(planned, self.clock) if self.shows_progress else None
         for r in range(rounds):
-            self._round(self.cells, r, f"round {r + 1}/{rounds}")
+            self._round(self.cells, r, f"round {r + 1}/{rounds}", eta)
             levelrun.run_round(self, r, f"round {r + 1}/{rounds}")
         if self.settings.tc_calls:
             self._timer_tc()
@@ -273,25 +287,31 @@ class Session:
         extra = 0
         while target is not None:
             unstable = [c for c in self.cells if c.live.alive and _misses(c, target)]
-            if not unstable or self.clock() - started > self.settings.max_seconds:
+            spent = self.clock() - started
+            if not unstable or spent > self.settings.max_seconds:
                 break
             extra += 1
             # An extra round is a first-round-sized batch (or one openssl run).
-            self._round(unstable, 0, f"extra round {extra} ({len(unstable)} unstable)")
+            # How many it takes is unknown: the bound is --max-time.
+            left = duration(self.settings.max_seconds - spent)
+            label = f"extra round {extra} ({len(unstable)} unstable, at most {left} left)"
+            self._round(unstable, 0, label)
 
-    def _round(self, cells: list[Cell], r: int, label: str) -> None:
+    def _round(self, cells: list[Cell], r: int, label: str, eta: Eta | None = None) -> None:
         """One batch for each of `cells`; a failure is recorded and stops that
         cell (a call error) or that runtime (a worker error)."""
         for cell in cells:
-            if not cell.active:
-                continue
+            planned = cell.planned_s(self.settings, r)
             batch_plan = cell.plan(self.settings, r)
-            if batch_plan.samples == 0:
+            if not cell.active or batch_plan.samples == 0:
+                if eta is not None:
+                    eta.finished(planned)  # its share of the plan will not be spent
                 continue
             job = cell.job
             self.note(
                 f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
                 f" ({self.cells.index(cell) + 1}/{len(self.cells)})"
+                + (eta.text() if eta is not None else "")
             )
             try:
                 cell.add(cell.live.driver.bench(job, batch_plan))
@@ -304,6 +324,9 @@ class Session:
                 self.errors.append(model.RunError(cell.live.id, "call", message))
             except WorkerError as exc:
                 self._died(cell.live, exc)
+            finally:
+                if eta is not None:
+                    eta.finished(planned)
 
     def _timer_tc(self) -> None:
         """--method tc: the thread's timer:tc harness on each Erlang cell."""
@@ -351,7 +374,9 @@ class Session:
         )
 
     def outcome(self) -> Outcome:
-        target = self.settings.until_stable
+        # --until-stable's target, or the run's own: a cell that misses it is
+        # marked unstable in every run, not only in --until-stable runs.
+        target = self.settings.until_stable or self.settings.ci_target
         unstable = []
         if target is not None:
             for c in self.cells:

@@ -26,8 +26,16 @@ class Settings:
     # Chosen on a noisy 2-vCPU VM whose slow spells last 0.5-1 s: many short
     # samples in many rounds keep the median in the undisturbed cluster
     # (bench/overhead.py; README "bridge's own overhead").
-    warmup_ms: int = 300
-    rewarm_ms: int = 30
+    # Time budget (README "How long a run takes"): a default hmac-sha1 A/B is
+    # 6 worker cells of warm-up + 100 x 5 ms + 19 re-warm-ups, and 2 openssl
+    # cells of 5 one-second runs; 18 s in all leaves about 0.9 s per worker
+    # cell. The samples stay (the CI needs them); the warm-up before the
+    # first round (200 ms: calibration is most of it) and the re-warm-up
+    # before each later round are what was cut: 10 ms re-runs a few thousand
+    # calls, which brings caches and branch predictors back after another
+    # runtime's turn.
+    warmup_ms: int = 200
+    rewarm_ms: int = 10
     sample_ms: int = 5
     samples: int = 100
     rounds: int = 20
@@ -39,6 +47,10 @@ class Settings:
     # max_seconds have passed in all.
     until_stable: float | None = None
     max_seconds: int = 300
+    # A cell whose 95% CI half-width is wider than this fraction of its
+    # median is marked unstable in the report (and warned about), whether or
+    # not --until-stable asked for more rounds.
+    ci_target: float | None = 0.02
     # Extra seconds a worker may take beyond the planned time before it is
     # declared hung and killed (--request-timeout).
     timeout_slack_s: float = 30.0
@@ -77,6 +89,18 @@ def spread(total: int, parts: int, index: int) -> int:
 
 
 DEFAULT = Settings()
+# --quick: a rough answer in under 5 s with the A/B. openssl speed cannot
+# count for less than a second, and an A/B needs two processes, so its cells
+# get one run each (a figure without a CI: "1 sample, no CI" in the table); two
+# runs would cost 2 s more. The workers keep 24 samples in 4 rounds, and a
+# cell is marked unstable only past ±5%.
 QUICK = Settings(
-    warmup_ms=50, rewarm_ms=10, sample_ms=5, samples=24, rounds=4, openssl_runs=2, quick=True
+    warmup_ms=50,
+    rewarm_ms=10,
+    sample_ms=5,
+    samples=24,
+    rounds=4,
+    openssl_runs=1,
+    quick=True,
+    ci_target=0.05,
 )

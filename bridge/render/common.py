@@ -254,6 +254,8 @@ def cells(
 def ns_with_ci(s: stats.Summary, imported: bool = False) -> str:
     if imported:
         return f"{fmt_ns(s.median)} (as posted)"
+    if s.n == 1:  # e.g. one openssl run (--quick): a figure without a spread
+        return f"{fmt_ns(s.median)} (1 sample, no CI)"
     lo, hi = s.ci95
     return f"{fmt_ns(s.median)} ({fmt_ns(lo)}–{fmt_ns(hi)})"
 
@@ -374,7 +376,7 @@ def problem_lines(report: model.Report) -> list[str]:
     for u in report.unstable:
         lines.append(
             f"not stable: {u.runtime} {u.call_id} at {size_text(u.size)} (hw {u.hw}):"
-            f" 95% CI ±{u.ci_halfwidth * 100:.1f}%, wider than --until-stable asked"
+            f" 95% CI ±{u.ci_halfwidth * 100:.1f}%, wider than the run's target"
         )
     for e in report.errors:
         lines.append(f"error: {e.message}")

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import model, vocab
+from bridge import model, quietness, vocab
+from bridge.quietness import Quietness
 from bridge.render import common
 
 
-def render_env(env: dict[str, Any], runtimes: list[model.Runtime], hw: dict[str, Any]) -> str:
+def render_env(
+    env: dict[str, Any],
+    runtimes: list[model.Runtime],
+    hw: dict[str, Any],
+    quiet: Quietness | None = None,
+) -> str:
     lines = [
         f"CPU: {env.get('cpu_model')} ({env.get('arch')}, {env.get('cpu_count')} CPUs)",
         f"virtualized: {'yes (hypervisor flag)' if env.get('virtualized') else 'no'}",
@@ -22,6 +28,9 @@ def render_env(env: dict[str, Any], runtimes: list[model.Runtime], hw: dict[str,
         lines.append(f"CPU frequency governor: {env['cpu_governor']}")
     if "turbo" in env:
         lines.append(f"turbo/boost: {'on' if env['turbo'] else 'off'}")
+    if "smt_siblings" in env:
+        groups = "; ".join(",".join(map(str, g)) for g in env["smt_siblings"])
+        lines.append(f"SMT siblings: {groups or 'none (one thread per core)'}")
     lines.append("")
     for rt in runtimes:
         lines.append(f"{rt.id}: {common.runtime_summary(rt)}")
@@ -55,4 +64,26 @@ def render_env(env: dict[str, Any], runtimes: list[model.Runtime], hw: dict[str,
         lines.append(f"skipped {s['runtime']}: {s['reason']}")
     for e in hw.get("errors", []):
         lines.append(f"error: {e['message']}")
+    if quiet is not None:
+        lines += ["", *quietness_lines(quiet)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def quietness_lines(q: Quietness) -> list[str]:
+    ms = quietness.SAMPLE_S * 1000
+    lines = [f"Quietness ({q.seconds:g} s of a fixed {ms:g} ms loop, back to back):"]
+    for c in q.cpus:
+        where = f"CPU {c.cpu}" if c.cpu is not None else "any CPU"
+        lines.append(
+            f"  {where}: CV {c.cv:.1%}, robust CV {c.robust_cv:.1%},"
+            f" {c.slow:.0%} of {c.samples} samples over 5% slow, worst {c.worst:.2f}x the median"
+        )
+    u = q.usage
+    if u is not None and u.others_cpus is not None:
+        load = f"load average {u.load_after[0]:.2f}, " if u.load_after else ""
+        lines.append(
+            f"  meanwhile: {load}other processes {u.others_cpus:.2f} CPUs, steal {u.steal or 0:.1%}"
+        )
+    lines.append(f"verdict: {q.verdict}")
+    lines += [f"- {a}" for a in q.advice]
+    return lines

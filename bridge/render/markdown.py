@@ -7,6 +7,7 @@ from tabulate import tabulate
 
 from bridge import model
 from bridge.render import common, concurrency, ratios, summary, units, upgrade
+from bridge.render import noise as noise_view
 
 
 def render(report: model.Report) -> str:
@@ -16,6 +17,9 @@ def render(report: model.Report) -> str:
         out += ["", f"#### {scenario}: {common.scenario_description(report, scenario)}", ""]
         out += _table(report, common.ordered(report, results))
     out += concurrency.markdown_lines(report)
+    paragraphs = noise_view.lines(report)
+    if paragraphs:
+        out += ["", "#### Noise", ""] + [f"- {p}" for p in paragraphs]
     out += ["", "#### Environment", ""]
     out += [f"- {item}" for item in common.provenance_items(report)]
     problems = [line for line in common.problem_lines(report) if line]

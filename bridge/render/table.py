@@ -10,6 +10,7 @@ from tabulate import tabulate
 from bridge import model
 from bridge.render import common, concurrency, ratios, units, upgrade
 from bridge.render import decompose as decomposition
+from bridge.render import noise as noise_view
 
 
 def render(report: model.Report) -> str:
@@ -27,6 +28,10 @@ def render(report: model.Report) -> str:
             out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
     out += concurrency.table_lines(report)
     out += common.warning_lines(report)
+    paragraphs = noise_view.lines(report)
+    if paragraphs:
+        out.append("")
+        out += [w for p in paragraphs for w in textwrap.wrap(p, 100, subsequent_indent="  ")]
     out += common.problem_lines(report)
     return "\n".join(out).rstrip() + "\n"
 

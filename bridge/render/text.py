@@ -8,6 +8,7 @@ import textwrap
 
 from bridge import model
 from bridge.render import common, concurrency, ratios, shell, summary, units, upgrade
+from bridge.render import noise as noise_view
 
 WIDTH = 72
 
@@ -20,6 +21,9 @@ def render(report: model.Report) -> str:
         out += [""] + _wrap(f"== {scenario}: {common.scenario_description(report, scenario)}")
         out += _table(report, common.ordered(report, results))
     out += concurrency.text_lines(report, WIDTH)
+    paragraphs = noise_view.lines(report)
+    if paragraphs:
+        out += ["", "Noise:"] + [w for p in paragraphs for w in _wrap(f"- {p}", indent="  ")]
     out += ["", "Environment:"]
     for item in common.provenance_items(report):
         out += _wrap(f"- {item}", indent="  ")
@@ -55,6 +59,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         s = r.summary()
         c = common.cells(r, fastest, match, x="x", unit=unit)
         ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
+        ci = "no CI (n=1)" if s.n == 1 and not r.imported else ci
         ok = "-" if c["ok"] == "–" else c["ok"]
         rows.append([f"[{n}]", r.size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
     headers = ["call", unit, "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
@@ -117,7 +122,7 @@ def _wrap(text: str, indent: str = "") -> list[str]:
 
 
 ASCII = str.maketrans(
-    {"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'", "²": "^2", "±": "+-"}
+    {"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'", "²": "^2", "±": "+/-"}
 )
 
 

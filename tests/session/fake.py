@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge import hardware, interop, levels, model
+from bridge import hardware, interop, levels, model, noise
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.runner import Plan, Seams
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
@@ -187,6 +187,8 @@ def seams(scripts: list[Script], log: Log, clock=None, mask_ok: bool | None = Tr
         environment=lambda: {"arch": "x86_64", "cpu_model": "Fake CPU"},
         clock=clock,
         machine=lambda: FAKE_MACHINE,
+        # A machine with nothing to report: the fast tier reads no /proc.
+        snapshot=lambda: noise.Snapshot(wall=0.0),
     )
 
 

@@ -1,0 +1,52 @@
+"""What every view says about noise: cells whose CI missed the run's target
+(marked unstable), and the machine's noise warnings (bridge.noise), with the
+figures behind them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from bridge import model
+
+
+def target(report: model.Report) -> float | None:
+    s = report.settings
+    return s.get("until_stable") or s.get("ci_target")
+
+
+def unstable_lines(report: model.Report) -> list[str]:
+    """One paragraph: the cells by runtime, call and hw, each with its CI."""
+    if not report.unstable:
+        return []
+    goal = target(report)
+    groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for u in report.unstable:
+        groups[(u.runtime, u.call_id, u.hw)].append(f"±{u.ci_halfwidth * 100:.1f}% at {u.size} B")
+    cells = "; ".join(
+        f"{rt} {call} hw {hw}: {', '.join(v)}" for (rt, call, hw), v in groups.items()
+    )
+    head = "Unstable (95% CI wider than " + (f"±{goal * 100:g}%" if goal else "the target") + ")"
+    return [f"{head}: {cells}. Rerun with --until-stable to sample them until they are stable."]
+
+
+def machine_line(n: model.Noise) -> str:
+    """The figures, warned about or not: load, steal, others' CPU."""
+    parts = [f"{n.seconds:.1f} s"]
+    if n.load_before is not None and n.load_after is not None:
+        parts.append(f"load average {n.load_before[0]:.2f} before, {n.load_after[0]:.2f} after")
+    if n.others_cpus is not None:
+        parts.append(f"other processes {n.others_cpus:.2f} CPUs, bridge {n.bridge_cpus:.2f}")
+    if n.steal is not None:
+        parts.append(f"steal {n.steal:.1%}")
+    return "During the run: " + ", ".join(parts) + "."
+
+
+def lines(report: model.Report) -> list[str]:
+    """Paragraphs (one string each), for every view to lay out its own way."""
+    out = unstable_lines(report)
+    if report.noise is not None:
+        out.append(machine_line(report.noise))
+        out += [f"Warning: {w}." for w in report.noise.warnings]
+        if report.noise.advice:
+            out.append(f"Advice: {report.noise.advice}.")
+    return out

@@ -1,0 +1,134 @@
+"""bridge as people install a CLI tool: the built wheel, installed into a
+fresh venv, runs from any directory. The Erlang worker's sources (erl/) and
+the built-in scenarios (scenarios/) travel in it as package data.
+
+Nothing is downloaded when it can be avoided: the wheel is built with this
+venv's own setuptools (--no-build-isolation), and the fresh venv installs
+with --no-index from the built wheel and a wheelhouse of bridge's
+dependencies at the versions installed here. The wheelhouse is made once,
+with pip, and kept in the user's cache; where pip cannot make it (offline,
+no cache) the test is skipped with the reason, except in CI."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, STARTING_ENV, needs_erl, needs_openssl
+
+pytestmark = [needs_erl, needs_openssl]
+
+
+def _run(argv, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=300, **kw)
+
+
+def _requirements(wheel: Path) -> list[str]:
+    """The wheel's dependencies (no extras), pinned to the versions installed here."""
+    with zipfile.ZipFile(wheel) as z:
+        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        text = z.read(meta).decode()
+    names = [
+        re.match(r"[A-Za-z0-9_.-]+", line.split(":", 1)[1].strip()).group(0)
+        for line in text.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
+    return [f"{n}=={importlib.metadata.version(n)}" for n in names]
+
+
+def _wheelhouse(requirements: list[str]) -> Path:
+    """Wheels of the dependencies, made once per set of versions."""
+    base = Path(STARTING_ENV.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    house = base / "bridge" / "wheelhouse" / "-".join(sorted(requirements)).replace("/", "_")
+    if house.is_dir() and len(list(house.glob("*.whl"))) >= len(requirements):
+        return house
+    house.mkdir(parents=True, exist_ok=True)
+    done = _run([sys.executable, "-m", "pip", "wheel", "-q", "-w", house, *requirements])
+    if done.returncode != 0:
+        reason = f"cannot make the dependency wheels: {done.stderr.strip()[-300:]}"
+        if STARTING_ENV.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return house
+
+
+def test_the_wheel_installs_in_a_fresh_venv_and_runs_from_anywhere(tmp_path, no_leftovers):
+    dist = tmp_path / "dist"
+    built = _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+        + ["-w", dist, ROOT]
+    )
+    assert built.returncode == 0, built.stderr
+    # setuptools says nothing: no deprecated license table, no other warning.
+    assert "warning" not in (built.stdout + built.stderr).lower(), built.stdout + built.stderr
+    (wheel,) = dist.glob("bridge-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    for path in (ROOT / "erl").glob("*.erl"):
+        assert f"bridge/_erl/{path.name}" in names
+    for path in (ROOT / "scenarios").glob("*.toml"):
+        assert f"bridge/_scenarios/{path.name}" in names
+
+    house = _wheelhouse(_requirements(wheel))
+    venv = tmp_path / "venv"
+    assert _run([sys.executable, "-m", "venv", "--without-pip", venv]).returncode == 0
+    python = venv / "bin" / "python"
+    installed = _run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-index"]
+        + ["--find-links", dist, "--find-links", house, "bridge"]
+    )
+    assert installed.returncode == 0, installed.stderr
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    bridge = venv / "bin" / "bridge"
+    version = _run([bridge, "--version"], cwd=elsewhere, env=env)
+    assert version.returncode == 0 and re.fullmatch(r"bridge, version \S+\n", version.stdout)
+    # The installed copy, not this checkout, answers.
+    shown = _run([bridge, "show", "hmac-sha1"], cwd=elsewhere, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"# {venv.resolve()}/lib/"), shown.stdout[:200]
+
+    out = elsewhere / "r.json"
+    ran = _run(
+        [bridge, "run", "hmac-sha1", "--quick", "--hw", "on", "-o", out, "--format", "json"],
+        cwd=elsewhere,
+        env=env,
+    )
+    assert ran.returncode == 0, ran.stderr
+    report = __import__("json").loads(out.read_text())
+    assert {rt["kind"] for rt in report["runtimes"]} == {"erlang", "python", "openssl"}
+    assert all(r["status"] == "ok" for r in report["results"])
+    assert all(c["match"] for c in report["interop"])
+    python_rt = next(rt for rt in report["runtimes"] if rt["kind"] == "python")
+    assert python_rt["executable"] == str(python)
+
+
+def test_the_editable_install_says_nothing(tmp_path):
+    """What `make setup` builds (pip install -e): setuptools's editable build
+    warns about nothing, neither a deprecated license table nor its
+    "Editable installation" notice. (Called directly with this venv's
+    setuptools: no isolated build environment to install, a few seconds.)"""
+    code = (
+        "import sys, warnings; warnings.simplefilter('always');"
+        "from setuptools import build_meta;"
+        "print(build_meta.build_editable(sys.argv[1]))"
+    )
+    done = _run([sys.executable, "-c", code, tmp_path], cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "warning" not in done.stderr.lower(), done.stderr
+    assert "Editable installation" not in done.stdout + done.stderr
+    (wheel,) = tmp_path.glob("bridge-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        pth = [z.read(n).decode() for n in z.namelist() if n.endswith(".pth")]
+    # The checkout itself on sys.path: bridge/_erl and bridge/_scenarios are
+    # its links to erl/ and scenarios/.
+    assert [p.strip() for p in pth] == [str(ROOT)]

@@ -1,0 +1,57 @@
+"""Noise shown, not hidden, by the real CLI: a run beside a busy loop (started
+and stopped here, pinned to one CPU) warns about it and names it in the
+report; `bridge env` measures how quiet the machine is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from bridge import model
+from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl, needs_openssl
+
+BUSY_LOOP = "import os\nos.sched_setaffinity(0, {0})\nwhile True:\n    pass\n"
+
+
+def test_a_run_beside_a_busy_loop_warns_and_names_it(tmp_path, no_leftovers):
+    burner = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+    try:
+        time.sleep(0.3)  # running, and present in the first snapshot
+        out = tmp_path / "r.json"
+        done = bridge_cmd(
+            "run", "sha256", "--sizes", "64", "--runtimes", "python", *FAST_ARGS, "-o", str(out)
+        )
+    finally:
+        burner.kill()
+        burner.wait()
+    assert done.returncode == 0, done.stderr
+    assert "bridge: warning: other processes used" in done.stderr
+    assert "bridge: advice: run again on a quieter machine" in done.stderr
+    noise = model.load(out).noise
+    assert noise is not None and noise.seconds > 0 and noise.cpus == os.cpu_count()
+    assert noise.load_before is not None and noise.load_after is not None
+    assert noise.steal is not None and noise.busy is not None
+    assert noise.others_cpus is not None and noise.others_cpus >= 0.25
+    # Listed by pid: alone it burns a whole CPU; on a shared VM, what the
+    # others leave it (a tenth of a CPU at least, or it would not be listed).
+    assert burner.pid in {p.pid for p in noise.busy_processes}, noise.busy_processes
+    assert any(w.startswith("other processes used") for w in noise.warnings)
+    raw = json.loads(out.read_text())["noise"]
+    assert {"seconds", "load_before", "steal", "others_cpus", "busy_processes", "cells"} <= set(raw)
+
+
+@needs_erl
+@needs_openssl
+def test_env_measures_how_quiet_the_machine_is():
+    done = bridge_cmd("env", "--format", "json", "--quietness-seconds", "1")
+    assert done.returncode == 0, done.stderr
+    quiet = json.loads(done.stdout)["quietness"]
+    assert quiet["verdict"] in ("quiet", "some noise", "noisy")
+    allowed = os.sched_getaffinity(0)
+    expected = sorted(allowed) if 1 < len(allowed) <= 8 else [None]
+    assert [c["cpu"] for c in quiet["cpus"]] == expected
+    assert all(c["samples"] >= 20 and c["cv"] >= 0 for c in quiet["cpus"])
+    assert quiet["advice"] and "others_cpus" in quiet["during"]
