@@ -188,3 +188,27 @@ def no_leftovers():
     yield
     left = wait_gone(worker_pids() - before)
     assert not left, f"worker processes outlived the test: {sorted(left)}"
+
+
+# What a run says about the machine and the spread of its samples (bridge.noise,
+# unstable cells): it depends on the load and on short test settings, so a test
+# that checks its own warnings leaves these out.
+NOISE_WARNINGS = (
+    "did not reach the target",
+    "during the run",
+    "(steal)",
+    "frequency governor",
+    "SMT: CPUs",
+    "bimodal samples",
+    "drifting samples",
+)
+
+
+def own_stderr(stderr: str) -> list[str]:
+    """stderr's lines without the machine-noise warnings and advice."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if not line.startswith("bridge: advice:")
+        and not (line.startswith("bridge: warning:") and any(n in line for n in NOISE_WARNINGS))
+    ]

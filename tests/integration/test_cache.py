@@ -16,7 +16,7 @@ import pytest
 
 from bridge import otp
 from bridge.errors import BridgeWarning
-from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl
+from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl, own_stderr
 
 pytestmark = needs_erl
 
@@ -147,7 +147,7 @@ def test_a_truncated_cache_entry_heals_through_the_cli(tmp_path, cache, inst, no
         "run", "hmac-sha1", *FAST_ARGS, "--runtimes", "erlang", "-o", str(out), cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
-    warning_lines = [line for line in done.stderr.splitlines() if "warning" in line]
+    warning_lines = [line for line in own_stderr(done.stderr) if "warning" in line]
     assert warning_lines == [
         f"bridge: warning: the cached Erlang worker in {entry} failed its check:"
         " bridge_ops.beam, 100 bytes, does not match its recorded sha256; compiling it again"

@@ -17,7 +17,7 @@ import pytest
 from bridge import codec, otp
 from bridge.errors import WorkerError
 from bridge.port import Worker, excerpt
-from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl
+from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl, own_stderr
 
 GREETING = codec.frame((codec.atom("ready"), 1, [(codec.atom("kind"), codec.atom("fake"))]))
 
@@ -164,7 +164,7 @@ def test_python_worker_text_before_greeting_is_one_clear_line(tmp_path, no_lefto
     python = python_with_sitecustomize(tmp_path, 'print("hello from sitecustomize", flush=True)\n')
     done = bridge_cmd("run", "hmac-sha1", *FAST_ARGS, "--runtimes", "python", "--python", python)
     assert done.returncode == 1, done.stderr
-    assert done.stderr.splitlines() == [
+    assert own_stderr(done.stderr) == [
         "bridge: error: nothing was measured: python printed 'hello from sitecustomize'"
         " before its greeting (a sitecustomize.py, usercustomize.py or .pth file?)"
     ]
