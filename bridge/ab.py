@@ -47,9 +47,27 @@ def library_of(info: model.Runtime) -> tuple[str, tuple[int, int, int]] | None:
     text = {
         "erlang": d.get("crypto_lib", ""),
         "python": d.get("ssl_openssl_version", ""),
-        "openssl": info.version,
+        # The CLI on another library (--libcrypto) says "(Library: ...)": the
+        # mask is parsed by the library, not by the CLI.
+        "openssl": info.version.partition("(Library:")[2] or info.version,
     }.get(info.kind, "")
     return hardware.parse_library(text)
+
+
+def mask_library(info: model.Runtime) -> tuple[str, tuple[int, int, int]] | None:
+    """The library whose parser the mask string is written for. A Python
+    worker can load two: the system's (hashlib, ssl) and the one inside the
+    cryptography wheel. The newer generation's string also reads right on
+    the older ones of 1.1.1 and later (3.4+ wants ':' fields that 1.1.1-3.3
+    ignore, crypto-facts.md §2.3), so it is used for both; 1.0.2 stays as it
+    is (it cannot mask one feature anyway)."""
+    library = library_of(info)
+    extra = hardware.parse_library(str(info.details.get("cryptography_openssl_version") or ""))
+    if library is None or extra is None or extra[0] != "OpenSSL" or library[0] != "OpenSSL":
+        return library
+    if min(library[1], extra[1]) < (1, 1, 0):
+        return library
+    return max(library, extra, key=lambda lib: lib[1])
 
 
 def plan(
@@ -75,7 +93,9 @@ def plan(
             testable.append(feature)
     if testable:
         try:
-            ctx.mask = hardware.mask_for(tuple(testable), cpu.arch, library, armcap_detected)
+            ctx.mask = hardware.mask_for(
+                tuple(testable), cpu.arch, mask_library(info), armcap_detected
+            )
         except hardware.CannotMask as exc:
             for feature in testable:
                 ctx.untestable[feature] = verdicts.decide(None, None, cannot_mask=str(exc))
@@ -87,6 +107,8 @@ def via_openssl(info: model.Runtime, call_id: str) -> bool:
     d = info.details
     call = calls.lookup(info.kind, call_id)
     route = call.route if call else calls.Route.LIBCRYPTO
+    if route is calls.Route.KERNEL:
+        return False  # e.g. os.urandom: the kernel's generator, no mask reaches it
     if route is calls.Route.HMAC:
         return str(d.get("hmac_impl", "")).startswith("_hashlib")
     if route is calls.Route.HASHLIB:
@@ -129,10 +151,11 @@ def verdict_list(
                         explanation=verdicts.explain(
                             v,
                             who=who(info, r.call),
-                            feature=vocab.FEATURE_NAMES.get(feature, feature),
+                            feature=feature_name(feature),
                             size=r.size,
                             best=best,
                             larger_example=_larger_example(sc),
+                            unit=sc.size_unit,
                         ),
                     )
                 )

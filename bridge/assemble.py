@@ -4,11 +4,12 @@ creation included), so the fast tests can check it on fixed records."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge import ab, fits, interop, model, noise
+from bridge import ab, decompose, fits, interop, levels, model, noise, upgrade, versus
 from bridge.scenario import Scenario
 from bridge.session import Outcome
 
@@ -25,10 +26,11 @@ def report(
     created: str,
     command: Sequence[str] = (),
     reproduce: str = "",
+    concurrency: levels.Concurrency | None = None,
     usage: noise.Usage | None = None,
 ) -> model.Report:
     results = outcome.results
-    return model.Report(
+    made = model.Report(
         bridge_version=bridge.__version__,
         created=created,
         command=list(command),
@@ -46,5 +48,12 @@ def report(
         errors=(*outcome.errors, *interop.mismatch_errors(checks)),
         skipped=outcome.skipped,
         unstable=outcome.unstable,
+        concurrency=concurrency,
+        decompositions=tuple(decompose.decompose(scenarios, results, outcome.runtimes)),
         noise=None if usage is None else noise.record(usage, results, environment),
+    )
+    # The upgrade view, and runtimes against each other with their significance
+    # (bridge.versus).
+    return dataclasses.replace(
+        made, upgrades=tuple(upgrade.in_report(made)), differences=versus.differences(made)
     )

@@ -11,18 +11,32 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import warnings
 from pathlib import Path
 
 import click
 from tabulate import tabulate
 
 import bridge
-from bridge import calls, discover, importer, model, plans, quietness, runner, scenario
 from bridge import compare as comparison
-from bridge.errors import BridgeError, ExitStatus, UsageError
+from bridge import (
+    discover,
+    distribution,
+    importer,
+    listing,
+    model,
+    nodeenv,
+    plans,
+    quietness,
+    runenv,
+    runner,
+)
+from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
 from bridge.render.env import render_env
+from bridge.render.nodes import render_nodes
+from bridge.settings import DEFAULT
 
 MAX_SAMPLES = 10_000
 
@@ -37,9 +51,27 @@ def cli() -> None:
     """
 
 
-@cli.command()
+class _RunCommand(click.Command):
+    """`bridge run`: an --env belongs to the runtime option before it, which
+    click's values alone (one tuple per option) cannot tell; its parser's
+    record of the options in command-line order can."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        line = list(args)  # the parser consumes its list
+        rest = super().parse_args(ctx, args)
+        _, _, order = self.make_parser(ctx).parse_args(args=line)
+        ctx.params["env"] = runenv.bind([p.name for p in order], ctx.params.get("env") or ())
+        return rest
+
+
+@cli.command(cls=_RunCommand)
 @click.argument("scenarios", nargs=-1)
-@click.option("--quick", is_flag=True, help="Shorter, rougher measurement (a few seconds).")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Shorter, rougher measurement: 24 samples in 4 rounds, 2 openssl runs per cell"
+    " (hmac-sha1: 6-14 s; a six-size sweep with openssl: about a minute, see README).",
+)
 @click.option("--samples", type=click.IntRange(1, MAX_SAMPLES), help="Samples per cell.")
 @click.option("--sample-ms", type=click.IntRange(1, 10_000), help="Target duration of one sample.")
 @click.option("--warmup-ms", type=click.IntRange(0, 60_000), help="Warm-up time per cell.")
@@ -91,9 +123,9 @@ def cli() -> None:
 )
 @click.option(
     "--runtimes",
-    default="erlang,python,openssl",
-    show_default=True,
-    help="Which runtime kinds to run, comma-separated.",
+    default=None,
+    help="Which runtime kinds to run, comma-separated. Default: erlang,python,openssl;"
+    " with --node, none beside the nodes.",
 )
 @click.option(
     "--scenario-dir",
@@ -102,7 +134,11 @@ def cli() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Also look for scenario files here.",
 )
-@click.option("--sizes", help="Message sizes in bytes, comma-separated, instead of the scenario's.")
+@click.option(
+    "--sizes",
+    help="Message sizes, comma-separated (16,1k,16k; K/M/G are powers of 1024),"
+    " instead of the scenario's.",
+)
 @click.option("--file-size", help="File size for file-digest scenarios, e.g. 64M or 1G.")
 @click.option(
     "--method",
@@ -126,11 +162,71 @@ def cli() -> None:
     " Default: this one.",
 )
 @click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A variable for the runtime named just before (--erl, --python or --openssl),"
+    " e.g. --erl PATH --env LD_LIBRARY_PATH=DIR (repeatable). Recorded in the report.",
+)
+@click.option(
+    "--libcrypto",
+    "libcrypto",
+    multiple=True,
+    metavar="DIR",
+    help="Run every runtime again with the libcrypto of the same soname in DIR (or an"
+    " OpenSSL prefix's lib64/ or lib/), put in front of LD_LIBRARY_PATH (repeatable).",
+)
+@click.option(
     "--request-timeout",
     type=click.FloatRange(1, 3600),
     default=30,
     show_default=True,
     help="Seconds a worker may take beyond the planned time before it counts as hung.",
+)
+@click.option(
+    "--node",
+    "node",
+    multiple=True,
+    metavar="NAME@HOST",
+    help="A running Erlang node to measure over distribution (repeatable); needs --measure.",
+)
+@click.option(
+    "--measure",
+    is_flag=True,
+    help="Allow bridge to load its agent into each --node (under a name of its own;"
+    " purged afterwards).",
+)
+@click.option(
+    "--cookie-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The nodes' cookie. Default: ~/.erlang.cookie.",
+)
+@click.option(
+    "--max-load",
+    type=click.FloatRange(0.01, 1.0),
+    default=0.25,
+    show_default=True,
+    help="Largest share of one scheduler a measurement keeps busy on a --node.",
+)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(1, 600),
+    default=10,
+    show_default=True,
+    help="Seconds to reach a --node (epmd lookup and handshake).",
+)
+@click.option(
+    "--concurrency",
+    metavar="N,N,...",
+    help="Also run each call with N workers at once, e.g. 1,2,4 (Erlang processes,"
+    " Python threads and processes, openssl speed -multi): throughput, scaling,"
+    " latency percentiles and the Erlang scheduler probe, per level.",
+)
+@click.option(
+    "--schedulers",
+    type=click.IntRange(1, 1024),
+    help="Start the Erlang node with +S N:N (N schedulers, all online).",
 )
 @click.option(
     "--replay",
@@ -186,7 +282,16 @@ def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome
     if output is not None:
         click.echo(f"report written to {output}", err=True)
     for skip in outcome.report.skipped:
-        click.echo(f"bridge: warning: skipped {skip.runtime}: {skip.reason}", err=True)
+        if skip.requested:  # asked for and not run: the run fails (exit status 1)
+            click.echo(
+                f"bridge: error: {skip.requested} {skip.runtime} could not run: {skip.reason}",
+                err=True,
+            )
+        else:
+            click.echo(f"bridge: warning: skipped {skip.runtime}: {skip.reason}", err=True)
+    if outcome.report.concurrency is not None:
+        for warning in outcome.report.concurrency.warnings:
+            click.echo(f"bridge: warning: {warning}", err=True)
     for line in _noise_warnings(outcome.report):
         click.echo(f"bridge: warning: {line}", err=True)
     if outcome.report.noise and outcome.report.noise.advice:
@@ -222,7 +327,9 @@ def _exit_status(outcome: runner.Outcome) -> None:
         reasons = [s.reason for s in outcome.report.skipped]
         reasons += [e.message for e in outcome.report.errors]
         raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
-    if outcome.failed:
+    # The others' results are kept and the report is written; but a runtime
+    # the user named that never ran is a failed run, not a success.
+    if outcome.failed or any(s.requested for s in outcome.report.skipped):
         raise SystemExit(ExitStatus.RUN_FAILED)
 
 
@@ -231,6 +338,25 @@ def _exit_status(outcome: runner.Outcome) -> None:
     "--erl", "erl", multiple=True, metavar="PATH", help="An erl to describe (repeatable)."
 )
 @click.option("--openssl", "openssl", multiple=True, metavar="PATH", help="An openssl to describe.")
+@click.option(
+    "--node",
+    "node",
+    multiple=True,
+    metavar="NAME@HOST",
+    help="Probe a running Erlang node instead, read-only (repeatable).",
+)
+@click.option(
+    "--cookie-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The nodes' cookie. Default: ~/.erlang.cookie.",
+)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(1, 600),
+    default=10,
+    show_default=True,
+    help="Seconds to reach a --node (epmd lookup and handshake).",
+)
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
@@ -241,10 +367,19 @@ def _exit_status(outcome: runner.Outcome) -> None:
     show_default=True,
     help="How long to time a fixed loop to see how steady the machine is (0: skip).",
 )
-def env(erl, openssl, fmt, quietness_seconds) -> None:
+def env(erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds) -> None:
     """Describe the machine and each runtime, without benchmarking: CPU features,
     virtualisation, OS, each runtime's libcrypto, the masks bridge would use, and
-    how quiet the machine is (the spread of a fixed loop on each CPU), with advice."""
+    how quiet the machine is (the spread of a fixed loop on each CPU), with advice.
+    With --node: what a running node uses (releases, libcrypto mapped, masks,
+    its host's CPU) and whether its SHA and AES paths use the hardware."""
+    if node:
+        if erl or openssl:
+            raise UsageError("--node probes running nodes: leave out --erl and --openssl")
+        _env_nodes(distribution.node_plan(node, cookie_file, connect_timeout=connect_timeout), fmt)
+        return
+    if cookie_file is not None:
+        raise UsageError("--cookie-file goes with --node NAME@HOST")
     plan = plans.for_env(tuple(erl), tuple(openssl))
     environment_block, runtimes, hw = runner.inspect(plan)
     quiet = quietness.check(quietness_seconds) if quietness_seconds > 0 else None
@@ -259,6 +394,22 @@ def env(erl, openssl, fmt, quietness_seconds) -> None:
         click.echo(json.dumps(data, indent=1))
         return
     click.echo(render_env(environment_block, runtimes, hw, quiet), nl=False)
+
+
+def _env_nodes(plan, fmt: str) -> None:
+    found = nodeenv.probe_nodes(plan, DEFAULT)
+    if fmt == "json":
+        data = {
+            "nodes": [{**rt.to_json(), "ab": found.ab.get(rt.id, "")} for rt in found.runtimes],
+            "errors": found.failed,
+        }
+        click.echo(json.dumps(data, indent=1))
+    elif found.runtimes:
+        click.echo(render_nodes(found.runtimes, found.ab), nl=False)
+    for line in found.failed:
+        click.echo(f"bridge: error: {line}", err=True)
+    if found.failed:
+        raise SystemExit(ExitStatus.RUN_FAILED)
 
 
 @cli.command("import-speed")
@@ -395,16 +546,8 @@ def plot_command(file, output, others) -> None:
     type=click.Path(file_okay=False, path_type=Path),
 )
 def list_scenarios(scenario_dirs) -> None:
-    """The scenarios, with a one-line description."""
-    dirs = tuple(scenario_dirs)
-    rows = []
-    for name in scenario.available(dirs):
-        try:
-            sc = scenario.load(name, dirs)
-            rows.append([name, sc.description])
-        except UsageError as exc:
-            rows.append([name, f"INVALID: {exc.one_line()}"])
-    click.echo(tabulate(rows, headers=["scenario", "description"], tablefmt="simple"))
+    """The scenarios by kind, each with a one-line description."""
+    click.echo(listing.list_text(tuple(scenario_dirs)), nl=False)
 
 
 @cli.command()
@@ -416,16 +559,9 @@ def list_scenarios(scenario_dirs) -> None:
     type=click.Path(file_okay=False, path_type=Path),
 )
 def show(name, scenario_dirs) -> None:
-    """One scenario: where its file is, what it runs, and the file itself."""
-    dirs = tuple(scenario_dirs)
-    path = scenario.find(name, dirs)
-    sc = scenario.load(name, dirs)
-    click.echo(f"# {path}")
-    for runtime, ids in sc.calls.items():
-        for cid in ids:
-            call = calls.CALLS[runtime, cid]
-            click.echo(f"# {runtime:8s} {call.label(sc, '')}  ({call.semantics_for(sc)})")
-    click.echo(path.read_text(), nl=False)
+    """One scenario: where its file is, each call per runtime (what it
+    measures, how its output is checked, the release it needs), and the file."""
+    click.echo(listing.show_text(name, tuple(scenario_dirs)), nl=False)
 
 
 def _progress_printer():
@@ -438,6 +574,18 @@ def _progress_printer():
     return show
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    # The library's BridgeWarnings are for the user: one line each, like the others.
+    if issubclass(category, BridgeWarning):
+        click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
+        click.echo(f"bridge: warning: {message}", err=True)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+_python_showwarning = warnings.showwarning
+
+
 def _terminate(signum, frame) -> None:
     # SIGTERM takes the same path as Ctrl-C: stop, save, exit 130.
     raise KeyboardInterrupt
@@ -445,6 +593,9 @@ def _terminate(signum, frame) -> None:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    warnings.showwarning = _show_warning
+    # Messages for the user, whatever -W or PYTHONWARNINGS say about warnings.
+    warnings.simplefilter("default", BridgeWarning)
     try:
         code = cli.main(standalone_mode=False, prog_name="bridge")
     except click.exceptions.NoArgsIsHelpError as exc:

@@ -1,9 +1,12 @@
 """Line up reports (`bridge compare A.json B.json ...`) and say whether each
 difference is real or noise.
 
-Results are matched by scenario, runtime *kind*, call and size, never by
+Results are matched by scenario, runtime *kind*, call and size (level
+cells of --concurrency also by mode and level: bridge.compare_levels), never by
 runtime id, so OTP 25 on one machine lines up with OTP 27 on another; the
-n-th runtime of a kind in one report pairs with the n-th in the other. The hw
+n-th runtime of a kind in one report pairs with the n-th in the other.
+Running nodes measured over distribution (--node) pair by host instead: the
+node on db1 with the node on db1, whatever release each runs. The hw
 state is matched too, except where each report has only one state for a cell
 (a hw-on run against a hw-off run): those pair across, and the row says so.
 
@@ -17,9 +20,10 @@ is unknown.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from bridge import model, stats
+from bridge import model, stats, upgrade
 
 MARGIN = 0.03
 
@@ -49,7 +53,11 @@ class Row:
 class Comparison:
     labels: list[str]  # one per report
     pairs: list[tuple[int, list[Row]]]  # (index of the report compared with the first, rows)
-    environment_diff: list[tuple[str, list[str]]]  # (what, value in each report)
+    # (what, value in each report; None where that report cannot have it)
+    environment_diff: list[tuple[str, list[str | None]]]
+    # Per report compared with the first: the upgrade view (bridge.upgrade),
+    # where a runtime's version differs between the two.
+    upgrades: dict[int, list[model.Upgrade]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -60,6 +68,7 @@ class Comparison:
                     "baseline": self.labels[0],
                     "other": self.labels[i],
                     "rows": [r.to_json() for r in rows],
+                    "upgrades": [u.to_json() for u in self.upgrades.get(i, [])],
                 }
                 for i, rows in self.pairs
             ],
@@ -68,17 +77,22 @@ class Comparison:
 
 
 def _cells(report: model.Report) -> dict[tuple, dict[str, model.Result]]:
-    """(scenario, kind, call_id, size, nth runtime of that kind) -> {hw: result}."""
-    order: dict[str, dict[str, int]] = defaultdict(dict)
+    """(scenario, kind, call_id, size, (host, nth runtime of that kind on
+    it)) -> {hw: result}. The host is "" for runtimes bridge started itself."""
+    order: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    where: dict[str, tuple[str, str]] = {}
     for rt in report.runtimes:
-        order[rt.kind].setdefault(rt.id, len(order[rt.kind]))
+        group = (rt.kind, rt.node_host)
+        order[group].setdefault(rt.id, len(order[group]))
+        where.setdefault(rt.id, group)
     cells: dict[tuple, dict[str, model.Result]] = defaultdict(dict)
     for r in report.results:
         if not r.ok:
             continue
         kind = report.kind_of(r.runtime)
-        nth = order[kind].get(r.runtime, 0)
-        cells[(r.scenario, kind, r.call_id, r.size, nth)][r.hw] = r
+        group = where.get(r.runtime, (kind, ""))
+        nth = order[group].get(r.runtime, 0)
+        cells[(r.scenario, kind, r.call_id, r.size, (group[1], nth))][r.hw] = r
     return cells
 
 
@@ -94,20 +108,31 @@ def pair(a: model.Report, b: model.Report, margin: float = MARGIN) -> list[Row]:
             matches = [(next(iter(by_hw_a)), next(iter(by_hw_b)))]
         for hw_a, hw_b in matches:
             rows.append(_row(key, by_hw_a[hw_a], by_hw_b[hw_b], margin))
-    return rows
+    # Levels (--concurrency) line up the same way, each level with its own.
+    from bridge import compare_levels  # it builds this module's Rows
+
+    return rows + compare_levels.pair(a, b, margin, Row)
+
+
+def judge(
+    a: Sequence[float], b: Sequence[float], margin: float = MARGIN
+) -> tuple[float, tuple[float, float], str]:
+    """median(b)/median(a) with its bootstrap 95% CI from the raw samples,
+    and the call: slower | faster (the CI clears the margin) | within noise.
+    bridge.versus judges runtimes within one run by the same rule."""
+    ratio, ci = stats.relative_ci(a, b)
+    if ci[0] > 1 + margin:
+        return ratio, ci, "slower"
+    if ci[1] < 1 - margin:
+        return ratio, ci, "faster"
+    return ratio, ci, "within noise"
 
 
 def _row(key: tuple, ra: model.Result, rb: model.Result, margin: float) -> Row:
     a, b = ra.per_op_ns(), rb.per_op_ns()
     ma, mb = stats.summarize(a).median, stats.summarize(b).median
     if ra.samples and rb.samples:
-        ratio, ci = stats.relative_ci(a, b)
-        if ci[0] > 1 + margin:
-            verdict = "slower"
-        elif ci[1] < 1 - margin:
-            verdict = "faster"
-        else:
-            verdict = "within noise"
+        ratio, ci, verdict = judge(a, b, margin)
     else:
         ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
     scenario, kind, call_id, size, _ = key
@@ -138,16 +163,33 @@ ENV_FIELDS = (
 )
 
 
-def environment_diff(reports: list[model.Report]) -> list[tuple[str, list[str]]]:
-    """What differs between the environments: CPU, OS, kernel, OTP, OpenSSL..."""
-    table: list[tuple[str, list[str]]] = []
+def environment_diff(reports: list[model.Report]) -> list[tuple[str, list[str | None]]]:
+    """What differs between the environments: CPU, OS, kernel, OTP, OpenSSL...
+
+    A value is None where a report cannot have it: an imported `openssl speed`
+    paste has no environment block and no Erlang or Python runtimes, so its
+    empty fields are not differences. A row is listed when the reports that
+    can have it disagree."""
+    table: list[tuple[str, list[str | None]]] = []
+    measured = [not r.imported_from for r in reports]
     for label, key in ENV_FIELDS:
-        values = [_text(r.environment.get(key, "")) for r in reports]
+        values = [
+            _text(r.environment.get(key, "")) if m else None
+            for r, m in zip(reports, measured, strict=True)
+        ]
         table.append((label, values))
     for kind, what in (("erlang", "OTP"), ("python", "Python"), ("openssl", "openssl CLI")):
-        table.append((what, [_versions(r, kind) for r in reports]))
-    table.append(("Erlang's libcrypto", [_erlang_lib(r) for r in reports]))
-    return [(w, v) for w, v in table if len(set(v)) > 1]
+        can = measured if kind != "openssl" else [True] * len(reports)
+        table.append(
+            (what, [_versions(r, kind) if c else None for r, c in zip(reports, can, strict=True)])
+        )
+    table.append(
+        (
+            "Erlang's libcrypto",
+            [_erlang_lib(r) if m else None for r, m in zip(reports, measured, strict=True)],
+        )
+    )
+    return [(w, v) for w, v in table if len({x for x in v if x is not None}) > 1]
 
 
 def _text(value) -> str:
@@ -165,4 +207,13 @@ def _erlang_lib(report: model.Report) -> str:
 
 def compare(reports: list[model.Report], labels: list[str]) -> Comparison:
     pairs = [(i, pair(reports[0], reports[i])) for i in range(1, len(reports))]
-    return Comparison(labels=labels, pairs=pairs, environment_diff=environment_diff(reports))
+    upgrades = {
+        i: upgrade.between(reports[0], reports[i], labels[0], labels[i])
+        for i in range(1, len(reports))
+    }
+    return Comparison(
+        labels=labels,
+        pairs=pairs,
+        environment_diff=environment_diff(reports),
+        upgrades={i: u for i, u in upgrades.items() if u},
+    )

@@ -227,3 +227,12 @@ def resolve_group(
     major = spec.split(":", 1)[1]
     matches = [f for f in discover(home, env) if not f.problem and f.major == major]
     return [str(f.erl) for f in matches]
+
+
+def broken_in_group(
+    spec: str, home: Path | None = None, env: dict[str, str] | None = None
+) -> list[Found]:
+    """`otp:23` -> the OTP 23.x installations found that cannot run, each with
+    its problem: what to say when otp:23 names no working one."""
+    major = spec.split(":", 1)[1]
+    return [f for f in discover(home, env) if f.problem and f.major == major]

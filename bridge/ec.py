@@ -191,3 +191,19 @@ def _undER(sig: bytes) -> tuple[int, int]:
         out.append(int.from_bytes(sig[pos + 2 : pos + 2 + length], "big"))
         pos += 2 + length
     return out[0], out[1]
+
+
+def shared_secret(curve: str, private: bytes, public: bytes) -> bytes | None:
+    """ECDH (SEC 1 §3.3.1): the x coordinate of d·Q, or None for a public key
+    that is not an uncompressed point on the curve."""
+    c = CURVES[curve]
+    if len(public) != 1 + 2 * c.size or public[:1] != b"\x04":
+        return None
+    x, y = (
+        int.from_bytes(public[1 : 1 + c.size], "big"),
+        int.from_bytes(public[1 + c.size :], "big"),
+    )
+    if (y * y - (x * x * x - 3 * x + c.b)) % c.p:
+        return None
+    point = _mul(c, int.from_bytes(private, "big"), (x, y))
+    return None if point is None else point[0].to_bytes(c.size, "big")

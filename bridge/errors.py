@@ -67,7 +67,7 @@ class BadTerm(ProtocolError):
     in step, so a worker can answer with an error and carry on."""
 
 
-class Interrupted(BridgeError):
-    """SIGINT or SIGTERM arrived; what was measured is kept."""
-
-    status = ExitStatus.INTERRUPTED
+class BridgeWarning(UserWarning):
+    """Something the user should know that does not stop the run (a damaged
+    cache entry compiled again, a cache that cannot be written). Library code
+    issues it with warnings.warn; bridge.cli prints it as one line on stderr."""

@@ -16,7 +16,16 @@ from bridge.vocab import FEATURE_NAMES, FEATURES  # noqa: F401 (the names live i
 
 # /proc/cpuinfo flags that mean the CPU offers a feature (all must be present).
 CPU_FLAGS = {
-    "x86_64": {"sha": ("sha_ni",), "aes": ("aes",), "pclmul": ("pclmulqdq",), "avx2": ("avx2",)},
+    "x86_64": {
+        "sha": ("sha_ni",),
+        "aes": ("aes",),
+        "pclmul": ("pclmulqdq",),
+        "avx2": ("avx2",),
+        "vaes": ("vaes",),
+        "vpclmul": ("vpclmulqdq",),
+        "adx": ("adx",),
+        "bmi2": ("bmi2",),
+    },
     "aarch64": {"sha": ("sha1", "sha2"), "aes": ("aes",), "pclmul": ("pmull",)},
 }
 X86_INTERESTING = (
@@ -39,7 +48,20 @@ ARM_INTERESTING = ("aes", "pmull", "sha1", "sha2", "sha512", "sha3", "asimd")
 # OPENSSL_ia32cap: (word, bit mask). Word 0 = CPUID.1 EDX:ECX; word 1 = CPUID.7.0 EBX:ECX.
 # SHA = word 1 bit 29 (CPUID.7.0:EBX[29]); AES-NI = word 0 bit 57 (ECX[25]);
 # PCLMULQDQ = word 0 bit 33 (ECX[1]); AVX2 = word 1 bit 5.
-IA32_BITS = {"sha": (1, 1 << 29), "aes": (0, 1 << 57), "pclmul": (0, 1 << 33), "avx2": (1, 1 << 5)}
+# BMI2 = word 1 bit 8 (EBX[8]), ADX = word 1 bit 19 (EBX[19]); VAES = word 1
+# bit 41 and VPCLMULQDQ = word 1 bit 42 (CPUID.7.0:ECX[9], [10]: ECX is the
+# high half of word 1 since 1.1.1). crypto-facts.md §2.1; each is checked
+# against the live `openssl version -c` in tests/unit/test_hardware.py.
+IA32_BITS = {
+    "sha": (1, 1 << 29),
+    "aes": (0, 1 << 57),
+    "pclmul": (0, 1 << 33),
+    "avx2": (1, 1 << 5),
+    "bmi2": (1, 1 << 8),
+    "adx": (1, 1 << 19),
+    "vaes": (1, 1 << 41),
+    "vpclmul": (1, 1 << 42),
+}
 # OPENSSL_armcap bits (arm_arch.h): SHA1 1<<3, SHA256 1<<4, SHA512 1<<6; AES 1<<2; PMULL 1<<5.
 ARM_BITS = {"sha": (1 << 3) | (1 << 4) | (1 << 6), "aes": 1 << 2, "pclmul": 1 << 5}
 # From /proc/cpuinfo Features to OPENSSL_armcap, for OpenSSL without `version -c`.
@@ -152,6 +174,13 @@ def mask_for(
     if name != "OpenSSL":
         raise CannotMask(f"{name} does not read OpenSSL's capability variables the same way")
     if arch == "x86_64":
+        high = [f for f in features if f in IA32_BITS and IA32_BITS[f][1] >> 32]
+        if high and version < (1, 1, 1):
+            # Word 1 holds CPUID.7.0:ECX in its high half from 1.1.1 on.
+            raise CannotMask(
+                f"OpenSSL {'.'.join(map(str, version))} reads only EBX of CPUID leaf 7, so"
+                f" {', '.join(high)} cannot be masked"
+            )
         return Mask("OPENSSL_ia32cap", ia32cap_mask(features, generation(version)), features)
     if arch == "aarch64":
         if armcap_detected is None:

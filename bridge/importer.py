@@ -8,11 +8,12 @@ anything comparing them says that significance is unknown.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 
 import bridge
-from bridge import model, speedparse
+from bridge import import_levels, model, speedparse, versus
 from bridge.errors import UsageError
 
 IMPORTED = "as posted: one number from openssl speed output, no samples"
@@ -45,7 +46,7 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
         raise UsageError(f"{name}: {exc}") from None
     if not parsed.runs:
         raise UsageError(f"{name}: nothing recognisable as openssl speed output")
-    runtimes, results = [], []
+    runtimes, results, cells = [], [], []
     for run in parsed.runs:
         rid = f"openssl#{run.index}"
         runtimes.append(
@@ -53,10 +54,10 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
                 id=rid,
                 kind="openssl",
                 executable="",
-                version=run.version or "unknown (no version line in the paste)",
+                version=run.version or _unknown_version(run),
                 details={
                     "imported": True,
-                    "label": run.label(),
+                    "label": run.label().replace("version not shown", _unknown_version(run)),
                     "line": run.line,
                     "command": run.command,
                     "heading": run.context,
@@ -64,12 +65,16 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
                     "options": run.options,
                     "compiler": run.compiler,
                     "cpuinfo": run.cpuinfo,
+                    **({"multi": run.multi} if run.multi else {}),
                 },
                 hw="on",
             )
         )
-        results += [_result(run, rid, e) for e in run.entries]
-    report = model.Report(
+        if run.multi:
+            cells += import_levels.cells(run, rid, parsed.runs, _call)
+        else:
+            results += [_result(run, rid, e) for e in run.entries]
+    made = model.Report(
         bridge_version=bridge.__version__,
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         command=command,
@@ -81,23 +86,32 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[model.Report, l
         skipped=tuple(model.Skipped("", "import", w) for w in parsed.warnings),
         scenarios=tuple(
             {"name": a, "description": f"imported from {name}"}
-            for a in dict.fromkeys(r.scenario for r in results)
+            for a in dict.fromkeys([*(r.scenario for r in results), *(c.scenario for c in cells)])
         ),
+        concurrency=import_levels.block(cells),
     )
-    return report, parsed.warnings
+    # × first named between the runs, as posted (no samples: no significance).
+    return dataclasses.replace(made, differences=versus.differences(made)), parsed.warnings
+
+
+def _unknown_version(run: speedparse.Run) -> str:
+    generation, _ = _path(run)
+    if generation:
+        return f"OpenSSL {generation}.x (no version line; told by its -mr record numbering)"
+    return "unknown (no version line in the paste)"
+
+
+def _call(run: speedparse.Run, e: speedparse.Entry) -> tuple[str, str]:
+    """(call id, call as written) of an imported number."""
+    if e.operation:
+        return f"speed-{e.operation}", f"openssl speed {e.text} ({e.operation})"
+    if e.algorithm.startswith("hmac-"):
+        return "speed", f"openssl speed hmac ({e.text})"
+    return _speed_call(run, e)
 
 
 def _result(run: speedparse.Run, rid: str, e: speedparse.Entry) -> model.Result:
-    if e.operation:
-        call_id, call = f"speed-{e.operation}", f"openssl speed {e.text} ({e.operation})"
-    elif e.algorithm.startswith("hmac-"):
-        call_id, call = "speed", f"openssl speed hmac ({e.text})"
-    else:
-        # 3.x times every path through EVP; 1.x only with -evp.
-        v = run.version_tuple
-        evp = run.evp or (v is not None and v >= (3, 0, 0))
-        call_id = "speed-evp" if evp else "speed"
-        call = f"openssl speed {'-evp ' if evp else ''}{e.text}"
+    call_id, call = _call(run, e)
     return model.Result(
         scenario=e.algorithm,
         runtime=rid,
@@ -115,3 +129,34 @@ def _result(run: speedparse.Run, rid: str, e: speedparse.Entry) -> model.Result:
         point_ns=1e9 / e.ops_per_s if e.ops_per_s > 0 else 0.0,
         source_line=e.line,
     )
+
+
+def _speed_call(run: speedparse.Run, e: speedparse.Entry) -> tuple[str, str]:
+    """(call_id, label) of a throughput number: keyed by what was typed, so
+    that the same command pasted from 1.1.1 and from 3.x lines up (and
+    `× first named` shows the version ratio); labelled with the code path,
+    which 3.x takes through EVP with or without -evp.
+
+    What was typed: the `openssl speed` line when pasted, or the +F index of
+    the -mr record (speedparse.path_of); the generation: the version line, or
+    the same index. Unknown -evp counts as plain `speed`."""
+    generation, typed_evp = _path(run)
+    evp = run.evp if run.evp is not None else typed_evp
+    if evp:
+        return "speed-evp", f"openssl speed -evp {e.text}"
+    if generation == "3":
+        return "speed", f"openssl speed {e.text} (3.x: the EVP path, as -evp)"
+    if evp is None:
+        return "speed", f"openssl speed {e.text} (-evp or not: not shown)"
+    return "speed", f"openssl speed {e.text}"
+
+
+def _path(run: speedparse.Run) -> tuple[str | None, bool | None]:
+    v = run.version_tuple
+    generation = None if v is None else ("3" if v >= (3, 0, 0) else "1")
+    evp = None
+    for entry in run.entries:
+        gen, typed = speedparse.path_of(entry)
+        generation = generation or gen
+        evp = typed if evp is None else evp
+    return generation, evp

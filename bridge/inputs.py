@@ -8,6 +8,11 @@ bridge:
     data = SHAKE256(b"bridge/1 seed=<seed> scenario=<name> data size=<n>").digest(<n>)
 
 (The report also carries the hex of inputs up to 4 KiB.)
+
+Keys of the public-key scenarios come from the same kind of label: ECDSA and
+P-256 scalars reduced into [1, n-1], Ed25519 and X25519 private keys as 32
+bytes, and an RSA key pair whose primes are searched for in SHAKE-256 output
+(bridge.rsa.derive_key), so every key can be regenerated from the report.
 """
 
 from __future__ import annotations
@@ -16,8 +21,18 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from bridge import ec, vocab
-from bridge.scenario import CipherScenario, MacScenario, Scenario, SignatureScenario
+from bridge import curve25519, ec, rsa, vocab
+from bridge.scenario import (
+    AgreementScenario,
+    CipherScenario,
+    EddsaScenario,
+    KdfScenario,
+    MacScenario,
+    RandomScenario,
+    RsaScenario,
+    Scenario,
+    SignatureScenario,
+)
 
 INLINE_LIMIT = 4096  # inputs up to this size are written into the report
 
@@ -31,10 +46,24 @@ class Inputs:
     file_size: int = 0
     pub: bytes = b""  # sign: the public point; key holds the private scalar
     sig: bytes = b""  # sign: the driver's signature of data, for verify calls
+    # random: bytes asked for; kdf: iterations (the cell's size in both).
+    count: int = 0
+    parts: tuple[bytes, ...] = ()  # rsa: e, n, d, p, q, dp, dq, qinv (crypto's order)
+    sig_pss: bytes = b""  # rsa: the driver's PSS signature, for the PSS verify calls
+    # agreement: the peer's private key. It stays in the driver, which checks
+    # the secrets of fresh key pairs with it; `pub` is the peer's public key.
+    peer_key: bytes = b""
 
-    def wire(self) -> dict[str, bytes | str]:
+    @property
+    def size(self) -> int:
+        """A cell's size: the file's, the count's (random, kdf), or the message's."""
+        if self.path:
+            return self.file_size
+        return self.count or len(self.data)
+
+    def wire(self) -> dict[str, bytes | str | int | list[bytes]]:
         """What a worker receives of the inputs (each operation reads its own)."""
-        return {
+        out: dict[str, bytes | str | int | list[bytes]] = {
             "data": self.data,
             "key": self.key,
             "iv": self.iv,
@@ -42,6 +71,13 @@ class Inputs:
             "pub": self.pub,
             "sig": self.sig,
         }
+        if self.count:
+            out["count"] = self.count
+        if self.parts:
+            out["parts"] = list(self.parts)
+        if self.sig_pss:
+            out["sig_pss"] = self.sig_pss
+        return out
 
     def to_json(self) -> dict | None:
         if self.path:
@@ -49,9 +85,13 @@ class Inputs:
         if len(self.data) > INLINE_LIMIT:
             return None
         d = {"key_hex": self.key.hex(), "data_hex": self.data.hex()}
-        for name in ("iv", "pub", "sig"):
+        for name in ("iv", "pub", "sig", "sig_pss", "peer_key"):
             if getattr(self, name):
                 d[f"{name}_hex"] = getattr(self, name).hex()
+        if self.count:
+            d["count"] = self.count
+        if self.parts:
+            d["key_parts_hex"] = [p.hex() for p in self.parts]
         return d
 
 
@@ -74,6 +114,19 @@ def for_scenario(seed: int, sc: Scenario, size: int) -> Inputs:
         return make(seed, sc.name, sc.spec.key_bytes, size, sc.spec.iv_bytes)
     if isinstance(sc, SignatureScenario):
         return _ecdsa(seed, sc, size)
+    if isinstance(sc, RandomScenario):
+        return Inputs(key=b"", data=b"", count=size)
+    if isinstance(sc, KdfScenario):
+        # key = the password, iv = the salt; the size is the iteration count.
+        password = derive(seed, sc.name, "password", 16)
+        salt = derive(seed, sc.name, "salt", sc.salt_bytes)
+        return Inputs(key=password, data=b"", iv=salt, count=size)
+    if isinstance(sc, EddsaScenario):
+        return _eddsa(seed, sc, size)
+    if isinstance(sc, RsaScenario):
+        return _rsa(seed, sc, size)
+    if isinstance(sc, AgreementScenario):
+        return _agreement(seed, sc)
     return make(seed, sc.name, sc.key_bytes if isinstance(sc, MacScenario) else 0, size)
 
 
@@ -90,6 +143,65 @@ def _ecdsa(seed: int, sc: SignatureScenario, size: int) -> Inputs:
         pub=ec.public_key(sc.curve, d),
         sig=ec.sign(sc.curve, d, sc.digest, data, k),
     )
+
+
+def _eddsa(seed: int, sc: EddsaScenario, size: int) -> Inputs:
+    """An Ed25519 key from the seed, and the driver's signature (deterministic,
+    RFC 8032: every runtime's signature must be these bytes)."""
+    key = derive(seed, sc.name, "ed25519 key", 32)
+    data = derive(seed, sc.name, f"data size={size}", size)
+    return Inputs(
+        key=key,
+        data=data,
+        pub=curve25519.ed25519_public(key),
+        sig=curve25519.ed25519_sign(key, data),
+    )
+
+
+def rsa_key(seed: int, sc: RsaScenario) -> rsa.Key:
+    return rsa.derive_key(f"bridge/1 seed={seed} scenario={sc.name} rsa key".encode(), sc.bits)
+
+
+def _rsa(seed: int, sc: RsaScenario, size: int) -> Inputs:
+    """The key pair (bridge.rsa.derive_key), and the driver's PKCS#1 v1.5 and
+    PSS signatures of the message (the PSS salt from the seed too)."""
+    key = rsa_key(seed, sc)
+    data = derive(seed, sc.name, f"data size={size}", size)
+    salt = derive(seed, sc.name, f"pss salt size={size}", sc.salt_bytes)
+    return Inputs(
+        key=b"",
+        data=data,
+        parts=key.parts(),
+        sig=rsa.sign_pkcs1(key, sc.digest, data),
+        sig_pss=rsa.sign_pss(key, sc.digest, data, salt),
+    )
+
+
+def _agreement(seed: int, sc: AgreementScenario) -> Inputs:
+    """This side's private key, and the peer's key pair: the runtimes get the
+    peer's public key (pub); its private key stays in the driver (peer_key)."""
+    own, peer = agreement_private(seed, sc, "own"), agreement_private(seed, sc, "peer")
+    return Inputs(
+        key=own,
+        data=b"",
+        pub=agreement_public(sc.curve, peer),
+        peer_key=peer,
+        count=sc.spec.secret_bytes,
+    )
+
+
+def agreement_private(seed: int, sc: AgreementScenario, who: str) -> bytes:
+    if sc.curve == "x25519":
+        return derive(seed, sc.name, f"x25519 {who} key", 32)
+    c = ec.CURVES[sc.curve]
+    d = ec.private_scalar(sc.curve, derive(seed, sc.name, f"ecdh {who} key", c.size + 8))
+    return d.to_bytes(c.size, "big")
+
+
+def agreement_public(curve: str, private: bytes) -> bytes:
+    if curve == "x25519":
+        return curve25519.x25519_public(private)
+    return ec.public_key(curve, int.from_bytes(private, "big"))
 
 
 FILE_CHUNK = 1 << 20

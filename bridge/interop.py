@@ -1,27 +1,36 @@
 """Do all runtimes compute the same bytes? References and checks; pure.
 
 The reference is computed in the driver by Python's standard library
-(`cryptography` for ciphers, when it is installed; bridge.ec for ECDSA).
+(`cryptography` for ciphers, when it is installed; bridge.ec for ECDSA and
+ECDH, bridge.rsa for RSA, bridge.curve25519 for Ed25519 and X25519).
 How a call's output is checked is the call's own declaration (calls.Check):
-equal to the reference, a signature the driver's ECDSA accepts, or a verify
-call that accepted the driver's signature. A call with no output of its own
-(openssl speed signs with its own key; openssl enc has no AEAD) is listed as
-unchecked, never as matching.
+equal to the reference, a signature the driver's ECDSA or RSA-PSS accepts, a
+verify call that accepted the driver's signature, random bytes of the right
+length that differ between two calls, or a fresh key agreement whose secret
+the driver derives again. A call with no output of its own (openssl speed
+signs with its own key; openssl enc has no AEAD; a set-up alone) is listed
+as unchecked, with the reason the call declares, never as matching.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
-from bridge import calls, ec, model, vocab
+from bridge import calls, curve25519, ec, model, rsa, vocab
 from bridge.inputs import Inputs
 from bridge.scenario import (
+    AgreementScenario,
     CipherScenario,
+    EddsaScenario,
     FileDigestScenario,
     HashScenario,
+    KdfScenario,
     MacScenario,
+    RandomScenario,
+    RsaScenario,
     Scenario,
     SignatureScenario,
 )
@@ -32,6 +41,24 @@ FROM_EC = "the driver (bridge.ec, pure Python ECDSA)"
 SIGNATURE_REFERENCE = (
     "signatures verified by the driver's ECDSA; verify calls must accept the driver's signature"
 )
+FROM_OWN = "the driver's own checks (bridge.rsa, bridge.curve25519, bridge.ec: pure Python)"
+# What each kind's per-call check is, in words (InteropCheck.reference).
+PER_CALL_REFERENCE = {
+    "random": "two outputs of each call: each as long as asked, and different",
+    "eddsa": (
+        "signatures equal the driver's (Ed25519 is deterministic); verify calls must accept"
+        " the driver's signature"
+    ),
+    "rsa": (
+        "PKCS#1 v1.5 signatures equal the driver's (deterministic); PSS signatures verified"
+        " by the driver's RSA; verify calls must accept the driver's signatures; a key"
+        " import gives back the driver's modulus"
+    ),
+    "agreement": (
+        "the shared secret equals the driver's; a fresh key pair's secret is derived again"
+        " by the driver from that public key and the peer's private key"
+    ),
+}
 
 InputsOf = Callable[[Scenario, int], Inputs]
 
@@ -45,6 +72,9 @@ def reference(sc: Scenario, data: Inputs) -> bytes | None:
             return mac[: sc.mac_bytes] if sc.mac_bytes else mac
         case CipherScenario():
             return _cipher_reference(sc.spec, data)
+        case KdfScenario():
+            name = vocab.DIGESTS[sc.digest].hashlib
+            return hashlib.pbkdf2_hmac(name, data.key, data.iv, data.count, sc.key_bytes)
         case FileDigestScenario():
             return None
         case HashScenario():
@@ -54,12 +84,11 @@ def reference(sc: Scenario, data: Inputs) -> bytes | None:
 
 def _cipher_reference(cipher: vocab.Cipher, data: Inputs) -> bytes | None:
     try:
-        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        from cryptography.hazmat.primitives.ciphers import Cipher, aead, algorithms, modes
     except ImportError:
         return None
     if cipher.aead:
-        return AESGCM(data.key).encrypt(data.iv, data.data, None)
+        return getattr(aead, cipher.python)(data.key).encrypt(data.iv, data.data, None)
     enc = Cipher(algorithms.AES(data.key), modes.CBC(data.iv)).encryptor()
     return enc.update(data.data) + enc.finalize()
 
@@ -80,20 +109,117 @@ def checks(
             if not cell:
                 continue
             if isinstance(sc, SignatureScenario):
-                out.append(_signatures(sc, size, cell, kinds, inputs_of(sc, size)))
+                check = _signatures(sc, size, cell, kinds, inputs_of(sc, size))
+            elif isinstance(sc, RandomScenario | EddsaScenario | RsaScenario | AgreementScenario):
+                check = _per_call(sc, size, cell, kinds, inputs_of(sc, size))
             elif isinstance(sc, FileDigestScenario):
                 expected = (file_references or {}).get((sc.name, size))
-                out.append(_equal_bytes(sc, size, cell, expected))
+                check = _equal_bytes(sc, size, cell, expected)
             else:
-                out.append(_equal_bytes(sc, size, cell, reference(sc, inputs_of(sc, size))))
+                expected = reference(sc, inputs_of(sc, size))
+                check = _equal_bytes(sc, size, cell, expected, parts(cell, kinds))
+            out.append(_with_reasons(check, cell, kinds))
     return out
 
 
+def parts(cell: Sequence[model.Result], kinds: Mapping[str, str]) -> set[model.OutputKey]:
+    """Outputs of calls that time a part of a call (calls.Check.PART): no MAC
+    to compare, so they are listed as unchecked."""
+    out = set()
+    for r in cell:
+        call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
+        if call is not None and call.check is calls.Check.PART:
+            out.add(r.key.output)
+    return out
+
+
+def _with_reasons(
+    check: model.InteropCheck, cell: list[model.Result], kinds: Mapping[str, str]
+) -> model.InteropCheck:
+    """The reason each unchecked output's call declares (calls.Call.unchecked)."""
+    reasons = {}
+    for r in cell:
+        call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
+        if not r.output_hex and call is not None and call.unchecked:
+            reasons[r.key.output] = call.unchecked
+    return dataclasses.replace(check, unchecked_reasons=reasons) if reasons else check
+
+
+def _per_call(
+    sc: Scenario,
+    size: int,
+    cell: list[model.Result],
+    kinds: Mapping[str, str],
+    data: Inputs,
+) -> model.InteropCheck:
+    """Kinds whose outputs differ by call (a signature, a verdict byte, a
+    modulus) or by design (random bytes, fresh keys): each output is checked
+    as its call declares, against what the driver computes itself."""
+    outputs = {r.key.output: r.output_hex for r in cell}
+    bad = []
+    for r in cell:
+        if not r.output_hex:
+            continue
+        call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
+        if call is None or not _call_ok(sc, call, bytes.fromhex(r.output_hex), data, size):
+            bad.append(r.key.output)
+    return model.InteropCheck(
+        scenario=sc.name,
+        size=size,
+        reference=PER_CALL_REFERENCE[sc.kind],
+        reference_from=FROM_OWN,
+        outputs=outputs,
+        unchecked=tuple(sorted((k for k, v in outputs.items() if not v), key=model.OutputKey.text)),
+        match=not bad,
+        mismatched=tuple(sorted(bad, key=model.OutputKey.text)),
+    )
+
+
+def _call_ok(sc: Scenario, call: calls.Call, out: bytes, data: Inputs, size: int) -> bool:
+    match call.check:
+        case calls.Check.ACCEPTS:
+            return out == b"\x01"
+        case calls.Check.DISTINCT:
+            return len(out) == 2 * size and out[:size] != out[size:]
+        case calls.Check.AGREEMENT:
+            assert isinstance(sc, AgreementScenario)
+            public, secret = out[: sc.spec.public_bytes], out[sc.spec.public_bytes :]
+            return secret == shared_secret(sc.curve, data.peer_key, public)
+        case calls.Check.SIGNATURE if isinstance(sc, RsaScenario):
+            public = (int.from_bytes(data.parts[0], "big"), int.from_bytes(data.parts[1], "big"))
+            return rsa.verify_pss(public, sc.digest, data.data, out, sc.salt_bytes)
+        case calls.Check.REFERENCE:
+            return out == _expected(sc, call, data)
+    return False
+
+
+def _expected(sc: Scenario, call: calls.Call, data: Inputs) -> bytes | None:
+    """The bytes a deterministic call of a per-call kind must give."""
+    if isinstance(sc, AgreementScenario):
+        return shared_secret(sc.curve, data.key, data.pub)
+    if isinstance(sc, RsaScenario) and call.role == "setup":
+        return data.parts[1]  # the key import hands back the modulus
+    if isinstance(sc, RsaScenario | EddsaScenario) and call.role == "sign":
+        return data.sig
+    return None
+
+
+def shared_secret(curve: str, private: bytes, public: bytes) -> bytes | None:
+    """X25519 or ECDH on a NIST curve, computed by the driver."""
+    if curve == "x25519":
+        return curve25519.x25519(private, public) if len(public) == 32 else None
+    return ec.shared_secret(curve, private, public)
+
+
 def _equal_bytes(
-    sc: Scenario, size: int, cell: list[model.Result], expected: bytes | None
+    sc: Scenario,
+    size: int,
+    cell: list[model.Result],
+    expected: bytes | None,
+    part: Collection[model.OutputKey] = (),
 ) -> model.InteropCheck:
     outputs = {r.key.output: r.output_hex for r in cell}
-    checked = {k: v for k, v in outputs.items() if v}
+    checked = {k: v for k, v in outputs.items() if v and k not in part}
     ref = expected.hex() if expected is not None else next(iter(checked.values()), "")
     mismatched = tuple(
         sorted((k for k, v in checked.items() if v != ref), key=model.OutputKey.text)
@@ -104,7 +230,9 @@ def _equal_bytes(
         reference=ref,
         reference_from=FROM_DRIVER if expected is not None else FROM_AGREEMENT,
         outputs=outputs,
-        unchecked=tuple(sorted((k for k, v in outputs.items() if not v), key=model.OutputKey.text)),
+        unchecked=tuple(
+            sorted((k for k, v in outputs.items() if not v or k in part), key=model.OutputKey.text)
+        ),
         match=not mismatched,
         mismatched=mismatched,
     )

@@ -18,12 +18,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridge import stats
+from bridge import levels, stats
 from bridge.errors import BridgeError, UsageError
 
 SCHEMA = "bridge.report/1"
@@ -90,6 +91,13 @@ class Runtime:
     @property
     def masked(self) -> bool:
         return self.hw != "on"
+
+    @property
+    def node_host(self) -> str:
+        """The host of a running node measured over distribution (details
+        "node", from `--node`); "" for a runtime bridge started itself."""
+        node = self.details.get("node")
+        return str(node.get("host", "")) if isinstance(node, dict) else ""
 
     def to_json(self) -> Json:
         return {
@@ -242,6 +250,9 @@ class InteropCheck:
     match: bool
     mismatched: tuple[OutputKey, ...] = ()
     unchecked: tuple[OutputKey, ...] | None = ()  # None: a report from before the field
+    # Why an output is not checked, for calls that declare it (optional:
+    # written only when there is one).
+    unchecked_reasons: dict[OutputKey, str] = field(default_factory=dict)
 
     def to_json(self) -> Json:
         d: Json = {
@@ -253,6 +264,8 @@ class InteropCheck:
         }
         if self.unchecked is not None:
             d["unchecked"] = [k.text() for k in self.unchecked]
+        if self.unchecked_reasons:
+            d["unchecked_reasons"] = {k.text(): v for k, v in self.unchecked_reasons.items()}
         d["match"] = self.match
         d["mismatched"] = [k.text() for k in self.mismatched]
         return d
@@ -269,6 +282,9 @@ class InteropCheck:
             match=bool(d["match"]),
             mismatched=tuple(OutputKey.parse(k) for k in d.get("mismatched", ())),
             unchecked=None if unchecked is None else tuple(OutputKey.parse(k) for k in unchecked),
+            unchecked_reasons={
+                OutputKey.parse(k): str(v) for k, v in d.get("unchecked_reasons", {}).items()
+            },
         )
 
 
@@ -400,6 +416,48 @@ class TcFigure:
 
 
 @dataclass(frozen=True)
+class Decomposition:
+    """What share of a call is set-up (importing a key, keying an AEAD
+    context), and what the call costs with the set-up done once
+    (bridge.decompose). `method`: "by difference" (the whole call minus a
+    prepared call) or "timed alone" (a call that does only the set-up, when
+    there is no prepared call); `alone_ns` is the set-up alone whenever a
+    runtime can time it. Without numbers, `note` says why it cannot be split."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    call: str
+    size: int
+    setup: str  # what the set-up is, e.g. "importing the key"
+    method: str = ""
+    total_ns: float | None = None
+    setup_ns: float | None = None
+    setup_ci95: tuple[float, float] | None = None
+    prepared: str = ""  # the call that does the work without the set-up
+    prepared_ns: float | None = None
+    alone: str = ""  # the call that does only the set-up
+    alone_ns: float | None = None
+    note: str = ""
+
+    @property
+    def share(self) -> float | None:
+        if self.setup_ns is None or not self.total_ns:
+            return None
+        return self.setup_ns / self.total_ns
+
+    def to_json(self) -> Json:
+        d = dict(self.__dict__)
+        d["setup_ci95"] = list(self.setup_ci95) if self.setup_ci95 else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> Decomposition:
+        ci = d.get("setup_ci95")
+        return cls(**{**d, "setup_ci95": (ci[0], ci[1]) if ci else None})
+
+
+@dataclass(frozen=True)
 class UnstableCell:
     """A cell whose 95% CI stayed wider than the target: --until-stable's, or
     the run's own (settings.ci_target: ±2%, ±5% with --quick)."""
@@ -417,6 +475,135 @@ class UnstableCell:
     @classmethod
     def from_json(cls, d: Json) -> UnstableCell:
         return cls(**d)
+
+
+@dataclass(frozen=True)
+class UpgradeSize:
+    """One message size in an upgrade view: both medians and new/old."""
+
+    size: int
+    old_ns: float
+    new_ns: float
+    ratio: float
+    ratio_ci95: tuple[float, float] | None  # None: no samples (imported numbers)
+
+    def to_json(self) -> Json:
+        ci = self.ratio_ci95
+        return {**self.__dict__, "ratio_ci95": list(ci) if ci else None}
+
+    @classmethod
+    def from_json(cls, d: Json) -> UpgradeSize:
+        ci = d.get("ratio_ci95")
+        return cls(**{**d, "ratio_ci95": (ci[0], ci[1]) if ci else None})
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    """Two versions of one runtime kind on the same call (bridge.upgrade):
+    new/old per size, and the cost model of each (ns per call = a + b*bytes)
+    to say whether the difference is per call or per byte. `per_call` and
+    `per_byte` are more | less | same | unknown; `same` means within noise."""
+
+    scenario: str
+    kind: str
+    call: str
+    call_id: str
+    hw: str
+    old: str  # runtime id ("label: id" in a comparison of reports)
+    new: str
+    old_version: str  # e.g. "OTP 23.2.6 on OpenSSL 1.1.1w"
+    new_version: str
+    sizes: tuple[UpgradeSize, ...]
+    old_a_ns: float | None = None
+    old_b_ns_per_byte: float | None = None
+    new_a_ns: float | None = None
+    new_b_ns_per_byte: float | None = None
+    delta_a_ns: float | None = None
+    delta_a_ci95: tuple[float, float] | None = None
+    b_ratio: float | None = None
+    b_ratio_ci95: tuple[float, float] | None = None
+    per_call: str = "unknown"
+    per_byte: str = "unknown"
+
+    def to_json(self) -> Json:
+        d = dict(self.__dict__)
+        d["sizes"] = [s.to_json() for s in self.sizes]
+        for name in ("delta_a_ci95", "b_ratio_ci95"):
+            d[name] = list(d[name]) if d[name] else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> Upgrade:
+        pairs = {
+            name: (d[name][0], d[name][1]) if d.get(name) else None
+            for name in ("delta_a_ci95", "b_ratio_ci95")
+        }
+        sizes = tuple(UpgradeSize.from_json(s) for s in d["sizes"])
+        return cls(**{**d, **pairs, "sizes": sizes})
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One runtime's median against another's in the same run, with its
+    significance (bridge.versus): against the first-named runtime of its kind
+    (same call, size, hw), or against the fastest row of its table.
+
+    ratio = median(runtime) / median(baseline), with a bootstrap 95% CI from
+    the raw samples, as `bridge compare` computes it. verdict: faster | slower
+    (the CI clears the noise margin and the interleaved rounds agree) | within
+    noise | unresolved (too few rounds to tell a difference from drift) |
+    unknown (no samples)."""
+
+    scenario: str
+    size: int
+    hw: str
+    against: str  # first-named | fastest
+    runtime: str
+    call_id: str
+    baseline_runtime: str
+    baseline_call_id: str
+    ratio: float
+    ci95: tuple[float, float] | None
+    verdict: str
+    rounds: int | None = None  # rounds with samples on both sides
+    note: str = ""
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("faster", "slower")
+
+    def to_json(self) -> Json:
+        d: Json = {
+            "scenario": self.scenario,
+            "size": self.size,
+            "hw": self.hw,
+            "against": self.against,
+            "runtime": self.runtime,
+            "call_id": self.call_id,
+            "baseline_runtime": self.baseline_runtime,
+            "baseline_call_id": self.baseline_call_id,
+            "ratio": self.ratio,
+            "ci95": list(self.ci95) if self.ci95 else None,
+            "verdict": self.verdict,
+            "rounds": self.rounds,
+        }
+        if self.note:
+            d["note"] = self.note
+        return d
+
+    @classmethod
+    def from_json(cls, d: Json) -> Difference:
+        ci = d.get("ci95")
+        return cls(
+            **{k: d[k] for k in ("scenario", "size", "hw", "against", "runtime", "call_id")},
+            baseline_runtime=d["baseline_runtime"],
+            baseline_call_id=d["baseline_call_id"],
+            ratio=float(d["ratio"]),
+            ci95=(ci[0], ci[1]) if ci else None,
+            verdict=d["verdict"],
+            rounds=d.get("rounds"),
+            note=d.get("note", ""),
+        )
 
 
 # -- noise -------------------------------------------------------------------
@@ -551,18 +738,24 @@ class RunError:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A runtime that could not run here, and why."""
+    """A runtime that could not run here, and why. `requested` names the
+    option that asked for it (--erl, --python, --openssl); "" for a runtime
+    bridge chose itself (the one on PATH)."""
 
     runtime: str
     kind: str
     reason: str
+    requested: str = ""
 
     def to_json(self) -> Json:
-        return {"runtime": self.runtime, "kind": self.kind, "reason": self.reason}
+        d: Json = {"runtime": self.runtime, "kind": self.kind, "reason": self.reason}
+        if self.requested:
+            d["requested"] = self.requested
+        return d
 
     @classmethod
     def from_json(cls, d: Json) -> Skipped:
-        return cls(d.get("runtime", ""), d.get("kind", ""), d["reason"])
+        return cls(d.get("runtime", ""), d.get("kind", ""), d["reason"], d.get("requested", ""))
 
 
 # -- the hardware experiment -------------------------------------------------
@@ -692,6 +885,15 @@ class Report:
     unstable: tuple[UnstableCell, ...] = ()
     fits: tuple[CostFit, ...] = ()
     tc: tuple[TcFigure, ...] = ()
+    # None: a report from before the section (renderers compute it then).
+    differences: tuple[Difference, ...] | None = None
+    # Written only when there is one, so earlier reports re-serialise as they were.
+    upgrades: tuple[Upgrade, ...] = ()
+    # --concurrency: level cells and scaling (bridge.levels); absent otherwise.
+    concurrency: levels.Concurrency | None = None
+    # Optional (written only when there are any): reports from before it and
+    # runs without set-up rows re-serialise unchanged.
+    decompositions: tuple[Decomposition, ...] = ()
     # Added later: absent from older reports, and then not written back.
     noise: Noise | None = None
     schema: str = SCHEMA
@@ -723,6 +925,18 @@ class Report:
         return self.settings.get("imported_from")
 
     def to_json(self) -> Json:
+        d = self._to_json()
+        # Optional sections, written only when there is one, so earlier
+        # reports re-serialise as they were.
+        if self.upgrades:
+            d["upgrades"] = [u.to_json() for u in self.upgrades]
+        if self.concurrency is not None:
+            d["concurrency"] = self.concurrency.to_json()
+        if self.decompositions:
+            d["decompositions"] = [x.to_json() for x in self.decompositions]
+        return d
+
+    def _to_json(self) -> Json:
         return {
             "schema": self.schema,
             "bridge_version": self.bridge_version,
@@ -740,6 +954,11 @@ class Report:
             "unstable": [u.to_json() for u in self.unstable],
             "fits": [f.to_json() for f in self.fits],
             "tc": [t.to_json() for t in self.tc],
+            **(
+                {}
+                if self.differences is None
+                else {"differences": [x.to_json() for x in self.differences]}
+            ),
             "errors": [e.to_json() for e in self.errors],
             "skipped": [s.to_json() for s in self.skipped],
             **({} if self.noise is None else {"noise": self.noise.to_json()}),
@@ -772,8 +991,16 @@ class Report:
                 unstable=each("unstable", UnstableCell),
                 fits=each("fits", CostFit),
                 tc=each("tc", TcFigure),
+                upgrades=each("upgrades", Upgrade),
+                differences=None if "differences" not in d else each("differences", Difference),
                 errors=each("errors", RunError),
                 skipped=each("skipped", Skipped),
+                concurrency=(
+                    levels.Concurrency.from_json(d["concurrency"])
+                    if d.get("concurrency") is not None
+                    else None
+                ),
+                decompositions=each("decompositions", Decomposition),
                 noise=Noise.from_json(d["noise"]) if d.get("noise") is not None else None,
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -820,8 +1047,23 @@ def load(path: str | Path) -> Report:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{p}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        raise UsageError(
+            f"{p}: not JSON ({exc.msg} at line {exc.lineno})", hint=_hint(p, text)
+        ) from None
     return Report.from_json(data, source=str(p))
+
+
+# What `openssl speed` prints (human and -mr), to point a pasted run at import-speed.
+SPEED_OUTPUT = re.compile(r"^\s*(?:>\s*)*(?:Doing \S|\+DT:|\+F\d*:|type\s+16 bytes)", re.MULTILINE)
+
+
+def _hint(path: Path, text: str) -> str:
+    if SPEED_OUTPUT.search(text[: 1 << 20]):
+        return f"this is openssl speed output: bridge import-speed {path} makes a report of it"
+    return (
+        "a report is the JSON that bridge run -o writes; for pasted openssl speed output"
+        " use bridge import-speed FILE"
+    )
 
 
 def dumps(report: Report) -> str:

@@ -39,6 +39,10 @@ def handle(op: str, args: dict[str, Any]) -> Any:
         return info()
     if op == "bench":
         return bench(args)
+    if op == "conc":  # N threads (or this process as one of N) at once
+        from bridge import pyconc
+
+        return pyconc.conc(args, prepare, _int)
     raise OperationError("unknown_op", f"unknown operation: {op[:40]}")
 
 
@@ -72,7 +76,18 @@ def info() -> list[tuple[str, Any]]:
         ),
         ("clock", "time.perf_counter_ns"),
         ("clock_resolution_ns", int(time.get_clock_info("perf_counter").resolution * 1e9) or 1),
+        # cryptography's wheels carry their own OpenSSL, linked into the
+        # extension: its rows (ciphers, signatures) do not run the system's.
+        ("cryptography_openssl_version", _cryptography_openssl()),
     ]
+
+
+def _cryptography_openssl() -> str:
+    try:
+        from cryptography.hazmat.backends.openssl.backend import backend
+    except Exception:  # not installed, or an old layout: nothing to say
+        return ""
+    return str(backend.openssl_version_text())
 
 
 # -- bench -----------------------------------------------------------------
@@ -154,6 +169,46 @@ def _hmac_copy(args: dict[str, Any]) -> Prepared:
     return "hmac.new(key).copy()", once, loop
 
 
+# Parts of the reused-key call, timed beside it (the hmac-parts scenario):
+# copy() alone, copy() and update(), and digest() alone. digest() does not
+# consume the state: CPython's _hashlib copies the HMAC_CTX first and
+# finishes the copy, so the loop can call it on one prepared object.
+
+
+def _hmac_copy_only(args: dict[str, Any]) -> Prepared:
+    keyed = hmac.new(_bytes(args, "key"), digestmod=_digest(args))
+
+    def loop(n: int) -> None:
+        copy = keyed.copy
+        for _ in range(n):
+            copy()
+
+    return "hmac.HMAC.copy", lambda: (keyed.copy(), b"")[1], loop
+
+
+def _hmac_copy_update(args: dict[str, Any]) -> Prepared:
+    keyed, data = hmac.new(_bytes(args, "key"), digestmod=_digest(args)), _bytes(args, "data")
+
+    def loop(n: int) -> None:
+        copy = keyed.copy
+        for _ in range(n):
+            copy().update(data)
+
+    return "hmac.HMAC.copy + update", lambda: (keyed.copy().update(data), b"")[1], loop
+
+
+def _hmac_digest_only(args: dict[str, Any]) -> Prepared:
+    h = hmac.new(_bytes(args, "key"), _bytes(args, "data"), _digest(args))
+    end = _cut(args) or None
+
+    def loop(n: int) -> None:
+        digest = h.digest
+        for _ in range(n):
+            digest()[:end]
+
+    return "hmac.HMAC.digest", lambda: h.digest()[:end], loop
+
+
 def _hashlib_call(args: dict[str, Any]) -> Prepared:
     data, name = _bytes(args, "data"), _digest(args)
     try:
@@ -165,7 +220,30 @@ def _hashlib_call(args: dict[str, Any]) -> Prepared:
         for _ in range(n):
             ctor(data).digest()
 
-    return f"hashlib.{ctor.__name__.removeprefix('openssl_')}", lambda: ctor(data).digest(), loop
+    api = f"hashlib.{ctor.__name__.removeprefix('openssl_')}"
+    if not _from_openssl(ctor(b"")):
+        api += " (CPython's own code, not OpenSSL)"
+    return api, lambda: ctor(data).digest(), loop
+
+
+def _from_openssl(h: Any) -> bool:
+    import _hashlib
+
+    return isinstance(h, _hashlib.HASH)
+
+
+def _hashlib_new(args: dict[str, Any]) -> Prepared:
+    # The generic constructor looks the name up on every call, where the named
+    # constructor (hashlib.sha256) does not: code that takes the digest name
+    # from configuration pays this.
+    data, name = _bytes(args, "data"), vocab.DIGESTS[_digest(args)].hashlib
+    new = hashlib.new
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            new(name, data).digest()
+
+    return "hashlib.new", lambda: new(name, data).digest(), loop
 
 
 def _repeat(once: Callable[[], bytes]) -> Loop:
@@ -251,16 +329,16 @@ def _ecdsa_call(role: str, args: dict[str, Any]) -> Prepared:
 def _cryptography_call(args: dict[str, Any]) -> Prepared:
     _require_cryptography()
     from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     key, iv, data = _bytes(args, "key"), _bytes(args, "iv"), _bytes(args, "data")
     spec = vocab.CIPHERS.get(_str(args, "cipher"))
     if spec is not None and spec.aead:
+        cls = _aead_class(spec)
 
         def once() -> bytes:
-            return AESGCM(key).encrypt(iv, data, None)
+            return cls(key).encrypt(iv, data, None)
 
-        api = "cryptography AESGCM.encrypt"
+        api = f"cryptography {spec.python}.encrypt"
     elif spec is not None:
 
         def once() -> bytes:
@@ -274,17 +352,311 @@ def _cryptography_call(args: dict[str, Any]) -> Prepared:
     return api, once, _repeat(once)
 
 
+def _aead_class(spec: vocab.Cipher) -> Any:
+    from cryptography.hazmat.primitives.ciphers import aead
+
+    try:
+        return getattr(aead, spec.python)
+    except AttributeError:
+        raise OperationError(
+            "unsupported", f"this cryptography has no {spec.python} (pip install -U cryptography)"
+        ) from None
+
+
+def _aead_spec(args: dict[str, Any]) -> vocab.Cipher:
+    _require_cryptography()
+    spec = vocab.CIPHERS.get(_str(args, "cipher"))
+    if spec is None or not spec.aead:
+        raise OperationError("bad_request", f"not an AEAD cipher: {_str(args, 'cipher')[:40]}")
+    return spec
+
+
+def _aead_reuse(args: dict[str, Any]) -> Prepared:
+    # The AEAD object keeps the keyed context: each call only sets the nonce.
+    spec = _aead_spec(args)
+    iv, data = _bytes(args, "iv"), _bytes(args, "data")
+    encrypt = _aead_class(spec)(_bytes(args, "key")).encrypt
+
+    def once() -> bytes:
+        return encrypt(iv, data, None)
+
+    return f"cryptography {spec.python}.encrypt (object made once)", once, _repeat(once)
+
+
+# -- random bytes: the probe makes two calls (calls.Check.DISTINCT) ------------
+
+
+def _random(args: dict[str, Any], source: Callable[[int], bytes], api: str) -> Prepared:
+    n = _int(args, "count", 1, 1 << 30)
+
+    def loop(k: int) -> None:
+        for _ in range(k):
+            source(n)
+
+    return api, lambda: source(n) + source(n), loop
+
+
+def _ssl_rand(args: dict[str, Any]) -> Prepared:
+    import ssl
+
+    return _random(args, ssl.RAND_bytes, "ssl.RAND_bytes (OpenSSL RAND_bytes)")
+
+
+def _urandom(args: dict[str, Any]) -> Prepared:
+    return _random(args, os.urandom, "os.urandom (getrandom)")
+
+
+def _pbkdf2(args: dict[str, Any]) -> Prepared:
+    import _hashlib
+
+    name = vocab.DIGESTS[_digest(args)].hashlib
+    password, salt = _bytes(args, "key"), _bytes(args, "iv")
+    iterations = _int(args, "count", 1, 100_000_000)
+    length = _int(args, "key_bytes", 1, 1024)
+    derive = hashlib.pbkdf2_hmac
+    where = "OpenSSL" if derive is getattr(_hashlib, "pbkdf2_hmac", None) else "built-in"
+
+    def once() -> bytes:
+        return derive(name, password, salt, iterations, length)
+
+    return f"hashlib.pbkdf2_hmac ({where})", once, _repeat(once)
+
+
+# -- keys: made once for the prepared calls, loaded per call for the others ----
+
+
+def _ec_key(args: dict[str, Any]) -> Any:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    spec = vocab.CURVES.get(_str(args, "curve"))
+    if spec is None:
+        raise OperationError("bad_request", "ECDSA needs curve p256/p384/p521")
+    return ec.derive_private_key(
+        int.from_bytes(_bytes(args, "key"), "big"), getattr(ec, spec.python)()
+    )
+
+
+def _rsa_key(args: dict[str, Any]) -> Any:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    parts = args.get("parts")
+    if (
+        not isinstance(parts, list)
+        or len(parts) != 8
+        or not all(isinstance(p, bytes) for p in parts)
+    ):
+        raise OperationError("bad_request", "argument parts must be the 8 RSA key integers")
+    e, n, d, p, q, dp, dq, qinv = (int.from_bytes(x, "big") for x in parts)
+    public = rsa.RSAPublicNumbers(e, n)
+    return rsa.RSAPrivateNumbers(p, q, d, dp, dq, qinv, public).private_key()
+
+
+def _der(key: Any) -> bytes:
+    from cryptography.hazmat.primitives import serialization as s
+
+    return key.private_bytes(s.Encoding.DER, s.PrivateFormat.PKCS8, s.NoEncryption())
+
+
+def _key_load(args: dict[str, Any]) -> Prepared:
+    """The key import alone: PKCS#8 DER to a key object, as a program that
+    reads its key for every request does (cryptography checks an RSA key as it
+    loads it, by default)."""
+    _require_cryptography()
+    from cryptography.hazmat.primitives.serialization import load_der_private_key
+
+    der = _der(_rsa_key(args) if "parts" in args else _ec_key(args))
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            load_der_private_key(der, None)
+
+    return "cryptography load_der_private_key", lambda: b"", loop
+
+
+def _ecdsa_sign_load(args: dict[str, Any]) -> Prepared:
+    _require_cryptography()
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import load_der_private_key
+
+    der, msg = _der(_ec_key(args)), _bytes(args, "data")
+    algorithm = ec.ECDSA(getattr(hashes, vocab.DIGESTS[_digest(args)].cryptography)())
+
+    def once() -> bytes:
+        return load_der_private_key(der, None).sign(msg, algorithm)
+
+    return "cryptography load_der_private_key + sign", once, _repeat(once)
+
+
+def _verdict(verify: Callable[[], None]) -> bytes:
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        verify()
+        return b"\x01"
+    except InvalidSignature:
+        return b"\x00"
+
+
+def _eddsa_sign(args: dict[str, Any]) -> Prepared:
+    _require_cryptography()
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = ed25519.Ed25519PrivateKey.from_private_bytes(_bytes(args, "key"))
+    msg = _bytes(args, "data")
+
+    def once() -> bytes:
+        return key.sign(msg)
+
+    return "cryptography Ed25519PrivateKey.sign", once, _repeat(once)
+
+
+def _eddsa_verify(args: dict[str, Any]) -> Prepared:
+    _require_cryptography()
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    pub = ed25519.Ed25519PublicKey.from_public_bytes(_bytes(args, "pub"))
+    msg, sig = _bytes(args, "data"), _bytes(args, "sig")
+
+    def once() -> bytes:
+        return _verdict(lambda: pub.verify(sig, msg))
+
+    return "cryptography Ed25519PublicKey.verify", once, _repeat(once)
+
+
+def _rsa_padding(args: dict[str, Any], pss: bool) -> tuple[Any, Any]:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    h = getattr(hashes, vocab.DIGESTS[_digest(args)].cryptography)()
+    if pss:
+        return padding.PSS(padding.MGF1(h), _int(args, "salt_bytes", 0, 512)), h
+    return padding.PKCS1v15(), h
+
+
+def _rsa_sign(args: dict[str, Any], pss: bool, load: bool = False) -> Prepared:
+    _require_cryptography()
+    from cryptography.hazmat.primitives.serialization import load_der_private_key
+
+    key, msg = _rsa_key(args), _bytes(args, "data")
+    pad, h = _rsa_padding(args, pss)
+    if load:
+        der = _der(key)
+
+        def once() -> bytes:
+            return load_der_private_key(der, None).sign(msg, pad, h)
+
+        return "cryptography load_der_private_key + sign", once, _repeat(once)
+
+    def once_prepared() -> bytes:
+        return key.sign(msg, pad, h)
+
+    return "cryptography RSAPrivateKey.sign", once_prepared, _repeat(once_prepared)
+
+
+def _rsa_verify(args: dict[str, Any], pss: bool) -> Prepared:
+    _require_cryptography()
+    pub = _rsa_key(args).public_key()
+    msg = _bytes(args, "data")
+    sig = _bytes(args, "sig_pss" if pss else "sig")
+    pad, h = _rsa_padding(args, pss)
+
+    def once() -> bytes:
+        return _verdict(lambda: pub.verify(sig, msg, pad, h))
+
+    return "cryptography RSAPublicKey.verify", once, _repeat(once)
+
+
+def _exchange_keys(args: dict[str, Any]) -> tuple[Any, Any, Callable[[], Any], Callable]:
+    """(own private key, peer public key, a fresh private key maker, encode a
+    public key) for the scenario's curve."""
+    _require_cryptography()
+    from cryptography.hazmat.primitives import serialization as s
+    from cryptography.hazmat.primitives.asymmetric import ec, x25519
+
+    curve, key, pub = _str(args, "curve"), _bytes(args, "key"), _bytes(args, "pub")
+    if curve == "x25519":
+        own = x25519.X25519PrivateKey.from_private_bytes(key)
+        peer = x25519.X25519PublicKey.from_public_bytes(pub)
+
+        def raw(k: Any) -> bytes:
+            return k.public_bytes(s.Encoding.Raw, s.PublicFormat.Raw)
+
+        return own, peer, x25519.X25519PrivateKey.generate, raw
+    if curve != "p256":
+        raise OperationError("bad_request", f"unknown agreement curve: {curve[:40]}")
+    own = ec.derive_private_key(int.from_bytes(key, "big"), ec.SECP256R1())
+    peer = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), pub)
+
+    def point(k: Any) -> bytes:
+        return k.public_bytes(s.Encoding.X962, s.PublicFormat.UncompressedPoint)
+
+    return own, peer, lambda: ec.generate_private_key(ec.SECP256R1()), point
+
+
+def _exchange_args(args: dict[str, Any]) -> tuple:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    return () if _str(args, "curve") == "x25519" else (ec.ECDH(),)
+
+
+def _exchange(args: dict[str, Any]) -> Prepared:
+    own, peer, _, _ = _exchange_keys(args)
+    extra = _exchange_args(args)
+
+    def once() -> bytes:
+        return own.exchange(*extra, peer)
+
+    return f"cryptography {type(own).__name__}.exchange", once, _repeat(once)
+
+
+def _exchange_fresh(args: dict[str, Any]) -> Prepared:
+    # The output is the fresh public key and the secret: the driver derives the
+    # secret again from that public key (calls.Check.AGREEMENT).
+    _, peer, fresh, encode = _exchange_keys(args)
+    extra = _exchange_args(args)
+
+    def once() -> bytes:
+        k = fresh()
+        return encode(k.public_key()) + k.exchange(*extra, peer)
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            fresh().exchange(*extra, peer)
+
+    return "cryptography generate + exchange", once, loop
+
+
 # One handler per operation of calls.CALLS["python", ...].
 HANDLERS = calls.Handlers(
     "python",
     {
         "hmac.digest": _hmac_digest,
         "hmac.new+copy": _hmac_copy,
+        "hmac.copy": _hmac_copy_only,
+        "hmac.copy+update": _hmac_copy_update,
+        "hmac.digest_only": _hmac_digest_only,
         "hashlib": _hashlib_call,
+        "hashlib.new": _hashlib_new,
         "cryptography": _cryptography_call,
         "file_digest": _file_digest_call,
         "ecdsa_sign": _ecdsa_sign,
         "ecdsa_verify": _ecdsa_verify,
+        "ecdsa_sign_load": _ecdsa_sign_load,
+        "key_load": _key_load,
+        "aead_reuse": _aead_reuse,
+        "rand_bytes": _ssl_rand,
+        "urandom": _urandom,
+        "pbkdf2": _pbkdf2,
+        "eddsa_sign": _eddsa_sign,
+        "eddsa_verify": _eddsa_verify,
+        "rsa_sign_pkcs1": lambda args: _rsa_sign(args, pss=False),
+        "rsa_sign_pkcs1_load": lambda args: _rsa_sign(args, pss=False, load=True),
+        "rsa_verify_pkcs1": lambda args: _rsa_verify(args, pss=False),
+        "rsa_sign_pss": lambda args: _rsa_sign(args, pss=True),
+        "rsa_verify_pss": lambda args: _rsa_verify(args, pss=True),
+        "exchange": _exchange,
+        "exchange_fresh": _exchange_fresh,
     },
 )
 

@@ -28,9 +28,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from bridge import model, stats
+from bridge import levelrun, model, stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.eta import Eta, duration
+from bridge.levels import LevelResult
 from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
 from bridge.settings import Settings
 
@@ -50,13 +51,19 @@ class RuntimeSpec:
     mask_env: Mapping[str, str] | None = None
     # A masked twin shares its partner's id: that is how results and verdicts pair.
     same_id: str | None = None
+    # False for a running node (--node): its libcrypto read the masks when it
+    # started, so it has no masked twin.
+    maskable: bool = True
+    # The option that asked for this runtime (--erl, --python, --openssl), or
+    # "" when bridge chose it: one that was asked for and cannot run fails the run.
+    requested: str = ""
 
     def build(self) -> Runtime:
         return self.make(self.hw, self.mask_env)
 
     def masked(self, label: str, mask_env: Mapping[str, str], same_id: str) -> RuntimeSpec:
         return dataclasses.replace(
-            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id
+            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id, requested=""
         )
 
 
@@ -98,8 +105,7 @@ class Cell:
 
     @property
     def size(self) -> int:
-        inputs = self.job.inputs
-        return inputs.file_size if inputs.path else len(inputs.data)
+        return self.job.inputs.size
 
     @property
     def active(self) -> bool:
@@ -194,6 +200,7 @@ class Outcome:
     skipped: tuple[model.Skipped, ...]
     tc: tuple[model.TcFigure, ...]
     unstable: tuple[model.UnstableCell, ...]
+    levels: tuple[LevelResult, ...] = ()  # --concurrency (bridge.levelrun)
 
 
 class Session:
@@ -212,6 +219,7 @@ class Session:
         self.errors: list[model.RunError] = []
         self.skipped: list[model.Skipped] = []
         self.tc: list[model.TcFigure] = []
+        self.level_cells: list[levelrun.LevelCell] = []
         self._stack = contextlib.ExitStack()
 
     def __enter__(self) -> Session:
@@ -232,7 +240,9 @@ class Session:
         try:
             info = self._stack.enter_context(driver)
         except RuntimeUnavailable as exc:
-            self.skipped.append(model.Skipped(spec.label, spec.kind, exc.one_line()))
+            self.skipped.append(
+                model.Skipped(spec.label, spec.kind, exc.one_line(), requested=spec.requested)
+            )
             return None
         except WorkerError as exc:
             self.errors.append(worker_error(exc, spec.label))
@@ -248,6 +258,10 @@ class Session:
 
     def add(self, live: Live, jobs: Iterable[Job]) -> None:
         self.cells += [Cell(live, job) for job in jobs]
+
+    def add_levels(self, live: Live, jobs: Iterable[Job]) -> None:
+        """The level cells of these jobs (--concurrency), see bridge.levelrun."""
+        self.level_cells += levelrun.cells(live, iter(jobs))
 
     def _died(self, live: Live, exc: WorkerError) -> None:
         # Gone or out of step: stop it now; its samples so far are kept.
@@ -266,6 +280,7 @@ class Session:
         eta = Eta(planned, self.clock) if self.shows_progress else None
         for r in range(rounds):
             self._round(self.cells, r, f"round {r + 1}/{rounds}", eta)
+            levelrun.run_round(self, r, f"round {r + 1}/{rounds}")
         if self.settings.tc_calls:
             self._timer_tc()
         target = self.settings.until_stable
@@ -371,13 +386,17 @@ class Session:
                     unstable.append(
                         model.UnstableCell(k.scenario, k.runtime, k.call_id, k.size, k.hw, width)
                     )
+        # What went wrong while a runtime stopped (a node's purge) is known
+        # once the session has stopped them.
+        stopping = [e for x in self.live for e in x.driver.problems()]
         return Outcome(
             runtimes=tuple(x.info for x in self.live),
             results=tuple(r for r in (c.result() for c in self.cells) if r is not None),
-            errors=tuple(self.errors),
+            errors=(*self.errors, *stopping),
             skipped=tuple(self.skipped),
             tc=tuple(self.tc),
             unstable=tuple(unstable),
+            levels=tuple(levelrun.records(self.level_cells)),
         )
 
 

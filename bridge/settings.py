@@ -58,6 +58,9 @@ class Settings:
     # --method tc: also run the erlang-questions thread's timer:tc harness
     # (tc_calls calls, whole microseconds) on every Erlang cell.
     tc_calls: int | None = None
+    # --schedulers N: the Erlang node runs with +S N:N (None: ERTS's default,
+    # one scheduler per CPU).
+    schedulers: int | None = None
 
     def samples_in_round(self, round_index: int) -> int:
         """Samples of round `round_index` (0-based): `samples` spread evenly."""
@@ -74,7 +77,10 @@ class Settings:
         return 2 * planned + self.timeout_slack_s
 
     def to_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if self.schedulers is None:  # as reports had it before the option
+            del d["schedulers"]
+        return d
 
 
 def spread(total: int, parts: int, index: int) -> int:

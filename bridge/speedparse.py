@@ -10,6 +10,15 @@ original, and splits the events into runs: a run ends where its summary
 (table) is complete and a new `Doing` begins, or where an `openssl speed`
 command or a new version block starts.
 
+`openssl speed -multi N` forks N children that print their results to the
+parent (`Forked child k`, `Got: +F:... from k`); the parent then prints the
+sum, as a `+F:` record (-mr) or as a table row without a `type` header
+(human). Such a run has `multi` = N, the children's numbers apart, and the
+summed row as its entries; the children's own progress records (`+DT`/`+R`
+on stderr) are not a run of their own. Two quirks of the parent's row: 3.0
+names an -hmac run "hmac(md5)" whatever the digest, and 1.1.1 names an -evp
+run "evp", so the children's name is used.
+
 Units (crypto-facts.md §4): table values with a `k` suffix are thousands of
 bytes/s, without it bytes/s; `+F:` values are bytes/s; `+F2:`-`+F4:` are
 seconds per operation before 3.0 and operations per second from 3.0.
@@ -18,6 +27,7 @@ seconds per operation before 3.0 and operations per second from 3.0.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -34,6 +44,7 @@ class Entry:
     source: str  # summary: table | mr (+F); progress: doing | mr-progress (+R)
     line: int  # 1-based line in the document
     text: str  # the algorithm as written
+    index: int | None = None  # a +F record's algorithm index (which table row)
 
 
 @dataclass
@@ -49,6 +60,9 @@ class Run:
     context: str = ""  # the free text just before the run ("Before:", "2) AMD EPYC")
     entries: list[Entry] = field(default_factory=list)
     tables: set[str] = field(default_factory=set)  # summary kinds seen: throughput, pkey
+    multi: int = 0  # speed -multi N: N children
+    children: dict[int, list[Entry]] = field(default_factory=dict)  # child -> its numbers
+    child_sizes: list[int] = field(default_factory=list)
 
     @property
     def has_summary(self) -> bool:
@@ -119,16 +133,26 @@ DOING_PKEY = re.compile(
 )
 # Kept only where it starts a line: "Compare `openssl speed` for ecdsa" is prose.
 COMMAND = re.compile(
-    r"(?:\$ )?openssl speed(?P<args>(?: (?!Doing\b|OpenSSL\b|version:|type\b|The\b)"
+    r"(?:\$ )?openssl speed(?P<args>(?: (?!Doing\b|OpenSSL\b|version:|type\b|The\b|You\b|Forked\b)"
     r"-?[\w()./-]+){0,8})"
 )
-NOTE = re.compile(r"The 'numbers' are in 1000s of bytes per second processed\.")
+NOTE = re.compile(
+    r"The 'numbers' are in 1000s of bytes per second processed\."
+    r"|You have chosen to measure elapsed time instead of user CPU time\."
+)
 VERSION_1X = re.compile(r"(?P<v>OpenSSL \d+\.\d+\.\d+[a-z]*(?:-\w+)?) +\d{1,2} \w{3} \d{4}")
 VERSION_3X = re.compile(r"version: (?P<v>\d+\.\d+\.\d+\S*)")
 BUILD = re.compile(
     r"(?P<key>built on|options|compiler|CPUINFO): ?(?P<value>.*?)"
     r"(?= built on:| options:| compiler:| CPUINFO:| The 'numbers'| type \d| type 16| Doing |"
-    r" \+[A-Z]| openssl speed| sign verify|$)"
+    r" \+[A-Z]| openssl speed| sign verify|"
+    # the headerless row a -multi parent prints: a name, then values in k
+    r" [A-Za-z][\w()./-]* \d+(?:\.\d+)?k(?= |$)|$)"
+)
+FORKED = re.compile(r"Forked child (?P<child>\d+)")
+GOT = re.compile(r"Got: \+(?P<tag>H|F\d*):(?P<body>[^ ]+) from (?P<child>\d+)")
+MULTI_ROW = re.compile(
+    r"(?:^| )(?P<name>[A-Za-z][\w()./-]*)(?P<values>(?: \d+(?:\.\d+)?k)+)(?= |$)"
 )
 TABLE_HEAD = re.compile(r"\btype((?: \d+ bytes)+)")
 ROW_NAME = r"(?P<name>[A-Za-z][\w()./-]*(?: (?:cbc|ecb|ige|ede3|cfb|ofb|ctr|gcm|ccm))?)"
@@ -184,6 +208,13 @@ def _events(t: _Text) -> list[_Event]:
         events.append(_Event("pkey", m.start(), end, {"rows": rows}))
     for m in MR.finditer(text):
         events.append(_Event("mr", m.start(), m.end(), m.groupdict()))
+    for m in FORKED.finditer(text):
+        events.append(_Event("forked", m.start(), m.end(), m.groupdict()))
+    for m in GOT.finditer(text):
+        events.append(_Event("got", m.start(), m.end(), m.groupdict()))
+    for m in MULTI_ROW.finditer(text):
+        start = m.start("name")
+        events.append(_Event("multi_row", start, m.end(), m.groupdict()))
     events.sort(key=lambda e: e.start)
     return events
 
@@ -266,6 +297,12 @@ def parse(document: str) -> Parsed:
 
     last_line = 0
     for ev in _events(t):
+        if ev.kind == "multi_row":
+            # Only the summed row a -multi parent prints, where one is awaited.
+            if _multi_row(cur, ev, t):
+                consumed.append((ev.start, ev.end))
+                last_line = max(last_line, t.line_of(max(ev.start, ev.end - 1)))
+            continue
         if any(s <= ev.start < e for s, e in consumed) and ev.kind != "build":
             continue  # inside a table already read (e.g. a number that looks like a version)
         consumed.append((ev.start, ev.end))
@@ -309,8 +346,19 @@ def parse(document: str) -> Parsed:
                 cur = new_run(ev.start)
             cur.entries += rows
             cur.tables.add(kind)
+        elif ev.kind in ("forked", "got"):
+            if cur is None or cur.has_summary or (not cur.multi and cur.entries):
+                cur = new_run(ev.start)
+            cur.multi = max(cur.multi, int(ev.data["child"]) + 1)
+            if ev.kind == "got":
+                _add_child(cur, ev, line)
+        elif ev.kind == "mr" and cur is not None and cur.multi and ev.data["tag"] in ("DT", "R"):
+            continue  # a child's progress, on stderr
         elif ev.kind == "mr":
             cur = _add_mr(cur, ev, line, mr_sizes, mr_dt, new_run)
+    for run in runs:
+        if run.multi:
+            _settle_multi(run, warnings)
     previous = None
     for run in runs:
         # A run with no heading of its own belongs to the previous heading
@@ -405,10 +453,14 @@ def _add_mr(cur, ev, line, mr_sizes, mr_dt, new_run):
         )
     elif tag == "F" and len(fields) >= 3:
         name, values = fields[1], fields[2:]
-        sizes = mr_sizes or [16, 64, 256, 1024, 8192, 16384][: len(values)]
+        # A -multi parent prints no +H of its own: its children's say the sizes.
+        sizes = (cur.multi and cur.child_sizes) or mr_sizes or SIZES[: len(values)]
         for size, v in zip(sizes, values, strict=False):
             bps = float(v)
-            cur.entries.append(Entry(normalize(name), "", size, bps / size, bps, "mr", line, name))
+            idx = int(fields[0]) if fields[0].isdigit() else None
+            cur.entries.append(
+                Entry(normalize(name), "", size, bps / size, bps, "mr", line, name, idx)
+            )
         cur.tables.add("throughput")
     elif tag in ("F2", "F3", "F4") and len(fields) >= 4:
         alg = {"F2": "rsa", "F3": "dsa", "F4": "ecdsa"}[tag]
@@ -424,7 +476,68 @@ def _add_mr(cur, ev, line, mr_sizes, mr_dt, new_run):
     return cur
 
 
+def _add_child(run: Run, ev: _Event, line: int) -> None:
+    """A `Got: +H:...`/`Got: +F:...` record: one child's numbers."""
+    tag, fields = ev.data["tag"], ev.data["body"].split(":")
+    child = int(ev.data["child"])
+    if tag == "H":
+        run.child_sizes = [int(x) for x in fields if x.isdigit()]
+        return
+    if tag != "F" or len(fields) < 3:
+        return  # public-key children (+F2..) are not read here
+    sizes = run.child_sizes or SIZES[: len(fields) - 2]
+    for size, v in zip(sizes, fields[2:], strict=False):
+        bps = float(v)
+        entry = Entry(normalize(fields[1]), "", size, bps / size, bps, "child", line, fields[1])
+        run.children.setdefault(child, []).append(entry)
+
+
+def _multi_row(cur: Run | None, ev: _Event, t: _Text) -> bool:
+    """The parent's summed row (human output): after the children's records,
+    with as many values as they had sizes."""
+    if cur is None or not cur.multi or cur.has_summary or not cur.children:
+        return False
+    values = [float(v[:-1]) * 1000 for v in ev.data["values"].split()]
+    sizes = cur.child_sizes or SIZES
+    if len(values) != len(sizes):
+        return False
+    line = t.line_of(ev.start)
+    name = ev.data["name"]
+    for size, bps in zip(sizes, values, strict=True):
+        cur.entries.append(Entry(normalize(name), "", size, bps / size, bps, "table", line, name))
+    cur.tables.add("throughput")
+    return True
+
+
+def _settle_multi(run: Run, warnings: list[str]) -> None:
+    """The summed entries take the children's algorithm name; with no summed
+    record at all, the children's numbers are summed here, and said so."""
+    kids = [e for entries in run.children.values() for e in entries]
+    if not kids:
+        return
+    name, text = kids[0].algorithm, kids[0].text
+    if not run.entries:
+        totals: dict[int, float] = {}
+        for e in kids:
+            totals[e.size] = totals.get(e.size, 0.0) + e.bytes_per_s
+        line = kids[-1].line
+        run.entries = [
+            Entry(name, "", size, bps / size, bps, "children", line, text)
+            for size, bps in totals.items()
+        ]
+        warnings.append(
+            f"line {run.line}: openssl speed -multi {run.multi} without the parent's summary;"
+            " the children's numbers are summed"
+        )
+        return
+    run.entries = [
+        dataclasses.replace(e, algorithm=name, text=text) if e.source in SUMMARY else e
+        for e in run.entries
+    ]
+
+
 SUMMARY = ("table", "mr")  # progress records are "doing" and "mr-progress"
+SIZES = [16, 64, 256, 1024, 8192, 16384]  # speed's sizes when it does not say
 
 
 def _prefer_summary(run: Run) -> None:
@@ -435,7 +548,12 @@ def _prefer_summary(run: Run) -> None:
     run.entries = [e for e in run.entries if e.source in SUMMARY or _key(e) not in summarized]
 
 
-HEADING = re.compile(r"^(?:\(?\d{1,3}[).]\s+\S.*|[A-Z][^.:]{0,58}:|(?:No|With|Without) \S.{0,50})$")
+# A heading ends in a colon and has no full stop, except inside parentheses:
+# "Before:", "2) AMD EPYC", "Before (1.1.1):", "After (OpenSSL 3.0.19):".
+HEADING = re.compile(
+    r"^(?:\(?\d{1,3}[).]\s+\S.*|[A-Z](?:[^.:()]|\([^():]{0,30}\)){0,58}:"
+    r"|(?:No|With|Without) \S.{0,50})$"
+)
 
 
 def _context(t: _Text, line: int, since: int) -> str | None:
@@ -454,3 +572,35 @@ def _warn_unread(t: _Text, consumed: list[tuple[int, int]], warnings: list[str])
         if not any(s <= m.start() < e for s, e in consumed):
             snippet = t.text[m.start() : m.start() + 50]
             warnings.append(f"line {t.line_of(m.start())}: could not read {snippet!r}")
+
+
+# -- which code path a +F record measured ----------------------------------------
+#
+# `openssl speed -mr` prints `+F:<index>:<name>:...`, the index of the row in
+# speed.c's table of algorithms. The table was reordered in 3.0, so for the
+# digests the index says both the generation and whether -evp was given
+# (read from speed.c's `names[]`, and checked against 1.1.1w and 3.0.19 here:
+# `speed -mr sha256` gives +F:23 and +F:6, `speed -mr -evp sha256` +F:22 and
+# +F:25). With -evp the row is D_EVP whatever the algorithm.
+# D_EVP: 22 in 1.0.2/1.1.1, 25 in 3.x; the other generation's row at that
+# index (camellia-128-cbc in 3.x, whirlpool in 1.x) has a name of its own.
+EVP_INDEX = {22: ("1", "camellia-128-cbc"), 25: ("3", "whirlpool")}
+PLAIN_INDEX = {
+    ("sha1", 5): "1",
+    ("sha256", 23): "1",
+    ("sha512", 24): "1",
+    ("sha1", 4): "3",
+    ("sha256", 6): "3",
+    ("sha512", 7): "3",
+}
+
+
+def path_of(entry: Entry) -> tuple[str | None, bool | None]:
+    """(generation "1" | "3", whether -evp was given) that a +F record's index
+    shows; (None, None) where it shows nothing (no index, other algorithms)."""
+    if entry.index is None:
+        return None, None
+    if entry.index in EVP_INDEX and entry.algorithm != EVP_INDEX[entry.index][1]:
+        return EVP_INDEX[entry.index][0], True
+    generation = PLAIN_INDEX.get((entry.algorithm, entry.index))
+    return (generation, False) if generation else (None, None)

@@ -94,3 +94,21 @@ def relative_ci(
     lo = ratios[int(0.025 * (resamples - 1))]
     hi = ratios[int(math.ceil(0.975 * (resamples - 1)))]
     return point, (lo, hi)
+
+
+def difference_ci(
+    a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, seed: int = 0
+) -> tuple[float, tuple[float, float]]:
+    """median(a) - median(b) with a percentile-bootstrap 95% CI (deterministic
+    for a given seed, like relative_ci)."""
+    if not a or not b:
+        raise ValueError("no samples")
+    point = statistics.median(a) - statistics.median(b)
+    rng = random.Random(seed)
+    diffs = sorted(
+        statistics.median(rng.choices(a, k=len(a))) - statistics.median(rng.choices(b, k=len(b)))
+        for _ in range(resamples)
+    )
+    lo = diffs[int(0.025 * (resamples - 1))]
+    hi = diffs[int(math.ceil(0.975 * (resamples - 1)))]
+    return point, (lo, hi)

@@ -90,10 +90,16 @@ def explain(
     size: int,
     best: tuple[int, float] | None = None,
     larger_example: str = "",
+    unit: str = "bytes",
 ) -> str:
     """One line a mailing-list reader understands. `best` is (size, speedup)
     of the largest speedup this call showed in the same scenario;
-    `larger_example` a command whose larger messages would show the gain."""
+    `larger_example` a command whose larger messages would show the gain;
+    `unit` what the sizes count (bytes, or iterations for PBKDF2)."""
+
+    def size_text(n: int) -> str:
+        return _size_text(n, unit)
+
     if v.verdict == "used":
         text = f"{who} uses {feature}: {v.speedup:.2f}× slower without it at {size_text(size)}"
         if v.speedup is not None and v.speedup < SMALL_SPEEDUP:
@@ -115,9 +121,15 @@ def explain(
     return f"{who}, {feature}: {v.verdict}: {v.reason}"
 
 
-def size_text(n: int) -> str:
-    """16 bytes, 1 KiB, 64 MiB: the unit a reader would say."""
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+def size_text(n: int, unit: str = "bytes") -> str:
+    """16 bytes, 1 KiB, 64 MiB: the unit a reader would say. Sizes that are
+    not bytes (PBKDF2 iterations) are counted: 100,000 iterations."""
+    if unit != "bytes":
+        return f"{n:,} {unit}"
+    for name, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
+            return f"{n // scale} {name}"
     return f"{n} bytes"
+
+
+_size_text = size_text

@@ -6,7 +6,10 @@ never inside the driver, because the hardware masks (OPENSSL_ia32cap) must be
 in the environment before libcrypto is loaded.
 
 - The channel gets private duplicates of fds 0 and 1; fd 1 is then pointed at
-  stderr, so a stray print() cannot corrupt a frame.
+  stderr, so a stray print() cannot corrupt a frame. Text that start-up code
+  (a sitecustomize.py, a .pth file) printed but Python had not yet written
+  out is flushed after that, so it lands on stderr too. Text it had written
+  out already reaches the driver before the greeting; the driver reports it.
 - A watchdog thread polls stdin for hang-up only (poll with no events wakes on
   POLLHUP alone), so the end of input ends the process at once, even in the
   middle of a measurement: the driver has gone away. Requests themselves are
@@ -18,6 +21,7 @@ in the environment before libcrypto is loaded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
@@ -33,6 +37,8 @@ PROTOCOL = 1
 def main() -> None:
     read_fd, write_fd = os.dup(0), os.dup(1)
     os.dup2(2, 1)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stdout.flush()  # start-up prints still buffered: to fd 1, now stderr
     sys.stdout = sys.stderr
     channel = codec.Channel(read_fd, write_fd)
 

@@ -14,9 +14,11 @@
 -module(bridge_api).
 
 -export([mac_api/2, stream_api/1, cipher_api/2, hash_api/1, api_name/1]).
--export([digest/1, cipher/1, curve/1]).
+-export([pbkdf2_api/1, aead_reuse_api/1, import_api/1]).
+-export([digest/1, cipher/1, curve/1, ed_curve/1, agreement_curve/1]).
 -export_type([exported/0, api/0, mac_api/0, stream_api/0, cipher_api/0, hash_api/0,
-              digest/0, cipher/0, mode/0, curve/0, refused/0]).
+              digest/0, cipher/0, aead_cipher/0, mode/0, curve/0, ed_curve/0,
+              agreement_curve/0, refused/0]).
 
 -type exported() :: fun((module(), atom(), arity()) -> boolean()).
 -type mac_api() :: macN | mac | hmac4 | hmac3.
@@ -25,13 +27,18 @@
 -type hash_api() :: hash.
 %% Every label a reply can carry; none when the release lacks the call.
 -type api() :: mac_api() | stream_api() | cipher_api() | hash_api()
-             | sign | verify | hash_file | none.
--type digest() :: sha | sha224 | sha256 | sha384 | sha512 | md5 | sha3_256 | sha3_512.
+             | sign | verify | hash_file | mac_key | hmac_key | exor | none
+             | strong_rand_bytes | pbkdf2_hmac | aead_init | aead_init_only
+             | sign_opts | verify_opts | privkey_to_pubkey | compute_key | generate_compute.
+-type digest() :: sha | sha224 | sha256 | sha384 | sha512 | md5 | sha3_256 | sha3_512
+                | blake2b.
 -type cbc_cipher() :: aes_128_cbc | aes_256_cbc.
--type aead_cipher() :: aes_128_gcm | aes_256_gcm.
+-type aead_cipher() :: aes_128_gcm | aes_256_gcm | chacha20_poly1305.
 -type cipher() :: cbc_cipher() | aead_cipher().
 -type mode() :: cbc | aead.
 -type curve() :: secp256r1 | secp384r1 | secp521r1.
+-type ed_curve() :: ed25519.
+-type agreement_curve() :: x25519 | secp256r1.
 -type refused() :: {error, {bad_request, binary()}}.
 
 %% MacBytes > 0 truncates the MAC (crypto:macN/5, crypto:hmac/4);
@@ -81,6 +88,40 @@ hash_api(Exported) ->
         false -> none
     end.
 
+%% crypto:pbkdf2_hmac/5 came in OTP 24.2 (crypto 5.0.5).
+-spec pbkdf2_api(exported()) -> pbkdf2_hmac | none.
+pbkdf2_api(Exported) ->
+    _ = code:ensure_loaded(crypto),
+    case Exported(crypto, pbkdf2_hmac, 5) of
+        true -> pbkdf2_hmac;
+        false -> none
+    end.
+
+%% A keyed AEAD state that seals many packets: crypto_one_time_aead_init/4
+%% with crypto_one_time_aead/4, OTP 28.0. Before it there is none:
+%% crypto_init/4 refuses AEAD ciphers ("Missing arguments for this cipher",
+%% checked on OTP 23 and 25), and each crypto_one_time_aead call sets the key
+%% up again.
+-spec aead_reuse_api(exported()) -> aead_init | none.
+aead_reuse_api(Exported) ->
+    _ = code:ensure_loaded(crypto),
+    case {Exported(crypto, crypto_one_time_aead_init, 4),
+          Exported(crypto, crypto_one_time_aead, 4)} of
+        {true, true} -> aead_init;
+        _ -> none
+    end.
+
+%% A raw RSA private key imported alone, its public part read back:
+%% crypto:privkey_to_pubkey/2 (OTP 20.2). For EC keys crypto has no such
+%% call (privkey_to_pubkey(ecdsa, ...) is notsup).
+-spec import_api(exported()) -> privkey_to_pubkey | none.
+import_api(Exported) ->
+    _ = code:ensure_loaded(crypto),
+    case Exported(crypto, privkey_to_pubkey, 2) of
+        true -> privkey_to_pubkey;
+        false -> none
+    end.
+
 %% The label in each reply: how a user writes the call on this release.
 %% -Wunderspecs would have the spec say "a binary of at least 4 bytes", as
 %% dialyzer infers from the literals; binary() is what matters. The attribute
@@ -102,6 +143,18 @@ api_name(one_time_aead) -> <<"crypto:crypto_one_time_aead/7">>;
 api_name(block) -> <<"crypto:block_encrypt/4">>;
 api_name(mac_init) -> <<"crypto:mac_init/3 + mac_update/2 + mac_finalN/2">>;
 api_name(hmac_init) -> <<"crypto:hmac_init/2 + hmac_update/2 + hmac_final_n/2">>;
+api_name(mac_key) -> <<"crypto:mac_init/3">>;
+api_name(hmac_key) -> <<"crypto:hmac_init/2">>;
+api_name(exor) -> <<"crypto:exor/2">>;
+api_name(strong_rand_bytes) -> <<"crypto:strong_rand_bytes/1">>;
+api_name(pbkdf2_hmac) -> <<"crypto:pbkdf2_hmac/5">>;
+api_name(aead_init) -> <<"crypto:crypto_one_time_aead_init/4 + crypto_one_time_aead/4">>;
+api_name(aead_init_only) -> <<"crypto:crypto_one_time_aead_init/4">>;
+api_name(sign_opts) -> <<"crypto:sign/5">>;
+api_name(verify_opts) -> <<"crypto:verify/6">>;
+api_name(privkey_to_pubkey) -> <<"crypto:privkey_to_pubkey/2">>;
+api_name(compute_key) -> <<"crypto:compute_key/4">>;
+api_name(generate_compute) -> <<"crypto:generate_key/2 + compute_key/4">>;
 api_name(none) -> <<"none">>.
 
 %% User-facing digest names (as in Python and OpenSSL) to crypto's atoms.
@@ -114,6 +167,7 @@ digest(<<"sha512">>) -> {ok, sha512};
 digest(<<"md5">>) -> {ok, md5};
 digest(<<"sha3-256">>) -> {ok, sha3_256};
 digest(<<"sha3-512">>) -> {ok, sha3_512};
+digest(<<"blake2b512">>) -> {ok, blake2b};
 digest(Other) -> refuse(<<"unknown digest: ">>, Other).
 
 %% Ciphers by their OpenSSL names: {crypto's atom (OTP 22+), mode}.
@@ -122,6 +176,7 @@ cipher(<<"aes-128-cbc">>) -> {ok, {aes_128_cbc, cbc}};
 cipher(<<"aes-256-cbc">>) -> {ok, {aes_256_cbc, cbc}};
 cipher(<<"aes-128-gcm">>) -> {ok, {aes_128_gcm, aead}};
 cipher(<<"aes-256-gcm">>) -> {ok, {aes_256_gcm, aead}};
+cipher(<<"chacha20-poly1305">>) -> {ok, {chacha20_poly1305, aead}};
 cipher(Other) -> refuse(<<"unknown cipher: ">>, Other).
 
 %% ECDSA curves by the short names the scenarios use.
@@ -130,6 +185,17 @@ curve(<<"p256">>) -> {ok, secp256r1};
 curve(<<"p384">>) -> {ok, secp384r1};
 curve(<<"p521">>) -> {ok, secp521r1};
 curve(Other) -> refuse(<<"unknown curve: ">>, Other).
+
+%% EdDSA curves.
+-spec ed_curve(binary()) -> {ok, ed_curve()} | refused().
+ed_curve(<<"ed25519">>) -> {ok, ed25519};
+ed_curve(Other) -> refuse(<<"unknown EdDSA curve: ">>, Other).
+
+%% Key-agreement curves: crypto:compute_key(ecdh, ...) takes both.
+-spec agreement_curve(binary()) -> {ok, agreement_curve()} | refused().
+agreement_curve(<<"x25519">>) -> {ok, x25519};
+agreement_curve(<<"p256">>) -> {ok, secp256r1};
+agreement_curve(Other) -> refuse(<<"unknown agreement curve: ">>, Other).
 
 -spec refuse(binary(), binary()) -> refused().
 refuse(What, Name) ->

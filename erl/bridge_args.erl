@@ -7,7 +7,7 @@
 %% are data only: nothing here turns a value into an atom or into code.
 -module(bridge_args).
 
--export([arg/2, bin_arg/2, pos_int/4, opt_int/5, printable/1, format/2]).
+-export([arg/2, bin_arg/2, bins_arg/3, pos_int/4, opt_int/5, printable/1, format/2]).
 -export_type([args/0, bad_arg/0]).
 
 %% Meant as [{BinaryKey, Value}]. The worker checked only that it is a list;
@@ -37,6 +37,19 @@ bin_arg(Key, Args) ->
     case arg(Key, Args) of
         B when is_binary(B) -> B;
         _ -> throw({bad_arg, <<"argument must be a binary: ", Key/binary>>})
+    end.
+
+%% A list of exactly Count binaries (an RSA key's integers).
+-spec bins_arg(binary(), args(), pos_integer()) -> [binary()].
+bins_arg(Key, Args, Count) ->
+    case arg(Key, Args) of
+        L when is_list(L), length(L) =:= Count ->
+            case lists:all(fun erlang:is_binary/1, L) of
+                true -> L;
+                false -> throw({bad_arg, format("argument ~ts must be ~b binaries", [Key, Count])})
+            end;
+        _ ->
+            throw({bad_arg, format("argument ~ts must be ~b binaries", [Key, Count])})
     end.
 
 %% An integer in Min..Max (the name is historical: Min may be 0).

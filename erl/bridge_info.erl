@@ -84,7 +84,28 @@ crypto_available() ->
         {error, nofile} ->
             {false, <<"the crypto application is not installed">>};
         {error, Why} ->
-            {false, bin(io_lib:format("the crypto module failed to load: ~0p", [Why]))}
+            {false, load_failure(Why)}
+    end.
+
+%% code:ensure_loaded/1 says only on_load_failure when crypto's NIF library
+%% does not load. Opening the same library with erl_ddll gets the dynamic
+%% loader's own reason ("libcrypto.so.1.1: cannot open shared object
+%% file"), as bridge's `otp list` probe does, so a skip says what is missing.
+load_failure(Why) ->
+    Generic = bin(io_lib:format("the crypto module failed to load: ~0p", [Why])),
+    case code:lib_dir(crypto) of
+        Dir when is_list(Dir) ->
+            case erl_ddll:load(filename:join([Dir, "priv", "lib"]), "crypto") of
+                {error, {open_error, _} = E} ->
+                    bin(["crypto's NIF library cannot be loaded: ", erl_ddll:format_error(E)]);
+                ok ->
+                    _ = erl_ddll:unload("crypto"),
+                    Generic;
+                _ ->
+                    Generic
+            end;
+        _ ->
+            Generic
     end.
 
 %% The full version (25.2.3) is in a file; otp_release gives only the major.

@@ -13,16 +13,27 @@
 %% crypto:hmac/3,4, hmac_init/2 and block_encrypt/4 were removed in OTP 24.
 %% They are called through a module held in a variable (old_crypto/0) so
 %% that newer compilers do not warn about the removed functions; only
-%% OTP 21 - 23 ever take those branches, as bridge_api chooses.
+%% OTP 21 - 23 ever take those branches, as bridge_api chooses. The same way,
+%% functions newer than some supported release (crypto_one_time_aead_init/4,
+%% OTP 28) go through new_crypto/0, so that dialyzer on an older OTP does not
+%% flag them as unknown; only a release that has them takes those branches.
 -module(bridge_loops).
 
 -export([mac/5, mac_stream/5, cipher/5, sign/4, verify/5, hash/2, hash_file/3]).
+-export([mac_key/3, nif_floor/1]).
 -export([mac_mfa/5]).
--export_type([timed_call/0]).
+-export([rand_bytes/1, pbkdf2/5, aead_reuse/4, aead_setup/2]).
+-export([eddsa_sign/3, eddsa_verify/4, rsa_sign/4, rsa_verify/5, rsa_import/1]).
+-export([agree/3, agree_fresh/2]).
+-export_type([timed_call/0, rsa_opts/0]).
 
 -type timed_call() :: {Once :: fun(() -> binary()), Loop :: bridge_measure:loop()}.
 %% MAC length in bytes; 0 means the full MAC.
 -type mac_bytes() :: 0..64.
+%% RSA padding options: [] is PKCS#1 v1.5 (sign/4, verify/5); PSS passes
+%% its options (sign/5, verify/6).
+-type rsa_opts() :: [{rsa_padding, rsa_pkcs1_pss_padding} | {rsa_pss_saltlen, integer()}
+                     | {rsa_mgf1_md, bridge_api:digest()}].
 
 %% ---------------------------------------------------------------------------
 %% HMAC, one-shot. MacBytes > 0 truncates (macN/5, hmac/4).
@@ -95,6 +106,40 @@ stream_loop(N, Api, Dg, K, D, L) ->
     stream_loop(N - 1, Api, Dg, K, D, L).
 
 %% ---------------------------------------------------------------------------
+%% Parts of an HMAC call, timed beside it to take its fixed cost apart (the
+%% hmac-parts scenario). Their outputs are not a MAC: the driver does not
+%% check them (calls.Check.PART).
+
+%% The key set-up alone: a MAC context keyed for the digest (on OpenSSL 3 an
+%% EVP_MAC_CTX with its fetches; on 1.1.1 an EVP_PKEY and EVP_DigestSignInit,
+%% which runs the HMAC key schedule), no message, no final.
+-spec mac_key(bridge_api:stream_api(), bridge_api:digest(), binary()) -> timed_call().
+mac_key(mac_init, Dg, K) ->
+    {fun() -> _ = crypto:mac_init(hmac, Dg, K), <<>> end, fun(N) -> key_loop(N, Dg, K) end};
+mac_key(hmac_init, Dg, K) ->
+    M = old_crypto(),
+    {fun() -> _ = M:hmac_init(Dg, K), <<>> end, fun(N) -> old_key_loop(N, M, Dg, K) end}.
+
+key_loop(0, _, _) -> ok;
+key_loop(N, Dg, K) -> _ = crypto:mac_init(hmac, Dg, K), key_loop(N - 1, Dg, K).
+
+old_key_loop(0, _, _, _) -> ok;
+old_key_loop(N, M, Dg, K) -> _ = M:hmac_init(Dg, K), old_key_loop(N - 1, M, Dg, K).
+
+%% The floor under every crypto call: crypto:exor/2 is a NIF of crypto
+%% (do_exor, behind the same kind of thin Erlang wrapper as mac/4) that
+%% touches no OpenSSL state. It checks two binaries and makes a result binary
+%% of their size, as a MAC call makes its MAC, then XORs that many bytes. So
+%% it times the Erlang-to-NIF call and the result binary, and almost nothing
+%% else. B is MAC-sized.
+-spec nif_floor(binary()) -> timed_call().
+nif_floor(B) ->
+    {fun() -> crypto:exor(B, B) end, fun(N) -> floor_loop(N, B) end}.
+
+floor_loop(0, _) -> ok;
+floor_loop(N, B) -> _ = crypto:exor(B, B), floor_loop(N - 1, B).
+
+%% ---------------------------------------------------------------------------
 %% Ciphers, encrypting. The GCM tag is appended to the ciphertext, as
 %% `openssl enc` would lay it out.
 
@@ -111,6 +156,10 @@ cipher_once(one_time_aead, C, K, IV, D) ->
 cipher_once(block, C, K, IV, D) ->
     M = old_crypto(),
     case old_cipher(C) of
+        {aead, chacha20_poly1305} ->
+            %% OTP 21 takes {AAD, PlainText} for it: the tag is always 16 bytes.
+            {CT, Tag} = M:block_encrypt(chacha20_poly1305, K, IV, {<<>>, D}),
+            <<CT/binary, Tag/binary>>;
         {aead, Old} ->
             {CT, Tag} = M:block_encrypt(Old, K, IV, {<<>>, D, 16}),
             <<CT/binary, Tag/binary>>;
@@ -122,7 +171,8 @@ cipher_once(block, C, K, IV, D) ->
 old_cipher(aes_128_cbc) -> aes_cbc128;
 old_cipher(aes_256_cbc) -> aes_cbc256;
 old_cipher(aes_128_gcm) -> {aead, aes_gcm};
-old_cipher(aes_256_gcm) -> {aead, aes_gcm}.
+old_cipher(aes_256_gcm) -> {aead, aes_gcm};
+old_cipher(chacha20_poly1305) -> {aead, chacha20_poly1305}.
 
 cipher_loop(0, _, _, _, _, _) -> ok;
 cipher_loop(N, Api, C, K, IV, D) ->
@@ -193,3 +243,179 @@ file_loop(0, _, _, _) -> ok;
 file_loop(N, Dg, Path, Chunk) ->
     _ = file_digest(Dg, Path, Chunk),
     file_loop(N - 1, Dg, Path, Chunk).
+
+%% ---------------------------------------------------------------------------
+%% Random bytes. Once() makes two calls, so that the driver can check that
+%% they differ (random output has no reference); the loop makes one per
+%% iteration.
+
+-spec rand_bytes(pos_integer()) -> timed_call().
+rand_bytes(N) ->
+    {fun() -> <<(crypto:strong_rand_bytes(N))/binary, (crypto:strong_rand_bytes(N))/binary>> end,
+     fun(K) -> rand_loop(K, N) end}.
+
+rand_loop(0, _) -> ok;
+rand_loop(K, N) -> _ = crypto:strong_rand_bytes(N), rand_loop(K - 1, N).
+
+%% ---------------------------------------------------------------------------
+%% PBKDF2-HMAC (OTP 24.2+, as bridge_api:pbkdf2_api/1 decides).
+
+-spec pbkdf2(bridge_api:digest(), binary(), binary(), pos_integer(), pos_integer()) ->
+          timed_call().
+pbkdf2(Dg, Pass, Salt, Iter, Len) ->
+    {fun() -> crypto:pbkdf2_hmac(Dg, Pass, Salt, Iter, Len) end,
+     fun(N) -> pbkdf2_loop(N, Dg, Pass, Salt, Iter, Len) end}.
+
+pbkdf2_loop(0, _, _, _, _, _) -> ok;
+pbkdf2_loop(N, Dg, Pass, Salt, Iter, Len) ->
+    _ = crypto:pbkdf2_hmac(Dg, Pass, Salt, Iter, Len),
+    pbkdf2_loop(N - 1, Dg, Pass, Salt, Iter, Len).
+
+%% ---------------------------------------------------------------------------
+%% AEAD with a reused context (OTP 28+): the key is set up once by
+%% crypto_one_time_aead_init/4; each crypto_one_time_aead/4 call takes a
+%% nonce and seals one packet, the tag appended, as crypto_one_time_aead/7's
+%% output is laid out here.
+
+-spec aead_reuse(bridge_api:aead_cipher(), binary(), binary(), binary()) -> timed_call().
+aead_reuse(C, K, IV, D) ->
+    M = new_crypto(),
+    %% The state is made here, once, outside any timed loop. A bad key fails
+    %% here: Once() then makes the same call again, so that the error reaches
+    %% bridge_ops's first run of Once(), as every other call's does.
+    try M:crypto_one_time_aead_init(C, K, 16, true) of
+        State ->
+            {fun() -> M:crypto_one_time_aead(State, IV, D, <<>>) end,
+             fun(N) -> aead_reuse_loop(N, M, State, IV, D) end}
+    catch
+        _:_ ->
+            {fun() -> _ = M:crypto_one_time_aead_init(C, K, 16, true), <<>> end,
+             fun(_) -> ok end}
+    end.
+
+aead_reuse_loop(0, _, _, _, _) -> ok;
+aead_reuse_loop(N, M, State, IV, D) ->
+    _ = M:crypto_one_time_aead(State, IV, D, <<>>),
+    aead_reuse_loop(N - 1, M, State, IV, D).
+
+%% The set-up alone: what every one-shot AEAD call repeats. No output.
+-spec aead_setup(bridge_api:aead_cipher(), binary()) -> timed_call().
+aead_setup(C, K) ->
+    M = new_crypto(),
+    {fun() -> _ = M:crypto_one_time_aead_init(C, K, 16, true), <<>> end,
+     fun(N) -> aead_setup_loop(N, M, C, K) end}.
+
+aead_setup_loop(0, _, _, _) -> ok;
+aead_setup_loop(N, M, C, K) ->
+    _ = M:crypto_one_time_aead_init(C, K, 16, true),
+    aead_setup_loop(N - 1, M, C, K).
+
+new_crypto() -> crypto.
+
+%% ---------------------------------------------------------------------------
+%% EdDSA: the raw key on every call, as crypto takes it.
+
+-spec eddsa_sign(bridge_api:ed_curve(), binary(), binary()) -> timed_call().
+eddsa_sign(Curve, Msg, Priv) ->
+    Key = [Priv, Curve],
+    {fun() -> crypto:sign(eddsa, none, Msg, Key) end, fun(N) -> eddsa_sign_loop(N, Msg, Key) end}.
+
+eddsa_sign_loop(0, _, _) -> ok;
+eddsa_sign_loop(N, Msg, Key) ->
+    _ = crypto:sign(eddsa, none, Msg, Key),
+    eddsa_sign_loop(N - 1, Msg, Key).
+
+-spec eddsa_verify(bridge_api:ed_curve(), binary(), binary(), binary()) -> timed_call().
+eddsa_verify(Curve, Msg, Sig, Pub) ->
+    Key = [Pub, Curve],
+    {fun() -> bool_bin(crypto:verify(eddsa, none, Msg, Sig, Key)) end,
+     fun(N) -> eddsa_verify_loop(N, Msg, Sig, Key) end}.
+
+eddsa_verify_loop(0, _, _, _) -> ok;
+eddsa_verify_loop(N, Msg, Sig, Key) ->
+    _ = crypto:verify(eddsa, none, Msg, Sig, Key),
+    eddsa_verify_loop(N - 1, Msg, Sig, Key).
+
+%% ---------------------------------------------------------------------------
+%% RSA: the private key is crypto's list [E, N, D, P, Q, DP, DQ, QInv], the
+%% public key [E, N]. Opts [] is PKCS#1 v1.5 through sign/4 and verify/5, as
+%% a user writes it; PSS goes through sign/5 and verify/6.
+
+-spec rsa_sign(bridge_api:digest(), binary(), [binary()], rsa_opts()) -> timed_call().
+rsa_sign(Dg, Msg, Priv, Opts) ->
+    {fun() -> rsa_sign_once(Dg, Msg, Priv, Opts) end,
+     fun(N) -> rsa_sign_loop(N, Dg, Msg, Priv, Opts) end}.
+
+rsa_sign_once(Dg, Msg, Priv, []) -> crypto:sign(rsa, Dg, Msg, Priv);
+rsa_sign_once(Dg, Msg, Priv, Opts) -> crypto:sign(rsa, Dg, Msg, Priv, Opts).
+
+rsa_sign_loop(0, _, _, _, _) -> ok;
+rsa_sign_loop(N, Dg, Msg, Priv, []) ->
+    _ = crypto:sign(rsa, Dg, Msg, Priv),
+    rsa_sign_loop(N - 1, Dg, Msg, Priv, []);
+rsa_sign_loop(N, Dg, Msg, Priv, Opts) ->
+    _ = crypto:sign(rsa, Dg, Msg, Priv, Opts),
+    rsa_sign_loop(N - 1, Dg, Msg, Priv, Opts).
+
+-spec rsa_verify(bridge_api:digest(), binary(), binary(), [binary()], rsa_opts()) ->
+          timed_call().
+rsa_verify(Dg, Msg, Sig, Pub, Opts) ->
+    {fun() -> bool_bin(rsa_verify_once(Dg, Msg, Sig, Pub, Opts)) end,
+     fun(N) -> rsa_verify_loop(N, Dg, Msg, Sig, Pub, Opts) end}.
+
+rsa_verify_once(Dg, Msg, Sig, Pub, []) -> crypto:verify(rsa, Dg, Msg, Sig, Pub);
+rsa_verify_once(Dg, Msg, Sig, Pub, Opts) -> crypto:verify(rsa, Dg, Msg, Sig, Pub, Opts).
+
+rsa_verify_loop(0, _, _, _, _, _) -> ok;
+rsa_verify_loop(N, Dg, Msg, Sig, Pub, Opts) ->
+    _ = rsa_verify_once(Dg, Msg, Sig, Pub, Opts),
+    rsa_verify_loop(N - 1, Dg, Msg, Sig, Pub, Opts).
+
+%% The key import alone: privkey_to_pubkey/2 turns the raw private key into
+%% libcrypto's key (the work every sign/4 call repeats) and reads the public
+%% part back. Once() returns the modulus, which the driver checks.
+-spec rsa_import([binary()]) -> timed_call().
+rsa_import(Priv) ->
+    {fun() ->
+         [_E, N] = crypto:privkey_to_pubkey(rsa, Priv),
+         unsigned(N)
+     end,
+     fun(K) -> rsa_import_loop(K, Priv) end}.
+
+unsigned(N) when is_integer(N) -> binary:encode_unsigned(N);
+unsigned(B) when is_binary(B) -> B.
+
+rsa_import_loop(0, _) -> ok;
+rsa_import_loop(K, Priv) ->
+    _ = crypto:privkey_to_pubkey(rsa, Priv),
+    rsa_import_loop(K - 1, Priv).
+
+%% ---------------------------------------------------------------------------
+%% Key agreement: compute_key(ecdh, ...) takes X25519 and the NIST curves
+%% alike. The static call imports both raw keys each time; the fresh one
+%% makes a new key pair first and returns its public key before the secret,
+%% so that the driver can derive the same secret.
+
+-spec agree(bridge_api:agreement_curve(), binary(), binary()) -> timed_call().
+agree(Curve, PeerPub, Priv) ->
+    {fun() -> crypto:compute_key(ecdh, PeerPub, Priv, Curve) end,
+     fun(N) -> agree_loop(N, Curve, PeerPub, Priv) end}.
+
+agree_loop(0, _, _, _) -> ok;
+agree_loop(N, Curve, PeerPub, Priv) ->
+    _ = crypto:compute_key(ecdh, PeerPub, Priv, Curve),
+    agree_loop(N - 1, Curve, PeerPub, Priv).
+
+-spec agree_fresh(bridge_api:agreement_curve(), binary()) -> timed_call().
+agree_fresh(Curve, PeerPub) ->
+    {fun() ->
+         {Pub, Priv} = crypto:generate_key(ecdh, Curve),
+         <<Pub/binary, (crypto:compute_key(ecdh, PeerPub, Priv, Curve))/binary>>
+     end,
+     fun(N) -> agree_fresh_loop(N, Curve, PeerPub) end}.
+
+agree_fresh_loop(0, _, _) -> ok;
+agree_fresh_loop(N, Curve, PeerPub) ->
+    {_, Priv} = crypto:generate_key(ecdh, Curve),
+    _ = crypto:compute_key(ecdh, PeerPub, Priv, Curve),
+    agree_fresh_loop(N - 1, Curve, PeerPub).

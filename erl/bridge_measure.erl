@@ -12,11 +12,18 @@
 %%     does the statistics.
 %% A later round of an interleaved run passes the loop count of the first
 %% round, so every sample of a cell covers the same number of calls.
+%%
+%% Duty cycle (run/3, for a node bridge measures over distribution, which
+%% serves its own users meanwhile): after each timed run the process sleeps
+%% until its busy time is at most Permille/1000 of the time elapsed since the
+%% measurement began. Warm-up and calibration count as busy time. The sleeps
+%% fall between timed runs, never inside one, so the samples are the same
+%% whatever the duty cycle; the busiest stretch is one sample (sample_ms).
 -module(bridge_measure).
 
--export([run/2, measure/3, measure_fixed/4, calibrate/3]).
+-export([run/2, run/3, measure/3, measure_fixed/4, calibrate/3]).
 -export([tc/2, thread_stats/1]).
--export_type([loop/0, call_params/0, samples/0, thread_stats/0]).
+-export_type([loop/0, call_params/0, samples/0, thread_stats/0, permille/0]).
 
 %% Loop(N) makes N calls (bridge_loops builds them).
 -type loop() :: fun((pos_integer()) -> ok).
@@ -27,11 +34,30 @@
 -type samples() :: {Loops :: pos_integer(), Durations :: [non_neg_integer()],
                     WarmupNs :: non_neg_integer()}.
 -type thread_stats() :: [{min_us | max_us | median_us | avg_us | zero_us_calls, integer()}].
+%% The largest share of one scheduler a measurement may keep busy, in 1/1000.
+-type permille() :: 1..1000.
+
+%% The pacing state lives in the process dictionary of the measuring process
+%% (one measurement per process: bridge_worker and bridge_agent spawn one
+%% each), so that the timing functions keep their shape: {StartNs, BusyNs,
+%% Permille}.
+-define(PACE, bridge_measure_pace).
 
 -spec run(loop(), call_params()) -> samples().
-run(Loop, {WarmupNs, SampleNs, Samples, 0}) ->
+run(Loop, Params) ->
+    run(Loop, Params, 1000).
+
+-spec run(loop(), call_params(), permille()) -> samples().
+run(Loop, Params, 1000) ->
+    _ = erase(?PACE),
+    run_paced(Loop, Params);
+run(Loop, Params, Permille) ->
+    _ = put(?PACE, {erlang:monotonic_time(nanosecond), 0, Permille}),
+    try run_paced(Loop, Params) after erase(?PACE) end.
+
+run_paced(Loop, {WarmupNs, SampleNs, Samples, 0}) ->
     measure(Loop, {WarmupNs, SampleNs}, Samples);
-run(Loop, {WarmupNs, _SampleNs, Samples, FixedLoops}) ->
+run_paced(Loop, {WarmupNs, _SampleNs, Samples, FixedLoops}) ->
     measure_fixed(Loop, WarmupNs, FixedLoops, Samples).
 
 -spec measure(loop(), {WarmupNs :: non_neg_integer(), SampleNs :: pos_integer()},
@@ -69,7 +95,27 @@ calibrate(Loop, WarmupNs, SampleNs, N, Spent0) ->
 timed(Loop, N) ->
     T0 = erlang:monotonic_time(nanosecond),
     _ = Loop(N),
-    erlang:monotonic_time(nanosecond) - T0.
+    T = erlang:monotonic_time(nanosecond) - T0,
+    pace(T),
+    T.
+
+%% Under a duty cycle: sleep until Busy / Elapsed =< Permille / 1000. Whole
+%% milliseconds only (the timer's resolution); a shorter debt waits for the
+%% next run, so short calibration runs add up instead of escaping the bound.
+pace(T) ->
+    case get(?PACE) of
+        {Start, Busy0, Permille} ->
+            Busy = Busy0 + T,
+            put(?PACE, {Start, Busy, Permille}),
+            Due = Start + Busy * 1000 div Permille,
+            WaitMs = (Due - erlang:monotonic_time(nanosecond)) div 1000000,
+            case WaitMs > 0 of
+                true -> receive after WaitMs -> ok end;
+                false -> ok
+            end;
+        _ ->
+            ok
+    end.
 
 %% ---------------------------------------------------------------------------
 %% The thread's harness, to show what it can resolve:

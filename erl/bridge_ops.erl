@@ -15,13 +15,16 @@
 -export([greeting/0, handle/2]).
 -export_type([error_class/0, error_reply/0, reply/0]).
 
--import(bridge_args, [arg/2, bin_arg/2, pos_int/4, opt_int/5, printable/1]).
+-import(bridge_args, [arg/2, bin_arg/2, bins_arg/3, pos_int/4, opt_int/5, printable/1]).
 
 %% Bounds on what a request may ask for, so a bad request cannot tie the
 %% worker up for hours: at most 100,000 samples of at most 60 s each.
 -define(MAX_SAMPLES, 100000).
 -define(MAX_SAMPLE_NS, 60000000000).
 -define(MAX_LOOPS, 1000000000).
+%% Random bytes per call, PBKDF2 iterations per call: bounds of the same kind.
+-define(MAX_RAND_BYTES, 64 * 1024 * 1024).
+-define(MAX_ITERATIONS, 100000000).
 
 -type error_class() :: bad_request | unknown_op | unknown_call | unsupported | failed.
 -type error_reply() :: {error, {error_class(), binary()}}.
@@ -40,19 +43,23 @@ handle(<<"bench">>, Args) ->
     bench(Args);
 handle(<<"tc">>, Args) ->
     tc(Args);
+handle(<<"conc">>, Args) ->
+    conc(Args);
 handle(Op, _Args) ->
     {error, {unknown_op, <<"unknown operation: ", (printable(Op))/binary>>}}.
 
 %% ---------------------------------------------------------------------------
 %% bench: one call, measured. Reply: api, loops, samples (ns each), output,
-%% warmup_ns.
+%% warmup_ns. An optional load_permille (1..1000, default 1000) bounds the
+%% share of one scheduler the measurement keeps busy (bridge_measure:run/3):
+%% the driver sends it only to a node it measures over distribution.
 
 bench(Args) ->
     case prepare(Args) of
-        {ok, Api, {Once, Loop}, Params} ->
+        {ok, Api, {Once, Loop}, Params, Permille} ->
             case safe_once(Once) of
                 {ok, Output} ->
-                    {Loops, Durations, Spent} = bridge_measure:run(Loop, Params),
+                    {Loops, Durations, Spent} = bridge_measure:run(Loop, Params, Permille),
                     {ok, [{api, bridge_api:api_name(Api)}, {loops, Loops}, {samples, Durations},
                           {output, Output}, {warmup_ns, Spent}]};
                 {error, _} = E ->
@@ -83,8 +90,9 @@ prepare(Args) ->
                   %% loops > 0: a later round of an interleaved run; reuse the
                   %% loop count calibrated in the first round.
                   opt_int(<<"loops">>, Args, 0, 0, ?MAX_LOOPS)},
+        Permille = opt_int(<<"load_permille">>, Args, 1000, 1, 1000),
         case prepare_call(Call, Args) of
-            {ok, Api, Timed} -> {ok, Api, Timed, Params};
+            {ok, Api, Timed} -> {ok, Api, Timed, Params, Permille};
             {error, _} = E -> E
         end
     catch
@@ -114,6 +122,25 @@ prepare_call(<<"mac_stream">>, Args) ->
             none -> {error, {unsupported, <<"no streaming HMAC API in this crypto">>}};
             Api -> {ok, Api, bridge_loops:mac_stream(Api, Dg, Key, Data, MacBytes)}
         end
+    end);
+prepare_call(<<"mac_key">>, Args) ->
+    Key = bin_arg(<<"key">>, Args),
+    with_digest(Args, fun(Dg) ->
+        case bridge_api:stream_api(fun erlang:function_exported/3) of
+            none -> {error, {unsupported, <<"no streaming HMAC API in this crypto">>}};
+            mac_init -> {ok, mac_key, bridge_loops:mac_key(mac_init, Dg, Key)};
+            hmac_init -> {ok, hmac_key, bridge_loops:mac_key(hmac_init, Dg, Key)}
+        end
+    end);
+prepare_call(<<"nif_floor">>, Args) ->
+    MacBytes = pos_int(<<"mac_bytes">>, Args, 0, 64),
+    with_digest(Args, fun(Dg) ->
+        %% As many bytes as the MAC this scenario makes.
+        Size = case MacBytes of
+                   0 -> byte_size(crypto:hash(Dg, <<>>));
+                   _ -> MacBytes
+               end,
+        {ok, exor, bridge_loops:nif_floor(binary:copy(<<0>>, Size))}
     end);
 prepare_call(<<"cipher">>, Args) ->
     Data = bin_arg(<<"data">>, Args),
@@ -156,8 +183,131 @@ prepare_call(<<"hash">>, Args) ->
             hash -> {ok, hash, bridge_loops:hash(Dg, Data)}
         end
     end);
+prepare_call(<<"rand_bytes">>, Args) ->
+    N = pos_int(<<"count">>, Args, 1, ?MAX_RAND_BYTES),
+    {ok, strong_rand_bytes, bridge_loops:rand_bytes(N)};
+prepare_call(<<"pbkdf2">>, Args) ->
+    Pass = bin_arg(<<"key">>, Args),
+    Salt = bin_arg(<<"iv">>, Args),
+    Iter = pos_int(<<"count">>, Args, 1, ?MAX_ITERATIONS),
+    Len = pos_int(<<"key_bytes">>, Args, 1, 1024),
+    with_digest(Args, fun(Dg) ->
+        case bridge_api:pbkdf2_api(fun erlang:function_exported/3) of
+            none -> {error, {unsupported, missing(<<"crypto:pbkdf2_hmac/5 came in OTP 24.2">>)}};
+            pbkdf2_hmac -> {ok, pbkdf2_hmac, bridge_loops:pbkdf2(Dg, Pass, Salt, Iter, Len)}
+        end
+    end);
+prepare_call(<<"aead_reuse">>, Args) ->
+    Data = bin_arg(<<"data">>, Args),
+    Key = bin_arg(<<"key">>, Args),
+    IV = bin_arg(<<"iv">>, Args),
+    with_aead(Args, fun(C) -> {ok, aead_init, bridge_loops:aead_reuse(C, Key, IV, Data)} end);
+prepare_call(<<"aead_setup">>, Args) ->
+    Key = bin_arg(<<"key">>, Args),
+    with_aead(Args, fun(C) -> {ok, aead_init_only, bridge_loops:aead_setup(C, Key)} end);
+prepare_call(<<"eddsa_sign">>, Args) ->
+    Msg = bin_arg(<<"data">>, Args),
+    Priv = bin_arg(<<"key">>, Args),
+    with_table(fun bridge_api:ed_curve/1, Args, fun(Curve) ->
+        {ok, sign, bridge_loops:eddsa_sign(Curve, Msg, Priv)}
+    end);
+prepare_call(<<"eddsa_verify">>, Args) ->
+    Msg = bin_arg(<<"data">>, Args),
+    Pub = bin_arg(<<"pub">>, Args),
+    Sig = bin_arg(<<"sig">>, Args),
+    with_table(fun bridge_api:ed_curve/1, Args, fun(Curve) ->
+        {ok, verify, bridge_loops:eddsa_verify(Curve, Msg, Sig, Pub)}
+    end);
+prepare_call(<<"rsa_sign_pkcs1">>, Args) ->
+    rsa_call(sign, pkcs1, Args);
+prepare_call(<<"rsa_sign_pss">>, Args) ->
+    rsa_call(sign, pss, Args);
+prepare_call(<<"rsa_verify_pkcs1">>, Args) ->
+    rsa_call(verify, pkcs1, Args);
+prepare_call(<<"rsa_verify_pss">>, Args) ->
+    rsa_call(verify, pss, Args);
+prepare_call(<<"rsa_import">>, Args) ->
+    Priv = bins_arg(<<"parts">>, Args, 8),
+    case bridge_api:import_api(fun erlang:function_exported/3) of
+        none -> {error, {unsupported, missing(<<"crypto:privkey_to_pubkey/2 came in OTP 20.2">>)}};
+        Api -> {ok, Api, bridge_loops:rsa_import(Priv)}
+    end;
+prepare_call(<<"agree">>, Args) ->
+    Priv = bin_arg(<<"key">>, Args),
+    PeerPub = bin_arg(<<"pub">>, Args),
+    with_table(fun bridge_api:agreement_curve/1, Args, fun(Curve) ->
+        {ok, compute_key, bridge_loops:agree(Curve, PeerPub, Priv)}
+    end);
+prepare_call(<<"agree_fresh">>, Args) ->
+    PeerPub = bin_arg(<<"pub">>, Args),
+    with_table(fun bridge_api:agreement_curve/1, Args, fun(Curve) ->
+        {ok, generate_compute, bridge_loops:agree_fresh(Curve, PeerPub)}
+    end);
 prepare_call(Other, _Args) ->
     {error, {unknown_call, <<"unknown call: ", (printable(Other))/binary>>}}.
+
+%% An unsupported call's reason names the release it ran on.
+missing(What) ->
+    <<What/binary, "; this node is OTP ", (list_to_binary(erlang:system_info(otp_release)))/binary>>.
+
+with_aead(Args, Fun) ->
+    case bridge_api:cipher(bin_arg(<<"cipher">>, Args)) of
+        {ok, {C, aead}} ->
+            case bridge_api:aead_reuse_api(fun erlang:function_exported/3) of
+                none ->
+                    {error, {unsupported, missing(<<"no reusable AEAD context before OTP 28:"
+                                                    " crypto_one_time_aead_init/4 came in 28.0,"
+                                                    " and crypto_init/4 refuses AEAD ciphers">>)}};
+                aead_init ->
+                    Fun(C)
+            end;
+        {ok, {_, cbc}} ->
+            {error, {bad_request, <<"not an AEAD cipher">>}};
+        {error, _} = E ->
+            E
+    end.
+
+%% A name looked up in one of bridge_api's closed tables (the "curve" argument).
+with_table(Table, Args, Fun) ->
+    case Table(bin_arg(<<"curve">>, Args)) of
+        {ok, Value} -> Fun(Value);
+        {error, _} = E -> E
+    end.
+
+%% RSA: PKCS#1 v1.5 through sign/4 and verify/5; PSS with the salt length the
+%% driver gives and MGF1 over the message digest, through sign/5 and verify/6.
+rsa_call(Role, Padding, Args) ->
+    Msg = bin_arg(<<"data">>, Args),
+    Priv = bins_arg(<<"parts">>, Args, 8),
+    {Opts, SigKey} =
+        case Padding of
+            pkcs1 -> {[], <<"sig">>};
+            pss -> {pss, <<"sig_pss">>}
+        end,
+    Sig = case Role of
+              verify -> bin_arg(SigKey, Args);
+              sign -> <<>>
+          end,
+    Salt = case Padding of
+               pss -> pos_int(<<"salt_bytes">>, Args, 0, 512);
+               pkcs1 -> 0
+           end,
+    with_digest(Args, fun(Dg) ->
+        Options = case Opts of
+                      [] -> [];
+                      pss -> [{rsa_padding, rsa_pkcs1_pss_padding}, {rsa_pss_saltlen, Salt},
+                              {rsa_mgf1_md, Dg}]
+                  end,
+        case {Role, Options} of
+            {sign, []} -> {ok, sign, bridge_loops:rsa_sign(Dg, Msg, Priv, [])};
+            {sign, _} -> {ok, sign_opts, bridge_loops:rsa_sign(Dg, Msg, Priv, Options)};
+            {verify, []} ->
+                {ok, verify, bridge_loops:rsa_verify(Dg, Msg, Sig, lists:sublist(Priv, 2), [])};
+            {verify, _} ->
+                {ok, verify_opts,
+                 bridge_loops:rsa_verify(Dg, Msg, Sig, lists:sublist(Priv, 2), Options)}
+        end
+    end).
 
 with_digest(Args, Fun) ->
     case bridge_api:digest(bin_arg(<<"digest">>, Args)) of
@@ -172,6 +322,41 @@ with_curve(Args, Fun) ->
         {{ok, Curve}, {ok, Dg}} -> Fun(Curve, Dg);
         {{error, _} = E, _} -> E;
         {_, {error, _} = E} -> E
+    end.
+
+%% ---------------------------------------------------------------------------
+%% conc: one call made by N processes at once over common time windows
+%% (bridge_concurrency). Reply: api, level, batch, windows, latency_ns,
+%% probe_ns, probe_idle_ns, sched, schedulers_online,
+%% dirty_cpu_schedulers_online, output.
+
+-define(MAX_WORKERS, 1024).
+
+conc(Args) ->
+    try
+        Params = #{workers => pos_int(<<"workers">>, Args, 1, ?MAX_WORKERS),
+                   warmup_ns => pos_int(<<"warmup_ns">>, Args, 0, ?MAX_SAMPLE_NS),
+                   window_ns => pos_int(<<"window_ns">>, Args, 1000000, ?MAX_SAMPLE_NS),
+                   windows => pos_int(<<"windows">>, Args, 1, ?MAX_SAMPLES),
+                   batch => opt_int(<<"batch">>, Args, 0, 0, ?MAX_LOOPS),
+                   idle_probe_ms => opt_int(<<"idle_probe_ms">>, Args, 0, 0, 10000),
+                   same_output => opt_int(<<"same_output">>, Args, 1, 0, 1) =:= 1},
+        case prepare_call(arg(<<"call">>, Args), Args) of
+            {ok, Api, {Once, Loop}} ->
+                case safe_once(Once) of
+                    {ok, _} ->
+                        case bridge_concurrency:run(Once, Loop, Params) of
+                            {ok, Reply} -> {ok, [{api, bridge_api:api_name(Api)} | Reply]};
+                            {error, _} = E -> E
+                        end;
+                    {error, _} = E ->
+                        E
+                end;
+            {error, _} = E ->
+                E
+        end
+    catch
+        throw:{bad_arg, Message} -> {error, {bad_request, Message}}
     end.
 
 %% ---------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 %% Started by the Python driver as
 %%   erl -noshell -noinput -pa CACHE -s bridge_worker main
 %% with no distribution flags: no -sname/-name, so no epmd and no socket.
+%% For --node the driver adds -hidden -dist_listen false -nocookie, and this
+%% worker then relays requests to running nodes (bridge_remote).
 %%
 %% Wire protocol ({packet,4} + external term format on fd 0/1):
 %%   worker -> driver, once:  {ready, ProtocolVersion, Greeting}
@@ -68,8 +70,13 @@ handle(Port, {call, Id, Op, Args}) ->
 %% worker.
 run_isolated(Port, Id, Op, Args) ->
     Self = self(),
-    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), bridge_ops:handle(Op, Args)} end),
+    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), dispatch(Op, Args)} end),
     wait(Port, Id, Pid, Ref).
+
+%% The node_... operations reach other nodes (bridge_remote); it refuses
+%% them unless bridge started this worker for --node.
+dispatch(<<"node_", _/binary>> = Op, Args) -> bridge_remote:handle(Op, Args);
+dispatch(Op, Args) -> bridge_ops:handle(Op, Args).
 
 wait(Port, Id, Pid, Ref) ->
     receive

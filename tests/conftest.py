@@ -4,6 +4,7 @@ and the real openssl binary; they are skipped only where the binary is absent
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -37,6 +38,31 @@ FAST_ARGS = [
 
 needs_erl = pytest.mark.skipif(shutil.which("erl") is None, reason="erl not installed")
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
+
+
+def _crash_dumps() -> dict[Path, float]:
+    """erl_crash.dump files in the working directory and the repository
+    (its virtualenv and .git aside), with their modification times."""
+    found = {}
+    places = [Path.cwd() / "erl_crash.dump"]
+    for top, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in (".venv", ".git")]
+        if "erl_crash.dump" in files:
+            places.append(Path(top) / "erl_crash.dump")
+    for path in places:
+        with contextlib.suppress(OSError):
+            found[path] = path.stat().st_mtime
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_crash_dump_left():
+    # Every erl bridge starts sends its crash dump to a private directory;
+    # a dump here means one did not.
+    before = _crash_dumps()
+    yield
+    new = [str(p) for p, t in _crash_dumps().items() if before.get(p) != t]
+    assert not new, f"a test left an Erlang crash dump: {new}"
 
 
 # The environment bridge's tests started in, before any fixture changes it:
@@ -162,3 +188,27 @@ def no_leftovers():
     yield
     left = wait_gone(worker_pids() - before)
     assert not left, f"worker processes outlived the test: {sorted(left)}"
+
+
+# What a run says about the machine and the spread of its samples (bridge.noise,
+# unstable cells): it depends on the load and on short test settings, so a test
+# that checks its own warnings leaves these out.
+NOISE_WARNINGS = (
+    "did not reach the target",
+    "during the run",
+    "(steal)",
+    "frequency governor",
+    "SMT: CPUs",
+    "bimodal samples",
+    "drifting samples",
+)
+
+
+def own_stderr(stderr: str) -> list[str]:
+    """stderr's lines without the machine-noise warnings and advice."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if not line.startswith("bridge: advice:")
+        and not (line.startswith("bridge: warning:") and any(n in line for n in NOISE_WARNINGS))
+    ]

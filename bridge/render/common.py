@@ -3,12 +3,18 @@ problem lines, and the semantics notes."""
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 
 import tabulate as tabulate_module
 from tabulate import tabulate
 
-from bridge import ab, calls, model, stats, verdicts, vocab
+from bridge import ab, calls, model, stats, verdicts, versus, vocab
+from bridge.render import ratios, titles, units
+
+# The masks bridge sets for hw off: the other variables of a runtime's `env`
+# record were given by the user (--env). As bridge.runtimes.base.MASK_VARS.
+MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
 
 
 def title(report: model.Report) -> str:
@@ -25,13 +31,39 @@ def by_scenario(report: model.Report) -> dict[str, list[model.Result]]:
 
 
 def scenario_description(report: model.Report, name: str) -> str:
-    return report.description(name)
+    """The description, its sizes made to match the sizes actually run (the
+    results'), whatever --sizes chose (bridge.render.titles)."""
+    sizes = [r.size for r in report.results if r.scenario == name]
+    return titles.sized(report.description(name), sizes)
 
 
 def who(report: model.Report, runtime_id: str, call: str) -> str:
-    """A call named with its runtime kind ("Erlang crypto:hash(...)")."""
+    """A call named with its runtime kind ("Erlang crypto:hash(...)"), and
+    with its runtime ("... on erlang@23.2.6") when the report has several
+    runtimes of that kind: otherwise two lines would differ only in numbers."""
+    base = _kind_and_call(report, runtime_id, call)
+    return f"{base} on {runtime_id}" if _several(report, runtime_id) else base
+
+
+def explanation(report: model.Report, v: model.HwVerdict) -> str:
+    """A verdict's stored explanation, naming its runtime where the report has
+    several of its kind. Composed here from the record's fields, so reports
+    written before the names read right too."""
+    if not _several(report, v.runtime):
+        return v.explanation
+    base = _kind_and_call(report, v.runtime, v.call)  # how ab.who began it
+    if v.explanation.startswith(base):
+        return who(report, v.runtime, v.call) + v.explanation[len(base) :]
+    return f"{v.runtime}: {v.explanation}"
+
+
+def _kind_and_call(report: model.Report, runtime_id: str, call: str) -> str:
     kind = report.kind_of(runtime_id)
     return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
+
+
+def _several(report: model.Report, runtime_id: str) -> bool:
+    return report.kind_of(runtime_id) in versus.several(report)
 
 
 def ordered(report: model.Report, results: list[model.Result]) -> list[model.Result]:
@@ -49,6 +81,8 @@ def ordered(report: model.Report, results: list[model.Result]) -> list[model.Res
 
     kinds = first_seen(kind)
     call_ids = first_seen(lambda r: (kind(r), r.call_id))
+    # Running nodes (--node) of one host sit together, after this machine's.
+    hosts = first_seen(lambda r: _host(report, r.runtime))
     runtimes = first_seen(lambda r: r.runtime)
     return sorted(
         results,
@@ -57,28 +91,15 @@ def ordered(report: model.Report, results: list[model.Result]) -> list[model.Res
             call_ids[(kind(r), r.call_id)],
             r.size,
             r.hw != "on",
+            hosts[_host(report, r.runtime)],
             runtimes[r.runtime],
         ),
     )
 
 
-def versus_first(report: model.Report, results: list[model.Result]) -> dict[int, str]:
-    """id(result) -> its median over the first-named runtime of its kind, for
-    the same call, size and hw; empty when no kind has two runtimes."""
-    firsts: dict[tuple, model.Result] = {}
-    out: dict[int, str] = {}
-    kinds_seen: dict[str, set[str]] = defaultdict(set)
-    for r in results:
-        kinds_seen[report.kind_of(r.runtime)].add(r.runtime)
-    if all(len(ids) < 2 for ids in kinds_seen.values()):
-        return {}
-    for r in results:
-        kind = report.kind_of(r.runtime)
-        if not r.ok or len(kinds_seen[kind]) < 2:
-            continue
-        first = firsts.setdefault((kind, r.call_id, r.size, r.hw), r)
-        out[id(r)] = f"{r.median() / first.median():.2f}×"
-    return out
+def _host(report: model.Report, runtime_id: str) -> str:
+    rt = report.runtime(runtime_id)
+    return rt.node_host if rt is not None else ""
 
 
 def verdict_lines(report: model.Report, scenario: str) -> list[str]:
@@ -92,19 +113,16 @@ def verdict_lines(report: model.Report, scenario: str) -> list[str]:
     if not groups:
         return []
     lines = ["", "Hardware verdicts (hw off = the feature masked from process start):"]
+    unit = units.unit(report, scenario)
     for vs in groups.values():
         if len(vs) > 1 and all(v.verdict == "used" for v in vs):
             v0 = vs[0]
             head = f"{who(report, v0.runtime, v0.call)} uses {ab.feature_name(v0.feature)}"
-            sizes = ", ".join(f"{v.speedup:.2f}× at {_bytes(v.size)}" for v in vs)
+            sizes = ", ".join(f"{v.speedup:.2f}× at {units.short(v.size, unit)}" for v in vs)
             lines.append(f"- {head}: slower without it by {sizes}")
         else:
-            lines += [f"- {v.explanation}" for v in vs]
+            lines += [f"- {explanation(report, v)}" for v in vs]
     return lines
-
-
-def _bytes(n: int) -> str:
-    return size_text(n).replace(" bytes", " B")
 
 
 def size_text(n: int) -> str:
@@ -127,7 +145,7 @@ def provenance_items(report: model.Report) -> list[str]:
         if rt.id in seen:
             continue
         seen.add(rt.id)
-        items.append(f"{rt.id}: {runtime_summary(rt)}")
+        items.append(f"{rt.id}: {runtime_summary(rt)}{given_summary(rt)}")
     for exp in report.hardware.experiments or ():
         if exp.mask:
             items.append(f"{exp.runtime} hw off: {exp.mask.variable}={exp.mask.value}")
@@ -147,6 +165,15 @@ def warning_lines(report: model.Report) -> list[str]:
     for rt in report.runtimes:
         if rt.kind == "python" and rt.details.get("hashlib_uses_openssl") is False:
             lines.append(f"warning: {rt.id} hashlib uses its built-in code, not OpenSSL")
+        own = rt.details.get("cryptography_openssl_version")
+        system = str(rt.details.get("ssl_openssl_version", ""))
+        if rt.kind == "python" and not rt.masked and own and own.split()[:2] != system.split()[:2]:
+            lines.append(
+                f"warning: {rt.id} runs its cryptography rows (ciphers, signatures, key"
+                f" agreement) on the {own} inside the cryptography package, not on the"
+                f" system's {rt.details.get('ssl_openssl_version')}"
+            )
+    lines += [f"warning: {w}" for w in ratios.resolution_warning(report, versus.of(report))]
     return [""] + lines if lines else []
 
 
@@ -162,12 +189,16 @@ class Fastest:
         self.report = report
         self.best: dict[tuple[int, str, str], float] = {}
         for r in results:
-            if r.ok:
+            # A pasted line can say 0 operations; a part of a call does not compete.
+            if r.ok and r.median() > 0 and not calls.is_part(report.kind_of(r.runtime), r.call_id):
                 m, key = r.median(), compare_key(report, r)
                 self.best[key] = min(self.best.get(key, m), m)
 
-    def ratio(self, r: model.Result) -> float:
-        return r.median() / self.best[compare_key(self.report, r)]
+    def ratio(self, r: model.Result) -> float | None:
+        if calls.is_part(self.report.kind_of(r.runtime), r.call_id):
+            return None
+        best = self.best.get(compare_key(self.report, r))
+        return r.median() / best if best and r.median() > 0 else None
 
 
 def fastest(report: model.Report, results: list[model.Result]) -> Fastest:
@@ -175,12 +206,16 @@ def fastest(report: model.Report, results: list[model.Result]) -> Fastest:
 
 
 def match_by_result(report: model.Report) -> dict[int, str]:
-    """id(result) -> 'yes' | 'NO' | 'unchecked', from the interop checks."""
+    """id(result) -> 'yes' | 'NO' | 'unchecked' | 'part' (a part of a call,
+    whose output is no MAC), from the interop checks."""
     out = {}
     for check in report.interop:
         for r in report.results:
             if r.scenario == check.scenario and r.size == check.size and r.ok:
-                if not r.output_hex:
+                call = calls.lookup(report.kind_of(r.runtime), r.call_id)
+                if call is not None and call.check is calls.Check.PART:
+                    out[id(r)] = "part"
+                elif not r.output_hex:
                     out[id(r)] = "unchecked"
                 else:
                     out[id(r)] = "NO" if r.key.output in check.mismatched else "yes"
@@ -198,16 +233,20 @@ def unsupported(results: list[model.Result]) -> tuple[dict[int, str], list[str]]
     return marks, [f"[{mark}] unsupported on {text}" for text, mark in notes.items()]
 
 
-def cells(r: model.Result, fastest: Fastest, match: dict, x: str = "×") -> dict[str, str]:
-    """The figures every renderer shows for an ok result, formatted once."""
+def cells(
+    r: model.Result, fastest: Fastest, match: dict, x: str = "×", unit: str = units.BYTES
+) -> dict[str, str]:
+    """The figures every renderer shows for an ok result, formatted once.
+    MB/s only where sizes are bytes."""
     s = r.summary()
-    ops = 1e9 / s.median
+    ops = 1e9 / s.median if s.median > 0 else 0.0
+    rel = fastest.ratio(r)
     return {
         "ns_ci": ns_with_ci(s, imported=r.imported),
         "median": fmt_ns(s.median),
         "ops": si(ops),
-        "mbs": f"{ops * r.size / 1e6:,.1f}",
-        "rel": f"{fastest.ratio(r):.2f}{x}",
+        "mbs": f"{ops * r.size / 1e6:,.1f}" if unit == units.BYTES else "–",
+        "rel": "–" if rel is None else f"{rel:.2f}{x}",
         "ok": match.get(id(r), "–"),
     }
 
@@ -269,8 +308,20 @@ def provenance_lines(report: model.Report) -> list[str]:
     ]
     for rt in report.runtimes:
         if not rt.masked:  # a masked twin has the same provenance
-            lines.append(f"{rt.id}: {runtime_summary(rt)}")
+            lines.append(f"{rt.id}: {runtime_summary(rt)}{given_summary(rt)}")
     return lines
+
+
+def given_summary(rt: model.Runtime) -> str:
+    """What the user gave one runtime (--env, --libcrypto), and the proof
+    that a --libcrypto library was the one loaded."""
+    given = {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
+    text = "".join(f"; {k}={v}" for k, v in given.items())
+    other = rt.details.get("libcrypto_dir")
+    if other:
+        text += f"; libcrypto {other.get('file')} ({other.get('version')}), mapped as"
+        text += f" {', '.join(other.get('maps') or ['?'])}"
+    return text
 
 
 def runtime_summary(rt: model.Runtime) -> str:
@@ -279,11 +330,13 @@ def runtime_summary(rt: model.Runtime) -> str:
         return (
             f"OTP {d.get('otp_version')}, erts {d.get('erts_version')}, {d.get('emu_flavor')},"
             f" crypto {d.get('crypto_app_version')}, crypto:info_lib(): {d.get('crypto_lib')}"
-        )
+        ) + _node_summary(d.get("node"))
     if rt.kind == "python":
         impl = "OpenSSL" if d.get("hashlib_uses_openssl") else "built-in (not OpenSSL)"
+        own = d.get("cryptography_openssl_version")
         return (
             f"{rt.version} ({rt.executable}), ssl: {d.get('ssl_openssl_version')}, hashlib: {impl}"
+            + (f", cryptography: {own}" if own else "")
         )
     if rt.kind == "openssl" and d.get("imported"):
         return d.get("label", rt.version)
@@ -292,10 +345,39 @@ def runtime_summary(rt: model.Runtime) -> str:
     return rt.version
 
 
+def _node_summary(node) -> str:
+    """A running node's own host and what bridge did there: the report's
+    environment block describes bridge's machine, not the node's."""
+    if not isinstance(node, dict):
+        return ""
+    cpu = node.get("cpu") or {}
+    virt = ", virtualized" if cpu.get("virtualized") else ""
+    host = node.get("hostname") or node.get("host")
+    text = f"; running node {node.get('name')} (os pid {node.get('os_pid')}) on host {host}"
+    if cpu:
+        flags = " ".join(cpu.get("flags") or []) or "none"
+        text += f": {cpu.get('model')} ({cpu.get('arch')}{virt}), crypto flags: {flags}"
+    agent = node.get("agent")
+    if isinstance(agent, dict):
+        text += (
+            f"; measured by bridge's agent (built by {agent.get('compiled_by')}) at most"
+            f" {float(agent.get('max_load', 1)):.0%} of one scheduler busy"
+        )
+    if node.get("provenance"):
+        text += f"; {node['provenance']}"
+    return text
+
+
 def problem_lines(report: model.Report) -> list[str]:
     lines = []
     for s in report.skipped:
-        lines.append(f"skipped {s.runtime}: {s.reason}")
+        asked = f" (asked for with {s.requested})" if s.requested else ""
+        lines.append(f"skipped {s.runtime}{asked}: {s.reason}")
+    for u in report.unstable:
+        lines.append(
+            f"not stable: {u.runtime} {u.call_id} at {size_text(u.size)} (hw {u.hw}):"
+            f" 95% CI ±{u.ci_halfwidth * 100:.1f}%, wider than the run's target"
+        )
     for e in report.errors:
         lines.append(f"error: {e.message}")
         tail = (e.stderr_tail or "").strip()
@@ -328,14 +410,18 @@ def fit_lines(
     fs = [f for f in report.fits if f.scenario == scenario]
     if not fs:
         return []
+    # Several runtimes of a kind (two OTPs): each row names its runtime.
+    named = any(report.kind_of(f.runtime) in versus.several(report) for f in fs)
     rows = []
     for f in fs:
         kind = report.kind_of(f.runtime)
         name = f.call_id if short else f.call
         name = name if name.startswith(kind) else f"{kind} {name}"
         gbs = f"{f.gb_per_s:.2f}" if f.gb_per_s else "-"
-        rows.append([name, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
-    headers = ["call", "hw", "a ns/call", "b ns/byte", "1/b GB/s", "R²"]
+        head = [f.runtime, f.call_id if short else f.call] if named else [name]
+        rows.append([*head, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
+    headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", "b ns/byte"]
+    headers += ["1/b GB/s", "R²"]
     return [
         "",
         "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",
@@ -382,11 +468,15 @@ def tc_lines(report: model.Report, scenario: str) -> list[str]:
         tablefmt="simple",
         disable_numparse=True,
     )
+    note = (
+        "timer:tc rounds each call to a whole microsecond: a call of 2-4 us reads as 2, 3 or"
+        " 4, so differences under a microsecond, and any 25% change at this size, are"
+        " below what it can show. bridge times loops of calls in nanoseconds instead."
+    )
+    # The table as it is (a wrapped table row is no row), the prose wrapped.
     return [
         "",
         "The thread's method (timer:tc per call, whole microseconds):",
         *table.splitlines(),
-        "timer:tc rounds each call to a whole microsecond: a call of 2-4 us reads as 2, 3 or"
-        " 4, so differences under a microsecond, and any 25% change at this size, are"
-        " below what it can show. bridge times loops of calls in nanoseconds instead.",
+        *textwrap.wrap(note, 100),
     ]

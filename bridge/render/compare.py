@@ -8,7 +8,7 @@ import textwrap
 from tabulate import tabulate
 
 from bridge.compare import Comparison
-from bridge.render import common
+from bridge.render import common, upgrade
 
 
 def render(c: Comparison, fmt: str) -> str:
@@ -34,13 +34,15 @@ def render(c: Comparison, fmt: str) -> str:
             out += _text_tables(rows)
         else:
             out += _wide_table(rows, fmt, x)
+        out += _upgrade_lines(c.upgrades.get(i, []), fmt)
         out.append("")
     if c.environment_diff:
         out += [
             "What differs between the environments:" if fmt != "markdown" else "#### Environments"
         ]
         for what, values in c.environment_diff:
-            line = f"- {what}: " + " | ".join(f"{c.labels[i]}: {v}" for i, v in enumerate(values))
+            known = [(c.labels[i], v) for i, v in enumerate(values) if v is not None]
+            line = f"- {what}: " + " | ".join(f"{label}: {v}" for label, v in known)
             out += _wrap(line, ascii_only, indent="  ")
     else:
         out.append("The environments match (CPU, OS, kernel, OTP, OpenSSL).")
@@ -56,7 +58,24 @@ def _wrap(text: str, ascii_only: bool, indent: str = "") -> list[str]:
     return textwrap.wrap(text, 72, subsequent_indent=indent, break_on_hyphens=False) or [""]
 
 
+def _named(rows) -> set[str]:
+    """Kinds with several runtimes on either side (two OTPs in a report):
+    their rows name the runtimes, or two rows would differ only in numbers."""
+    kinds = {r.kind for r in rows}
+    return {
+        k
+        for k in kinds
+        if len({r.runtime_a for r in rows if r.kind == k}) > 1
+        or len({r.runtime_b for r in rows if r.kind == k}) > 1
+    }
+
+
+def _runtimes(r) -> str:
+    return r.runtime_a if r.runtime_a == r.runtime_b else f"{r.runtime_a} / {r.runtime_b}"
+
+
 def _wide_table(rows, fmt: str, x: str) -> list[str]:
+    named = _named(rows)
     table_rows = []
     for r in rows:
         hw = r.hw_a if r.hw_a == r.hw_b else f"{r.hw_a}/{r.hw_b}"
@@ -65,6 +84,7 @@ def _wide_table(rows, fmt: str, x: str) -> list[str]:
         table_rows.append(
             [
                 r.scenario,
+                *([_runtimes(r) if r.kind in named else ""] if named else []),
                 who,
                 r.size,
                 hw,
@@ -75,7 +95,8 @@ def _wide_table(rows, fmt: str, x: str) -> list[str]:
                 r.verdict,
             ]
         )
-    headers = ["scenario", "call", "bytes", "hw", "A ns", "B ns", "B/A", "95% CI", "verdict"]
+    headers = ["scenario", *(["runtime (A / B)"] if named else []), "call", "bytes", "hw"]
+    headers += ["A ns", "B ns", "B/A", "95% CI", "verdict"]
     tablefmt = "github" if fmt == "markdown" else "simple"
     return tabulate(
         table_rows, headers=headers, tablefmt=tablefmt, disable_numparse=True
@@ -86,16 +107,28 @@ SHORT = {"within noise": "noise", "unknown (no samples)": "n/a"}
 
 
 def _text_tables(rows) -> list[str]:
-    """Narrow enough for 72 columns: one table per scenario, short names."""
+    """Narrow enough for 72 columns: one table per scenario, short names;
+    where a kind has several runtimes, each row names its pair by a number
+    given once above the tables."""
     out = []
+    named = _named(rows)
+    pairs: dict[tuple[str, str], int] = {}
+    for r in rows:
+        if r.kind in named:
+            pairs.setdefault((r.runtime_a, r.runtime_b), len(pairs) + 1)
+    for (a, b), n in pairs.items():
+        out += _wrap(f"[{n}] {a if a == b else f'{a} (A) / {b} (B)'}", True, indent="    ")
+    if pairs:
+        out.append("")
     for scenario in dict.fromkeys(r.scenario for r in rows):
         table_rows = []
         for r in (r for r in rows if r.scenario == scenario):
             hw = r.hw_a if r.hw_a == r.hw_b else f"{r.hw_a}/{r.hw_b}"
             ci = f" ({r.ci95[0]:.2f}-{r.ci95[1]:.2f})" if r.ci95 else ""
+            n = pairs.get((r.runtime_a, r.runtime_b))
             table_rows.append(
                 [
-                    f"{r.kind} {r.call_id}",
+                    f"[{n}] {r.call_id}" if n else f"{r.kind} {r.call_id}",
                     r.size,
                     hw,
                     f"{common.fmt_ns(r.median_a)}/{common.fmt_ns(r.median_b)}",
@@ -108,3 +141,14 @@ def _text_tables(rows) -> list[str]:
         out += common.simple_table(table_rows, headers, width=0)
         out.append("")
     return out
+
+
+def _upgrade_lines(upgrades, fmt: str) -> list[str]:
+    if not upgrades:
+        return []
+    if fmt != "text":
+        return upgrade.wide(upgrades, fmt)[1:]
+    out = ["", "Where the versions differ:"]
+    for sentence in upgrade.sentences(upgrades, ascii_only=True):
+        out += textwrap.wrap(sentence, 72, initial_indent="- ", subsequent_indent="  ")
+    return out + upgrade.narrow(upgrades)

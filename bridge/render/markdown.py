@@ -6,7 +6,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common, summary
+from bridge.render import common, concurrency, ratios, summary, units, upgrade
 from bridge.render import noise as noise_view
 
 
@@ -16,6 +16,7 @@ def render(report: model.Report) -> str:
     for scenario, results in common.by_scenario(report).items():
         out += ["", f"#### {scenario}: {common.scenario_description(report, scenario)}", ""]
         out += _table(report, common.ordered(report, results))
+    out += concurrency.markdown_lines(report)
     paragraphs = noise_view.lines(report)
     if paragraphs:
         out += ["", "#### Noise", ""] + [f"- {p}" for p in paragraphs]
@@ -34,33 +35,51 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
     unsupported, notes = common.unsupported(results)
+    ratio = ratios.Ratios(report)
+    first = [ratios.FIRST] if ratio.shows_first else []
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     rows = []
     for r in results:
         call = f"`{r.call}` [{marks[r.semantics]}]"
         if not r.ok:
             mark = f"unsupported [{unsupported[id(r)]}]"
-            rows.append([r.runtime, call, r.size, r.hw, mark, "", "", ""])
+            rows.append([r.runtime, call, r.size, r.hw, mark, "", "", "", *["" for _ in first]])
             continue
-        c = common.cells(r, fastest, match)
-        rows.append([r.runtime, call, r.size, r.hw, c["ns_ci"], c["mbs"], c["rel"], c["ok"]])
+        c = common.cells(r, fastest, match, unit=unit)
+        rows.append(
+            [
+                r.runtime,
+                call,
+                r.size,
+                r.hw,
+                c["ns_ci"],
+                c["mbs"],
+                ratio.cell(ratios.FASTEST, r),
+                c["ok"],
+                *[ratio.cell(a, r) for a in first],
+            ]
+        )
     headers = [
         "runtime",
         "call",
-        "bytes",
+        unit,
         "hw",
         "ns/op median (95% CI)",
         "MB/s",
         "× fastest",
         "output ok",
+        *["× first named" for _ in first],
     ]
     lines = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True).splitlines()
     lines.append("")
     lines += [f"[{mark}] {semantics}  " for semantics, mark in marks.items()]
     lines += [f"{note}  " for note in notes]
+    lines += [f"{line}  " for line in ratio.legend(results)]
     lines += ["", *common.semantics_warning(results)]
     if results:
         fit = common.fit_lines(report, results[0].scenario)
         if fit:
             lines += ["", fit[1], "", "```", *fit[2:], "```"]
+        lines += upgrade.wide(upgrade.of(report, results[0].scenario), "markdown")
         lines += common.verdict_lines(report, results[0].scenario)
     return lines

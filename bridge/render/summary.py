@@ -5,36 +5,83 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import ab, interop, model
-from bridge.render import common
+from bridge import ab, calls, interop, model, versus
+from bridge.render import common, concurrency, ratios, units, upgrade
+from bridge.render import decompose as decomposition
 
 
 def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
     x = "x" if ascii_only else "×"
+    dash = "-" if ascii_only else "–"
+    ratio = ratios.Ratios(report)
     out: list[str] = []
     for scenario, results in common.by_scenario(report).items():
-        out += _speed_sentence(scenario, results, x)
+        # A set-up timed alone is not a way to do the operation: not "fastest".
+        work = [r for r in results if calls.role(report.kind_of(r.runtime), r.call_id) != "setup"]
+        unit = units.unit(report, scenario)
+        out += _speed_sentence(scenario, work, ratio, x, dash, unit)
+        out += _version_sentences(report, scenario, results, ratio, x, dash)
+        out += upgrade.sentences(upgrade.of(report, scenario), ascii_only)
         out += _verdict_sentences(report, scenario, x)
+        out += decomposition.sentences(report, scenario)
         out += _interop_sentence(report, scenario)
+    out += concurrency.sentences(report, ascii_only)
+    out += ratios.resolution_warning(report, ratio.diffs)
     for e in report.errors:
         out.append(f"Problem: {e.message}")
     return out
 
 
-def _speed_sentence(scenario: str, results: list[model.Result], x: str) -> list[str]:
-    ok = [r for r in results if r.ok and r.hw == "on"]
+def _speed_sentence(
+    scenario: str,
+    results: list[model.Result],
+    ratio: ratios.Ratios,
+    x: str,
+    dash: str,
+    unit: str = units.BYTES,
+) -> list[str]:
+    """The fastest at the largest size, but only when the others are
+    significantly slower: a winner inside the noise is not named."""
+    ok = [
+        r
+        for r in results
+        if r.ok and r.hw == "on" and not calls.is_part(ratio.report.kind_of(r.runtime), r.call_id)
+    ]
     if not ok:
         return []
     size = max(r.size for r in ok)
     at_size = sorted((r for r in ok if r.size == size), key=lambda r: r.median())
-    best = at_size[0]
-    parts = [
-        f"{scenario} at {common.size_text(size)}: fastest is {best.call} on {best.runtime}"
-        f" ({common.fmt_ns(best.median())} ns per call)"
-    ]
-    for r in at_size[1:4]:
-        parts.append(f"{r.call} on {r.runtime} takes {r.median() / best.median():.2f}{x}")
-    sentence = "; ".join(parts) + "."
+    best, others = at_size[0], at_size[1:]
+
+    def verdict(r: model.Result) -> str | None:
+        d = ratio.get(ratios.FASTEST, r)
+        return d.verdict if d else None
+
+    noise = [r for r in others if verdict(r) == "within noise"]
+    open_ = [r for r in others if verdict(r) in (versus.UNRESOLVED, versus.UNKNOWN)]
+    # Public-key rows have no message size (0): no "at 0 bytes".
+    where = f"{scenario} at {units.size_text(size, unit)}" if size else scenario
+    if noise:
+        level = [best, *noise]
+        names = ", ".join(f"{r.call} on {r.runtime}" for r in level[:4])
+        names += f" and {len(level) - 4} more" if len(level) > 4 else ""
+        low = common.fmt_ns(best.median())
+        drift = any(versus.is_drift(d) for r in noise if (d := ratio.get(ratios.FASTEST, r)))
+        why = "; the interleaved rounds disagree: drift" if drift else ""
+        head = f"{where}: no clear fastest: {names} are within noise of each other"
+        parts = [f"{head} ({low}{dash}{_ns(level[-1].median())} per call{why})"]
+    else:
+        lead = f"{best.call} on {best.runtime} ({_ns(best.median())} per call)"
+        if open_:
+            posted = all(verdict(r) == versus.UNKNOWN for r in open_)
+            why = "as posted, no samples to tell" if posted else "too few rounds to tell"
+            parts = [f"{where}: lowest median: {lead}, not called the fastest ({why})"]
+        else:
+            parts = [f"{where}: fastest is {lead}"]
+    for r in [r for r in others if r not in noise][:3]:
+        d = ratio.get(ratios.FASTEST, r)
+        parts.append(f"{r.call} on {r.runtime} takes {ratios.prose(d, x, dash)}" if d else "")
+    sentence = "; ".join(p for p in parts if p) + "."
     if len({r.semantics for r in at_size}) > 1:
         sentence += " The rows do not all include the same work (see the notes under the table)."
     return [sentence]
@@ -46,21 +93,52 @@ def _verdict_sentences(report: model.Report, scenario: str, x: str) -> list[str]
         if v.scenario == scenario:
             groups[(v.runtime, v.call, v.feature)].append(v)
     out, small_sizes = [], set()
+    unit = units.unit(report, scenario)
     for (runtime, call, feature), vs in groups.items():
         name = ab.feature_name(feature).split(" (")[0]
         who = common.who(report, runtime, call)
         used = [v for v in vs if v.verdict == "used"]
         if used:
-            sizes = ", ".join(f"{v.speedup:.1f}{x} at {common.size_text(v.size)}" for v in used)
+            sizes = ", ".join(
+                f"{v.speedup:.1f}{x} at {units.size_text(v.size, unit)}" for v in used
+            )
             out.append(f"{who} uses {name}: faster with them by {sizes}.")
             small_sizes |= {v.size for v in used if (v.speedup or 0) < 1.5}
-        out += [v.explanation + "." for v in vs if v.verdict != "used"]
+        out += [common.explanation(report, v) + "." for v in vs if v.verdict != "used"]
     if small_sizes:
-        where = ", ".join(common.size_text(n) for n in sorted(small_sizes))
+        where = ", ".join(units.size_text(n, unit) for n in sorted(small_sizes))
         out.append(
             f"At {where} most of each call is fixed cost (set-up, call overhead),"
             " which the hardware does not speed up."
         )
+    return out
+
+
+def _version_sentences(
+    report: model.Report,
+    scenario: str,
+    results: list[model.Result],
+    ratio: ratios.Ratios,
+    x: str,
+    dash: str,
+) -> list[str]:
+    """Each runtime against the first-named of its kind, call by call, at
+    every size: the ratio of times, its CI and whether it is a difference."""
+    groups: dict[tuple[str, str, str], list[model.Difference]] = defaultdict(list)
+    for r in results:
+        d = ratio.get(ratios.FIRST, r)
+        if d is not None:
+            groups[(d.baseline_runtime, r.call, r.hw)].append(d)
+    out = []
+    for (first, call, hw), ds in groups.items():
+        hw_text = f" (hw {hw})" if any(r.hw != "on" for r in results) else ""
+        per_size = []
+        for size in sorted({d.size for d in ds}):
+            each = [f"{d.runtime} {ratios.prose(d, x, dash)}" for d in ds if d.size == size]
+            at = f"at {common.size_text(size)}, " if size else ""
+            per_size.append(at + " and ".join(each))
+        what = common.who(report, first, call).removesuffix(f" on {first}")
+        out.append(f"{what}{hw_text}, time relative to {first}: " + "; ".join(per_size) + ".")
     return out
 
 
@@ -73,7 +151,15 @@ def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
     if not all(c.match for c in checks):
         bad = sorted({m.text() for c in checks for m in c.mismatched})
         return [f"OUTPUT MISMATCH: {', '.join(bad)} computed different bytes."]
-    unchecked = sorted({k.runtime for c in checks for k in c.unchecked or ()})
+    kinds = {rt.id: rt.kind for rt in report.runtimes}
+    part = {
+        (r.runtime, r.call_id)
+        for r in report.results
+        if r.scenario == scenario and _is_part(kinds, r)
+    }
+    unchecked = sorted(
+        {k.runtime for c in checks for k in c.unchecked or () if (k.runtime, k.call_id) not in part}
+    )
     checked = {k.runtime for c in checks for k, v in c.outputs.items() if v}
     out = []
     n = len(checked)
@@ -88,10 +174,32 @@ def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
         )
     elif source == interop.FROM_AGREEMENT:
         out.append(f"All {n} {runtimes} computed the same bytes (no reference: they agree).")
+    elif source == interop.FROM_OWN:
+        out.append(f"All {n} {runtimes} passed the driver's own checks: {checks[0].reference}.")
     else:  # a reference computed in the driver (older reports word it differently)
         cipher = report.scenario_kind(scenario) == "cipher"
         library = "the cryptography package" if cipher else "Python's standard library"
         out.append(f"All {n} {runtimes} computed the same bytes as {library}.")
+    reasons = {k: v for c in checks for k, v in c.unchecked_reasons.items()}
+    if reasons:
+        said = sorted({f"{k.runtime} {k.call_id} ({v})" for k, v in reasons.items()})
+        out.append(f"Not checked: {'; '.join(said)}.")
+        unchecked = sorted(
+            {k.runtime for c in checks for k in c.unchecked or () if k not in reasons}
+        )
     if unchecked:
         out.append(f"Not checked (no output of their own to compare): {', '.join(unchecked)}.")
+    if part:
+        out.append("Rows marked part time a part of a call: they make no MAC to check.")
     return out
+
+
+def _is_part(kinds: dict[str, str], r: model.Result) -> bool:
+    call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
+    return call is not None and call.check is calls.Check.PART
+
+
+def _ns(value: float) -> str:
+    """A per-call time with its unit: fmt_ns writes its own unit from a
+    millisecond up (PBKDF2 calls), and plain nanoseconds below."""
+    return common.fmt_ns(value) + ("" if value >= 1e6 else " ns")

@@ -8,7 +8,8 @@ import textwrap
 from tabulate import tabulate
 
 from bridge import model
-from bridge.render import common
+from bridge.render import common, concurrency, ratios, units, upgrade
+from bridge.render import decompose as decomposition
 from bridge.render import noise as noise_view
 
 
@@ -19,10 +20,13 @@ def render(report: model.Report) -> str:
         out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
         out += _table(report, common.ordered(report, rows))
         out += common.fit_lines(report, scenario)
-        for line in common.tc_lines(report, scenario):
-            out += textwrap.wrap(line, 100) if len(line) > 100 else [line]
+        out += upgrade.wide(upgrade.of(report, scenario))
+        for line in decomposition.lines(report, scenario):
+            out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
+        out += common.tc_lines(report, scenario)
         for line in common.verdict_lines(report, scenario):
             out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
+    out += concurrency.table_lines(report)
     out += common.warning_lines(report)
     paragraphs = noise_view.lines(report)
     if paragraphs:
@@ -37,8 +41,10 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
     with_hw = any(r.hw != "on" for r in results)
-    vs_first = common.versus_first(report, results)
+    ratio = ratios.Ratios(report)
+    vs_first = ratio.shows_first
     unsupported, notes = common.unsupported(results)
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     rows = []
     for r in results:
         label = f"{r.call} [{marks[r.semantics]}]"
@@ -49,7 +55,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 [r.runtime, label, r.size, *hw, f"unsupported [{unsupported[id(r)]}]", *blank]
             )
             continue
-        c = common.cells(r, fastest, match)
+        c = common.cells(r, fastest, match, unit=unit)
         rows.append(
             [
                 r.runtime,
@@ -59,15 +65,15 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
                 c["ns_ci"],
                 c["ops"],
                 c["mbs"],
-                c["rel"],
+                ratio.cell(ratios.FASTEST, r),
                 c["ok"],
-                *([vs_first.get(id(r), "")] if vs_first else []),
+                *([ratio.cell(ratios.FIRST, r)] if vs_first else []),
             ]
         )
     headers = [
         "runtime",
         "call",
-        "bytes",
+        unit,
         *(["hw"] if with_hw else []),
         "ns/op median (95% CI)",
         "ops/s",
@@ -84,9 +90,9 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         "right",
         "right",
         "right",
-        "right",
         "left",
-        *(["right"] if vs_first else []),
+        "left",
+        *(["left"] if vs_first else []),
     )
     table = tabulate(
         rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align
@@ -97,6 +103,8 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
         lines.append(f"[{mark}] {semantics}")
     for note in notes:
         lines += textwrap.wrap(note, 100, subsequent_indent="     ")
+    for line in ratio.legend(results):
+        lines += textwrap.wrap(line, 100)
     for warning in common.semantics_warning(results):
         lines += textwrap.wrap(warning, 88)
     return lines

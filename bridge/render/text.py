@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from bridge import model
-from bridge.render import common, summary
+from bridge.render import common, concurrency, ratios, shell, summary, units, upgrade
 from bridge.render import noise as noise_view
 
 WIDTH = 72
@@ -20,6 +20,7 @@ def render(report: model.Report) -> str:
     for scenario, results in common.by_scenario(report).items():
         out += [""] + _wrap(f"== {scenario}: {common.scenario_description(report, scenario)}")
         out += _table(report, common.ordered(report, results))
+    out += concurrency.text_lines(report, WIDTH)
     paragraphs = noise_view.lines(report)
     if paragraphs:
         out += ["", "Noise:"] + [w for p in paragraphs for w in _wrap(f"- {p}", indent="  ")]
@@ -30,7 +31,8 @@ def render(report: model.Report) -> str:
     if problems:
         out += ["", "Problems:"] + [w for p in problems for w in _wrap(p.strip(), indent="  ")]
     if report.reproduce:
-        out += ["", "Reproduce:"] + _wrap(report.reproduce, indent="    ", first="    ")
+        # Wrapped with `\` continuations, so the lines paste into a shell.
+        out += ["", "Reproduce:"] + shell.lines(report.reproduce, WIDTH, indent="    ")
     text = "\n".join(_ascii(line) for line in out).rstrip() + "\n"
     assert all(len(line) <= WIDTH for line in text.splitlines()), "text view over 72 columns"
     return text
@@ -41,6 +43,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
     unsupported, notes = common.unsupported(results)
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     keys: dict[tuple[str, str], int] = {}
     for r in results:
         keys.setdefault((r.runtime, r.call), len(keys) + 1)
@@ -54,39 +57,73 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
             rows.append([f"[{n}]", r.size, r.hw, f"n/a [{unsupported[id(r)]}]", "", "", "", ""])
             continue
         s = r.summary()
-        c = common.cells(r, fastest, match, x="x")
+        c = common.cells(r, fastest, match, x="x", unit=unit)
         ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
         ci = "no CI (n=1)" if s.n == 1 and not r.imported else ci
         ok = "-" if c["ok"] == "–" else c["ok"]
         rows.append([f"[{n}]", r.size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
-    headers = ["call", "bytes", "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
+    headers = ["call", unit, "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
     out += ["", *common.simple_table(rows, headers, WIDTH), ""]
     for semantics, mark in marks.items():
         out += _wrap(f"semantics {mark}: {semantics}", indent="  ")
     for note in notes:
         out += _wrap(note, indent="  ")
+    out += _ratio_table(report, results, keys)
     out += [w for line in common.semantics_warning(results) for w in _wrap(line)]
     if results:
         for line in common.fit_lines(report, results[0].scenario, short=True, width=WIDTH):
             out += _wrap(line) if len(line) > WIDTH else [line]
+    if results:
+        out += upgrade.narrow(upgrade.of(report, results[0].scenario), WIDTH)
     verdicts = common.verdict_lines(report, results[0].scenario) if results else []
     for line in verdicts:
         out += _wrap(line, indent="  ") if line else [""]
     return out
 
 
-def _wrap(text: str, indent: str = "", first: str = "") -> list[str]:
+def _ratio_table(
+    report: model.Report, results: list[model.Result], keys: dict[tuple[str, str], int]
+) -> list[str]:
+    """x first named and x fastest with their CIs and verdicts: a table of
+    their own, since the main one has no room for them in 72 columns."""
+    ratio = ratios.Ratios(report)
+    rows = []
+    for r in results:
+        first, fastest = ratio.get(ratios.FIRST, r), ratio.get(ratios.FASTEST, r)
+        if first is None and fastest is None:
+            continue
+        rows.append(
+            [
+                f"[{keys[(r.runtime, r.call)]}]",
+                r.size,
+                r.hw,
+                *([ratio.cell(ratios.FIRST, r, "x", "-")] if ratio.shows_first else []),
+                ratio.cell(ratios.FASTEST, r, "x", "-"),
+            ]
+        )
+    if not rows:
+        return []
+    headers = ["call", "bytes", "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
+    out = ["", "Between runtimes (median over the other's, 95% CI):"]
+    out += common.simple_table(rows, headers, WIDTH)
+    for line in ratio.legend(results, "x"):
+        out += _wrap(line, indent="  ")
+    return out
+
+
+def _wrap(text: str, indent: str = "") -> list[str]:
     return textwrap.wrap(
         _ascii(text),
         WIDTH,
-        initial_indent=first,
         subsequent_indent=indent,
         break_long_words=True,
         break_on_hyphens=False,
     ) or [""]
 
 
-ASCII = str.maketrans({"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'", "±": "+/-"})
+ASCII = str.maketrans(
+    {"×": "x", "–": "-", "—": "-", "·": "-", "µ": "u", "’": "'", "²": "^2", "±": "+/-"}
+)
 
 
 def _ascii(text: str) -> str:

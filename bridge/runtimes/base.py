@@ -15,11 +15,12 @@ session holds it in an ExitStack.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from bridge import calls, codec, model, proc
+from bridge import calls, codec, libcrypto, model, proc
 from bridge.errors import OperationError
 from bridge.inputs import Inputs
 from bridge.port import Worker
@@ -59,6 +60,47 @@ class Batch:
     output: bytes
 
 
+@dataclass(frozen=True)
+class LevelPlan:
+    """What one round asks of a level cell: N workers in one mode, over
+    `windows` windows of `window_ms` (openssl: `windows` runs of speed
+    -multi), after a common warm-up; the batch to reuse after the first
+    round; how long the Erlang probe first watches the idle node."""
+
+    level: int
+    mode: str
+    windows: int
+    window_ms: int
+    warmup_ms: int
+    batch: int | None = None
+    idle_probe_ms: int = 0
+    same_output: bool = True
+
+
+@dataclass
+class LevelBatch:
+    """One round of a level cell (see bridge.levels for the meanings)."""
+
+    api: str
+    batch: int
+    windows: list[tuple[tuple[int, int], ...]]  # per window, per worker (calls, ns)
+    latency_ns: list[int]
+    output: bytes
+    latency_note: str = ""
+    probe_ns: list[int] = field(default_factory=list)
+    probe_idle_ns: list[int] = field(default_factory=list)
+    sched: dict[str, tuple[int, int]] | None = None
+    schedulers_online: int | None = None
+    dirty_cpu_schedulers_online: int | None = None
+    clock_ns: int | None = None  # what the clock reads add to a sampled latency
+
+
+def level_windows(per_worker: list) -> list[tuple[tuple[int, int], ...]]:
+    """A worker's reply lists its windows; a level cell keeps them by window."""
+    rows = [[(int(c), int(ns)) for c, ns in ws] for ws in per_worker]
+    return [tuple(w) for w in zip(*rows, strict=True)] if rows else []
+
+
 # The capability masks bridge sets for hw "off" runs: the only environment
 # variables a report records.
 MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
@@ -76,6 +118,11 @@ class Runtime:
         self.hw = hw
         self.mask_env = dict(mask_env or {})
         self.id = self.kind
+        # What the user gave this runtime alone (--env NAME=VALUE after its
+        # --erl/--python/--openssl); recorded in the report as given.
+        self.given_env: dict[str, str] = {}
+        # --libcrypto: a directory put in front of LD_LIBRARY_PATH.
+        self.libcrypto_dir: str | None = None
 
     def start(self) -> model.Runtime:
         raise NotImplementedError
@@ -90,8 +137,16 @@ class Runtime:
     def tc(self, job: Job, n: int) -> dict[str, Any]:
         raise OperationError("unsupported", f"--method tc does not time {job.call.id}")
 
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+        """One round of N workers making the call at once (--concurrency)."""
+        raise OperationError("unsupported", f"{self.kind} does not run calls concurrently")
+
     def rename(self, runtime_id: str) -> None:
         self.id = runtime_id
+
+    def problems(self) -> list[model.RunError]:
+        """What went wrong in stop(), for the report (stop itself never raises)."""
+        return []
 
     def __enter__(self) -> model.Runtime:
         return self.start()
@@ -99,15 +154,36 @@ class Runtime:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def with_env(self, given: Mapping[str, str]) -> Runtime:
+        self.given_env = dict(given)
+        return self
+
+    def extra_env(self) -> dict[str, str]:
+        """What this runtime's children get on top of bridge's environment:
+        the variables given for it, the --libcrypto directory in front of the
+        library path, and the mask of an hw "off" run."""
+        extra = {**self.given_env, **self.mask_env}
+        if self.libcrypto_dir:
+            rest = self.given_env.get("LD_LIBRARY_PATH", os.environ.get("LD_LIBRARY_PATH"))
+            extra["LD_LIBRARY_PATH"] = ":".join(p for p in (self.libcrypto_dir, rest) if p)
+        return extra
+
     def child_env(self) -> dict[str, str]:
         """The environment for a child: bridge's own, less the variables it
-        controls, plus the mask for an hw "off" run."""
-        return proc.erlang_env(self.mask_env)
+        controls, plus extra_env()."""
+        return proc.erlang_env(self.extra_env())
 
     def env_record(self) -> dict[str, str | None]:
-        """Only the variables bridge sets or reads, for the report."""
+        """Only the variables bridge sets or reads, and those given for this
+        runtime, for the report: nothing inherited from bridge's environment
+        (a --libcrypto directory is recorded on its own, see
+        bridge.runtimes.libcrypto)."""
         env = self.child_env()
-        return {k: env.get(k) for k in MASK_VARS}
+        return {**{k: env.get(k) for k in MASK_VARS}, **self.given_env}
+
+    def mapped_libcrypto(self) -> list[libcrypto.Mapped]:
+        """The libcrypto files this runtime's process maps, once started."""
+        raise libcrypto.CannotTell(f"{self.id} cannot show what it maps")
 
 
 class WorkerRuntime(Runtime):
@@ -125,23 +201,37 @@ class WorkerRuntime(Runtime):
     def describe(self, info: dict[str, Any]) -> model.Runtime:
         raise NotImplementedError
 
+    def worker_options(self) -> dict[str, Any]:
+        """More keyword arguments for bridge.port.Worker: a working directory,
+        a hint about start-up output, a postmortem."""
+        return {}
+
     def start(self) -> model.Runtime:
-        self.worker = Worker(
-            self.kind, self.argv(), self.child_env(), start_timeout=self.start_timeout
-        )
-        self.worker.start()
         try:
+            self.worker = Worker(
+                self.kind,
+                self.argv(),
+                self.child_env(),
+                start_timeout=self.start_timeout,
+                **self.worker_options(),
+            )
+            self.worker.start()
             self.check_greeting(self.worker.greeting)
             info = codec.props(self.worker.call("info", timeout=30))
             described = self.describe(info)
         except BaseException:
-            self.stop()
+            self.stop()  # what a subclass made for the start goes too
             raise
         self.rename(described.id)
         return described
 
     def check_greeting(self, greeting: dict[str, Any]) -> None:
         pass
+
+    def mapped_libcrypto(self) -> list[libcrypto.Mapped]:
+        if self.worker is None or self.worker.pid is None:
+            return super().mapped_libcrypto()
+        return libcrypto.mapped(self.worker.pid)
 
     def rename(self, runtime_id: str) -> None:
         super().rename(runtime_id)
@@ -172,6 +262,46 @@ class WorkerRuntime(Runtime):
             loops=[loops] * len(reply["samples"]),
             output=reply["output"],
         )
+
+    def conc_args(self, job: Job, plan: LevelPlan, workers: int) -> dict[str, Any]:
+        """The `conc` request of bridge_concurrency.erl and bridge.pyconc."""
+        args = {
+            **job.wire_args(),
+            "workers": workers,
+            "warmup_ns": plan.warmup_ms * 1_000_000,
+            "window_ns": plan.window_ms * 1_000_000,
+            "windows": plan.windows,
+            "same_output": int(plan.same_output),
+        }
+        if plan.batch:
+            args["batch"] = plan.batch
+        return args
+
+    def conc_timeout(self, plan: LevelPlan, extra_ms: int = 0) -> float:
+        """Seconds to wait for a `conc` reply before declaring the worker hung:
+        the planned time (warm-up, idle probe, the windows, and two windows
+        for calibration and the workers' start), doubled, plus the slack."""
+        planned_ms = plan.warmup_ms + plan.idle_probe_ms + extra_ms
+        planned_ms += plan.window_ms * (plan.windows + 2)
+        return 2 * planned_ms / 1000 + self.settings.timeout_slack_s
+
+
+def level_batch(reply: dict[str, Any]) -> LevelBatch:
+    """A `conc` reply as a LevelBatch."""
+    sched = reply.get("sched")
+    return LevelBatch(
+        api=text(reply["api"]),
+        batch=int(reply["batch"]),
+        windows=level_windows(reply["windows"]),
+        latency_ns=[int(x) for ws in reply["latency_ns"] for x in ws],
+        output=reply["output"],
+        probe_ns=[int(x) for x in reply.get("probe_ns", [])],
+        probe_idle_ns=[int(x) for x in reply.get("probe_idle_ns", [])],
+        sched=None if sched is None else {str(k): (int(a), int(t)) for k, a, t in sched},
+        schedulers_online=reply.get("schedulers_online"),
+        dirty_cpu_schedulers_online=reply.get("dirty_cpu_schedulers_online"),
+        clock_ns=reply.get("clock_ns"),
+    )
 
 
 def text(value: Any) -> str:

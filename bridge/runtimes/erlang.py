@@ -1,8 +1,11 @@
 """Erlang `crypto`, timed inside a real OTP node (erl/bridge_worker.erl).
 
-The node runs as `erl -noshell -noinput -pa CACHE -s bridge_worker main`:
+The node runs as
+`erl -noshell -noinput -boot ROOT/bin/no_dot_erlang -pa CACHE -s bridge_worker main`:
 no -sname/-name, so no distribution, no epmd and no listening socket; the
 ERL_*FLAGS variables that could add them are removed from its environment.
+It starts apart from the user's Erlang set-up (bridge.otp): no ~/.erlang, no
+ERL_LIBS, a private working directory that also receives any crash dump.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Any
 
 from bridge import codec, environment, model, otp
 from bridge.errors import OperationError, RuntimeUnavailable
-from bridge.runtimes.base import Job, WorkerRuntime, text
+from bridge.runtimes.base import Job, LevelBatch, LevelPlan, WorkerRuntime, level_batch, text
 from bridge.settings import Settings
 
 
@@ -21,19 +24,55 @@ class ErlangRuntime(WorkerRuntime):
     def __init__(self, installation: otp.Installation, settings: Settings, hw="on", mask_env=None):
         super().__init__(settings, hw, mask_env)
         self.installation = installation
+        self._node_dir: otp.NodeDir | None = None  # made on first use, per start
+        self._worker_cache = ""  # how the cache served the worker, for the report
 
     def argv(self) -> list[str]:
-        beams = otp.worker_beams(self.installation)
+        build = otp.build_worker(self.installation)
+        self._worker_cache = build.note
+        boot = self.installation.boot
+        schedulers = self.settings.schedulers
         return [
             str(self.installation.erl),
+            *(["+S", f"{schedulers}:{schedulers}"] if schedulers else []),
             "-noshell",
             "-noinput",
+            *(["-boot", str(boot)] if boot else []),
+            # Logger's default handler writes to standard_io, and fd 1 is the
+            # port: a report logged while crypto fails to load would land in
+            # the frame stream. Send it to standard_error (OTP 21+).
+            "-kernel",
+            "logger",
+            "[{handler,default,logger_std_h,#{config => #{type => standard_error}}}]",
             "-pa",
-            str(beams),
+            str(build.path),
             "-s",
             "bridge_worker",
             "main",
         ]
+
+    def child_env(self) -> dict[str, str]:
+        return otp.node_env(self.node_dir().crash_dump, self.extra_env())
+
+    def worker_options(self) -> dict[str, Any]:
+        node_dir = self.node_dir()
+        return {
+            # A wrapper erl (a shim) may choose its version by the directory.
+            "cwd": None if self.installation.wrapped else str(node_dir.path),
+            "startup_hint": "" if self.installation.boot else "a ~/.erlang?",
+            "postmortem": node_dir.postmortem,
+        }
+
+    def node_dir(self) -> otp.NodeDir:
+        if self._node_dir is None:
+            self._node_dir = otp.NodeDir()
+        return self._node_dir
+
+    def stop(self) -> None:
+        super().stop()
+        if self._node_dir is not None:
+            self._node_dir.close()  # kept if the node left a crash dump
+            self._node_dir = None
 
     def tc(self, job: Job, n: int) -> dict[str, Any]:
         """The thread's harness: n calls timed one by one with timer:tc (us)."""
@@ -46,13 +85,20 @@ class ErlangRuntime(WorkerRuntime):
         reply = codec.props(self.worker.call("tc", args, timeout=timeout))
         return {k: text(v) if isinstance(v, bytes) else v for k, v in reply.items()}
 
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+        """N processes in this node behind a barrier, with the scheduler
+        probe (erl/bridge_concurrency.erl)."""
+        assert self.worker is not None
+        args = {**self.conc_args(job, plan, plan.level), "idle_probe_ms": plan.idle_probe_ms}
+        reply = codec.props(self.worker.call("conc", args, timeout=self.conc_timeout(plan)))
+        return level_batch(reply)
+
     def check_greeting(self, greeting: dict[str, Any]) -> None:
         if not greeting.get("crypto"):
             reason = text(greeting.get("crypto_error", b"")) or "unknown reason"
             raise RuntimeUnavailable(
                 f"Erlang at {self.installation.erl} cannot use crypto: {reason}",
-                hint="install it with 'apt-get install erlang-crypto' (Debian/Ubuntu)"
-                " or use an OTP built with OpenSSL",
+                hint=crypto_hint(reason),
             )
 
     def describe(self, info: dict[str, Any]) -> model.Runtime:
@@ -88,6 +134,23 @@ class ErlangRuntime(WorkerRuntime):
                 "clock": "erlang:monotonic_time(nanosecond)",
                 "clock_resolution_hz": info.get("clock_resolution_hz"),
                 "env": self.env_record(),
+                "startup": otp.startup_record(self.installation, self._worker_cache),
             },
             hw=self.hw,
         )
+
+
+def crypto_hint(reason: str) -> str | None:
+    """What to do about crypto that cannot load, from what the node said:
+    installing erlang-crypto helps only when the application is missing."""
+    if "not installed" in reason:
+        return (
+            "install it with 'apt-get install erlang-crypto' (Debian/Ubuntu)"
+            " or use an OTP built with OpenSSL"
+        )
+    if "cannot open shared object" in reason or "libcrypto" in reason:
+        return (
+            "the OpenSSL library this OTP was built against is not found: install it,"
+            " or run this erl through a wrapper that sets LD_LIBRARY_PATH to it"
+        )
+    return None

@@ -3,7 +3,7 @@ the order the user named them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from bridge import otp
 from bridge.runtimes.erlang import ErlangRuntime
@@ -19,29 +19,45 @@ def specs(
     erl: Sequence[otp.Installation | None],
     python: Sequence[str | None],
     openssl: Sequence[str | None],
+    given: Mapping[str, Sequence[Mapping[str, str]]] | None = None,
 ) -> list[RuntimeSpec]:
-    return list(_specs(s, kinds, erl, python, openssl))
+    """`given`: per kind, the variables each runtime of that kind was given
+    (--env after its option), in the order of `erl`, `python`, `openssl`."""
+    return list(_specs(s, kinds, erl, python, openssl, given or {}))
 
 
-def _specs(s, kinds, erl, python, openssl) -> Iterator[RuntimeSpec]:
+def _given(given, kind: str, index: int) -> Mapping[str, str]:
+    env = given.get(kind, ())
+    return env[index] if index < len(env) else {}
+
+
+def _specs(s, kinds, erl, python, openssl, given) -> Iterator[RuntimeSpec]:
     if "erlang" in kinds:
-        for inst in erl:
+        for n, inst in enumerate(erl):
+            g = _given(given, "erlang", n)
             yield RuntimeSpec(
                 "erlang",
                 str(inst.erl) if inst else "erl",
-                lambda hw, env, i=inst: ErlangRuntime(i or otp.locate(None), s, hw, env),
+                lambda hw, env, i=inst, g=g: ErlangRuntime(
+                    i or otp.locate(None), s, hw, env
+                ).with_env(g),
+                requested="--erl" if inst else "",
             )
     if "python" in kinds:
-        for exe in python:
+        for n, exe in enumerate(python):
+            g = _given(given, "python", n)
             yield RuntimeSpec(
                 "python",
                 exe or "python",
-                lambda hw, env, e=exe: PythonRuntime(s, hw, env, executable=e),
+                lambda hw, env, e=exe, g=g: PythonRuntime(s, hw, env, executable=e).with_env(g),
+                requested="--python" if exe else "",
             )
     if "openssl" in kinds:
-        for exe in openssl:
+        for n, exe in enumerate(openssl):
+            g = _given(given, "openssl", n)
             yield RuntimeSpec(
                 "openssl",
                 exe or "openssl",
-                lambda hw, env, e=exe: OpensslRuntime(s, hw, env, executable=e),
+                lambda hw, env, e=exe, g=g: OpensslRuntime(s, hw, env, executable=e).with_env(g),
+                requested="--openssl" if exe else "",
             )

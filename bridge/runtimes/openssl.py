@@ -21,11 +21,21 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bridge import ab, calls, hardware, model, proc, vocab
+from bridge import ab, calls, hardware, libcrypto, model, proc, vocab
 from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.inputs import Inputs
-from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
-from bridge.scenario import CipherScenario, HashScenario, MacScenario, Scenario
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
+from bridge.scenario import (
+    AgreementScenario,
+    CipherScenario,
+    EddsaScenario,
+    HashScenario,
+    KdfScenario,
+    MacScenario,
+    RandomScenario,
+    RsaScenario,
+    Scenario,
+)
 from bridge.settings import Settings
 
 # +R:<count>:<name>:<elapsed seconds>, written to stderr by `speed -mr`.
@@ -45,11 +55,38 @@ def parse_mr_pkey(stderr: str) -> dict[str, tuple[int, int]]:
     return {m[1]: (int(m[2]), round(float(m[3]) * 1e9)) for m in MR_PKEY.finditer(stderr)}
 
 
+# Every public-key record, 1.1.1 and 3.x alike: +DTP:<bits>:<op>:<alg>:<secs>
+# then +R<n>:<count>:<bits>[:<alg>]:<elapsed>. The op is sign/verify (ECDSA,
+# EdDSA), private/public (RSA: sign/verify) or empty (ECDH: one derive).
+MR_PKEY_ANY = re.compile(
+    r"^\+DTP:\d+:([a-z]*):([A-Za-z0-9]+):\d+\s*\n\+R\d+:(\d+):\d+:(?:[A-Za-z][A-Za-z0-9]*:)?([\d.]+)",
+    re.M,
+)
+# The speed op of each call role, per kind of algorithm.
+PKEY_OPS = {"rsa": {"sign": "private", "verify": "public"}, "ecdh": {"": ""}}
+
+
+def parse_mr_pkey_ops(stderr: str) -> dict[tuple[str, str], tuple[int, int]]:
+    """{(alg, op): (count, elapsed ns)} from any `openssl speed -mr` public-key run."""
+    return {
+        (m[2].lower(), m[1]): (int(m[3]), round(float(m[4]) * 1e9))
+        for m in MR_PKEY_ANY.finditer(stderr)
+    }
+
+
 def parse_version(text: str) -> tuple[str, tuple[int, int, int]] | None:
     m = VERSION.search(text)
     if not m:
         return None
     return m.group(1), (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+
+
+def version_id(text: str) -> str:
+    """The version as the runtime id shows it, letter and all: 1.1.1w, 3.0.19
+    (1.1.1w and 1.1.1k are different releases, and the id is what a reader
+    tells rows apart by)."""
+    m = VERSION.search(text)
+    return f"{m.group(2)}.{m.group(3)}.{m.group(4)}{m.group(5)}" if m else ""
 
 
 def parse_mr_runs(stderr: str) -> list[tuple[int, float]]:
@@ -72,6 +109,17 @@ def _evp_api(sc: Scenario) -> str:
     if isinstance(sc, CipherScenario):
         return "EVP_EncryptUpdate (openssl speed -evp)"
     return "EVP_Digest (openssl speed -evp)"
+
+
+def _pkey_algorithm(sc: Scenario) -> tuple[str, str]:
+    """(the speed algorithm, the algorithm its -mr records name)."""
+    if isinstance(sc, EddsaScenario):
+        return vocab.ED_CURVES[sc.curve].speed, sc.curve
+    if isinstance(sc, RsaScenario):
+        return vocab.RSA_SPEED[sc.bits], "rsa"
+    if isinstance(sc, AgreementScenario):
+        return sc.spec.speed, "ecdh"
+    return vocab.CURVES[sc.curve].speed, "ecdsa"  # type: ignore[attr-defined]
 
 
 def _plain_path(version: tuple[int, int, int]) -> str:
@@ -145,6 +193,9 @@ class OpensslRuntime(Runtime):
                 "speed-evp": self._bench_speed,
                 "speed-pkey": self._bench_pkey,
                 "dgst": self._bench_dgst,
+                "speed-rand": self._bench_speed,
+                "speed-aead": self._bench_speed,
+                "kdf": self._bench_kdf,
             },
         )
 
@@ -160,7 +211,7 @@ class OpensslRuntime(Runtime):
         self.flavour, self.version = parsed
         version_text = out.splitlines()[0].strip() if out.strip() else ""
         cpuinfo = CPUINFO.search(out)
-        self.id = f"openssl@{'.'.join(map(str, self.version))}"
+        self.id = f"openssl@{version_id(out)}"
         # Private directory (0700) for input files; removed on exit.
         self._tmp = tempfile.TemporaryDirectory(prefix="bridge-openssl-")
         return model.Runtime(
@@ -181,6 +232,10 @@ class OpensslRuntime(Runtime):
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+    def mapped_libcrypto(self) -> list[libcrypto.Mapped]:
+        # Each openssl process lives a second or less: look at one made to wait.
+        return libcrypto.probe_cli(self.executable or self._resolve(), self.child_env())
 
     def _resolve(self) -> str:
         if self.requested is None:
@@ -207,15 +262,8 @@ class OpensslRuntime(Runtime):
         reason = self.unsupported_reason(call, sc)
         if reason:
             raise OperationError("unsupported", reason)
-        # -hmac takes the digest's name; everything else the algorithm's.
-        name = sc.digest if isinstance(sc, MacScenario) else sc.algorithm
-        if call.op == "speed-evp":
-            mode, api = "-evp", _evp_api(sc)
-        elif isinstance(sc, MacScenario):
-            mode, api = "-hmac", "EVP_MAC (openssl speed -hmac)"
-        else:
-            mode, api = "", f"openssl speed {name} ({_plain_path(self.version)})"
-        argv, what = self._speed_argv(mode, name, len(inputs.data))
+        mode, name, api = self._speed_mode(job)
+        argv, what = self._speed_argv(mode, name, inputs.size)
         samples: list[int] = []
         loops: list[int] = []
         for _ in range(plan.samples):
@@ -237,16 +285,79 @@ class OpensslRuntime(Runtime):
             self._output_cache[key] = self._output(sc, inputs)
         return Batch(api=api, samples=samples, loops=loops, output=self._output_cache[key])
 
-    def _speed_argv(self, mode: str, algorithm: str, size: int) -> tuple[list[str], str]:
+    def _speed_mode(self, job: Job) -> tuple[str, str, str]:
+        """(speed option, the name it takes, the API it times) for a call."""
+        sc = job.scenario
+        # -hmac takes the digest's name; everything else the algorithm's.
+        name = sc.digest if isinstance(sc, MacScenario) else sc.algorithm
+        if job.call.op == "speed-aead":
+            # -aead makes -evp seal TLS-like records: new IV, AAD, data, tag.
+            api = "EVP_EncryptInit_ex(IV) + AAD + update + final (speed -aead)"
+            return "-aead -evp", name, api
+        if job.call.op == "speed-evp":
+            return "-evp", name, _evp_api(sc)
+        if isinstance(sc, MacScenario):
+            return "-hmac", name, "EVP_MAC (openssl speed -hmac)"
+        if isinstance(sc, RandomScenario):
+            return "", "rand", "RAND_bytes (openssl speed rand)"
+        return "", name, f"openssl speed {name} ({_plain_path(self.version)})"
+
+    def _speed_argv(
+        self, mode: str, algorithm: str, size: int, multi: int = 0
+    ) -> tuple[list[str], str]:
         seconds = self.settings.openssl_seconds
         # A bare algorithm name must come after the options; -evp/-hmac take it
         # as their argument.
         options = ["-bytes", str(size), "-seconds", str(seconds), "-mr", "-elapsed"]
+        if multi:
+            options = ["-multi", str(multi), *options]
         if mode:
-            argv = [self.executable, "speed", mode, algorithm, *options]
+            argv = [self.executable, "speed", *mode.split(), algorithm, *options]
         else:
             argv = [self.executable, "speed", *options, algorithm]
         return argv, " ".join(["speed", *([mode] if mode else []), algorithm])
+
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+        """`openssl speed -multi N`: N forked processes, one window per run.
+        Each child writes its own +R record (count, elapsed) to stderr; those
+        are the raw figures, one per worker. A run that fails costs this
+        level's cell only."""
+        sc, call, inputs, n = job.scenario, job.call, job.inputs, plan.level
+        if call.op not in ("speed", "speed-evp"):
+            raise OperationError(
+                "unsupported",
+                f"bridge runs openssl speed -multi for digests, MACs and"
+                f" ciphers only, not for {call.id}",
+            )
+        reason = self.unsupported_reason(call, sc)
+        if reason:
+            raise OperationError("unsupported", reason)
+        mode, name, api = self._speed_mode(job)
+        argv, what = self._speed_argv(mode, name, inputs.size, multi=n)
+        timeout = 2 * self.settings.openssl_seconds + self.settings.timeout_slack_s
+        windows = []
+        for _ in range(plan.windows):
+            try:
+                stderr = self._run(argv, timeout=timeout, what=what, stream="stderr")
+            except WorkerError as exc:
+                raise OperationError("failed", exc.one_line()) from None
+            runs = parse_mr_runs(stderr)
+            if len(runs) != n or any(count <= 0 for count, _ in runs):
+                raise OperationError(
+                    "failed", f"'openssl {what}' reported {len(runs)} of its {n} processes"
+                )
+            windows.append(tuple((count, round(elapsed * 1e9)) for count, elapsed in runs))
+        key = (sc.name, sc.algorithm, inputs)
+        if key not in self._output_cache:
+            self._output_cache[key] = self._output(sc, inputs)
+        return LevelBatch(
+            api=f"{api}, -multi {n}",
+            batch=0,
+            windows=windows,
+            latency_ns=[],
+            output=self._output_cache[key],
+            latency_note="openssl speed counts calls for a fixed time; it times no single call",
+        )
 
     def _bench_dgst(self, job: Job, plan: BatchPlan) -> Batch:
         """`openssl dgst -DIGEST FILE` timed as a whole process, wall clock, as
@@ -265,40 +376,70 @@ class OpensslRuntime(Runtime):
         return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
 
     def _bench_pkey(self, job: Job, plan: BatchPlan) -> Batch:
-        """`openssl speed ecdsapNNN` measures sign and verify in one process:
-        the verify cell that follows a sign cell takes that process's verify
-        numbers instead of running it again."""
-        sc, op = job.scenario, job.call.role
-        speed = vocab.CURVES[sc.curve].speed
-        cached = self._pkey_cache.pop((sc.curve, op), None)
+        """`openssl speed ecdsapNNN` (ed25519, rsa2048) measures sign and
+        verify in one process: the verify cell that follows a sign cell takes
+        that process's verify numbers instead of running it again. ECDH
+        (ecdhx25519, ecdhp256) has one operation, the derive."""
+        sc, role = job.scenario, job.call.role
+        speed, alg = _pkey_algorithm(sc)
+        ops = PKEY_OPS.get(alg, {"sign": "sign", "verify": "verify"})
+        cached = self._pkey_cache.pop((speed, role), None)
         if cached is None or len(cached[0]) != plan.samples:
-            runs = [self._run_pkey(speed) for _ in range(plan.samples)]
-            for other in ("sign", "verify"):
-                if other != op:
-                    self._pkey_cache[(sc.curve, other)] = (
-                        [r[other][1] for r in runs],
-                        [r[other][0] for r in runs],
+            runs = [self._run_pkey(speed, alg, set(ops.values())) for _ in range(plan.samples)]
+            for other, op in ops.items():
+                if other != role:
+                    self._pkey_cache[(speed, other)] = (
+                        [r[op][1] for r in runs],
+                        [r[op][0] for r in runs],
                     )
+            op = ops[role]
             cached = ([r[op][1] for r in runs], [r[op][0] for r in runs])
         samples, loops = cached
-        api = f"openssl speed {speed} ({op})"
+        api = f"openssl speed {speed}" + (f" ({role})" if role else "")
         # speed signs and verifies with its own key: no output to compare.
         return Batch(api=api, samples=samples, loops=loops, output=b"")
 
-    def _run_pkey(self, speed: str) -> dict[str, tuple[int, int]]:
+    def _run_pkey(self, speed: str, alg: str, ops: set[str]) -> dict[str, tuple[int, int]]:
         """{op: (count, elapsed ns)} from one speed process's -mr records."""
         seconds = self.settings.openssl_seconds
         argv = [self.executable, "speed", "-seconds", str(seconds), "-mr", "-elapsed", speed]
         timeout = 2 * seconds + self.settings.timeout_slack_s
         stderr = self._run(argv, timeout=timeout, what=f"speed {speed}", stream="stderr")
-        found = parse_mr_pkey(stderr)
-        if not {"sign", "verify"} <= set(found):
+        found = {op: v for (a, op), v in parse_mr_pkey_ops(stderr).items() if a == alg}
+        if not ops <= set(found):
             raise WorkerError(
                 f"{self.id}: 'openssl speed {speed}' printed no result",
                 runtime=self.id,
                 stderr_tail=stderr[-800:],
             )
         return found
+
+    def _bench_kdf(self, job: Job, plan: BatchPlan) -> Batch:
+        """`openssl kdf ... PBKDF2` timed as a whole process, wall clock: the
+        CLI has no in-process benchmark of a KDF (speed has none)."""
+        sc, inputs = job.scenario, job.inputs
+        assert isinstance(sc, KdfScenario)
+        if self.version < (3, 0, 0):
+            raise OperationError(
+                "unsupported",
+                f"openssl kdf came in OpenSSL 3.0; this is {'.'.join(map(str, self.version))}",
+            )
+        # The password and salt are bridge's generated inputs, not secrets:
+        # on the command line, in hex, as the kdf command takes them.
+        argv = [
+            *(self.executable, "kdf", "-keylen", str(sc.key_bytes), "-binary"),
+            *("-kdfopt", f"digest:{sc.digest.upper()}", "-kdfopt", f"hexpass:{inputs.key.hex()}"),
+            *("-kdfopt", f"hexsalt:{inputs.iv.hex()}", "-kdfopt", f"iter:{inputs.count}"),
+            "PBKDF2",
+        ]
+        samples, output = [], b""
+        timeout = 600 + self.settings.timeout_slack_s
+        for _ in range(plan.samples):
+            t0 = time.perf_counter_ns()
+            output = self._run_bytes(argv, timeout=timeout, what="kdf PBKDF2")
+            samples.append(time.perf_counter_ns() - t0)
+        api = "EVP_KDF PBKDF2 (openssl kdf, whole process)"
+        return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
 
     def unsupported_reason(self, call: calls.Call, sc: Scenario) -> str:
         if self.flavour != "OpenSSL":
@@ -317,6 +458,10 @@ class OpensslRuntime(Runtime):
         data_file = Path(self._tmp.name) / "data.bin"
         data_file.write_bytes(inputs.data)
         match sc:
+            case RandomScenario():
+                # Two outputs, as the workers give (calls.Check.DISTINCT).
+                argv = [self.executable, "rand", str(inputs.count)]
+                return b"".join(self._run_bytes(argv, timeout=60, what="rand") for _ in range(2))
             case CipherScenario():
                 if sc.spec.aead:
                     return b""  # openssl enc has no AEAD: nothing independent to compare

@@ -2,16 +2,37 @@
 
 The worker is a separate interpreter, never the driver, because libcrypto reads
 the hardware masks once, when it is loaded.
+
+Under --concurrency the Python runtime runs a call two ways: N threads in
+its one worker (bridge.pyconc), and N worker processes. The extra processes
+are started the first time a level needs them and kept for the rest of the
+run, each with the same interpreter and environment (the hardware mask
+included) as the first.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
-from bridge import environment, model
-from bridge.runtimes.base import WorkerRuntime, text
+from bridge import codec, environment, model
+from bridge.errors import OperationError, WorkerError
+from bridge.port import Worker
+from bridge.runtimes.base import (
+    Job,
+    LevelBatch,
+    LevelPlan,
+    WorkerRuntime,
+    level_batch,
+    text,
+)
 from bridge.settings import Settings
+
+# Time given to send a `conc` request to each of N processes before their
+# common start: the warm-up that follows absorbs a process that is late.
+START_SLACK_MS = 25
+START_SLACK_PER_PROCESS_MS = 5
 
 
 class PythonRuntime(WorkerRuntime):
@@ -21,9 +42,14 @@ class PythonRuntime(WorkerRuntime):
     def __init__(self, settings: Settings, hw="on", mask_env=None, executable: str | None = None):
         super().__init__(settings, hw, mask_env)
         self.executable = executable or sys.executable
+        self.extras: list[Worker] = []  # worker processes 2..N for the processes mode
 
     def argv(self) -> list[str]:
         return [self.executable, "-m", "bridge.worker"]
+
+    def worker_options(self) -> dict[str, Any]:
+        # What runs before bridge.worker takes over its standard output.
+        return {"startup_hint": "a sitecustomize.py, usercustomize.py or .pth file?"}
 
     def describe(self, info: dict[str, Any]) -> model.Runtime:
         version = text(info["python_version"])
@@ -36,6 +62,7 @@ class PythonRuntime(WorkerRuntime):
             details={
                 "implementation": text(info.get("implementation", b"")),
                 "ssl_openssl_version": text(info.get("ssl_openssl_version", b"")),
+                "cryptography_openssl_version": text(info.get("cryptography_openssl_version", b"")),
                 "hashlib_sha256_type": text(info.get("hashlib_sha256_type", b"")),
                 "hashlib_uses_openssl": bool(info.get("hashlib_uses_openssl")),
                 "hmac_impl": text(info.get("hmac_impl", b"")),
@@ -46,3 +73,101 @@ class PythonRuntime(WorkerRuntime):
             },
             hw=self.hw,
         )
+
+    def stop(self) -> None:
+        self._close_extras()
+        super().stop()
+
+    # -- concurrency -----------------------------------------------------------
+
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+        assert self.worker is not None
+        if plan.mode == "threads":
+            args = self.conc_args(job, plan, plan.level)
+            reply = self.worker.call("conc", args, timeout=self.conc_timeout(plan))
+            return level_batch(codec.props(reply))
+        return self._processes(job, plan)
+
+    def _processes(self, job: Job, plan: LevelPlan) -> LevelBatch:
+        """N processes, each given the same start on CLOCK_MONOTONIC. A process
+        other than the first that dies or hangs costs this level's cell only:
+        the extra processes are stopped and started afresh when next needed."""
+        assert self.worker is not None
+        pool = [self.worker, *self._extras(plan.level - 1)]
+        slack = START_SLACK_MS + START_SLACK_PER_PROCESS_MS * plan.level
+        start_at = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + slack * 1_000_000
+        args = {**self.conc_args(job, plan, 1), "start_at_ns": start_at}
+        timeout = self.conc_timeout(plan, extra_ms=slack)
+        sent = []
+        for w in pool:
+            try:
+                sent.append((w, w.send("conc", args)))
+            except WorkerError as exc:
+                sent.append((w, exc))
+        replies: list[LevelBatch] = []
+        failures: list[str] = []
+        unsupported: list[str] = []
+        for w, request in sent:
+            try:
+                if isinstance(request, WorkerError):
+                    raise request
+                replies.append(level_batch(codec.props(w.reply("conc", request, timeout=timeout))))
+            except WorkerError as exc:
+                if w is self.worker:
+                    self._close_extras()
+                    raise  # the runtime itself is gone: the session's failure policy
+                failures.append(_died(exc, plan.level))
+            except OperationError as exc:
+                (unsupported if exc.kind == "unsupported" else failures).append(exc.message)
+        if failures:
+            self._close_extras()
+            raise OperationError("failed", "; ".join(dict.fromkeys(failures)))
+        if unsupported:
+            raise OperationError("unsupported", unsupported[0])
+        return _merge(replies, plan)
+
+    def _extras(self, n: int) -> list[Worker]:
+        while len(self.extras) < n:
+            extra = Worker(
+                f"{self.id} process {len(self.extras) + 2}",
+                self.argv(),
+                self.child_env(),
+                start_timeout=self.start_timeout,
+            )
+            try:
+                extra.start()
+            except WorkerError as exc:
+                self._close_extras()
+                raise OperationError("failed", f"could not start {exc.one_line()}") from None
+            self.extras.append(extra)
+        return self.extras[:n]
+
+    def _close_extras(self) -> None:
+        extras, self.extras = self.extras, []
+        for w in extras:
+            w.close()
+
+
+def _died(exc: WorkerError, level: int) -> str:
+    tail = (exc.stderr_tail or "").strip().splitlines()
+    said = f" (its stderr: {tail[-1][:120]})" if tail else ""
+    return f"at level {level}, {exc.one_line()}{said}"
+
+
+def _merge(replies: list[LevelBatch], plan: LevelPlan) -> LevelBatch:
+    """One process's reply per worker: their windows side by side."""
+    first = replies[0]
+    if plan.same_output and any(r.output != first.output for r in replies):
+        raise OperationError("failed", "the worker processes computed different bytes")
+    windows = [
+        tuple(pair for w in same_window for pair in w)
+        for same_window in zip(*(r.windows for r in replies), strict=True)
+    ]
+    return LevelBatch(
+        api=first.api,
+        batch=first.batch,
+        windows=windows,
+        latency_ns=[x for r in replies for x in r.latency_ns],
+        output=first.output,
+        clock_ns=first.clock_ns,
+    )

@@ -31,6 +31,7 @@ def files(tmp):
     put("absurd.toml", _scenario(sizes="[99999999999]"))
     put("unknown-alg.toml", _scenario(digest='"md4"'))
     put("code.toml", _scenario(calls='erlang = ["os:cmd"]'))
+    put("levels.toml", "concurrency = [0]\n" + _scenario())
     put("notjson.json", "this is not json")
     put("wrongschema.json", json.dumps({"schema": "someone.else/1", "results": []}))
     put("future.json", json.dumps({"schema": "bridge.report/99", "results": []}))
@@ -79,6 +80,11 @@ CASES = [
     (["run", "hmac-sha1", "--samples", "0"], "--samples"),
     (["run", "hmac-sha1", "--samples", "many"], "--samples"),
     (["run", "hmac-sha1", "--until-stable", "2"], "--until-stable"),
+    # levels of concurrency and schedulers
+    (["run", "hmac-sha1", "--concurrency", "0"], "--concurrency"),
+    (["run", "hmac-sha1", "--concurrency", "two"], "--concurrency"),
+    (["run", "hmac-sha1", "--schedulers", "0"], "--schedulers"),
+    (["run", "{levels.toml}"], "'concurrency'"),
     # unknown algorithms; code in a scenario
     (["run", "{unknown-alg.toml}"], "'digest'"),
     (["run", "{code.toml}"], "unknown call 'os:cmd'"),

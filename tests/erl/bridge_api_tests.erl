@@ -65,6 +65,9 @@ api_name_test() ->
               {block, <<"crypto:block_encrypt/4">>},
               {mac_init, <<"crypto:mac_init/3 + mac_update/2 + mac_finalN/2">>},
               {hmac_init, <<"crypto:hmac_init/2 + hmac_update/2 + hmac_final_n/2">>},
+              {mac_key, <<"crypto:mac_init/3">>},
+              {hmac_key, <<"crypto:hmac_init/2">>},
+              {exor, <<"crypto:exor/2">>},
               {none, <<"none">>}],
     [?assertEqual(Label, bridge_api:api_name(Api)) || {Api, Label} <- Labels].
 
@@ -88,3 +91,55 @@ long_name_is_cut_test() ->
     Long = binary:copy(<<"x">>, 100),
     {error, {bad_request, Message}} = bridge_api:digest(Long),
     ?assertEqual(<<"unknown digest: ", (binary:copy(<<"x">>, 40))/binary, "...">>, Message).
+
+%% crypto:pbkdf2_hmac/5 from OTP 24.2; before it the call is unsupported.
+pbkdf2_api_test() ->
+    ?assertEqual(pbkdf2_hmac, bridge_api:pbkdf2_api(exported([{crypto, pbkdf2_hmac, 5}]))),
+    ?assertEqual(none, bridge_api:pbkdf2_api(exported([]))).
+
+%% The reusable AEAD state needs both OTP 28 functions; crypto_one_time_aead/4
+%% alone (or crypto_init/4, which refuses AEAD ciphers) is not enough.
+aead_reuse_api_test() ->
+    Both = [{crypto, crypto_one_time_aead_init, 4}, {crypto, crypto_one_time_aead, 4}],
+    ?assertEqual(aead_init, bridge_api:aead_reuse_api(exported(Both))),
+    ?assertEqual(none, bridge_api:aead_reuse_api(exported(tl(Both)))),
+    ?assertEqual(none, bridge_api:aead_reuse_api(exported([{crypto, crypto_init, 4},
+                                                           {crypto, crypto_one_time_aead, 7}]))).
+
+import_api_test() ->
+    ?assertEqual(privkey_to_pubkey,
+                 bridge_api:import_api(exported([{crypto, privkey_to_pubkey, 2}]))),
+    ?assertEqual(none, bridge_api:import_api(exported([]))).
+
+%% The real node: pbkdf2 from 24.2, the AEAD state from 28.
+real_release_apis_test() ->
+    Release = list_to_integer(erlang:system_info(otp_release)),
+    Real = fun erlang:function_exported/3,
+    case Release of
+        R when R >= 25 -> ?assertEqual(pbkdf2_hmac, bridge_api:pbkdf2_api(Real));
+        R when R =< 23 -> ?assertEqual(none, bridge_api:pbkdf2_api(Real));
+        _ -> ok  % OTP 24: from 24.2
+    end,
+    ?assertEqual(Release >= 28, bridge_api:aead_reuse_api(Real) =:= aead_init).
+
+new_api_names_test() ->
+    Labels = [{strong_rand_bytes, <<"crypto:strong_rand_bytes/1">>},
+              {pbkdf2_hmac, <<"crypto:pbkdf2_hmac/5">>},
+              {aead_init, <<"crypto:crypto_one_time_aead_init/4 + crypto_one_time_aead/4">>},
+              {aead_init_only, <<"crypto:crypto_one_time_aead_init/4">>},
+              {sign_opts, <<"crypto:sign/5">>},
+              {verify_opts, <<"crypto:verify/6">>},
+              {privkey_to_pubkey, <<"crypto:privkey_to_pubkey/2">>},
+              {compute_key, <<"crypto:compute_key/4">>},
+              {generate_compute, <<"crypto:generate_key/2 + compute_key/4">>}],
+    [?assertEqual(Label, bridge_api:api_name(Api)) || {Api, Label} <- Labels].
+
+new_name_tables_test() ->
+    ?assertEqual({ok, blake2b}, bridge_api:digest(<<"blake2b512">>)),
+    ?assertEqual({ok, {chacha20_poly1305, aead}}, bridge_api:cipher(<<"chacha20-poly1305">>)),
+    ?assertEqual({ok, ed25519}, bridge_api:ed_curve(<<"ed25519">>)),
+    ?assertMatch({error, {bad_request, _}}, bridge_api:ed_curve(<<"ed448">>)),
+    ?assertEqual({ok, x25519}, bridge_api:agreement_curve(<<"x25519">>)),
+    ?assertEqual({ok, secp256r1}, bridge_api:agreement_curve(<<"p256">>)),
+    ?assertEqual({error, {bad_request, <<"unknown agreement curve: p999">>}},
+                 bridge_api:agreement_curve(<<"p999">>)).

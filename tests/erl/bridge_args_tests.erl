@@ -35,3 +35,10 @@ printable_test() ->
 format_test() ->
     ?assertEqual(<<"error:badarg">>, bridge_args:format("~p:~0p", [error, badarg])),
     ?assertEqual(<<"caf", 16#e9/utf8>>, bridge_args:format("~ts", [[$c, $a, $f, 16#e9]])).
+
+bins_arg_test() ->
+    Args = [{<<"p">>, [<<1>>, <<2>>]}, {<<"q">>, [<<1>>, 2]}, {<<"r">>, <<"x">>}],
+    ?assertEqual([<<1>>, <<2>>], bridge_args:bins_arg(<<"p">>, Args, 2)),
+    ?assertThrow({bad_arg, <<"argument p must be 3 binaries">>}, bridge_args:bins_arg(<<"p">>, Args, 3)),
+    ?assertThrow({bad_arg, <<"argument q must be 2 binaries">>}, bridge_args:bins_arg(<<"q">>, Args, 2)),
+    ?assertThrow({bad_arg, <<"argument r must be 1 binaries">>}, bridge_args:bins_arg(<<"r">>, Args, 1)).

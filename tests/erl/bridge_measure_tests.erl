@@ -65,3 +65,23 @@ tc_test() ->
 
 drain_called() ->
     receive called -> [called | drain_called()] after 0 -> [] end.
+
+%% Under a duty cycle of 250/1000 the measurement sleeps between timed runs
+%% until its busy time is at most a quarter of the time elapsed: the wall
+%% time is at least four times the busy time (less the last sub-millisecond
+%% debt). The sleeps lie outside the samples, which keep their loop count.
+duty_cycle_bounds_busy_share_test() ->
+    Loop = fun(N) -> spin(N) end,
+    T0 = erlang:monotonic_time(nanosecond),
+    {Loops, Durations, Spent} = bridge_measure:run(Loop, {1000000, 2000000, 4, 0}, 250),
+    Elapsed = erlang:monotonic_time(nanosecond) - T0,
+    Busy = Spent + lists:sum(Durations),
+    ?assert(Loops >= 1),
+    ?assertEqual(4, length(Durations)),
+    ?assert(Elapsed >= 4 * Busy - 1000000),
+    ?assertEqual(undefined, get(bridge_measure_pace)).
+
+%% 1000/1000 is the plain measurement: no pacing state is left behind.
+full_duty_is_unpaced_test() ->
+    ?assertMatch({5, [_, _], _}, bridge_measure:run(fun(N) -> spin(N) end, {0, 1000, 2, 5}, 1000)),
+    ?assertEqual(undefined, get(bridge_measure_pace)).

@@ -236,3 +236,13 @@ def test_erlang_worker_is_beam_and_opens_no_socket(no_leftovers):
         listening = _listening_inodes()
         assert not inodes & listening, "the Erlang worker has a listening socket"
         assert epmd_before or not _process_named("epmd"), "epmd was started"
+
+
+def test_python_hashlib_new_gives_the_named_constructors_bytes(no_leftovers):
+    import hashlib
+
+    with python_worker() as w:
+        args = {"call": "hashlib.new", "digest": "sha3-256", "data": DATA, **BENCH}
+        reply = codec.props(w.call("bench", args, timeout=30))
+    assert reply["output"] == hashlib.sha3_256(DATA).digest()
+    assert reply["api"] == b"hashlib.new" and len(reply["samples"]) == 3

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge import hardware, interop, model, noise
+from bridge import hardware, interop, levels, model, noise
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.runner import Plan, Seams
-from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
 from bridge.session import RuntimeSpec
 
 FAKE_CPU = hardware.Cpu(
@@ -44,6 +44,10 @@ class Script:
     unsupported: dict[str, str] = field(default_factory=dict)  # call id -> reason
     output: Callable[[Job, int], bytes] | None = None  # (job, bench count) -> bytes
     tc_reply: dict[str, Any] | None = None
+    # --concurrency: one worker's calls per second at a level (job, level, mode),
+    # and what a level raises instead of measuring ({level: exception}).
+    level_ops: Callable[[Job, int, str], float] = lambda job, level, mode: 1000.0
+    level_failure: dict[int, Exception] = field(default_factory=dict)
 
 
 class Log:
@@ -62,6 +66,8 @@ class FakeRuntime(Runtime):
 
         super().__init__(DEFAULT, hw, mask_env)
         self.kind = script.kind  # type: ignore[misc]
+        # As the real openssl runtime: one sample is one process run.
+        self.samples_are_processes = script.kind == "openssl"  # type: ignore[misc]
         self.script = script
         self.log = log
         self.calls = 0
@@ -121,6 +127,34 @@ class FakeRuntime(Runtime):
             output=output,
         )
 
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+        """Scripted windows of 100 ms: each of the N workers completes
+        level_ops / 10 calls in each."""
+        self.log.benches += 1
+        self.log.events.append(("level", self.id, self.hw, job.call.id, plan.level, plan))
+        if self.log.interrupt_at is not None and self.log.benches >= self.log.interrupt_at:
+            raise KeyboardInterrupt
+        if plan.level in self.script.level_failure:
+            raise self.script.level_failure[plan.level]
+        if job.call.id in self.script.unsupported:
+            raise OperationError("unsupported", self.script.unsupported[job.call.id])
+        calls = round(self.script.level_ops(job, plan.level, plan.mode) / 10)
+        window = tuple((calls, 100_000_000) for _ in range(plan.level))
+        erlang = self.script.kind == "erlang"
+        return LevelBatch(
+            api=f"fake {job.call.op}",
+            batch=plan.batch or 10,
+            windows=[window] * plan.windows,
+            latency_ns=[] if self.script.kind == "openssl" else [1000, 2000, 3000],
+            output=interop.reference(job.scenario, job.inputs) or b"",
+            latency_note="counts only" if self.script.kind == "openssl" else "",
+            probe_ns=[50_000, 60_000] if erlang else [],
+            probe_idle_ns=[40_000] if erlang and plan.idle_probe_ms else [],
+            sched={"normal": (90, 100), "dirty_cpu": (0, 100)} if erlang else None,
+            schedulers_online=2 if erlang else None,
+            dirty_cpu_schedulers_online=2 if erlang else None,
+        )
+
     def tc(self, job: Job, n: int) -> dict[str, Any]:
         if self.script.tc_reply is None:
             return super().tc(job, n)
@@ -128,6 +162,11 @@ class FakeRuntime(Runtime):
 
     def stop(self) -> None:
         self.log.events.append(("stop", self.id, self.hw))
+
+
+FAKE_MACHINE = levels.Machine(
+    logical_cpus=2, usable_cpus=2, physical_cores=2, smt_siblings=1, loadavg_start=(0.1, 0.1, 0.1)
+)
 
 
 def seams(scripts: list[Script], log: Log, clock=None, mask_ok: bool | None = True) -> Seams:
@@ -147,6 +186,7 @@ def seams(scripts: list[Script], log: Log, clock=None, mask_ok: bool | None = Tr
         check_mask=lambda plan, ctx: model.MaskCheck(ok=mask_ok, by="fake check"),
         environment=lambda: {"arch": "x86_64", "cpu_model": "Fake CPU"},
         clock=clock,
+        machine=lambda: FAKE_MACHINE,
         # A machine with nothing to report: the fast tier reads no /proc.
         snapshot=lambda: noise.Snapshot(wall=0.0),
     )

@@ -230,3 +230,13 @@ def test_the_assembled_report_survives_json_unchanged():
     outcome, _ = run(plan(hw="both"), [PY, ERL])
     text = model.dumps(outcome.report)
     assert model.dumps(model.Report.from_json(json.loads(text))) == text
+
+
+def test_a_run_keeps_its_differences_with_the_report():
+    # x fastest for every row but the fastest, judged once, at assembly.
+    outcome, _ = run(plan(), [PY, ERL])
+    report = outcome.report
+    diffs = report.differences
+    assert diffs is not None and {d.against for d in diffs} == {"fastest"}
+    assert len(diffs) == len(report.results) - 2  # one fastest per size
+    assert json.loads(model.dumps(report))["differences"] == [d.to_json() for d in diffs]

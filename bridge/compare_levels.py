@@ -1,0 +1,80 @@
+"""`bridge compare` for level cells (--concurrency): the same call at the
+same level lines up across reports, matched like results are (by scenario,
+runtime kind and its n-th runtime, call, mode, size and hw), never by
+runtime id. Each pair is a `compare.Row`: time per call is the aggregate
+one (1 / throughput), ratio B/A with a bootstrap CI over the windows."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from bridge import model, stats
+from bridge.levels import LevelResult
+
+
+def _cells(report: model.Report) -> dict[tuple, dict[str, LevelResult]]:
+    if report.concurrency is None:
+        return {}
+    order: dict[str, dict[str, int]] = defaultdict(dict)
+    for rt in report.runtimes:
+        order[rt.kind].setdefault(rt.id, len(order[rt.kind]))
+    out: dict[tuple, dict[str, LevelResult]] = defaultdict(dict)
+    for c in report.concurrency.cells:
+        if not c.ok or c.ops() is None:
+            continue
+        kind = report.kind_of(c.runtime)
+        nth = order[kind].get(c.runtime, 0)
+        out[(c.scenario, kind, c.call_id, c.mode, c.size, c.level, nth)][c.hw] = c
+    return out
+
+
+def pair(a: model.Report, b: model.Report, margin: float, row) -> list:
+    """Rows (compare.Row, passed in: compare imports this module) for the
+    level cells both reports have."""
+    ca, cb = _cells(a), _cells(b)
+    rows = []
+    for key, by_hw_a in ca.items():
+        by_hw_b = cb.get(key)
+        if not by_hw_b:
+            continue
+        matches = [(hw, hw) for hw in by_hw_a if hw in by_hw_b]
+        if not matches and len(by_hw_a) == 1 and len(by_hw_b) == 1:
+            matches = [(next(iter(by_hw_a)), next(iter(by_hw_b)))]
+        for hw_a, hw_b in matches:
+            rows.append(_row(key, by_hw_a[hw_a], by_hw_b[hw_b], margin, row))
+    return rows
+
+
+def _row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float, row):
+    scenario, kind, call_id, mode, size, level, _ = key
+    xa = [1e9 / x for x in ca.window_ops()]
+    xb = [1e9 / x for x in cb.window_ops()]
+    sa, sb = ca.ops(), cb.ops()
+    assert sa is not None and sb is not None
+    ma, mb = 1e9 / sa.median, 1e9 / sb.median
+    if len(xa) >= 2 and len(xb) >= 2:
+        ratio, ci = stats.relative_ci(xa, xb)
+        if ci[0] > 1 + margin:
+            verdict = "slower"
+        elif ci[1] < 1 - margin:
+            verdict = "faster"
+        else:
+            verdict = "within noise"
+    else:
+        ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
+    return row(
+        scenario,
+        kind,
+        cb.call,
+        f"{call_id} ×{level} {mode}",
+        size,
+        ca.hw,
+        cb.hw,
+        ca.runtime,
+        cb.runtime,
+        ma,
+        mb,
+        ratio,
+        ci,
+        verdict,
+    )

@@ -1,0 +1,493 @@
+"""The concurrency views (--concurrency): per scenario, one row per level
+cell with its throughput, scaling, latency and (Erlang) probe lateness, the
+notes on what each mode runs, the warnings, and the summary sentences. One
+function per format; each returns lines and reads records only."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections import defaultdict
+
+from tabulate import tabulate
+
+from bridge import concurrency, model
+from bridge.levels import Concurrency, LevelResult, Machine, Scaling, Spread
+from bridge.render import common
+
+HOW = (
+    "N workers of the same call, started together, over the same {window} ms windows;"
+    " throughput = the sum of the workers' calls per second in a window, median over the"
+    " windows (95% CI); scaling = throughput(N) / throughput(1), bootstrap 95% CI;"
+    " efficiency = scaling / N. Latency: one call in each batch timed on its own"
+    " ({batches} batches a window). Probe: how late an Erlang process that asks to wake"
+    " every 1 ms wakes while the load runs (idle: before it starts)."
+)
+
+
+def block(report: model.Report) -> Concurrency | None:
+    c = report.concurrency
+    return c if c is not None and c.cells else None
+
+
+def by_scenario(c: Concurrency) -> dict[str, list[LevelResult]]:
+    groups: dict[str, list[LevelResult]] = defaultdict(list)
+    for cell in c.cells:
+        groups[cell.scenario].append(cell)
+    return {k: sorted(v, key=_order(v)) for k, v in groups.items()}
+
+
+def _order(cells: list[LevelResult]):
+    first: dict[tuple, int] = {}
+    for c in cells:
+        first.setdefault((c.runtime, c.call_id, c.mode), len(first))
+    return lambda c: (first[(c.runtime, c.call_id, c.mode)], c.size, c.level)
+
+
+def scaling_of(c: Concurrency, cell: LevelResult) -> Scaling | None:
+    return next(
+        (
+            s
+            for s in c.scaling
+            if (s.scenario, s.runtime, s.call_id, s.mode, s.size, s.hw, s.level)
+            == (*cell.group, cell.level)
+        ),
+        None,
+    )
+
+
+# -- formats -----------------------------------------------------------------
+
+
+def dur(ns: float | None, ascii_only: bool = False) -> str:
+    if ns is None:
+        return "-"
+    u = "us" if ascii_only else "µs"
+    if ns >= 1e9:
+        return f"{ns / 1e9:.2f} s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.1f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.0f} {u}" if ns >= 1e4 else f"{ns / 1e3:.1f} {u}"
+    return f"{ns:.0f} ns"
+
+
+def spread(s: Spread | None, ascii_only: bool = False) -> str:
+    if s is None:
+        return "-"
+    return " / ".join(dur(v, ascii_only) for v in (s.p50_ns, s.p99_ns, s.max_ns))
+
+
+def ops_ci(cell: LevelResult, sep: str = "–") -> tuple[str, str]:
+    s = cell.ops()
+    if s is None:
+        return "-", "-"
+    if cell.imported:
+        return common.si(s.median), "as posted"
+    if not cell.windows or s.n < concurrency.MIN_FOR_CI:
+        return common.si(s.median), f"n={s.n}"
+    return common.si(s.median), f"{common.si(s.ci95[0])}{sep}{common.si(s.ci95[1])}"
+
+
+def scaling_text(sc: Scaling | None, x: str = "×", sep: str = "–") -> tuple[str, str]:
+    if sc is None:
+        return "-", "-"
+    ci = f"{sc.ci95[0]:.2f}{sep}{sc.ci95[1]:.2f}" if sc.ci95 else "no CI"
+    return f"{sc.scaling:.2f}{x}", ci
+
+
+def level_mark(cell: LevelResult) -> str:
+    return f"{cell.level}*" if cell.oversubscribed else str(cell.level)
+
+
+def mode_name(cell: LevelResult) -> str:
+    return {"processes": "procs", "threads": "threads", "multi": "-multi"}.get(cell.mode, cell.mode)
+
+
+def problem(cell: LevelResult, marks: dict[str, str]) -> str:
+    key = f"{cell.runtime} {cell.call_id} ({cell.mode}) at level {cell.level}: {cell.reason}"
+    mark = marks.setdefault(key, f"f{len(marks) + 1}")
+    return f"{cell.status} [{mark}]"
+
+
+def probe_text(cell: LevelResult, ascii_only: bool = False) -> str:
+    p = cell.probe()
+    if p is None:
+        return "-"
+    idle = cell.probe_idle()
+    tail = f" (idle p99 {dur(idle.p99_ns, ascii_only)})" if idle else ""
+    return spread(p, ascii_only) + tail
+
+
+# -- the terminal table --------------------------------------------------------
+
+
+def table_lines(report: model.Report) -> list[str]:
+    c = block(report)
+    if c is None:
+        return []
+    out = ["", f"== Concurrency: {', '.join(map(str, c.levels))} workers at once"]
+    out += textwrap.wrap(_how(c), 100)
+    out += machine_lines(c)
+    marks: dict[str, str] = {}
+    for scenario, cells in by_scenario(c).items():
+        rows = []
+        for cell in cells:
+            head = [
+                cell.runtime,
+                f"{cell.call_id} ({mode_name(cell)})",
+                cell.size,
+                level_mark(cell),
+            ]
+            if not cell.ok:
+                rows.append([*head, problem(cell, marks), "", "", "", "", "", "", ""])
+                continue
+            ops, ci = ops_ci(cell)
+            s, sci = scaling_text(scaling_of(c, cell))
+            eff = scaling_of(c, cell)
+            rows.append(
+                [
+                    *head,
+                    f"{ops} ({ci})",
+                    _workers(cell),
+                    _mbs(cell),
+                    f"{s} ({sci})",
+                    f"{eff.efficiency:.0%}" if eff else "-",
+                    spread(cell.latency()),
+                    probe_text(cell),
+                    _sched(cell),
+                ]
+            )
+        headers = [
+            "runtime",
+            "call (mode)",
+            "bytes",
+            "N",
+            "ops/s (95% CI)",
+            "each worker",
+            "MB/s",
+            "scaling (95% CI)",
+            "eff.",
+            "latency p50 / p99 / max",
+            "probe late p50 / p99 / max",
+            "schedulers busy",
+        ]
+        out += ["", f"-- {scenario}", *common.simple_table(rows, headers)]
+    out += note_lines(report, c, marks)
+    sentences_ = sentences(report)
+    if sentences_:
+        out.append("")
+        for s in sentences_:
+            out += textwrap.wrap(s, 100, subsequent_indent="  ")
+    return out
+
+
+IMPORTED = (
+    "Imported from openssl speed -multi output: the summed number as posted, and each"
+    " child's beside it. Level 1 is a single-process run of the same document, of the"
+    " same version, path, algorithm and size, timed by the wall clock (-elapsed) as"
+    " -multi is; without one there is no scaling."
+)
+
+
+def _how(c: Concurrency) -> str:
+    if all(cell.imported for cell in c.cells):
+        return IMPORTED
+    return HOW.format(window=c.window_ms or "-", batches=8)
+
+
+def _workers(cell: LevelResult) -> str:
+    """Each worker's own calls per second: an unfair share shows here."""
+    each = cell.worker_ops()
+    return " / ".join(common.si(x) for x in each) if len(each) > 1 else "-"
+
+
+def _mbs(cell: LevelResult) -> str:
+    s = cell.ops()
+    return f"{s.median * cell.size / 1e6:,.1f}" if s else "-"
+
+
+def _sched(cell: LevelResult) -> str:
+    u = cell.utilisation()
+    if not u:
+        return "-"
+    return f"normal {u.get('normal', 0):.0%}, dirty {u.get('dirty_cpu', 0):.0%}"
+
+
+def machine_lines(c: Concurrency, ascii_only: bool = False) -> list[str]:
+    m = c.machine
+    if m == Machine():
+        return []  # imported: the text says nothing of the machine
+    parts = [f"{m.logical_cpus} CPUs" if m.logical_cpus else "CPUs unknown"]
+    if m.usable_cpus and m.usable_cpus != m.logical_cpus:
+        parts.append(f"{m.usable_cpus} usable by bridge")
+    if m.physical_cores:
+        smt = m.smt_siblings or 1
+        parts.append(f"{m.physical_cores} cores, {smt} thread{'s' if smt > 1 else ''} per core")
+    if m.loadavg_start:
+        end = f", {m.loadavg_end[0]:.2f} at the end" if m.loadavg_end else ""
+        parts.append(f"load average {m.loadavg_start[0]:.2f} at the start{end}")
+    if m.autogroup is not None:
+        parts.append(f"Linux autogroup {'on' if m.autogroup else 'off'}")
+    if c.schedulers:
+        parts.append(f"Erlang node started with +S {c.schedulers}:{c.schedulers}")
+    return ["Machine: " + "; ".join(parts) + "."]
+
+
+def note_lines(
+    report: model.Report, c: Concurrency, marks: dict[str, str], width: int = 100
+) -> list[str]:
+    out = [""]
+    seen: dict[str, str] = {}
+    for cell in c.cells:
+        kind = report.kind_of(cell.runtime)
+        m = concurrency.mode(kind, cell.mode)
+        if m is not None:
+            seen.setdefault(f"{kind} {mode_name(cell)}", m.semantics)
+    for name, semantics in seen.items():
+        out += textwrap.wrap(f"{name}: {semantics}", width, subsequent_indent="  ")
+    if any(cell.oversubscribed for cell in c.cells):
+        out += textwrap.wrap("* oversubscribed: more workers than CPUs, so they take turns", width)
+    for text, mark in marks.items():
+        out += textwrap.wrap(f"[{mark}] {text}", width, subsequent_indent="     ")
+    clocks: dict[str, list[int]] = defaultdict(list)
+    for cell in c.cells:
+        if cell.clock_ns is not None:
+            clocks[cell.runtime].append(cell.clock_ns)
+    if clocks:
+        each = ", ".join(f"{rid} {dur(max(v))}" for rid, v in clocks.items())
+        out += textwrap.wrap(
+            f"Each sampled latency includes the clock reads around the call, not subtracted:"
+            f" {each}.",
+            width,
+        )
+    notes = {cell.latency_note for cell in c.cells if cell.latency_note}
+    for note in sorted(notes):
+        out += textwrap.wrap(f"No latency for openssl: {note}.", width)
+    for w in c.warnings:
+        out += textwrap.wrap(f"warning: {w}", width, subsequent_indent="  ")
+    return out
+
+
+# -- markdown --------------------------------------------------------------------
+
+
+def markdown_lines(report: model.Report) -> list[str]:
+    c = block(report)
+    if c is None:
+        return []
+    out = ["", f"#### Concurrency: {', '.join(map(str, c.levels))} workers at once", ""]
+    out += [_how(c), "", *machine_lines(c)]
+    marks: dict[str, str] = {}
+    for scenario, cells in by_scenario(c).items():
+        rows = []
+        for cell in cells:
+            head = [cell.runtime, f"`{cell.call}`", cell.size, level_mark(cell)]
+            if not cell.ok:
+                rows.append([*head, problem(cell, marks), "", "", "", "", "", ""])
+                continue
+            ops, ci = ops_ci(cell)
+            sc = scaling_of(c, cell)
+            s, sci = scaling_text(sc)
+            rows.append(
+                [
+                    *head,
+                    f"{ops} ({ci})",
+                    _workers(cell),
+                    _mbs(cell),
+                    f"{s} ({sci})",
+                    f"{sc.efficiency:.0%}" if sc else "-",
+                    spread(cell.latency()),
+                    probe_text(cell),
+                ]
+            )
+        headers = [
+            "runtime",
+            "call",
+            "bytes",
+            "N",
+            "ops/s (95% CI)",
+            "each worker",
+            "MB/s",
+            "scaling (95% CI)",
+            "efficiency",
+            "latency p50 / p99 / max",
+            "probe late p50 / p99 / max",
+        ]
+        out += ["", f"##### {scenario}", ""]
+        out += tabulate(
+            rows, headers=headers, tablefmt="github", disable_numparse=True
+        ).splitlines()
+    out += [f"{line}  " if line else "" for line in note_lines(report, c, marks, width=10_000)]
+    return out
+
+
+# -- text (72 columns) -----------------------------------------------------------
+
+
+def text_lines(report: model.Report, width: int = 72) -> list[str]:
+    c = block(report)
+    if c is None:
+        return []
+
+    def wrap(s: str, indent: str = "") -> list[str]:
+        return textwrap.wrap(s, width, subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+    out = ["", *wrap(f"== Concurrency: {', '.join(map(str, c.levels))} workers at once")]
+    out += wrap(_how(c))
+    for line in machine_lines(c, ascii_only=True):
+        out += wrap(line)
+    marks: dict[str, str] = {}
+    for scenario, cells in by_scenario(c).items():
+        keys: dict[tuple[str, str, str], int] = {}
+        for cell in cells:
+            keys.setdefault((cell.runtime, cell.call_id, cell.mode), len(keys) + 1)
+        out += ["", f"-- {scenario}"]
+        for (runtime, _, _), n in keys.items():
+            cell = next(x for x in cells if keys[(x.runtime, x.call_id, x.mode)] == n)
+            label = _n_label(report, cell)
+            out += wrap(f"[{n}] {runtime}: {label}", indent="     ")
+        speed, times = [], []
+        for cell in cells:
+            ref = f"[{keys[(cell.runtime, cell.call_id, cell.mode)]}]"
+            head = [ref, cell.size, level_mark(cell)]
+            if not cell.ok:
+                speed.append([*head, problem(cell, marks), "", "", ""])
+                continue
+            ops, ci = ops_ci(cell, sep="-")
+            sc = scaling_of(c, cell)
+            s, sci = scaling_text(sc, x="x", sep="-")
+            speed.append([*head, ops, ci, s, sci])
+            lat, probe = cell.latency(), cell.probe()
+            if lat or probe:
+                times.append(
+                    [
+                        *head,
+                        spread(lat, True).replace(" / ", "/"),
+                        spread(probe, True).replace(" / ", "/"),
+                    ]
+                )
+        out += [
+            "",
+            *common.simple_table(
+                speed, ["call", "bytes", "N", "ops/s", "95% CI", "scaling", "95% CI"], width
+            ),
+        ]
+        if times:
+            out += ["", "Latency of sampled calls and probe lateness (p50/p99/max):"]
+            out += common.simple_table(
+                times, ["call", "bytes", "N", "latency", "probe late"], width
+            )
+    for line in note_lines(report, c, marks, width=width):
+        out += wrap(line, indent="  ") if len(line) > width else [line]
+    return out
+
+
+def _n_label(report: model.Report, cell: LevelResult) -> str:
+    """The call with N for the level: one line for all levels of a call."""
+    if " ×" in cell.call:
+        m = concurrency.mode(report.kind_of(cell.runtime), cell.mode)
+        return f"{cell.call.split(' ×')[0]} ×N {m.noun if m else cell.mode}"
+    return re.sub(r"-multi \d+", "-multi N", cell.call)
+
+
+# -- sentences -------------------------------------------------------------------
+
+
+def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
+    """E.g. "sha256 at 16 KiB, 2 workers: Erlang crypto:hash scales 1.90x on 2
+    schedulers (95% CI 1.80-2.00); Python threads 1.02x, processes 1.93x;
+    openssl speed -multi 2 -evp sha256 1.95x." and the probe's findings."""
+    c = block(report)
+    if c is None:
+        return []
+    x, sep = ("x", "-") if ascii_only else ("×", "–")
+    out = []
+    cells = {(*cell.group, cell.level): cell for cell in c.cells}
+    groups: dict[tuple[str, int, int], list[Scaling]] = defaultdict(list)
+    for s in c.scaling:
+        if s.level > 1:
+            groups[(s.scenario, s.size, s.level)].append(s)
+    for (scenario, size, level), rows in groups.items():
+        clauses = []
+        for s in rows:
+            cell = cells[(s.scenario, s.runtime, s.call_id, s.mode, s.size, s.hw, s.level)]
+            ci = f" (95% CI {s.ci95[0]:.2f}{sep}{s.ci95[1]:.2f})" if s.ci95 else ""
+            over = " (oversubscribed)" if s.oversubscribed else ""
+            who = _who(report.kind_of(cell.runtime), cell, level)
+            clauses.append(f"{who} {s.scaling:.2f}{x}{ci}{over}")
+        out.append(
+            f"{scenario} at {common.size_text(size)}, {level} workers at once against one:"
+            f" {'; '.join(clauses)}."
+        )
+    out += _probe_sentences(c, ascii_only)
+    failed = [cell for cell in c.cells if cell.status == "failed"]
+    for cell in failed:
+        out.append(
+            f"Level {cell.level} of {cell.runtime} {cell.call_id} ({cell.mode}) failed:"
+            f" {cell.reason}."
+        )
+    return out
+
+
+def _who(kind: str, cell: LevelResult, level: int) -> str:
+    base = cell.call.split(" ×")[0]
+    if kind == "erlang":
+        where = (
+            f" on {_plural(cell.schedulers_online, 'scheduler')}" if cell.schedulers_online else ""
+        )
+        return f"Erlang {base} in {level} processes{where}"
+    if kind == "python":
+        how = "threads of one interpreter" if cell.mode == "threads" else "processes"
+        return f"Python {base} in {level} {how}"
+    return cell.call
+
+
+def _plural(n: int | None, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
+    """At the highest level of each Erlang call and size: how late the probe
+    woke, against idle, and which schedulers did the work."""
+    out = []
+    top: dict[tuple, LevelResult] = {}
+    for cell in c.cells:
+        if cell.ok and cell.probe_ns:
+            key = (cell.scenario, cell.runtime, cell.call_id, cell.size)
+            if key not in top or cell.level > top[key].level:
+                top[key] = cell
+    for cell in top.values():
+        p, idle = cell.probe(), cell.probe_idle()
+        assert p is not None
+        base = cell.call.split(" ×")[0]
+        idle_text = f" (idle: p99 {dur(idle.p99_ns, ascii_only)})" if idle else ""
+        procs = "1 process" if cell.level == 1 else f"{cell.level} processes"
+        scheds = _plural(cell.schedulers_online, "scheduler")
+        out.append(
+            f"While {procs} ran {base} at {common.size_text(cell.size)}"
+            f" on {scheds}, a process asking to wake every 1 ms"
+            f" woke p99 {dur(p.p99_ns, ascii_only)} late (max {dur(p.max_ns, ascii_only)})"
+            f"{idle_text}{_where(cell)}."
+        )
+    return out
+
+
+def _where(cell: LevelResult) -> str:
+    """Which schedulers did the work, from the normal ones' busy time: N
+    processes busy all the time keep min(N, S) of S normal schedulers busy,
+    unless their calls run elsewhere (dirty CPU schedulers). The dirty
+    schedulers' own wall time is shown but not used: on a busy machine it read
+    low (README, "Crypto under concurrency")."""
+    u = cell.utilisation()
+    s = cell.schedulers_online
+    if not u or not s:
+        return ""
+    normal = u.get("normal", 0.0)
+    expected = min(cell.level, s) / s
+    if normal >= 0.5 * expected:
+        return f"; the normal schedulers were {normal:.0%} busy: the calls ran on them"
+    return (
+        f"; the normal schedulers were only {normal:.0%} busy: the calls ran on dirty CPU"
+        " schedulers"
+    )

@@ -1,0 +1,97 @@
+"""The upgrade view in each format (bridge.upgrade computes it): one sentence
+per call saying where the difference between two versions lives, and a table
+of new/old per size beside the cost model of each version."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+from tabulate import tabulate
+
+from bridge import model, upgrade
+from bridge.render import common
+
+HEADING = "Upgrade view: new against old, per size, and the cost model (ns per call = a + b·bytes)"
+
+
+def sentences(upgrades: Sequence[model.Upgrade], ascii_only: bool = False) -> list[str]:
+    return [upgrade.sentence(u, "x" if ascii_only else "×") for u in upgrades]
+
+
+def of(report: model.Report, scenario: str) -> list[model.Upgrade]:
+    return [u for u in report.upgrades if u.scenario == scenario]
+
+
+def wide(upgrades: Sequence[model.Upgrade], fmt: str = "table", width: int = 100) -> list[str]:
+    """Table and markdown: the sentences, then one row per call with new/old
+    at every size."""
+    if not upgrades:
+        return []
+    lines = ["", f"{HEADING}:" if fmt != "markdown" else f"**{HEADING}:**", ""]
+    for s in sentences(upgrades):
+        if fmt == "markdown":
+            lines.append(f"- {s}")
+        else:
+            lines += textwrap.wrap(s, width, initial_indent="- ", subsequent_indent="  ")
+    sizes = sorted({s.size for u in upgrades for s in u.sizes})
+    rows = []
+    for u in upgrades:
+        ratio = {s.size: f"{s.ratio:.2f}×" for s in u.sizes}
+        rows.append(
+            [
+                u.new,
+                u.old,
+                u.call_id,
+                u.hw,
+                _pair(u.old_a_ns, u.new_a_ns, "{:,.0f}"),
+                _pair(u.old_b_ns_per_byte, u.new_b_ns_per_byte, "{:.3f}"),
+                *(ratio.get(n, "") for n in sizes),
+            ]
+        )
+    headers = ["new", "old", "call", "hw", "a ns/call", "b ns/byte"]
+    headers += [upgrade.size_text(n) for n in sizes]
+    if fmt == "markdown":
+        lines += [""] + tabulate(
+            rows, headers=headers, tablefmt="github", disable_numparse=True
+        ).splitlines()
+    else:
+        lines += [""] + common.simple_table(rows, headers)
+    return lines
+
+
+def narrow(upgrades: Sequence[model.Upgrade], width: int = 72) -> list[str]:
+    """Text (72 columns, ASCII): per call, which two runtimes, their cost
+    models, then one row per size (the sentences open the text view)."""
+    lines: list[str] = []
+    for u in upgrades:
+        head = f"{upgrade.who(u)}, hw {u.hw}: {u.new} against {u.old}"
+        lines += ["", *textwrap.wrap(head, width, subsequent_indent="  ")]
+        if u.old_a_ns is not None:
+            lines += textwrap.wrap(
+                f"  a ns/call {_pair(u.old_a_ns, u.new_a_ns, '{:,.0f}', '->')},"
+                f" b ns/byte {_pair(u.old_b_ns_per_byte, u.new_b_ns_per_byte, '{:.3f}', '->')}",
+                width,
+                subsequent_indent="  ",
+            )
+        rows = [
+            [
+                s.size,
+                common.fmt_ns(s.old_ns),
+                common.fmt_ns(s.new_ns),
+                f"{s.ratio:.2f}",
+                f"{s.ratio_ci95[0]:.2f}-{s.ratio_ci95[1]:.2f}" if s.ratio_ci95 else "n/a",
+            ]
+            for s in u.sizes
+        ]
+        table = common.simple_table(rows, ["bytes", "old ns", "new ns", "new/old", "95% CI"], width)
+        lines += ["", *(f"  {line}" for line in table)]
+    if lines:
+        lines = ["", "Upgrade view (new against old; a + b*bytes per call):", *lines]
+    return lines
+
+
+def _pair(old: float | None, new: float | None, fmt: str, arrow: str = "→") -> str:
+    if old is None or new is None:
+        return "-"
+    return f"{fmt.format(old)} {arrow} {fmt.format(new)}"
