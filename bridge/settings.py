@@ -30,11 +30,11 @@ class Settings:
     # 6 worker cells of warm-up + 100 x 5 ms + 19 re-warm-ups, and 2 openssl
     # cells of 5 one-second runs; 18 s in all, starts included, leaves under
     # 0.9 s per worker cell on a busy machine. The samples stay (the CI needs
-    # them); the warm-ups are what was cut. 100 ms before the first round
-    # still makes tens of thousands of calls (calibration, doubling the loop
-    # up to half a sample, takes a few ms of it), and 10 ms before each later
-    # round re-runs a few thousand, which brings caches and branch predictors
-    # back after another runtime's turn.
+    # them); the warm-ups are what was cut. 100 ms before the first round is
+    # tens of thousands of calls of a hash or MAC, a hundred of a 1-ms call
+    # (calibration, doubling the loop up to half a sample, takes a few ms of
+    # it); 10 ms before each later round re-runs enough calls to bring caches
+    # and branch predictors back after another runtime's turn.
     warmup_ms: int = 100
     rewarm_ms: int = 10
     sample_ms: int = 5
