@@ -15,28 +15,15 @@ import warnings
 from pathlib import Path
 
 import click
-from tabulate import tabulate
 
 import bridge
-from bridge import compare as comparison
-from bridge import (
-    discover,
-    distribution,
-    importer,
-    listing,
-    model,
-    nodeenv,
-    plans,
-    quietness,
-    runenv,
-    runner,
-)
+from bridge import model, plans, runenv, runner
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
-from bridge.render.compare import render as render_compare
-from bridge.render.env import render_env
-from bridge.render.nodes import render_nodes
 from bridge.settings import DEFAULT
+
+# The modules of the other commands are imported in them: `bridge run
+# --quick` has 5 s, and Python takes about 2 ms a module here.
 
 MAX_SAMPLES = 10_000
 
@@ -265,6 +252,9 @@ def run(replay: Path | None, output: Path | None, fmt: str, **params) -> None:
         plan = plans.from_options(plans.RunOptions(**params), command)
     outcome = _execute(plan, output, fmt)
     if replay is not None and outcome.report.results:
+        from bridge import compare as comparison
+        from bridge.render.compare import render as render_compare
+
         click.echo("")
         pairs = comparison.compare([old, outcome.report], [f"{replay.name} (then)", "now"])
         click.echo(render_compare(pairs, "table" if fmt == "json" else fmt), nl=False)
@@ -376,10 +366,15 @@ def env(erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds
     if node:
         if erl or openssl:
             raise UsageError("--node probes running nodes: leave out --erl and --openssl")
+        from bridge import distribution
+
         _env_nodes(distribution.node_plan(node, cookie_file, connect_timeout=connect_timeout), fmt)
         return
     if cookie_file is not None:
         raise UsageError("--cookie-file goes with --node NAME@HOST")
+    from bridge import quietness
+    from bridge.render.env import render_env
+
     plan = plans.for_env(tuple(erl), tuple(openssl))
     environment_block, runtimes, hw = runner.inspect(plan)
     quiet = quietness.check(quietness_seconds) if quietness_seconds > 0 else None
@@ -397,6 +392,9 @@ def env(erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds
 
 
 def _env_nodes(plan, fmt: str) -> None:
+    from bridge import nodeenv
+    from bridge.render.nodes import render_nodes
+
     found = nodeenv.probe_nodes(plan, DEFAULT)
     if fmt == "json":
         data = {
@@ -426,6 +424,8 @@ def import_speed(file, fmt, output) -> None:
     per document."""
     if output is not None:
         plans.check_writable(output)
+    from bridge import importer
+
     stdin_text = click.get_text_stream("stdin").read() if file == "-" else None
     text, name = importer.read_document(file, stdin_text)
     report, warnings = importer.to_report(text, name, ["bridge", *sys.argv[1:]])
@@ -449,6 +449,10 @@ def otp_list(fmt) -> None:
     """List the OTP installations on this machine: erl on PATH, /usr/lib/erlang,
     kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Each erl is started once to
     load crypto, as a run would; broken ones are listed with the reason."""
+    from tabulate import tabulate
+
+    from bridge import discover
+
     found = discover.discover()
     if fmt == "json":
         click.echo(json.dumps([f.to_json() for f in found], indent=1))
@@ -503,6 +507,9 @@ def compare(files, fmt) -> None:
     and say which differences are significant. The first file is the baseline."""
     if len(files) < 2:
         raise UsageError("compare needs at least two reports")
+    from bridge import compare as comparison
+    from bridge.render.compare import render as render_compare
+
     reports = [model.load(f) for f in files]
     labels = [
         f.name if list(map(lambda p: p.name, files)).count(f.name) == 1 else str(f) for f in files
@@ -547,6 +554,8 @@ def plot_command(file, output, others) -> None:
 )
 def list_scenarios(scenario_dirs) -> None:
     """The scenarios by kind, each with a one-line description."""
+    from bridge import listing
+
     click.echo(listing.list_text(tuple(scenario_dirs)), nl=False)
 
 
@@ -561,6 +570,8 @@ def list_scenarios(scenario_dirs) -> None:
 def show(name, scenario_dirs) -> None:
     """One scenario: where its file is, each call per runtime (what it
     measures, how its output is checked, the release it needs), and the file."""
+    from bridge import listing
+
     click.echo(listing.show_text(name, tuple(scenario_dirs)), nl=False)
 
 

@@ -95,6 +95,13 @@ class Worker:
         return self._proc.pid if self._proc else None
 
     def start(self) -> None:
+        """Spawn the worker and wait for its greeting."""
+        self.spawn()
+        self.greet()
+
+    def spawn(self) -> None:
+        """Start the process and return at once; greet() waits for it. Apart,
+        so that several workers can boot side by side (bridge.session)."""
         # stderr goes to an unlinked temporary file: private to this user,
         # gone when closed, and it never blocks the child the way a pipe that
         # nobody drains would.
@@ -117,6 +124,10 @@ class Worker:
                 f"{self.name}: cannot start {self.argv[0]}: {exc.strerror}", runtime=self.name
             ) from exc
         self._channel = codec.Channel(self._proc.stdout.fileno(), self._proc.stdin.fileno())
+
+    def greet(self) -> None:
+        """Wait for the spawned worker's ready message (start_timeout from
+        now), and check its protocol; a worker that fails here is closed."""
         try:
             greeting = self._receive_greeting()
             if not (isinstance(greeting, tuple) and len(greeting) == 3 and greeting[0] == "ready"):

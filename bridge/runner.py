@@ -12,7 +12,7 @@ import dataclasses
 import datetime
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bridge import (
@@ -33,13 +33,12 @@ from bridge import (
 )
 from bridge.distribution import NodePlan
 from bridge.libcrypto import Directory
-from bridge.runtimes import libcrypto as other_libcrypto
 from bridge.runtimes import lineup, remote
-from bridge.runtimes.base import Job
 from bridge.runtimes.openssl import mask_evidence
 from bridge.scenario import FileDigestScenario, Scenario
-from bridge.session import Live, Progress, RuntimeSpec, Session
+from bridge.session import Progress, RuntimeSpec, Session
 from bridge.settings import Settings
+from bridge.startup import Lineup, MaskChecker
 
 
 @dataclass(frozen=True)
@@ -60,9 +59,6 @@ class Plan:
     env: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
     # --libcrypto: every runtime again with each directory's library.
     libcrypto: tuple[Directory, ...] = ()
-
-
-MaskChecker = Callable[[Plan, ab.HwContext], model.MaskCheck]
 
 
 @dataclass(frozen=True)
@@ -150,10 +146,10 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     before = seams.snapshot()
     try:
         with Session(plan.settings, progress, **kwargs) as session:
-            starter = _Lineup(plan, session, made, seams)
+            check_mask = seams.check_mask or (lambda p, ctx: mask_evidence(p.openssl, ctx))
+            starter = Lineup(plan, session, made, seams.cpu or environment.cpu(), check_mask)
             try:
-                for spec in specs:
-                    starter.start(spec)
+                starter.start(specs)
                 session.measure()
             except KeyboardInterrupt:
                 interrupted = True
@@ -194,89 +190,6 @@ def _levels_block(plan, wanted, machine, cells) -> levels.Concurrency | None:
     settings = plan.settings
     window = concurrency.window_ms(settings.sample_ms)
     return concurrency.block(wanted, window, settings.schedulers, machine, marked)
-
-
-def once_per_mask(checker: MaskChecker) -> MaskChecker:
-    """Check each mask string once per run and OpenSSL generation: the
-    runtimes of an A/B mostly share one, and a check starts three openssl
-    processes (time that --quick does not have)."""
-    seen: dict[tuple, model.MaskCheck] = {}
-
-    def check(plan: Plan, ctx: ab.HwContext) -> model.MaskCheck:
-        key = (ctx.mask, hardware.generation(ctx.library[1]) if ctx.library else None)
-        if key not in seen:
-            seen[key] = checker(plan, ctx)
-        return seen[key]
-
-    return check
-
-
-NO_MASK = (
-    "a running node cannot be masked: its libcrypto read OPENSSL_ia32cap when the node"
-    " started (bridge env --node points to a local A/B of the same library)"
-)
-
-
-class _Lineup:
-    """Starts each runtime as found and, for an A/B, its masked twin, and
-    gives each its cells. `contexts` keeps what the A/B could do per runtime."""
-
-    def __init__(self, plan: Plan, session: Session, made: _Inputs, seams: Seams) -> None:
-        self.plan, self.session, self.made = plan, session, made
-        self.cpu = seams.cpu or environment.cpu()
-        self.check_mask = once_per_mask(
-            seams.check_mask or (lambda p, ctx: mask_evidence(p.openssl, ctx))
-        )
-        self.contexts: dict[str, ab.HwContext] = {}
-
-    def start(self, spec: RuntimeSpec) -> None:
-        """A runtime as found and, for an A/B, its masked twin, each with its
-        cells; then the same with each --libcrypto directory's library."""
-        on = self.session.start(spec)
-        if on is None:
-            return
-        if self.plan.hw != "off" or not spec.maskable:
-            self.session.add(on, self.jobs(on))
-            # Levels run on the machine as found; on the masked twin only for --hw off.
-            self.session.add_levels(on, self.jobs(on))
-        if self.plan.hw in ("off", "both") and not spec.maskable:
-            self.session.skipped.append(model.Skipped(f"{on.id} (hw off)", spec.kind, NO_MASK))
-        elif self.plan.hw in ("off", "both"):
-            twin = self.masked_twin(spec, on.info)
-            off = self.session.start(twin) if twin is not None else None
-            if off is not None:
-                self.session.add(off, self.jobs(off))
-                if self.plan.hw == "off":
-                    self.session.add_levels(off, self.jobs(off))
-        for variant in other_libcrypto.variants(spec, on, self.plan.libcrypto):
-            if isinstance(variant, model.Skipped):
-                self.session.skipped.append(variant)
-            else:
-                self.start(variant)
-
-    def jobs(self, live: Live) -> Iterator[Job]:
-        for sc in self.plan.scenarios:
-            for cid in sc.calls.get(live.kind, ()):
-                for size in sc.sizes:
-                    yield Job(sc, calls.CALLS[live.kind, cid], self.made(sc, size))
-
-    def masked_twin(self, spec: RuntimeSpec, info: model.Runtime) -> RuntimeSpec | None:
-        """The twin of a runtime with the scenario's features masked from
-        process start, when the experiment can be made (see bridge.ab)."""
-        features = ab.kinds_features(self.plan.scenarios, spec.kind)
-        if not features:
-            return None
-        cpu = self.cpu
-        armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
-        ctx = ab.plan(info, features, cpu, os.environ, armcap)
-        self.contexts[info.id] = ctx
-        if ctx.mask is None:
-            return None
-        ctx.mask_check = self.check_mask(self.plan, ctx)
-        if ctx.mask_failed:
-            return None  # the verdict says the mask did not take effect
-        label = f"{spec.label} ({ctx.mask.variable}={ctx.mask.value})"
-        return spec.masked(label, ctx.mask.env(), same_id=info.id)
 
 
 def inspect(plan: Plan, progress: Progress | None = None) -> tuple[dict, list[model.Runtime], dict]:

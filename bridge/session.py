@@ -14,8 +14,12 @@ carry on; a call that this OTP/OpenSSL lacks becomes an `unsupported` result.
 Ctrl-C/SIGTERM stop the run (the caller records it). In every case the samples
 already taken stay in the outcome.
 
-The runtimes are held in an ExitStack: leaving the session stops each one,
-whatever happened. The session knows runtimes only through the narrow
+Starting is in three steps, so that runtimes boot side by side: launch
+(spawn the process), ready (wait for it, give it its id), commit (add it to
+the run). The line-up (bridge.runner) launches a batch, readies it, and
+commits every runtime in the order it was asked for, so a report is the same
+whichever booted first. Every launched runtime is stopped when the session
+ends, whatever happened. The session knows runtimes only through the narrow
 interface of bridge.runtimes.base.Runtime, so the fast tests drive it with a
 fake.
 """
@@ -82,6 +86,25 @@ class Live:
     @property
     def kind(self) -> str:
         return self.info.kind
+
+
+@dataclass
+class Starting:
+    """A runtime between launch and commit: ready once `live` is set, or
+    failed with a reason to skip it or an error."""
+
+    spec: RuntimeSpec
+    driver: Runtime
+    live: Live | None = None
+    skipped: model.Skipped | None = None
+    error: model.RunError | None = None
+    # A launch or start that raised has stopped what it began (the contract
+    # of Runtime.start): the session does not stop it again.
+    gave_up: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.skipped is not None or self.error is not None
 
 
 @dataclass
@@ -221,6 +244,7 @@ class Session:
         self.tc: list[model.TcFigure] = []
         self.level_cells: list[levelrun.LevelCell] = []
         self._stack = contextlib.ExitStack()
+        self._ids: set[str] = set()  # ids given to runtimes as found, when ready
 
     def __enter__(self) -> Session:
         self._stack.__enter__()
@@ -232,29 +256,75 @@ class Session:
     # -- runtimes --------------------------------------------------------------
 
     def start(self, spec: RuntimeSpec) -> Live | None:
-        """Start a runtime; record it, or why it is skipped. Ids are unique
-        among runtimes as found (two installations of OTP 25.2.3 become
-        erlang@25.2.3 and erlang@25.2.3#2)."""
+        """Start a runtime and add it to the run (or record why not)."""
+        starting = self.launch(spec)
+        self.ready(starting)
+        return self.commit(starting)
+
+    def launch(self, spec: RuntimeSpec) -> Starting:
+        """Begin starting a runtime (Runtime.launch) and return at once. From
+        here on the session stops it when it ends."""
         self.note(f"starting {spec.label}")
-        driver = spec.build()
+        starting = Starting(spec, spec.build())
+        # Stopped on any exit from here on, even between launch and ready.
+        self._stack.callback(self._stop, starting)
         try:
-            info = self._stack.enter_context(driver)
-        except RuntimeUnavailable as exc:
-            self.skipped.append(
-                model.Skipped(spec.label, spec.kind, exc.one_line(), requested=spec.requested)
-            )
-            return None
-        except WorkerError as exc:
-            self.errors.append(worker_error(exc, spec.label))
-            return None
-        taken = {x.id for x in self.live if not x.info.masked}
-        wanted = spec.same_id or _unique(info.id, taken)
+            starting.driver.launch()
+        except (RuntimeUnavailable, WorkerError) as exc:
+            self._failed(starting, exc)
+        except BaseException:
+            starting.gave_up = True
+            raise
+        return starting
+
+    def ready(self, starting: Starting) -> None:
+        """Wait until a launched runtime is up, and give it its id: unique
+        among runtimes as found, in the order they are readied (two
+        installations of OTP 25.2.3 become erlang@25.2.3 and
+        erlang@25.2.3#2); a masked twin takes its partner's."""
+        if starting.failed or starting.live is not None:
+            return
+        spec, driver = starting.spec, starting.driver
+        try:
+            info = driver.start()
+        except (RuntimeUnavailable, WorkerError) as exc:
+            self._failed(starting, exc)
+            return
+        except BaseException:
+            starting.gave_up = True
+            raise
+        wanted = spec.same_id or _unique(info.id, self._ids)
+        if not info.masked:
+            self._ids.add(wanted)
         if wanted != info.id:
             info = dataclasses.replace(info, id=wanted)
             driver.rename(wanted)
-        live = Live(driver, info)
-        self.live.append(live)
-        return live
+        starting.live = Live(driver, info)
+
+    def commit(self, starting: Starting) -> Live | None:
+        """Add a readied runtime to the run, or record why it is not in it."""
+        if starting.skipped is not None:
+            self.skipped.append(starting.skipped)
+        if starting.error is not None:
+            self.errors.append(starting.error)
+        if starting.live is not None:
+            self.live.append(starting.live)
+        return starting.live
+
+    @staticmethod
+    def _stop(starting: Starting) -> None:
+        if not starting.gave_up:
+            starting.driver.stop()
+
+    def _failed(self, starting: Starting, exc: RuntimeUnavailable | WorkerError) -> None:
+        starting.gave_up = True
+        spec = starting.spec
+        if isinstance(exc, RuntimeUnavailable):
+            starting.skipped = model.Skipped(
+                spec.label, spec.kind, exc.one_line(), requested=spec.requested
+            )
+        else:
+            starting.error = worker_error(exc, spec.label)
 
     def add(self, live: Live, jobs: Iterable[Job]) -> None:
         self.cells += [Cell(live, job) for job in jobs]

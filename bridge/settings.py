@@ -96,7 +96,7 @@ DEFAULT = Settings()
 # runs would cost 2 s more. The workers keep 24 samples in 4 rounds, and a
 # cell is marked unstable only past ±5%.
 QUICK = Settings(
-    warmup_ms=50,
+    warmup_ms=30,
     rewarm_ms=10,
     sample_ms=5,
     samples=24,

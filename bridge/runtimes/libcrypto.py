@@ -32,6 +32,9 @@ class WithLibcrypto(Runtime):
         self.samples_are_processes = inner.samples_are_processes  # type: ignore[misc]
         inner.libcrypto_dir = str(library.dir)
 
+    def launch(self) -> None:
+        self.inner.launch()
+
     def start(self) -> model.Runtime:
         info = self.inner.start()
         try:
