@@ -5,7 +5,8 @@ Measures, on this machine:
   - round trip of one `ping` request, across CPUs as scheduled, and with the
     driver and worker pinned to one CPU (wake-ups across CPUs dominate on VMs);
   - wall time of `bridge run hmac-sha1 --quick` and of the default run, against
-    their targets (5 s and 18 s), the 95% CI half-width of every headline
+    their targets (5 s and 18 s), and of --quick as a first run (no twin's mask
+    known from before), the 95% CI half-width of every headline
     median in those reports, and how many cells each marked unstable;
   - the load average around each timing: the machine may be shared.
 
@@ -73,9 +74,15 @@ def pinned(fn, *args):
         os.sched_setaffinity(0, before)
 
 
-def wall_of_run(extra: list[str], runs: int) -> tuple[stats.Summary, list[dict]]:
+def wall_of_run(
+    extra: list[str], runs: int, forget_twins: bool = False
+) -> tuple[stats.Summary, list[dict]]:
+    """Wall times of `bridge run hmac-sha1 EXTRA`, start to exit. forget_twins:
+    as a first run, with no twin's mask kept from before (bridge.startup)."""
     times, reports = [], []
     for _ in range(runs):
+        if forget_twins:
+            (otp.cache_root() / "twins.json").unlink(missing_ok=True)
         with tempfile.TemporaryDirectory() as d:
             out = Path(d) / "r.json"
             t0 = time.perf_counter_ns()
@@ -146,6 +153,8 @@ def main() -> None:
     quick, quick_reports = wall_of_run(["--quick"], args.runs)
     figures["bridge run hmac-sha1 --quick (target 5 s)"] = fmt(quick, "s")
     figures["--quick: cells marked unstable (over ±5%)"] = unstable_counts(quick_reports)
+    first, _ = wall_of_run(["--quick"], args.runs, forget_twins=True)
+    figures["--quick, twins' masks not known (a first run)"] = fmt(first, "s")
     default, default_reports = wall_of_run([], args.runs)
     figures["bridge run hmac-sha1 (target 18 s)"] = fmt(default, "s")
     figures["default: cells marked unstable (over ±2%)"] = unstable_counts(default_reports)

@@ -38,6 +38,21 @@ def cli() -> None:
     """
 
 
+# What reaches running nodes (--node), the same for `run` and `env`.
+cookie_file_option = click.option(
+    "--cookie-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The nodes' cookie. Default: ~/.erlang.cookie.",
+)
+connect_timeout_option = click.option(
+    "--connect-timeout",
+    type=click.FloatRange(1, 600),
+    default=10,
+    show_default=True,
+    help="Seconds to reach a --node (epmd lookup and handshake).",
+)
+
+
 class _RunCommand(click.Command):
     """`bridge run`: an --env belongs to the runtime option before it, which
     click's values alone (one tuple per option) cannot tell; its parser's
@@ -184,11 +199,7 @@ class _RunCommand(click.Command):
     help="Allow bridge to load its agent into each --node (under a name of its own;"
     " purged afterwards).",
 )
-@click.option(
-    "--cookie-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The nodes' cookie. Default: ~/.erlang.cookie.",
-)
+@cookie_file_option
 @click.option(
     "--max-load",
     type=click.FloatRange(0.01, 1.0),
@@ -196,13 +207,7 @@ class _RunCommand(click.Command):
     show_default=True,
     help="Largest share of one scheduler a measurement keeps busy on a --node.",
 )
-@click.option(
-    "--connect-timeout",
-    type=click.FloatRange(1, 600),
-    default=10,
-    show_default=True,
-    help="Seconds to reach a --node (epmd lookup and handshake).",
-)
+@connect_timeout_option
 @click.option(
     "--concurrency",
     metavar="N,N,...",
@@ -335,18 +340,8 @@ def _exit_status(outcome: runner.Outcome) -> None:
     metavar="NAME@HOST",
     help="Probe a running Erlang node instead, read-only (repeatable).",
 )
-@click.option(
-    "--cookie-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The nodes' cookie. Default: ~/.erlang.cookie.",
-)
-@click.option(
-    "--connect-timeout",
-    type=click.FloatRange(1, 600),
-    default=10,
-    show_default=True,
-    help="Seconds to reach a --node (epmd lookup and handshake).",
-)
+@cookie_file_option
+@connect_timeout_option
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )

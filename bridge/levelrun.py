@@ -16,13 +16,13 @@ node) is the session's policy: it is stopped and its other cells end there.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bridge import concurrency, model
+from bridge import concurrency, model, topology
 from bridge.errors import OperationError, WorkerError
-from bridge.levels import LevelResult
+from bridge.levels import Concurrency, LevelResult, Machine
 from bridge.runtimes.base import Job, LevelBatch, LevelPlan
 
 if TYPE_CHECKING:  # the session imports this module
@@ -199,6 +199,22 @@ def run_round(session: Session, round_index: int, label: str) -> None:
 
 def records(cells_: list[LevelCell]) -> list[LevelResult]:
     return [r for r in (c.record() for c in cells_) if r is not None]
+
+
+def block(
+    wanted: Sequence[int],
+    settings: Settings,
+    machine: Machine | None,
+    results: Iterable[LevelResult],
+) -> Concurrency | None:
+    """The report's concurrency block: the levels, the machine (with the load
+    average at the end too), each result marked oversubscribed or not."""
+    if machine is None:
+        return None
+    machine = dataclasses.replace(machine, loadavg_end=topology.loadavg())
+    marked = [mark(r, concurrency.oversubscribed(r.level, machine)) for r in results]
+    window = concurrency.window_ms(settings.sample_ms)
+    return concurrency.block(wanted, window, settings.schedulers, machine, marked)
 
 
 def mark(result: LevelResult, oversubscribed: bool) -> LevelResult:

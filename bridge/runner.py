@@ -8,7 +8,6 @@ check and the clock. Everything else is the real pipeline.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import os
 import tempfile
@@ -19,7 +18,6 @@ from bridge import (
     ab,
     assemble,
     calls,
-    concurrency,
     environment,
     hardware,
     inputs,
@@ -38,7 +36,7 @@ from bridge.runtimes.openssl import mask_evidence
 from bridge.scenario import FileDigestScenario, Scenario
 from bridge.session import Progress, RuntimeSpec, Session
 from bridge.settings import Settings
-from bridge.startup import Lineup, MaskChecker
+from bridge.startup import Lineup, MaskChecker, TwinGuesses
 
 
 @dataclass(frozen=True)
@@ -73,6 +71,8 @@ class Seams:
     machine: Callable[[], levels.Machine] = topology.collect  # CPUs, SMT, load (--concurrency)
     # The machine's state before and after the run (bridge.noise).
     snapshot: Callable[[], noise.Snapshot] = noise.snapshot
+    # The twins' masks of past runs (bridge.startup); None: bridge's cache.
+    guesses: TwinGuesses | None = None
 
 
 @dataclass
@@ -147,9 +147,14 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     try:
         with Session(plan.settings, progress, **kwargs) as session:
             check_mask = seams.check_mask or (lambda p, ctx: mask_evidence(p.openssl, ctx))
-            starter = Lineup(plan, session, made, seams.cpu or environment.cpu(), check_mask)
+            guesses = seams.guesses
+            if guesses is None:
+                guesses = TwinGuesses(otp.cache_root() / "twins.json")
+            cpu = seams.cpu or environment.cpu()
+            starter = Lineup(plan, session, made, cpu, check_mask, guesses)
             try:
                 starter.start(specs)
+                guesses.save()
                 session.measure()
             except KeyboardInterrupt:
                 interrupted = True
@@ -175,21 +180,9 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         command=plan.command,
         reproduce=plan.reproduce,
-        concurrency=_levels_block(plan, wanted_levels, machine, outcome.levels),
+        concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),
     )
     return Outcome(report=report, interrupted=interrupted)
-
-
-def _levels_block(plan, wanted, machine, cells) -> levels.Concurrency | None:
-    """The report's concurrency block: the levels, the machine (with the load
-    average at the end too), each cell marked oversubscribed or not."""
-    if machine is None:
-        return None
-    machine = dataclasses.replace(machine, loadavg_end=topology.loadavg())
-    marked = [levelrun.mark(c, concurrency.oversubscribed(c.level, machine)) for c in cells]
-    settings = plan.settings
-    window = concurrency.window_ms(settings.sample_ms)
-    return concurrency.block(wanted, window, settings.schedulers, machine, marked)
 
 
 def inspect(plan: Plan, progress: Progress | None = None) -> tuple[dict, list[model.Runtime], dict]:

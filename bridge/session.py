@@ -311,6 +311,12 @@ class Session:
             self.live.append(starting.live)
         return starting.live
 
+    def discard(self, starting: Starting) -> None:
+        """Stop a launched runtime that the run will not use (a twin launched
+        on a wrong guess, bridge.startup); it is never committed."""
+        self._stop(starting)
+        starting.gave_up = True
+
     @staticmethod
     def _stop(starting: Starting) -> None:
         if not starting.gave_up:

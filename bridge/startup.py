@@ -7,6 +7,14 @@ need their partner's provenance (the library decides the mask string), are
 launched and readied the same way. An A/B of Erlang and Python so starts in
 the time of two node boots instead of four runtimes one after another.
 
+A twin's mask is known only once its partner is up, but it is the same from
+one run to the next: the mask each twin had is kept in bridge's cache
+(TwinGuesses), and a twin whose mask is known is launched beside its partner,
+in the first wave. The guess is checked once the partner is ready: the twin
+is kept only if its mask is the one the partner's library calls for, and
+stopped before it measures anything if not (the right one is then launched as
+before). A first run, or one after an upgrade, starts as if nothing was kept.
+
 What the run records does not depend on which process booted first: each
 runtime, then its twin, then its variants, are committed to the session (with
 their cells, skips and errors) in the order the plan lists them, as when they
@@ -15,12 +23,15 @@ started one by one.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bridge import ab, calls, hardware, model
+from bridge.errors import BridgeError
 from bridge.runtimes import libcrypto as other_libcrypto
 from bridge.runtimes.base import Job
 from bridge.session import Live, RuntimeSpec, Session, Starting
@@ -59,6 +70,7 @@ class _Node:
 
     starting: Starting
     twin: bool = False
+    guess: Starting | None = None  # its twin, launched on the mask it had last time
     context: ab.HwContext | None = None  # what the A/B could do with it
     after: list[_Node | model.Skipped] = field(default_factory=list)
 
@@ -74,16 +86,18 @@ class Lineup:
         made: Inputs,
         cpu: hardware.Cpu,
         check_mask: MaskChecker,
+        guesses: TwinGuesses | None = None,
     ) -> None:
         self.plan, self.session, self.made, self.cpu = plan, session, made, cpu
         self.check_mask = once_per_mask(check_mask)
+        self.guesses = guesses if guesses is not None else TwinGuesses()
         self.contexts: dict[str, ab.HwContext] = {}
 
     def start(self, specs: Iterable[RuntimeSpec]) -> None:
         """Every runtime of the run, wave by wave (see the module's comment).
         Interrupted, the runtimes already up are still committed: the report
         lists what ran."""
-        roots = [_Node(self.session.launch(spec)) for spec in specs]
+        roots = [self._launch(spec) for spec in specs]
         wave = roots
         try:
             while wave:
@@ -98,20 +112,50 @@ class Lineup:
         """Launch what a ready runtime calls for; return those launched."""
         live = node.starting.live
         if live is None or node.twin:
+            if node.guess is not None:
+                self.session.discard(node.guess)
             return []
         spec, hw = node.starting.spec, self.plan.hw
         if hw in ("off", "both") and not spec.maskable:
             node.after.append(model.Skipped(f"{live.id} (hw off)", spec.kind, NO_MASK))
         elif hw in ("off", "both"):
             twin = self._masked_twin(node, live)
-            if twin is not None:
-                node.after.append(_Node(self.session.launch(twin), twin=True))
+            self.guesses.put(self._guess_key(spec), twin.mask_env if twin else None)
+            started = self._adopt(node.guess, twin)
+            if started is not None:
+                node.after.append(_Node(started, twin=True))
         for variant in other_libcrypto.variants(spec, live, self.plan.libcrypto):
             if isinstance(variant, model.Skipped):
                 node.after.append(variant)
             else:
-                node.after.append(_Node(self.session.launch(variant)))
+                node.after.append(self._launch(variant))
         return [x for x in node.after if isinstance(x, _Node)]
+
+    def _launch(self, spec: RuntimeSpec) -> _Node:
+        """Launch a runtime and, when a past run knew its twin's mask, the twin."""
+        node = _Node(self.session.launch(spec))
+        if self.plan.hw in ("off", "both") and spec.maskable:
+            mask_env = self.guesses.get(self._guess_key(spec))
+            if mask_env:
+                # same_id stays empty: a guess is readied only once adopted.
+                guessed = spec.masked(_twin_label(spec, mask_env), mask_env, same_id="")
+                node.guess = self.session.launch(guessed)
+        return node
+
+    def _adopt(self, guess: Starting | None, twin: RuntimeSpec | None) -> Starting | None:
+        """The twin to ready: the guessed one if its mask is right (now with
+        its partner's id), else the right one launched now; a wrong guess
+        is stopped."""
+        if guess is not None and twin is not None and guess.spec.mask_env == twin.mask_env:
+            guess.spec = twin
+            return guess
+        if guess is not None:
+            self.session.discard(guess)
+        return self.session.launch(twin) if twin is not None else None
+
+    def _guess_key(self, spec: RuntimeSpec) -> str:
+        features = sorted(ab.kinds_features(self.plan.scenarios, spec.kind))
+        return json.dumps([spec.kind, spec.label, features])
 
     def _commit(self, node: _Node) -> None:
         """A runtime with its cells, then its twin, skips and variants."""
@@ -159,5 +203,51 @@ class Lineup:
         ctx.mask_check = self.check_mask(self.plan, ctx)
         if ctx.mask_failed:
             return None  # the verdict says the mask did not take effect
-        label = f"{spec.label} ({ctx.mask.variable}={ctx.mask.value})"
-        return spec.masked(label, ctx.mask.env(), same_id=info.id)
+        mask_env = ctx.mask.env()
+        return spec.masked(_twin_label(spec, mask_env), mask_env, same_id=info.id)
+
+
+def _twin_label(spec: RuntimeSpec, mask_env: Mapping[str, str]) -> str:
+    masks = " ".join(f"{k}={v}" for k, v in mask_env.items())
+    return f"{spec.label} ({masks})"
+
+
+class TwinGuesses:
+    """The mask each runtime's twin had last time, by runtime and features
+    (a JSON file in bridge's cache). Only ever a guess (see the module's
+    comment): a file that is missing, unreadable or stale costs the time it
+    saves, never a wrong twin. Without a path, kept in memory only."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._known: dict[str, dict[str, str] | None] = {}
+        self._changed = False
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                data = {}
+            if isinstance(data, dict):
+                self._known = {
+                    k: {str(a): str(b) for a, b in v.items()} if isinstance(v, dict) else None
+                    for k, v in data.items()
+                }
+
+    def get(self, key: str) -> dict[str, str] | None:
+        return self._known.get(key)
+
+    def put(self, key: str, mask_env: Mapping[str, str] | None) -> None:
+        value = dict(mask_env) if mask_env else None
+        if self._known.get(key, "absent") != value:
+            self._known[key] = value
+            self._changed = True
+
+    def save(self) -> None:
+        """Keep what changed; a cache that cannot be written is no error."""
+        if self.path is None or not self._changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            model.write_atomic(self.path, json.dumps(self._known, indent=1, sort_keys=True))
+        except (OSError, BridgeError):
+            pass

@@ -15,6 +15,7 @@ from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.runner import Plan, Seams
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
 from bridge.session import RuntimeSpec
+from bridge.startup import TwinGuesses
 
 FAKE_CPU = hardware.Cpu(
     arch="x86_64",
@@ -72,6 +73,9 @@ class FakeRuntime(Runtime):
         self.log = log
         self.calls = 0
         self.rounds: dict[tuple, int] = {}
+
+    def launch(self) -> None:
+        self.log.events.append(("launch", self.script.kind, self.hw, dict(self.mask_env)))
 
     def start(self) -> model.Runtime:
         self.log.events.append(("start", self.script.kind, self.hw, dict(self.mask_env)))
@@ -169,7 +173,13 @@ FAKE_MACHINE = levels.Machine(
 )
 
 
-def seams(scripts: list[Script], log: Log, clock=None, mask_ok: bool | None = True) -> Seams:
+def seams(
+    scripts: list[Script],
+    log: Log,
+    clock=None,
+    mask_ok: bool | None = True,
+    guesses: TwinGuesses | None = None,
+) -> Seams:
     def specs(plan: Plan) -> list[RuntimeSpec]:
         return [
             RuntimeSpec(
@@ -189,6 +199,8 @@ def seams(scripts: list[Script], log: Log, clock=None, mask_ok: bool | None = Tr
         machine=lambda: FAKE_MACHINE,
         # A machine with nothing to report: the fast tier reads no /proc.
         snapshot=lambda: noise.Snapshot(wall=0.0),
+        # Twins' masks in memory: the fast tier writes no cache.
+        guesses=guesses if guesses is not None else TwinGuesses(),
     )
 
 
