@@ -192,11 +192,13 @@ def inspect(plan: Plan, progress: Progress | None = None) -> tuple[dict, list[mo
     armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
     experiments = []
     with Session(plan.settings, progress) as session:
-        for spec in _specs(plan):
-            live = session.start(spec)
+        # All launched at once, to boot side by side (bridge.startup).
+        for starting in [session.launch(spec) for spec in _specs(plan)]:
+            session.ready(starting)
+            live = session.commit(starting)
             if live is None:
                 continue
-            features = ab.kinds_features(plan.scenarios, spec.kind)
+            features = ab.kinds_features(plan.scenarios, live.kind)
             ctx = ab.plan(live.info, features, cpu, os.environ, armcap)
             if ctx.mask is not None:
                 ctx.mask_check = mask_evidence(plan.openssl, ctx)

@@ -4,6 +4,8 @@ SHA-NI, in every runtime, through the CLI."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +105,25 @@ def test_env_command(tmp_path):
     assert {"environment", "runtimes", "hardware"} <= set(data)
     assert {rt["kind"] for rt in data["runtimes"]} == {"erlang", "python", "openssl"}
     assert data["environment"]["arch"]
+
+
+@sha_ni
+def test_a_stale_twin_mask_in_the_cache_costs_time_never_a_wrong_twin(tmp_path, no_leftovers):
+    """Each twin's mask is kept for the next run (bridge.startup), which
+    launches the twin beside its partner. A kept mask that is wrong (another
+    library since, a hand-edited cache) must be stopped unused and the right
+    twin run instead."""
+    cache = Path(os.environ["BRIDGE_CACHE_DIR"]) / "bridge" / "twins.json"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    stale = {"OPENSSL_ia32cap": ":~0x4"}
+    labels = {"erlang": "erl", "python": "python", "openssl": "openssl"}
+    cache.write_text(json.dumps({json.dumps([k, v, ["sha"]]): stale for k, v in labels.items()}))
+    report, by_kind = verdicts(tmp_path, "sha256")
+    assert {kind: v["verdict"] for kind, v in by_kind.items()} == dict.fromkeys(labels, "used")
+    off = [rt for rt in report["runtimes"] if rt["hw"] == "off"]
+    off_env = {rt["kind"]: rt["env"]["OPENSSL_ia32cap"] for rt in off}
+    assert set(off_env) == set(labels) and ":~0x4" not in off_env.values()
+    kept = json.loads(cache.read_text())
+    assert {k: kept[json.dumps([k, v, ["sha"]])]["OPENSSL_ia32cap"] for k, v in labels.items()} == (
+        off_env
+    )
