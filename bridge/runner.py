@@ -1,9 +1,11 @@
-"""Run a plan: decide which runtimes to start (and their masked twins), hand
-them to a session (bridge.session) with the cells to measure, then check the
-outputs (bridge.interop) and assemble the report (bridge.assemble).
+"""Run a plan: the runtimes it names (bridge.runtimes.lineup) brought up with
+their masked twins (bridge.startup) in a session (bridge.session) that
+measures the cells, then the outputs checked (bridge.interop) and the report
+assembled (bridge.assemble).
 
 `Seams` are the parts a fast test replaces: the runtimes, the CPU, the mask
-check and the clock. Everything else is the real pipeline.
+check, the clock, the twins' masks kept from past runs. Everything else is
+the real pipeline.
 """
 
 from __future__ import annotations

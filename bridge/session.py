@@ -16,7 +16,7 @@ already taken stay in the outcome.
 
 Starting is in three steps, so that runtimes boot side by side: launch
 (spawn the process), ready (wait for it, give it its id), commit (add it to
-the run). The line-up (bridge.runner) launches a batch, readies it, and
+the run). The line-up (bridge.startup) launches a batch, readies it, and
 commits every runtime in the order it was asked for, so a report is the same
 whichever booted first. Every launched runtime is stopped when the session
 ends, whatever happened. The session knows runtimes only through the narrow

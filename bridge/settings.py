@@ -93,8 +93,9 @@ DEFAULT = Settings()
 # --quick: a rough answer in under 5 s with the A/B. openssl speed cannot
 # count for less than a second, and an A/B needs two processes, so its cells
 # get one run each (a figure without a CI: "1 sample, no CI" in the table); two
-# runs would cost 2 s more. The workers keep 24 samples in 4 rounds, and a
-# cell is marked unstable only past ±5%.
+# runs would cost 2 s more. The workers keep 24 samples in 4 rounds after a
+# 30-ms warm-up (calibration takes a few ms of it; over 10,000 calls of a
+# hash or MAC remain), and a cell is marked unstable only past ±5%.
 QUICK = Settings(
     warmup_ms=30,
     rewarm_ms=10,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING
 from bridge import ab, calls, hardware, model
 from bridge.errors import BridgeError
 from bridge.runtimes import libcrypto as other_libcrypto
-from bridge.runtimes.base import Job
+from bridge.runtimes.base import MASK_VARS, Job
 from bridge.session import Live, RuntimeSpec, Session, Starting
 
 if TYPE_CHECKING:
@@ -207,6 +208,22 @@ class Lineup:
         return spec.masked(_twin_label(spec, mask_env), mask_env, same_id=info.id)
 
 
+# A guess becomes the environment of a process: only a capability mask can
+# come from the file, never another variable (LD_PRELOAD...) or a value that
+# is not one.
+_MASK_VALUE = re.compile(r"[0-9A-Fa-fx:~]{1,200}")
+
+
+def _mask_env(value: object) -> dict[str, str] | None:
+    if not isinstance(value, dict) or not value:
+        return None
+    if not all(
+        k in MASK_VARS and isinstance(v, str) and _MASK_VALUE.fullmatch(v) for k, v in value.items()
+    ):
+        return None
+    return dict(value)
+
+
 def _twin_label(spec: RuntimeSpec, mask_env: Mapping[str, str]) -> str:
     masks = " ".join(f"{k}={v}" for k, v in mask_env.items())
     return f"{spec.label} ({masks})"
@@ -228,10 +245,7 @@ class TwinGuesses:
             except (OSError, ValueError):
                 data = {}
             if isinstance(data, dict):
-                self._known = {
-                    k: {str(a): str(b) for a, b in v.items()} if isinstance(v, dict) else None
-                    for k, v in data.items()
-                }
+                self._known = {k: _mask_env(v) for k, v in data.items()}
 
     def get(self, key: str) -> dict[str, str] | None:
         return self._known.get(key)

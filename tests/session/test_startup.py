@@ -116,3 +116,24 @@ def test_a_cache_that_cannot_be_written_is_no_error(tmp_path):
     guesses.put("k", MASK)
     guesses.save()
     assert guesses.get("k") == MASK
+
+
+def test_only_a_capability_mask_is_ever_taken_from_the_cache(tmp_path):
+    """The guessed mask becomes a process's environment: any other variable,
+    or a value that is not a mask, is no guess at all."""
+    path = tmp_path / "twins.json"
+    path.write_text(
+        json.dumps(
+            {
+                "preload": {"LD_PRELOAD": "/tmp/x.so"},
+                "mixed": {"OPENSSL_ia32cap": ":~0x20000000", "PATH": "/tmp"},
+                "not-a-mask": {"OPENSSL_ia32cap": "$(rm -rf ~)"},
+                "list": [1, 2],
+                "ok": MASK,
+                "arm": {"OPENSSL_armcap": "0x3d"},
+            }
+        )
+    )
+    guesses = TwinGuesses(path)
+    assert [k for k in ("preload", "mixed", "not-a-mask", "list") if guesses.get(k)] == []
+    assert guesses.get("ok") == MASK and guesses.get("arm") == {"OPENSSL_armcap": "0x3d"}
