@@ -20,8 +20,9 @@ is unknown.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from bridge import model, stats, upgrade
 
@@ -97,8 +98,22 @@ def _cells(report: model.Report) -> dict[tuple, dict[str, model.Result]]:
 
 
 def pair(a: model.Report, b: model.Report, margin: float = MARGIN) -> list[Row]:
-    ca, cb = _cells(a), _cells(b)
-    rows = []
+    rows = [_row(key, ra, rb, margin) for key, ra, rb in matched(_cells(a), _cells(b))]
+    # Levels (--concurrency) line up the same way, each level with its own.
+    from bridge import compare_levels  # it imports this module
+
+    return rows + compare_levels.pair(a, b, margin)
+
+
+T = TypeVar("T")
+
+
+def matched(
+    ca: Mapping[tuple, Mapping[str, T]], cb: Mapping[tuple, Mapping[str, T]]
+) -> Iterator[tuple[tuple, T, T]]:
+    """(key, a, b) for each cell both reports have, by key and then by hw;
+    a key with a single hw state on each side pairs those two, whichever
+    they are. Results and level cells (bridge.compare_levels) alike."""
     for key, by_hw_a in ca.items():
         by_hw_b = cb.get(key)
         if not by_hw_b:
@@ -107,11 +122,7 @@ def pair(a: model.Report, b: model.Report, margin: float = MARGIN) -> list[Row]:
         if not matches and len(by_hw_a) == 1 and len(by_hw_b) == 1:
             matches = [(next(iter(by_hw_a)), next(iter(by_hw_b)))]
         for hw_a, hw_b in matches:
-            rows.append(_row(key, by_hw_a[hw_a], by_hw_b[hw_b], margin))
-    # Levels (--concurrency) line up the same way, each level with its own.
-    from bridge import compare_levels  # it builds this module's Rows
-
-    return rows + compare_levels.pair(a, b, margin, Row)
+            yield key, by_hw_a[hw_a], by_hw_b[hw_b]
 
 
 def judge(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import model, stats
+from bridge import compare, model
 from bridge.levels import LevelResult
 
 
@@ -28,24 +28,12 @@ def _cells(report: model.Report) -> dict[tuple, dict[str, LevelResult]]:
     return out
 
 
-def pair(a: model.Report, b: model.Report, margin: float, row) -> list:
-    """Rows (compare.Row, passed in: compare imports this module) for the
-    level cells both reports have."""
-    ca, cb = _cells(a), _cells(b)
-    rows = []
-    for key, by_hw_a in ca.items():
-        by_hw_b = cb.get(key)
-        if not by_hw_b:
-            continue
-        matches = [(hw, hw) for hw in by_hw_a if hw in by_hw_b]
-        if not matches and len(by_hw_a) == 1 and len(by_hw_b) == 1:
-            matches = [(next(iter(by_hw_a)), next(iter(by_hw_b)))]
-        for hw_a, hw_b in matches:
-            rows.append(_row(key, by_hw_a[hw_a], by_hw_b[hw_b], margin, row))
-    return rows
+def pair(a: model.Report, b: model.Report, margin: float) -> list[compare.Row]:
+    """Rows for the level cells both reports have."""
+    return [_row(key, ca, cb, margin) for key, ca, cb in compare.matched(_cells(a), _cells(b))]
 
 
-def _row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float, row):
+def _row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float) -> compare.Row:
     scenario, kind, call_id, mode, size, level, _ = key
     xa = [1e9 / x for x in ca.window_ops()]
     xb = [1e9 / x for x in cb.window_ops()]
@@ -53,16 +41,10 @@ def _row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float, row):
     assert sa is not None and sb is not None
     ma, mb = 1e9 / sa.median, 1e9 / sb.median
     if len(xa) >= 2 and len(xb) >= 2:
-        ratio, ci = stats.relative_ci(xa, xb)
-        if ci[0] > 1 + margin:
-            verdict = "slower"
-        elif ci[1] < 1 - margin:
-            verdict = "faster"
-        else:
-            verdict = "within noise"
+        ratio, ci, verdict = compare.judge(xa, xb, margin)
     else:
         ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
-    return row(
+    return compare.Row(
         scenario,
         kind,
         cb.call,
