@@ -18,7 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from bridge import runner, scenario
+from bridge.catalog import scenario
+from bridge.measure import runner
 from bridge.settings import Settings
 
 SETTINGS = Settings(warmup_ms=5, rewarm_ms=2, sample_ms=2, samples=4, rounds=2, openssl_runs=1)
@@ -44,7 +45,7 @@ def live_workers() -> int:
                 cmd = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"bridge_worker\x00main" in cmd or b"-m\x00bridge.worker" in cmd:
+            if b"bridge_worker\x00main" in cmd or b"-m\x00bridge.pyworker.worker" in cmd:
                 n += 1
     return n
 

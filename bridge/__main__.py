@@ -1,3 +1,3 @@
-from bridge.cli import main
+from bridge.cli.commands import main
 
 main()

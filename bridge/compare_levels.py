@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import compare, model
-from bridge.levels import LevelResult
+from bridge.analysis import compare
+from bridge.report import schema
+from bridge.report.levels import LevelResult
 
 
-def _cells(report: model.Report) -> dict[tuple, dict[str, LevelResult]]:
+def _cells(report: schema.Report) -> dict[tuple, dict[str, LevelResult]]:
     if report.concurrency is None:
         return {}
     order: dict[str, dict[str, int]] = defaultdict(dict)
@@ -28,7 +29,7 @@ def _cells(report: model.Report) -> dict[tuple, dict[str, LevelResult]]:
     return out
 
 
-def pair(a: model.Report, b: model.Report, margin: float) -> list[compare.Row]:
+def pair(a: schema.Report, b: schema.Report, margin: float) -> list[compare.Row]:
     """Rows for the level cells both reports have."""
     return [_row(key, ca, cb, margin) for key, ca, cb in compare.matched(_cells(a), _cells(b))]
 

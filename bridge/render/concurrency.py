@@ -11,9 +11,10 @@ from collections import defaultdict
 
 from tabulate import tabulate
 
-from bridge import concurrency, model
-from bridge.levels import Concurrency, LevelResult, Machine, Scaling, Spread
+from bridge.analysis import concurrency
 from bridge.render import common
+from bridge.report import schema
+from bridge.report.levels import Concurrency, LevelResult, Machine, Scaling, Spread
 
 HOW = (
     "N workers of the same call, started together, over the same {window} ms windows;"
@@ -25,7 +26,7 @@ HOW = (
 )
 
 
-def block(report: model.Report) -> Concurrency | None:
+def block(report: schema.Report) -> Concurrency | None:
     c = report.concurrency
     return c if c is not None and c.cells else None
 
@@ -122,7 +123,7 @@ def probe_text(cell: LevelResult, ascii_only: bool = False) -> str:
 # -- the terminal table --------------------------------------------------------
 
 
-def table_lines(report: model.Report) -> list[str]:
+def table_lines(report: schema.Report) -> list[str]:
     c = block(report)
     if c is None:
         return []
@@ -235,7 +236,7 @@ def machine_lines(c: Concurrency, ascii_only: bool = False) -> list[str]:
 
 
 def note_lines(
-    report: model.Report, c: Concurrency, marks: dict[str, str], width: int = 100
+    report: schema.Report, c: Concurrency, marks: dict[str, str], width: int = 100
 ) -> list[str]:
     out = [""]
     seen: dict[str, str] = {}
@@ -272,7 +273,7 @@ def note_lines(
 # -- markdown --------------------------------------------------------------------
 
 
-def markdown_lines(report: model.Report) -> list[str]:
+def markdown_lines(report: schema.Report) -> list[str]:
     c = block(report)
     if c is None:
         return []
@@ -325,7 +326,7 @@ def markdown_lines(report: model.Report) -> list[str]:
 # -- text (72 columns) -----------------------------------------------------------
 
 
-def text_lines(report: model.Report, width: int = 72) -> list[str]:
+def text_lines(report: schema.Report, width: int = 72) -> list[str]:
     c = block(report)
     if c is None:
         return []
@@ -383,7 +384,7 @@ def text_lines(report: model.Report, width: int = 72) -> list[str]:
     return out
 
 
-def _n_label(report: model.Report, cell: LevelResult) -> str:
+def _n_label(report: schema.Report, cell: LevelResult) -> str:
     """The call with N for the level: one line for all levels of a call."""
     if " ×" in cell.call:
         m = concurrency.mode(report.kind_of(cell.runtime), cell.mode)
@@ -394,7 +395,7 @@ def _n_label(report: model.Report, cell: LevelResult) -> str:
 # -- sentences -------------------------------------------------------------------
 
 
-def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
+def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
     """E.g. "sha256 at 16 KiB, 2 workers: Erlang crypto:hash scales 1.90x on 2
     schedulers (95% CI 1.80-2.00); Python threads 1.02x, processes 1.93x;
     openssl speed -multi 2 -evp sha256 1.95x." and the probe's findings."""

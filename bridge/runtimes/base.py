@@ -1,12 +1,12 @@
 """The narrow interface every runtime kind implements, and the shared
 worker-backed implementation used by the Erlang and Python runtimes.
 
-A runtime is driven by the session (bridge.session) through these calls:
+A runtime is driven by the session (bridge.measure.session) through these calls:
 
     launch()                   optional: begin starting (spawn a process) and
                                return at once, so that the session can boot
                                several runtimes side by side
-    start() -> model.Runtime   start it (a worker process, or a probe of the
+    start() -> schema.Runtime   start it (a worker process, or a probe of the
                                openssl binary), or finish what launch() began,
                                and return its provenance
     bench(job, plan) -> Batch  one batch of samples of one call
@@ -24,12 +24,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from bridge import calls, codec, libcrypto, model, proc
+from bridge.catalog import calls
+from bridge.catalog.inputs import Inputs
+from bridge.catalog.scenario import Scenario
 from bridge.errors import OperationError
-from bridge.inputs import Inputs
-from bridge.port import Worker
-from bridge.scenario import Scenario
+from bridge.report import schema
 from bridge.settings import Settings
+from bridge.system import libcrypto, proc
+from bridge.wire import codec
+from bridge.wire.port import Worker
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ class LevelPlan:
 
 @dataclass
 class LevelBatch:
-    """One round of a level cell (see bridge.levels for the meanings)."""
+    """One round of a level cell (see bridge.report.levels for the meanings)."""
 
     api: str
     batch: int
@@ -133,7 +136,7 @@ class Runtime:
         does it all). A runtime that launched something is stopped by
         stop(), whether or not start() followed."""
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         raise NotImplementedError
 
     def stop(self) -> None:
@@ -153,11 +156,11 @@ class Runtime:
     def rename(self, runtime_id: str) -> None:
         self.id = runtime_id
 
-    def problems(self) -> list[model.RunError]:
+    def problems(self) -> list[schema.RunError]:
         """What went wrong in stop(), for the report (stop itself never raises)."""
         return []
 
-    def __enter__(self) -> model.Runtime:
+    def __enter__(self) -> schema.Runtime:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -186,7 +189,7 @@ class Runtime:
         """Only the variables bridge sets or reads, and those given for this
         runtime, for the report: nothing inherited from bridge's environment
         (a --libcrypto directory is recorded on its own, see
-        bridge.runtimes.libcrypto)."""
+        bridge.runtimes.other_libcrypto)."""
         env = self.child_env()
         return {**{k: env.get(k) for k in MASK_VARS}, **self.given_env}
 
@@ -207,11 +210,11 @@ class WorkerRuntime(Runtime):
     def argv(self) -> list[str]:
         raise NotImplementedError
 
-    def describe(self, info: dict[str, Any]) -> model.Runtime:
+    def describe(self, info: dict[str, Any]) -> schema.Runtime:
         raise NotImplementedError
 
     def worker_options(self) -> dict[str, Any]:
-        """More keyword arguments for bridge.port.Worker: a working directory,
+        """More keyword arguments for bridge.wire.port.Worker: a working directory,
         a hint about start-up output, a postmortem."""
         return {}
 
@@ -234,7 +237,7 @@ class WorkerRuntime(Runtime):
             self.stop()  # what a subclass made for the start goes too
             raise
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         try:
             self.launch()
             assert self.worker is not None
@@ -287,7 +290,7 @@ class WorkerRuntime(Runtime):
         )
 
     def conc_args(self, job: Job, plan: LevelPlan, workers: int) -> dict[str, Any]:
-        """The `conc` request of bridge_concurrency.erl and bridge.pyconc."""
+        """The `conc` request of bridge_concurrency.erl and bridge.pyworker.conc."""
         args = {
             **job.wire_args(),
             "workers": workers,

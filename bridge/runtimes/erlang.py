@@ -4,7 +4,7 @@ The node runs as
 `erl -noshell -noinput -boot ROOT/bin/no_dot_erlang -pa CACHE -s bridge_worker main`:
 no -sname/-name, so no distribution, no epmd and no listening socket; the
 ERL_*FLAGS variables that could add them are removed from its environment.
-It starts apart from the user's Erlang set-up (bridge.otp): no ~/.erlang, no
+It starts apart from the user's Erlang set-up (bridge.system.otp): no ~/.erlang, no
 ERL_LIBS, a private working directory that also receives any crash dump.
 """
 
@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import codec, environment, model, otp
 from bridge.errors import OperationError, RuntimeUnavailable
+from bridge.report import schema
 from bridge.runtimes.base import Job, LevelBatch, LevelPlan, WorkerRuntime, level_batch, text
 from bridge.settings import Settings
+from bridge.system import environment, otp
+from bridge.wire import codec
 
 
 class ErlangRuntime(WorkerRuntime):
@@ -101,7 +103,7 @@ class ErlangRuntime(WorkerRuntime):
                 hint=crypto_hint(reason),
             )
 
-    def describe(self, info: dict[str, Any]) -> model.Runtime:
+    def describe(self, info: dict[str, Any]) -> schema.Runtime:
         version = text(info["otp_version"])
         pid = self.worker.pid if self.worker else None
         crypto_info = {
@@ -113,7 +115,7 @@ class ErlangRuntime(WorkerRuntime):
         ]
         apis = {k: text(v) for k, v in info.get("apis", [])}
         libcrypto = info_lib[0]["version_text"] if info_lib else ""
-        return model.Runtime(
+        return schema.Runtime(
             id=f"erlang@{version}",
             kind="erlang",
             executable=str(self.installation.erl),

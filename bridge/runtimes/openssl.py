@@ -21,11 +21,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bridge import ab, calls, hardware, libcrypto, model, proc, vocab
-from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
-from bridge.inputs import Inputs
-from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
-from bridge.scenario import (
+from bridge.catalog import calls, vocab
+from bridge.catalog.inputs import Inputs
+from bridge.catalog.scenario import (
     AgreementScenario,
     CipherScenario,
     EddsaScenario,
@@ -36,7 +34,12 @@ from bridge.scenario import (
     RsaScenario,
     Scenario,
 )
+from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
+from bridge.hw import ab, hardware
+from bridge.report import schema
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
 from bridge.settings import Settings
+from bridge.system import libcrypto, proc
 
 # +R:<count>:<name>:<elapsed seconds>, written to stderr by `speed -mr`.
 MR_RESULT = re.compile(r"^\+R:(\d+):([^:]+):([\d.]+)\s*$", re.MULTILINE)
@@ -127,23 +130,23 @@ def _plain_path(version: tuple[int, int, int]) -> str:
     return "EVP_Digest" if version >= (3, 0, 0) else "the digest's own functions"
 
 
-def mask_evidence(clis: Sequence[str | None], ctx: ab.HwContext) -> model.MaskCheck:
+def mask_evidence(clis: Sequence[str | None], ctx: ab.HwContext) -> schema.MaskCheck:
     """Check a runtime's mask string with an openssl CLI of the same
     generation as its libcrypto: the first --openssl given, or the one on PATH."""
     cli = next((o for o in clis if o), None) or shutil.which("openssl")
     if cli is None or ctx.library is None or ctx.mask is None:
-        return model.MaskCheck(ok=None, note="no openssl CLI to check the mask with")
+        return schema.MaskCheck(ok=None, note="no openssl CLI to check the mask with")
     try:
         version = proc.run([cli, "version"], timeout=15).stdout.decode(errors="replace")
     except (OSError, subprocess.TimeoutExpired):
-        return model.MaskCheck(ok=None, note=f"could not run {cli}")
+        return schema.MaskCheck(ok=None, note=f"could not run {cli}")
     cli_lib = hardware.parse_library(version)
     if cli_lib is None or hardware.generation(cli_lib[1]) != hardware.generation(ctx.library[1]):
-        return model.MaskCheck(ok=None, note=f"{cli} is not of the same OpenSSL generation")
+        return schema.MaskCheck(ok=None, note=f"{cli} is not of the same OpenSSL generation")
     return check_mask(cli, ctx.mask, dict(os.environ))
 
 
-def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> model.MaskCheck:
+def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> schema.MaskCheck:
     """Evidence that a mask string does what bridge means: `openssl version -c`
     (OpenSSL 3.x) prints the effective vector. The feature's bits must be
     clear with the mask and everything else as detected."""
@@ -152,11 +155,11 @@ def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> mod
         plain = proc.run([executable, "version", "-c"], env=base, timeout=15)
         masked = proc.run([executable, "version", "-c"], env={**base, **mask.env()}, timeout=15)
     except (OSError, subprocess.TimeoutExpired):
-        return model.MaskCheck(ok=None, by=executable, note="could not run openssl version -c")
+        return schema.MaskCheck(ok=None, by=executable, note="could not run openssl version -c")
     found = parse_ia32_vector(plain.stdout.decode(errors="replace"))
     got = parse_ia32_vector(masked.stdout.decode(errors="replace"))
     if mask.variable != "OPENSSL_ia32cap" or found is None or got is None:
-        return model.MaskCheck(
+        return schema.MaskCheck(
             ok=None, by=executable, note="this openssl does not print its vector"
         )
     expected = list(found)
@@ -164,7 +167,7 @@ def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> mod
         word, bit = hardware.IA32_BITS[feature]
         expected[word] &= ~bit
     ok = got[: len(expected)] == expected
-    return model.MaskCheck(
+    return schema.MaskCheck(
         ok=ok,
         by=f"{executable} version -c",
         detected=":".join(f"0x{w:x}" for w in found),
@@ -199,7 +202,7 @@ class OpensslRuntime(Runtime):
             },
         )
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         self.executable = self._resolve()
         out = self._run([self.executable, "version", "-a"], timeout=15, what="version -a")
         parsed = parse_version(out)
@@ -214,7 +217,7 @@ class OpensslRuntime(Runtime):
         self.id = f"openssl@{version_id(out)}"
         # Private directory (0700) for input files; removed on exit.
         self._tmp = tempfile.TemporaryDirectory(prefix="bridge-openssl-")
-        return model.Runtime(
+        return schema.Runtime(
             id=self.id,
             kind="openssl",
             executable=self.executable,

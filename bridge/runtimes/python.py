@@ -1,10 +1,10 @@
-"""Python `hashlib`/`hmac`, timed in a worker process (`python -m bridge.worker`).
+"""Python `hashlib`/`hmac`, timed in a worker process (`python -m bridge.pyworker.worker`).
 
 The worker is a separate interpreter, never the driver, because libcrypto reads
 the hardware masks once, when it is loaded.
 
 Under --concurrency the Python runtime runs a call two ways: N threads in
-its one worker (bridge.pyconc), and N worker processes. The extra processes
+its one worker (bridge.pyworker.conc), and N worker processes. The extra processes
 are started the first time a level needs them and kept for the rest of the
 run, each with the same interpreter and environment (the hardware mask
 included) as the first.
@@ -16,9 +16,8 @@ import sys
 import time
 from typing import Any
 
-from bridge import codec, environment, model
 from bridge.errors import OperationError, WorkerError
-from bridge.port import Worker
+from bridge.report import schema
 from bridge.runtimes.base import (
     Job,
     LevelBatch,
@@ -28,6 +27,9 @@ from bridge.runtimes.base import (
     text,
 )
 from bridge.settings import Settings
+from bridge.system import environment
+from bridge.wire import codec
+from bridge.wire.port import Worker
 
 # Time given to send a `conc` request to each of N processes before their
 # common start: the warm-up that follows absorbs a process that is late.
@@ -45,16 +47,16 @@ class PythonRuntime(WorkerRuntime):
         self.extras: list[Worker] = []  # worker processes 2..N for the processes mode
 
     def argv(self) -> list[str]:
-        return [self.executable, "-m", "bridge.worker"]
+        return [self.executable, "-m", "bridge.pyworker.worker"]
 
     def worker_options(self) -> dict[str, Any]:
-        # What runs before bridge.worker takes over its standard output.
+        # What runs before bridge.pyworker.worker takes over its standard output.
         return {"startup_hint": "a sitecustomize.py, usercustomize.py or .pth file?"}
 
-    def describe(self, info: dict[str, Any]) -> model.Runtime:
+    def describe(self, info: dict[str, Any]) -> schema.Runtime:
         version = text(info["python_version"])
         pid = self.worker.pid if self.worker else None
-        return model.Runtime(
+        return schema.Runtime(
             id=f"python@{version}",
             kind="python",
             executable=self.executable,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import libcrypto
+from bridge.system import libcrypto
 from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl, needs_openssl
 
 pytestmark = [needs_erl, needs_openssl]

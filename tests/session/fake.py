@@ -10,12 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge import hardware, interop, levels, model, noise
+from bridge.analysis import interop, noise
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
-from bridge.runner import Plan, Seams
+from bridge.hw import hardware
+from bridge.measure.runner import Plan, Seams
+from bridge.measure.session import RuntimeSpec
+from bridge.measure.startup import TwinGuesses
+from bridge.report import levels, schema
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
-from bridge.session import RuntimeSpec
-from bridge.startup import TwinGuesses
 
 FAKE_CPU = hardware.Cpu(
     arch="x86_64",
@@ -77,7 +79,7 @@ class FakeRuntime(Runtime):
     def launch(self) -> None:
         self.log.events.append(("launch", self.script.kind, self.hw, dict(self.mask_env)))
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         self.log.events.append(("start", self.script.kind, self.hw, dict(self.mask_env)))
         if self.script.start_error is not None:
             raise self.script.start_error
@@ -93,7 +95,7 @@ class FakeRuntime(Runtime):
         }[self.script.kind]
         version = library if self.script.kind == "openssl" else self.script.version
         self.id = f"{self.script.kind}@{self.script.version}"
-        return model.Runtime(
+        return schema.Runtime(
             id=self.id,
             kind=self.script.kind,
             executable=f"/fake/{self.script.kind}",
@@ -193,7 +195,7 @@ def seams(
     return Seams(
         specs=specs,
         cpu=FAKE_CPU,
-        check_mask=lambda plan, ctx: model.MaskCheck(ok=mask_ok, by="fake check"),
+        check_mask=lambda plan, ctx: schema.MaskCheck(ok=mask_ok, by="fake check"),
         environment=lambda: {"arch": "x86_64", "cpu_model": "Fake CPU"},
         clock=clock,
         machine=lambda: FAKE_MACHINE,

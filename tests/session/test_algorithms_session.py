@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import runner, scenario
+from bridge.catalog import scenario
+from bridge.measure import runner
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
-from bridge import model, scenario
+from bridge.catalog import scenario
 from bridge.errors import OperationError, WorkerError
+from bridge.report import schema
 from bridge.settings import Settings
 from tests.session.fake import Log, Script
 from tests.session.test_session import ERL, PY, plan, run
@@ -36,7 +37,7 @@ def level_plan(levels=(1, 2), **over):
     return plan(hash_scenario(levels, **over), settings=SETTINGS)
 
 
-def cells(report: model.Report):
+def cells(report: schema.Report):
     assert report.concurrency is not None
     return {(c.runtime.split("@")[0], c.mode, c.level): c for c in report.concurrency.cells}
 
@@ -169,8 +170,8 @@ def test_levels_above_the_cpus_are_oversubscribed_and_said_so():
 
 def test_the_concurrency_block_reads_back_unchanged():
     outcome, _ = run(level_plan(), [ERL, PY, OPENSSL])
-    text = model.dumps(outcome.report)
-    again = model.dumps(model.Report.from_json(json.loads(text)))
+    text = schema.dumps(outcome.report)
+    again = schema.dumps(schema.Report.from_json(json.loads(text)))
     assert again == text
 
 

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bridge import libcrypto, model, runner
-from bridge.libcrypto import Directory, Library, Mapped
-from bridge.runtimes.libcrypto import NotLoaded
-from bridge.session import RuntimeSpec
+from bridge.measure import runner
+from bridge.measure.session import RuntimeSpec
+from bridge.report import schema
+from bridge.runtimes.other_libcrypto import NotLoaded
+from bridge.system import libcrypto
+from bridge.system.libcrypto import Directory, Library, Mapped
 from tests.session.fake import FAKE_CPU, FakeRuntime, Log, Script
 from tests.session.test_session import SETTINGS, mac_scenario
 
@@ -69,7 +71,7 @@ def execute(tmp_path, system, soname=None, obeys=True, kinds=("python",), hw="bo
     seams = runner.Seams(
         specs=specs,
         cpu=FAKE_CPU,
-        check_mask=lambda plan, ctx: model.MaskCheck(ok=True, by="fake check"),
+        check_mask=lambda plan, ctx: schema.MaskCheck(ok=True, by="fake check"),
         environment=lambda: {},
     )
     plan = runner.Plan(
@@ -150,7 +152,7 @@ def test_a_runtime_that_cannot_show_its_maps_is_skipped(tmp_path, system_libcryp
             RuntimeSpec("python", "fake", lambda hw, env: FakeRuntime(script, log, hw, env))
         ],
         cpu=FAKE_CPU,
-        check_mask=lambda plan, ctx: model.MaskCheck(ok=True),
+        check_mask=lambda plan, ctx: schema.MaskCheck(ok=True),
         environment=lambda: {},
     )
     found = directory(tmp_path, "libcrypto.so.3")

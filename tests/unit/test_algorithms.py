@@ -9,8 +9,12 @@ import dataclasses
 
 import pytest
 
-from bridge import calls, curve25519, ec, inputs, interop, listing, model, rsa, scenario
+from bridge.analysis import interop
+from bridge.catalog import calls, inputs, scenario
+from bridge.cli import listing
+from bridge.crypto import curve25519, ec, rsa
 from bridge.errors import UsageError
+from bridge.report import schema
 from bridge.runtimes import openssl as openssl_runtime
 
 NEW = (
@@ -130,9 +134,9 @@ def test_randomised_calls_declare_a_check_that_needs_no_equal_bytes():
 
 def test_os_urandom_is_not_openssl():
     assert calls.CALLS["python", "os.urandom"].route is calls.Route.KERNEL
-    from bridge import ab
+    from bridge.hw import ab
 
-    rt = model.Runtime(id="python@3", kind="python", executable="", version="")
+    rt = schema.Runtime(id="python@3", kind="python", executable="", version="")
     assert not ab.via_openssl(rt, "os.urandom") and ab.via_openssl(rt, "ssl.RAND_bytes")
 
 
@@ -232,9 +236,9 @@ def check(sc, size, outputs):
     runtimes, results = {}, []
     for (kind, cid), out in outputs.items():
         rid = f"{kind}@1"
-        runtimes[rid] = model.Runtime(id=rid, kind=kind, executable="", version="")
+        runtimes[rid] = schema.Runtime(id=rid, kind=kind, executable="", version="")
         results.append(
-            model.Result(
+            schema.Result(
                 scenario=sc.name,
                 runtime=rid,
                 call=cid,

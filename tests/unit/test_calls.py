@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import calls, pyops, scenario
+from bridge.catalog import calls, scenario
+from bridge.pyworker import ops as pyops
 from bridge.runtimes.openssl import OpensslRuntime
 from bridge.settings import DEFAULT
 
@@ -46,7 +47,7 @@ def test_facts_are_declared_not_guessed_from_ids():
 
 def test_every_erlang_module_is_compiled_into_the_worker_cache():
     """A module missing from otp.WORKER_MODULES would never be compiled."""
-    from bridge import otp
+    from bridge.system import otp
 
     on_disk = {p.stem for p in otp.ERL_SOURCES_DIR.glob("*.erl")}
     assert set(otp.WORKER_MODULES) == on_disk

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import inputs, scenario
+from bridge.catalog import inputs, scenario
 from bridge.errors import UsageError
 
 BASE = {

@@ -9,8 +9,8 @@ import struct
 
 import pytest
 
-from bridge import codec
 from bridge.errors import ProtocolError
+from bridge.wire import codec
 
 
 @pytest.fixture

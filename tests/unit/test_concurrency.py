@@ -9,10 +9,14 @@ import json
 
 import pytest
 
-from bridge import compare, concurrency, model, plans, scenario, topology
+from bridge.analysis import compare, concurrency
+from bridge.catalog import scenario
+from bridge.cli import plans
 from bridge.errors import UsageError
-from bridge.levels import Concurrency, LevelResult, Machine, Spread, percentile
 from bridge.render import RENDERERS
+from bridge.report import schema
+from bridge.report.levels import Concurrency, LevelResult, Machine, Spread, percentile
+from bridge.system import topology
 from tests.conftest import FIXTURES
 
 
@@ -175,8 +179,8 @@ def test_topology_from_sysfs_and_cpuinfo(tmp_path):
 # -- a report with levels: schema, views, compare, plot ---------------------------
 
 
-def report(scale: float = 1.0) -> model.Report:
-    base = model.load(FIXTURES / "report-hmac-sha1-v1.json")
+def report(scale: float = 1.0) -> schema.Report:
+    base = schema.load(FIXTURES / "report-hmac-sha1-v1.json")
     cells = [
         cell(1, (1000,)),
         cell(
@@ -226,14 +230,14 @@ def report(scale: float = 1.0) -> model.Report:
         loadavg_end=(1.0, 0.5, 0.3),
     )
     block = concurrency.block((1, 2, 4), 50, None, machine, cells)
-    return model.Report(**{**base.__dict__, "concurrency": block})
+    return schema.Report(**{**base.__dict__, "concurrency": block})
 
 
 def test_the_block_reads_back_byte_for_byte():
-    text = model.dumps(report())
+    text = schema.dumps(report())
     data = json.loads(text)
     assert data["schema"] == "bridge.report/1"
-    assert model.dumps(model.Report.from_json(data)) == text
+    assert schema.dumps(schema.Report.from_json(data)) == text
     two = next(
         c
         for c in data["concurrency"]["cells"]
@@ -268,7 +272,7 @@ def test_compare_lines_up_levels_across_reports():
 
 def test_plot_draws_throughput_against_concurrency(tmp_path):
     pytest.importorskip("matplotlib")
-    from bridge import plot
+    from bridge.render import plot
 
     n = plot.plot([("r", report())], tmp_path / "levels.png")
     assert (tmp_path / "levels.png").stat().st_size > 0

@@ -6,28 +6,32 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import decompose, model, scenario
+from bridge.analysis import decompose
+from bridge.catalog import scenario
 from bridge.render import RENDERERS
 from bridge.render import decompose as render
+from bridge.report import schema
 
 LIB = "OpenSSL 3.0.19 27 Jan 2026"
 
 
-def runtime(kind: str, library: str = LIB) -> model.Runtime:
+def runtime(kind: str, library: str = LIB) -> schema.Runtime:
     details = {
         "erlang": {"crypto_lib": library},
         "python": {"ssl_openssl_version": library},
         "openssl": {},
     }[kind]
     version = library if kind == "openssl" else "1"
-    return model.Runtime(id=f"{kind}@1", kind=kind, executable="", version=version, details=details)
+    return schema.Runtime(
+        id=f"{kind}@1", kind=kind, executable="", version=version, details=details
+    )
 
 
 def result(sc, kind, call_id, ns, size=64, status="ok", reason=""):
     samples = (
         tuple(round(ns * f) for f in (0.98, 0.99, 1.0, 1.0, 1.01, 1.02)) if status == "ok" else ()
     )
-    return model.Result(
+    return schema.Result(
         scenario=sc.name,
         runtime=f"{kind}@1",
         call=f"{call_id}()",
@@ -145,12 +149,12 @@ def test_sizes_of_one_call_share_a_sentence():
     # Every view says it; the JSON keeps the records.
     for fmt in ("table", "markdown", "text"):
         assert "3.20" in RENDERERS[fmt](report)
-    again = model.Report.from_json(report.to_json())
+    again = schema.Report.from_json(report.to_json())
     assert again.decompositions == report.decompositions
 
 
-def _report(ds, results=()) -> model.Report:
-    return model.Report(
+def _report(ds, results=()) -> schema.Report:
+    return schema.Report(
         bridge_version="0",
         created="",
         command=[],

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import discover
+from bridge.system import discover
 
 
 def fake_otp(root: Path, version: str, crypto: bool = True, releases: bool = True) -> Path:

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge import agent, distribution, otp, plans
+from bridge.cli import plans
 from bridge.errors import UsageError
+from bridge.nodes import agent, distribution
+from bridge.system import otp
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import ec, inputs, scenario
+from bridge.catalog import inputs, scenario
+from bridge.crypto import ec
 
 
 @pytest.mark.parametrize("curve", sorted(ec.CURVES))

@@ -1,10 +1,10 @@
-"""The ETA on the progress line (bridge.eta), with a scripted clock."""
+"""The ETA on the progress line (bridge.measure.eta), with a scripted clock."""
 
 from __future__ import annotations
 
 import pytest
 
-from bridge.eta import Eta, duration
+from bridge.measure.eta import Eta, duration
 
 
 class Clock:

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from bridge import fits
+from bridge.analysis import fits
 
 SIZES = [16, 64, 256, 1024, 8192, 16384]
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from bridge import hardware
+from bridge.hw import hardware
 
 X86 = """processor\t: 0
 vendor_id\t: AuthenticAMD

@@ -10,8 +10,10 @@ import subprocess
 
 import pytest
 
-from bridge import ab, environment, hardware, model
+from bridge.hw import ab, hardware
+from bridge.report import schema
 from bridge.runtimes.openssl import check_mask, parse_ia32_vector
+from bridge.system import environment
 
 NEW = ("vaes", "vpclmul", "adx", "bmi2")
 
@@ -68,9 +70,9 @@ def test_cpu_flags_of_the_new_features():
     assert hardware.parse_cpuinfo("Features\t: aes pmull\n", "aarch64").has("adx") is None
 
 
-def python_runtime(ssl: str, own: str) -> model.Runtime:
+def python_runtime(ssl: str, own: str) -> schema.Runtime:
     details = {"ssl_openssl_version": ssl, "cryptography_openssl_version": own}
-    return model.Runtime(id="python@3", kind="python", executable="", version="", details=details)
+    return schema.Runtime(id="python@3", kind="python", executable="", version="", details=details)
 
 
 def test_a_python_mask_is_written_for_the_newest_openssl_it_loads():

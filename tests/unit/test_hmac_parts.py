@@ -7,7 +7,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from bridge import calls, interop, model, pyops, scenario
+from bridge.analysis import interop
+from bridge.catalog import calls, scenario
+from bridge.pyworker import ops
+from bridge.report import schema
 
 KEY, DATA = b"k" * 20, b"m" * 1000
 
@@ -25,7 +28,7 @@ def test_python_parts_make_what_they_say():
         ("hashlib_only", hashlib.sha1(DATA).digest()),
         ("hmac.new+copy", full),
     ):
-        api, once, loop = pyops.prepare(calls.CALLS["python", call_id].op, args())
+        api, once, loop = ops.prepare(calls.CALLS["python", call_id].op, args())
         assert once() == expected, call_id
         loop(3)
 
@@ -57,7 +60,7 @@ def test_part_outputs_are_unchecked_not_mismatched():
     sc = scenario.load("hmac-parts")
 
     def result(rid, call_id, out: bytes):
-        return model.Result(
+        return schema.Result(
             "hmac-parts", rid, call_id, call_id, "", "", "hmac-sha1", 16, "on", (1,), 1, out.hex()
         )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import importer, speedparse
+from bridge.speed import importer, parse
 
 # As 1.1.1w and 3.0.19 print them here (tests/cli/test_reading.py captures them live).
 MR = {
@@ -31,9 +31,9 @@ MR = {
 
 @pytest.mark.parametrize("version, form", list(MR))
 def test_the_mr_index_tells_generation_and_evp(version, form):
-    (run,) = speedparse.parse(MR[(version, form)]).runs
+    (run,) = parse.parse(MR[(version, form)]).runs
     (entry,) = [e for e in run.entries if e.source == "mr"]
-    assert speedparse.path_of(entry) == (version[0], form == "evp")
+    assert parse.path_of(entry) == (version[0], form == "evp")
 
 
 def test_labels_and_call_ids_by_what_was_typed():
@@ -53,5 +53,5 @@ def test_labels_and_call_ids_by_what_was_typed():
 
 @pytest.mark.parametrize("heading", ["Before (1.1.1):", "After (OpenSSL 3.0.19):", "Before:"])
 def test_headings_with_punctuation_are_kept(heading):
-    (run,) = speedparse.parse(f"{heading}\n{MR[('3.0', 'plain')]}").runs
+    (run,) = parse.parse(f"{heading}\n{MR[('3.0', 'plain')]}").runs
     assert run.context == heading.rstrip(":")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge import libcrypto
 from bridge.errors import UsageError
+from bridge.system import libcrypto
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +135,11 @@ def test_the_openssl_probe_sees_the_library_a_process_maps(tmp_path, system_libc
 def test_the_mask_follows_the_library_an_openssl_cli_runs_on():
     """openssl 3.0's CLI on a 3.5 libcrypto (--libcrypto) gets a mask in
     3.4+'s syntax: the library parses OPENSSL_ia32cap, not the CLI."""
-    from bridge import ab, model
+    from bridge.hw import ab
+    from bridge.report import schema
 
     version = "OpenSSL 3.0.19 27 Jan 2026 (Library: OpenSSL 3.5.7 9 Jun 2026)"
-    cli = model.Runtime("openssl@3.0.19+libcrypto-3.5.7", "openssl", "/usr/bin/openssl", version)
+    cli = schema.Runtime("openssl@3.0.19+libcrypto-3.5.7", "openssl", "/usr/bin/openssl", version)
     assert ab.library_of(cli) == ("OpenSSL", (3, 5, 7))
-    plain = model.Runtime("openssl@3.0.19", "openssl", "/usr/bin/openssl", version.split(" (")[0])
+    plain = schema.Runtime("openssl@3.0.19", "openssl", "/usr/bin/openssl", version.split(" (")[0])
     assert ab.library_of(plain) == ("OpenSSL", (3, 0, 19))

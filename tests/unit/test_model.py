@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from bridge import model
 from bridge.errors import UsageError
+from bridge.report import schema as model
 
 
 def make_report(**over) -> model.Report:

@@ -1,4 +1,4 @@
-"""What bridge concludes from a node's probe (bridge.nodeprobe), on canned
+"""What bridge concludes from a node's probe (bridge.nodes.probe), on canned
 facts; and how reports with running nodes render and compare."""
 
 from __future__ import annotations
@@ -8,9 +8,12 @@ import json
 
 import pytest
 
-from bridge import compare, hardware, model, nodeprobe
+from bridge.analysis import compare
+from bridge.hw import hardware
+from bridge.nodes import probe
 from bridge.render import RENDERERS, common
 from bridge.render.nodes import render_nodes
+from bridge.report import schema
 from tests.conftest import FIXTURES
 
 X86 = (
@@ -47,8 +50,8 @@ def props(**over):
     return base
 
 
-def facts(**over) -> nodeprobe.NodeFacts:
-    return nodeprobe.from_props("app@db1", props(**over))
+def facts(**over) -> probe.NodeFacts:
+    return probe.from_props("app@db1", props(**over))
 
 
 def test_the_facts_as_probed():
@@ -59,7 +62,7 @@ def test_the_facts_as_probed():
 
 
 def test_sha_ni_used_when_nothing_masks_it():
-    assert nodeprobe.verdict(facts()) == (
+    assert probe.verdict(facts()) == (
         "libcrypto OpenSSL 3.0.19 27 Jan 2026 (/usr/lib/x86_64-linux-gnu/libcrypto.so.3) on a"
         " CPU with SHA-NI and AES-NI, no mask in the node's environment: the SHA-1/SHA-256"
         " paths use SHA-NI; the AES paths use AES-NI"
@@ -67,34 +70,32 @@ def test_sha_ni_used_when_nothing_masks_it():
 
 
 def test_a_mask_in_the_nodes_environment():
-    v = nodeprobe.verdict(facts(ia32cap=b":~0x20000000"))
+    v = probe.verdict(facts(ia32cap=b":~0x20000000"))
     assert "OPENSSL_ia32cap=:~0x20000000 in the node's environment" in v
     assert "the mask switches SHA-NI off, so the SHA-1/SHA-256 paths run without it" in v
     assert "the AES paths use AES-NI" in v
 
 
 def test_the_1_1_1_trap_an_empty_mask_switches_everything_off():
-    v = nodeprobe.verdict(
+    v = probe.verdict(
         facts(ia32cap=b"", info_lib=[(b"OpenSSL", 1, b"OpenSSL 1.1.1w  11 Sep 2023")])
     )
     assert "switches SHA-NI off" in v and "switches AES-NI off" in v
 
 
 def test_a_cpu_without_sha_ni():
-    v = nodeprobe.verdict(facts(cpuinfo=X86_OLD.encode()))
+    v = probe.verdict(facts(cpuinfo=X86_OLD.encode()))
     assert "on a CPU with AES-NI" in v
     assert "the SHA-1/SHA-256 paths run without SHA-NI, which the CPU lacks" in v
 
 
 def test_arm():
-    v = nodeprobe.verdict(
-        facts(system_architecture=b"aarch64-unknown-linux-gnu", cpuinfo=ARM.encode())
-    )
+    v = probe.verdict(facts(system_architecture=b"aarch64-unknown-linux-gnu", cpuinfo=ARM.encode()))
     assert "the SHA-1/SHA-256 paths use the ARMv8 SHA instructions" in v
 
 
 def test_an_openssl_older_than_the_sha_code():
-    v = nodeprobe.verdict(facts(info_lib=[(b"OpenSSL", 1, b"OpenSSL 1.0.1u  22 Sep 2016")]))
+    v = probe.verdict(facts(info_lib=[(b"OpenSSL", 1, b"OpenSSL 1.0.1u  22 Sep 2016")]))
     assert "OpenSSL has used it only since 1.0.2" in v and "the AES paths use AES-NI" in v
 
 
@@ -108,22 +109,22 @@ def test_an_openssl_older_than_the_sha_code():
     ],
 )
 def test_what_bridge_cannot_say(over, said):
-    assert said in nodeprobe.verdict(facts(**over))
+    assert said in probe.verdict(facts(**over))
 
 
 def _local(*libraries):
     return [
-        nodeprobe.LocalLibrary(f"runtime {i}", lib, f"bridge run {{}} --erl /x/{i} --hw both")
+        probe.LocalLibrary(f"runtime {i}", lib, f"bridge run {{}} --erl /x/{i} --hw both")
         for i, lib in enumerate(libraries)
     ]
 
 
 def test_ab_points_to_the_same_libcrypto_here():
     cpu = hardware.parse_cpuinfo(X86, "x86_64")
-    said = nodeprobe.local_ab(
+    said = probe.local_ab(
         facts(), _local("OpenSSL 1.1.1w  11 Sep 2023", "OpenSSL 3.0.19 27 Jan 2026"), cpu
     )
-    assert said.startswith(nodeprobe.NO_AB)
+    assert said.startswith(probe.NO_AB)
     assert "The same libcrypto (OpenSSL 3.0.19) runs here in runtime 1" in said
     assert "`bridge run sha256 --erl /x/1 --hw both`" in said
     assert "lacks" not in said
@@ -131,13 +132,13 @@ def test_ab_points_to_the_same_libcrypto_here():
 
 def test_ab_nearest_series_and_a_cpu_that_lacks_the_feature():
     cpu = hardware.parse_cpuinfo(X86_OLD, "x86_64")
-    said = nodeprobe.local_ab(facts(), _local("OpenSSL 3.0.17 1 Jul 2025"), cpu)
+    said = probe.local_ab(facts(), _local("OpenSSL 3.0.17 1 Jul 2025"), cpu)
     assert "No runtime here has OpenSSL 3.0.19; the nearest is OpenSSL 3.0.17" in said
     assert "this machine's CPU lacks it" in said
 
 
 def test_ab_when_nothing_here_uses_that_library():
-    said = nodeprobe.local_ab(facts(), _local("OpenSSL 1.1.1w  11 Sep 2023"), None)
+    said = probe.local_ab(facts(), _local("OpenSSL 1.1.1w  11 Sep 2023"), None)
     assert said.endswith("run `bridge run sha256 --hw both` where that library is installed.")
 
 
@@ -148,11 +149,11 @@ NODES = FIXTURES / "report-nodes.json"
 
 def test_node_report_reads_back_unchanged():
     data = json.loads(NODES.read_text())
-    assert model.Report.from_json(data).to_json() == data
+    assert schema.Report.from_json(data).to_json() == data
 
 
 def test_nodes_render_with_their_own_host(tmp_path):
-    report = model.load(NODES)
+    report = schema.load(NODES)
     text = RENDERERS["text"](report)
     assert max(len(line) for line in text.splitlines()) <= 72
     flat = " ".join(text.split())
@@ -186,7 +187,7 @@ def test_rows_of_one_host_sit_together():
     rt = copy.deepcopy(next(x for x in data["runtimes"] if x["id"] == ids[1]))
     rt["id"], rt["node"]["host"] = "erlang@23.2.6@b@db2", "db2"
     data["runtimes"].append(rt)
-    report = model.Report.from_json(data)
+    report = schema.Report.from_json(data)
     order = [r.runtime for r in common.ordered(report, list(report.results))]
     # db2's two nodes first (db2 was seen first), then vm's.
     assert order == ["erlang@25.2.3@a@db2", "erlang@23.2.6@b@db2", ids[1]]
@@ -201,7 +202,7 @@ def test_compare_pairs_nodes_by_host_not_by_order():
     # The other report names the same hosts in the other order.
     _on_host(b, ids[0], "db2", "erlang@25.2.3@y@db2")
     _on_host(b, ids[1], "db1", "erlang@23.2.6@x@db1")
-    rows = compare.pair(model.Report.from_json(a), model.Report.from_json(b))
+    rows = compare.pair(schema.Report.from_json(a), schema.Report.from_json(b))
     pairs = {(r.runtime_a, r.runtime_b) for r in rows}
     assert pairs == {
         ("erlang@25.2.3@x@db1", "erlang@23.2.6@x@db1"),

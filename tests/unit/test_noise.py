@@ -1,4 +1,4 @@
-"""The machine's noise during a run (bridge.noise), on canned /proc text and
+"""The machine's noise during a run (bridge.analysis.noise), on canned /proc text and
 fixed snapshots: the parsers, the accounting, the warnings and when they
 come, the record in the report, and how the views show it."""
 
@@ -8,9 +8,11 @@ import json
 
 import pytest
 
-from bridge import environment, model, noise
+from bridge.analysis import noise
 from bridge.render import RENDERERS
 from bridge.render import noise as noise_view
+from bridge.report import schema
+from bridge.system import environment
 
 STAT = """\
 cpu  1000 10 200 5000 30 4 6 50 0 0
@@ -82,7 +84,7 @@ def test_usage_splits_the_busy_time_between_bridge_and_the_others():
     assert use.bridge_cpus == pytest.approx(0.9)
     assert use.driver_cpus == pytest.approx(0.03)
     assert use.others_cpus == pytest.approx(1.9 - 0.9)
-    assert use.busy_processes == (model.BusyProcess(77, "burner", 0.99),)
+    assert use.busy_processes == (schema.BusyProcess(77, "burner", 0.99),)
     assert use.load_before == (0.5, 0.4, 0.3) and use.load_after == (2.5, 1.0, 0.5)
 
 
@@ -127,7 +129,7 @@ def test_others_busy_steal_governor_and_smt_warn():
         others_cpus=1.0,
         steal=0.05,
         load_after=(3.1, 2.0, 1.0),
-        busy_processes=(model.BusyProcess(77, "burner", 0.99),),
+        busy_processes=(schema.BusyProcess(77, "burner", 0.99),),
     )
     env = {"cpu_governor": "powersave", "smt_siblings": [[0, 1]]}
     said = noise.warnings(use, (), env)
@@ -152,8 +154,8 @@ def test_the_threshold_for_others_grows_with_the_machine():
     assert noise.warnings(quiet_use(others_cpus=7.0, cpus=64), (), {})
 
 
-def result(samples: list[int], runtime="erlang@25.2.3", call_id="hash") -> model.Result:
-    return model.Result(
+def result(samples: list[int], runtime="erlang@25.2.3", call_id="hash") -> schema.Result:
+    return schema.Result(
         scenario="sha256",
         runtime=runtime,
         call="crypto:hash(sha256, Data)",
@@ -189,11 +191,11 @@ def test_bimodal_and_drifting_cells_are_named_in_the_record():
 
 
 def test_the_record_round_trips_through_json_and_old_reports_stay_without_it():
-    use = quiet_use(others_cpus=1.0, busy_processes=(model.BusyProcess(7, "x", 0.5),))
+    use = quiet_use(others_cpus=1.0, busy_processes=(schema.BusyProcess(7, "x", 0.5),))
     rec = noise.record(use, [result([1_000_000 + i * 1000 for i in range(100)])], {})
-    again = model.Noise.from_json(json.loads(json.dumps(rec.to_json())))
+    again = schema.Noise.from_json(json.loads(json.dumps(rec.to_json())))
     assert again == rec
-    report = model.Report(
+    report = schema.Report(
         bridge_version="t",
         created="c",
         command=[],
@@ -204,13 +206,13 @@ def test_the_record_round_trips_through_json_and_old_reports_stay_without_it():
         results=(),
         noise=rec,
     )
-    assert model.Report.from_json(json.loads(model.dumps(report))) == report
-    assert "noise" not in model.Report.from_json({**report.to_json(), "noise": None}).to_json()
+    assert schema.Report.from_json(json.loads(schema.dumps(report))) == report
+    assert "noise" not in schema.Report.from_json({**report.to_json(), "noise": None}).to_json()
 
 
 def test_every_view_shows_the_noise():
     use = quiet_use(others_cpus=1.2)
-    report = model.Report(
+    report = schema.Report(
         bridge_version="t",
         created="c",
         command=[],
@@ -219,7 +221,7 @@ def test_every_view_shows_the_noise():
         environment={},
         runtimes=(),
         results=(),
-        unstable=(model.UnstableCell("sha256", "openssl@3.0.19", "speed-evp", 64, "on", 0.031),),
+        unstable=(schema.UnstableCell("sha256", "openssl@3.0.19", "speed-evp", 64, "on", 0.031),),
         noise=noise.record(use, [], {}),
     )
     paragraphs = noise_view.lines(report)

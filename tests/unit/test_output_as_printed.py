@@ -6,35 +6,35 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import model
 from bridge.errors import UsageError
+from bridge.report import schema
 
 
 def test_report_on_pasted_speed_output_points_to_import_speed(tmp_path):
     pasted = tmp_path / "speed.txt"
     pasted.write_text("> Doing sha256 for 3s on 16 size blocks: 100 sha256's in 3.00s\n")
     with pytest.raises(UsageError) as err:
-        model.load(pasted)
+        schema.load(pasted)
     assert f"bridge import-speed {pasted}" in err.value.one_line()
     other = tmp_path / "notes.txt"
     other.write_text("just some notes\n")
     with pytest.raises(UsageError, match="not JSON") as err:
-        model.load(other)
+        schema.load(other)
     assert "import-speed" in err.value.one_line()
 
 
 def test_compare_with_an_imported_report_lists_only_what_both_can_have():
-    from bridge import compare
+    from bridge.analysis import compare
     from tests.conftest import FIXTURES
 
-    measured = model.load(FIXTURES / "roundtrip" / "run-mix1.json")
-    imported = model.load(FIXTURES / "roundtrip" / "import-3.0.json")
+    measured = schema.load(FIXTURES / "roundtrip" / "run-mix1.json")
+    imported = schema.load(FIXTURES / "roundtrip" / "import-3.0.json")
     diff = dict(compare.environment_diff([measured, imported]))
     # An imported paste has no CPU, OS, kernel, OTP or Python: not differences.
     assert set(diff) == {"openssl CLI"}
     assert diff["openssl CLI"][1] == "OpenSSL 3.0.19"
     # Between two measured reports the same fields are still compared.
-    other = model.Report.from_json(
+    other = schema.Report.from_json(
         {**measured.to_json(), "environment": {**measured.environment, "kernel": "7.0"}}
     )
     assert dict(compare.environment_diff([measured, other]))["kernel"][1] == "7.0"
@@ -126,7 +126,7 @@ def test_every_view_titles_a_sweep_by_its_sizes():
     from bridge.render import RENDERERS
     from tests.conftest import FIXTURES
 
-    report = model.load(FIXTURES / "roundtrip" / "run-mix1.json")
+    report = schema.load(FIXTURES / "roundtrip" / "run-mix1.json")
     assert "1000-byte message" in report.description("hmac-sha1")
     for fmt in ("table", "markdown", "text"):
         out = RENDERERS[fmt](report)

@@ -7,8 +7,8 @@ import hashlib
 
 import pytest
 
-from bridge import pyconc, pyops
 from bridge.errors import OperationError
+from bridge.pyworker import conc, ops
 
 
 def args(**over):
@@ -25,7 +25,7 @@ def args(**over):
 
 
 def test_threads_over_common_windows():
-    reply = dict(pyops.handle("conc", args()))
+    reply = dict(ops.handle("conc", args()))
     assert reply["level"] == 2 and reply["batch"] >= 1
     assert len(reply["windows"]) == 2 and all(len(w) == 3 for w in reply["windows"])
     assert all(c % reply["batch"] == 0 for w in reply["windows"] for c, _ in w)
@@ -34,21 +34,21 @@ def test_threads_over_common_windows():
 
 
 def test_a_given_batch_is_kept_and_a_late_start_is_reported():
-    start = pyconc.now() - 2_000_000
-    reply = dict(pyops.handle("conc", args(workers=1, batch=5, start_at_ns=start)))
+    start = conc.now() - 2_000_000
+    reply = dict(ops.handle("conc", args(workers=1, batch=5, start_at_ns=start)))
     assert reply["batch"] == 5 and reply["start_late_ns"] >= 2_000_000
 
 
 def test_a_window_already_over_is_missed():
-    t0 = pyconc.now() - 20_000_000
-    windows, _ = pyconc.run_windows(lambda n: None, 1, t0, 5_000_000, 5)
+    t0 = conc.now() - 20_000_000
+    windows, _ = conc.run_windows(lambda n: None, 1, t0, 5_000_000, 5)
     assert windows[:4] == [(0, 0)] * 4 and windows[4][0] > 0
 
 
 @pytest.mark.parametrize("bad", [{"workers": 0}, {"window_ns": 10}, {"windows": 0}])
 def test_bad_arguments_are_refused(bad):
     with pytest.raises(OperationError) as exc:
-        pyops.handle("conc", args(**bad))
+        ops.handle("conc", args(**bad))
     assert exc.value.kind == "bad_request"
 
 
@@ -64,4 +64,4 @@ def test_a_failing_thread_fails_the_level():
         return "api", lambda: b"", loop
 
     with pytest.raises(OperationError, match="boom"):
-        pyconc.conc(args(batch=1), prepare, pyops._int)
+        conc.conc(args(batch=1), prepare, ops._int)

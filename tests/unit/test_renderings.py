@@ -12,8 +12,9 @@ import os
 
 import pytest
 
-from bridge import compare, model
+from bridge.analysis import compare
 from bridge.render import RENDERERS
+from bridge.report import schema
 from tests.conftest import FIXTURES
 
 FIX = FIXTURES
@@ -27,7 +28,7 @@ GOLDEN = FIX / "golden"
 
 @pytest.mark.parametrize("fmt, suffix", [("markdown", "md"), ("text", "txt")])
 def test_golden_renderings(fmt, suffix):
-    rendered = RENDERERS[fmt](model.load(REPORT))
+    rendered = RENDERERS[fmt](schema.load(REPORT))
     golden = GOLDEN / f"report-hmac-sha1.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
         golden.write_text(rendered)
@@ -35,7 +36,7 @@ def test_golden_renderings(fmt, suffix):
 
 
 def test_text_view_is_mail_safe():
-    text = RENDERERS["text"](model.load(REPORT))
+    text = RENDERERS["text"](schema.load(REPORT))
     assert max(len(line) for line in text.splitlines()) <= 72
     assert text.isascii()
     # Summary first, then tables, provenance, reproduce.
@@ -47,7 +48,7 @@ def test_text_view_is_mail_safe():
 
 
 def test_markdown_opens_with_sentences_and_ends_with_reproduce():
-    md = RENDERERS["markdown"](model.load(REPORT))
+    md = RENDERERS["markdown"](schema.load(REPORT))
     first_items = [line for line in md.splitlines() if line.startswith("- ")][:2]
     assert first_items and first_items[0].startswith("- hmac-sha1 at 1000 bytes: ")
     assert md.rstrip().endswith("```") and "bridge run hmac-sha1" in md.splitlines()[-2]
@@ -55,12 +56,12 @@ def test_markdown_opens_with_sentences_and_ends_with_reproduce():
 
 def test_fixture_report_reads_back_unchanged():
     data = json.loads(REPORT.read_text())
-    again = model.Report.from_json(data).to_json()
+    again = schema.Report.from_json(data).to_json()
     assert again["results"] == data["results"] and again["verdicts"] == data["verdicts"]
 
 
 def test_compare_a_report_with_itself_is_all_noise():
-    r = model.load(REPORT)
+    r = schema.load(REPORT)
     rows = compare.pair(r, r)
     assert rows and all(row.verdict == "within noise" for row in rows)
     assert all(row.ratio == 1.0 for row in rows)
@@ -72,7 +73,7 @@ def test_compare_matches_runtimes_by_kind_not_id():
     for rt in renamed["runtimes"]:
         if rt["kind"] == "erlang":
             rt["version"] = "OTP 27.1"
-    a, b = model.Report.from_json(data), model.Report.from_json(renamed)
+    a, b = schema.Report.from_json(data), schema.Report.from_json(renamed)
     rows = compare.pair(a, b)
     erl = [row for row in rows if row.kind == "erlang"]
     assert erl and erl[0].runtime_a == "erlang@25.2.3" and erl[0].runtime_b == "erlang@27.1"

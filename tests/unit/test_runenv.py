@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from bridge import libcrypto, model, otp, plans, runenv
+from bridge.cli import plans
 from bridge.errors import UsageError
-from bridge.libcrypto import Directory
+from bridge.report import schema
 from bridge.runtimes.erlang import ErlangRuntime
 from bridge.runtimes.openssl import OpensslRuntime
 from bridge.runtimes.python import PythonRuntime
+from bridge.system import libcrypto, otp, runenv
+from bridge.system.libcrypto import Directory
 from tests.conftest import FAST
 
 
@@ -117,9 +119,9 @@ def test_replay_gives_each_runtime_its_variables_and_the_libcrypto_dirs_again(
 
     def rt(rid, kind, env, hw="on", **details):
         env = {"OPENSSL_ia32cap": None, "OPENSSL_armcap": None, **env}
-        return model.Runtime(rid, kind, exe, "v", {"env": env, **details}, hw)
+        return schema.Runtime(rid, kind, exe, "v", {"env": env, **details}, hw)
 
-    report = model.Report(
+    report = schema.Report(
         bridge_version="x",
         created="",
         command=[],

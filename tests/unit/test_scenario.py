@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import scenario
+from bridge.catalog import scenario
 from bridge.errors import UsageError
 
 GOOD = {

@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-from bridge import model
 from bridge.render import RENDERERS
+from bridge.report import schema
 from tests.conftest import FIXTURES
 
 ROUNDTRIP = FIXTURES / "roundtrip"
@@ -22,32 +22,32 @@ SAVED = sorted(p for p in ROUNDTRIP.glob("*.json") if not p.name.endswith(".expe
 
 @pytest.mark.parametrize("path", SAVED, ids=lambda p: p.stem)
 def test_saved_reports_re_serialise_identically(path):
-    assert model.dumps(model.load(path)) == path.read_text()
+    assert schema.dumps(schema.load(path)) == path.read_text()
 
 
 def test_the_first_schema_1_report_re_serialises_as_before():
     """The oldest fixture lacks fields added later (fits, tc); writing it
     again adds them empty, exactly as the version before the records did."""
-    again = model.dumps(model.load(FIXTURES / "report-hmac-sha1-v1.json"))
+    again = schema.dumps(schema.load(FIXTURES / "report-hmac-sha1-v1.json"))
     assert again == (ROUNDTRIP / "report-hmac-sha1-v1.expected.json").read_text()
 
 
 def test_records_are_typed_not_dicts():
-    report = model.load(ROUNDTRIP / "run-mix1.json")
-    assert all(isinstance(v, model.HwVerdict) for v in report.verdicts)
-    assert all(isinstance(c, model.InteropCheck) for c in report.interop)
-    assert all(isinstance(f, model.CostFit) for f in report.fits)
-    assert all(isinstance(t, model.TcFigure) for t in report.tc)
-    assert all(isinstance(e, model.RunError) for e in report.errors)
-    assert isinstance(report.hardware, model.Hardware)
+    report = schema.load(ROUNDTRIP / "run-mix1.json")
+    assert all(isinstance(v, schema.HwVerdict) for v in report.verdicts)
+    assert all(isinstance(c, schema.InteropCheck) for c in report.interop)
+    assert all(isinstance(f, schema.CostFit) for f in report.fits)
+    assert all(isinstance(t, schema.TcFigure) for t in report.tc)
+    assert all(isinstance(e, schema.RunError) for e in report.errors)
+    assert isinstance(report.hardware, schema.Hardware)
     key = next(iter(report.interop[0].outputs))
-    assert isinstance(key, model.OutputKey) and model.OutputKey.parse(key.text()) == key
+    assert isinstance(key, schema.OutputKey) and schema.OutputKey.parse(key.text()) == key
     assert {rt.hw for rt in report.runtimes} == {"on", "off"}
 
 
 def test_output_keys_parse_runtime_ids_with_suffixes():
-    key = model.OutputKey("erlang@25.2.3#2", "hmac.new+copy", "off")
-    assert model.OutputKey.parse(key.text()) == key
+    key = schema.OutputKey("erlang@25.2.3#2", "hmac.new+copy", "off")
+    assert schema.OutputKey.parse(key.text()) == key
 
 
 GOLDEN = [
@@ -59,7 +59,7 @@ GOLDEN = [
 
 @pytest.mark.parametrize("name, fmt, suffix", GOLDEN)
 def test_golden_renderings_of_varied_reports(name, fmt, suffix):
-    rendered = RENDERERS[fmt](model.load(ROUNDTRIP / f"{name}.json"))
+    rendered = RENDERERS[fmt](schema.load(ROUNDTRIP / f"{name}.json"))
     golden = FIXTURES / "golden" / f"{name}.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
         golden.write_text(rendered)
@@ -69,5 +69,5 @@ def test_golden_renderings_of_varied_reports(name, fmt, suffix):
 
 
 def test_json_rendering_is_the_report():
-    report = model.load(ROUNDTRIP / "run-mix2.json")
+    report = schema.load(ROUNDTRIP / "run-mix2.json")
     assert json.loads(RENDERERS["json"](report)) == report.to_json()

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from bridge import speedparse
+from bridge.speed import parse
 from tests.conftest import FIXTURES
 
 SEEDS = FIXTURES / "seeds"
@@ -60,7 +60,7 @@ def seed(name: str) -> str:
     return path.read_text()
 
 
-def check_thread(parsed: speedparse.Parsed) -> None:
+def check_thread(parsed: parse.Parsed) -> None:
     assert len(parsed.runs) == 4
     for run, (heading, command, kbytes) in zip(parsed.runs, THREAD_TABLES, strict=True):
         assert run.context == heading
@@ -105,12 +105,12 @@ def entries_of(parsed):
 
 
 def test_thread_seed():
-    check_thread(speedparse.parse(seed(THREAD)))
+    check_thread(parse.parse(seed(THREAD)))
 
 
 def test_ubuntu_seed_doing_lines_and_tables():
     text = seed(UBUNTU)
-    runs = speedparse.parse(text).runs
+    runs = parse.parse(text).runs
     assert [r.context for r in runs] == [
         "Before",
         "After",
@@ -137,7 +137,7 @@ def test_ubuntu_seed_doing_lines_and_tables():
 
 def test_openssl_3_human_table_and_header():
     text = (FIX / "openssl-3.0-sha256.txt").read_text()
-    (run,) = speedparse.parse(text).runs
+    (run,) = parse.parse(text).runs
     assert run.version == "OpenSSL 3.0.19" and run.cpuinfo.startswith("OPENSSL_ia32cap=0x")
     row = re.search(r"^sha256 +(.*)$", text, re.M).group(1).split()
     expected = {s: float(v.rstrip("k")) * 1000 for s, v in zip(SIZES, row, strict=True)}
@@ -146,7 +146,7 @@ def test_openssl_3_human_table_and_header():
 
 def test_openssl_3_mr_digest():
     text = (FIX / "openssl-3.0-sha256-mr.txt").read_text()
-    (run,) = speedparse.parse(text).runs
+    (run,) = parse.parse(text).runs
     name, values = _mr_values(text)
     assert name == "sha256"
     assert {e.size: e.bytes_per_s for e in run.entries} == values
@@ -154,9 +154,9 @@ def test_openssl_3_mr_digest():
 
 
 def test_openssl_3_pkey_human_and_mr():
-    (human,) = speedparse.parse((FIX / "openssl-3.0-ecdsap256.txt").read_text()).runs
+    (human,) = parse.parse((FIX / "openssl-3.0-ecdsap256.txt").read_text()).runs
     assert {e.operation: e.ops_per_s for e in human.entries} == {"sign": 41885.7, "verify": 14217.0}
-    (mr,) = speedparse.parse((FIX / "openssl-3.0-ecdsap256-mr.txt").read_text()).runs
+    (mr,) = parse.parse((FIX / "openssl-3.0-ecdsap256-mr.txt").read_text()).runs
     # 3.x +F4 values are operations per second.
     assert {e.operation: e.ops_per_s for e in mr.entries} == {
         "sign": 42072.44898,
@@ -165,14 +165,14 @@ def test_openssl_3_pkey_human_and_mr():
 
 
 def test_openssl_111_mr_pkey_is_seconds_per_operation():
-    (run,) = speedparse.parse((FIX / "openssl-1.1.1-ecdsa-mr.txt").read_text()).runs
+    (run,) = parse.parse((FIX / "openssl-1.1.1-ecdsa-mr.txt").read_text()).runs
     got = {e.operation: e.ops_per_s for e in run.entries}
     assert got["sign"] == pytest.approx(1 / 0.000034)
     assert got["verify"] == pytest.approx(1 / 0.000105)
 
 
 def test_openssl_102_five_sizes_and_bit_spelling():
-    (run,) = speedparse.parse((FIX / "openssl-1.0.2-hand.txt").read_text()).runs
+    (run,) = parse.parse((FIX / "openssl-1.0.2-hand.txt").read_text()).runs
     assert run.version == "OpenSSL 1.0.2g" and run.built_on.startswith("reproducible build")
     aes = {e.size: e.bytes_per_s for e in run.entries if e.algorithm == "aes-128-cbc"}
     assert aes == pytest.approx(
@@ -183,9 +183,9 @@ def test_openssl_102_five_sizes_and_bit_spelling():
 
 
 def test_names_are_normalised():
-    assert speedparse.normalize("aes-128 cbc") == speedparse.normalize("AES-128-CBC")
-    assert speedparse.normalize("hmac(md5)") == "hmac-md5"
-    assert speedparse.normalize("des ede3") == "des-ede3"
+    assert parse.normalize("aes-128 cbc") == parse.normalize("AES-128-CBC")
+    assert parse.normalize("hmac(md5)") == "hmac-md5"
+    assert parse.normalize("des ede3") == "des-ede3"
 
 
 @pytest.mark.parametrize("name", [THREAD, UBUNTU])
@@ -202,20 +202,20 @@ def test_names_are_normalised():
     ],
 )
 def test_pasted_variants_give_the_same_numbers(name, mangle):
-    original = speedparse.parse(seed(name))
-    mangled = speedparse.parse(mangle(seed(name)))
+    original = parse.parse(seed(name))
+    mangled = parse.parse(mangle(seed(name)))
     assert len(original.runs) == 4
     assert entries_of(mangled) == entries_of(original)
 
 
 def test_several_runs_in_one_document_from_generated_files():
     doc = "\n".join(f"== {p.name}\n{p.read_text()}" for p in sorted(FIX.glob("openssl-3.0-*.txt")))
-    runs = speedparse.parse(doc).runs
+    runs = parse.parse(doc).runs
     assert len(runs) == 4
 
 
 def test_partly_recognisable_text_warns():
-    parsed = speedparse.parse(
+    parsed = parse.parse(
         "Doing sha1 for 3s on 16 size blocks: 100 sha1's in 1.00s\n"
         "Doing sha1 for 3s on 64 size blocks: lots of sha1's\n"
     )
@@ -225,4 +225,4 @@ def test_partly_recognisable_text_warns():
 
 @pytest.mark.parametrize("text", ["", "hello world\nnothing here", "\x00\x01binary"])
 def test_unrecognisable_text_gives_no_runs(text):
-    assert speedparse.parse(text).runs == []
+    assert parse.parse(text).runs == []

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from bridge import importer, speedparse
+from bridge.speed import importer, parse
 from tests.conftest import FIXTURES
 
 MULTI = FIXTURES / "multi"
@@ -63,7 +63,7 @@ def parent_row(text: str) -> list[float]:
 )
 def test_multi_runs_read_as_the_parent_summed_them(name, version, sizes, algorithm):
     text = text_of(name)
-    parsed = speedparse.parse(text)
+    parsed = parse.parse(text)
     assert parsed.warnings == []
     (run,) = parsed.runs  # the children's stderr records are not a run of their own
     assert run.multi == 2 and run.version == version
@@ -78,7 +78,7 @@ def test_multi_runs_read_as_the_parent_summed_them(name, version, sizes, algorit
 
 def test_the_sum_is_the_childrens_sum():
     # What the parent adds up, -mr keeps to the byte: a check on the reading.
-    (run,) = speedparse.parse(text_of("openssl-3.0-multi2-sha256-mr.txt")).runs
+    (run,) = parse.parse(text_of("openssl-3.0-multi2-sha256-mr.txt")).runs
     for i, e in enumerate(run.entries):
         assert e.bytes_per_s == pytest.approx(sum(run.children[k][i].bytes_per_s for k in (0, 1)))
 
@@ -101,8 +101,8 @@ def test_the_sum_is_the_childrens_sum():
     "name", ["openssl-3.0-multi2-sha256.txt", "openssl-1.1.1-multi2-sha256-mr.txt"]
 )
 def test_pasted_multi_output_gives_the_same_numbers(name, mangle):
-    original = speedparse.parse(text_of(name))
-    pasted = speedparse.parse(mangle(text_of(name)))
+    original = parse.parse(text_of(name))
+    pasted = parse.parse(mangle(text_of(name)))
     assert [r.multi for r in pasted.runs] == [2]
     assert [e.bytes_per_s for e in pasted.runs[0].entries] == [
         e.bytes_per_s for e in original.runs[0].entries
@@ -115,7 +115,7 @@ def test_without_the_parents_summary_the_children_are_summed_and_it_says_so():
         for line in text_of("openssl-3.0-multi2-sha256-mr.txt").splitlines()
         if not line.startswith("+F:")
     )
-    parsed = speedparse.parse(text)
+    parsed = parse.parse(text)
     (run,) = parsed.runs
     assert {e.source for e in run.entries} == {"children"}
     assert "summed" in parsed.warnings[0]

@@ -1,4 +1,4 @@
-"""Bimodal and drifting samples (bridge.stability), on fixed samples with
+"""Bimodal and drifting samples (bridge.analysis.stability), on fixed samples with
 known answers, edge cases included."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from bridge import stability
+from bridge.analysis import stability
 
 
 def steady(n: int, level: float = 1000.0, spread: float = 0.01, seed: int = 1) -> list[float]:

@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from bridge import compare, model, upgrade
+from bridge.analysis import compare, upgrade
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
+from bridge.report import schema
 
 SIZES = (16, 64, 256, 1024, 8192, 16384)
 LOOPS = 1000
@@ -22,7 +23,7 @@ def samples(ns: float, n: int = 20) -> tuple[int, ...]:
     return tuple(round(ns * (1 + 0.004 * ((i * 7) % 5 - 2) / 2) * LOOPS) for i in range(n))
 
 
-def result(runtime: str, size: int, ns: float, n: int = 20, **over) -> model.Result:
+def result(runtime: str, size: int, ns: float, n: int = 20, **over) -> schema.Result:
     fields = dict(
         scenario="sha256",
         runtime=runtime,
@@ -37,11 +38,11 @@ def result(runtime: str, size: int, ns: float, n: int = 20, **over) -> model.Res
         loops=LOOPS,
         output_hex="00",
     )
-    return model.Result(**{**fields, **over})
+    return schema.Result(**{**fields, **over})
 
 
-def erlang(rid: str, otp: str, lib: str, hw: str = "on", **details) -> model.Runtime:
-    return model.Runtime(
+def erlang(rid: str, otp: str, lib: str, hw: str = "on", **details) -> schema.Runtime:
+    return schema.Runtime(
         rid,
         "erlang",
         "/x/erl",
@@ -51,12 +52,12 @@ def erlang(rid: str, otp: str, lib: str, hw: str = "on", **details) -> model.Run
     )
 
 
-def sweep(runtime: str, a: float, b: float, n: int = 20, sizes=SIZES) -> list[model.Result]:
+def sweep(runtime: str, a: float, b: float, n: int = 20, sizes=SIZES) -> list[schema.Result]:
     return [result(runtime, s, a + b * s, n) for s in sizes]
 
 
-def report(runtimes, results) -> model.Report:
-    return model.Report(
+def report(runtimes, results) -> schema.Report:
+    return schema.Report(
         bridge_version="0",
         created="2026-01-01T00:00:00+00:00",
         command=["bridge"],
@@ -170,7 +171,7 @@ def test_a_libcrypto_copy_of_the_same_release_is_named_by_id():
 
 
 def test_openssl_and_python_labels():
-    cli = model.Runtime(
+    cli = schema.Runtime(
         "openssl@3.0.19",
         "openssl",
         "/usr/bin/openssl",
@@ -180,7 +181,7 @@ def test_openssl_and_python_labels():
     plain = dataclasses.replace(cli, version="OpenSSL 1.1.1w  11 Sep 2023")
     assert upgrade.version_label(plain) == "OpenSSL 1.1.1w"
     assert upgrade.version_key(plain) < upgrade.version_key(cli)
-    py = model.Runtime(
+    py = schema.Runtime(
         "python@3.11.7",
         "python",
         "/p",
@@ -193,13 +194,13 @@ def test_openssl_and_python_labels():
 def test_the_report_keeps_the_view_and_old_reports_stay_as_they_were():
     r = report([OLD, NEW], sweep(OLD.id, 1000, 1.0) + sweep(NEW.id, 1600, 1.0))
     with_view = dataclasses.replace(r, upgrades=tuple(upgrade.in_report(r)))
-    text = model.dumps(with_view)
+    text = schema.dumps(with_view)
     assert "upgrades" in json.loads(text)
-    assert model.dumps(model.Report.from_json(json.loads(text))) == text
-    assert "upgrades" not in json.loads(model.dumps(r))  # none: no key, as before
+    assert schema.dumps(schema.Report.from_json(json.loads(text))) == text
+    assert "upgrades" not in json.loads(schema.dumps(r))  # none: no key, as before
 
 
-def rendered(r: model.Report) -> dict[str, str]:
+def rendered(r: schema.Report) -> dict[str, str]:
     r = dataclasses.replace(r, upgrades=tuple(upgrade.in_report(r)))
     return {fmt: render(r) for fmt, render in RENDERERS.items()}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from bridge import verdicts
+from bridge.hw import verdicts
 
 
 def noisy(center: float, spread: float, n: int = 60, seed: int = 1) -> list[float]:

@@ -20,9 +20,10 @@ import re
 
 import pytest
 
-from bridge import compare, model, plot, versus
-from bridge.render import RENDERERS
+from bridge.analysis import compare, versus
+from bridge.render import RENDERERS, plot
 from bridge.render.compare import render as render_compare
+from bridge.report import schema
 from tests.conftest import FIXTURES
 
 REPORT = FIXTURES / "roundtrip" / "versions-3otp-2openssl.json"
@@ -31,8 +32,8 @@ VIEWS = [("table", "table.txt"), ("markdown", "md"), ("text", "txt")]
 
 
 @pytest.fixture(scope="module")
-def report() -> model.Report:
-    return model.load(REPORT)
+def report() -> schema.Report:
+    return schema.load(REPORT)
 
 
 @pytest.mark.parametrize("fmt, suffix", VIEWS)
@@ -44,7 +45,7 @@ def test_golden(report, fmt, suffix):
     assert rendered == golden.read_text()
 
 
-def masked(report: model.Report, text: str) -> list[str]:
+def masked(report: schema.Report, text: str) -> list[str]:
     """Each line with its runtime ids and sizes made tokens and its other
     numbers made '#': two lines that still read alike say the same thing of
     the same runtime and size, or fail to say which runtime they are about."""

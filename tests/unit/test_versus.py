@@ -1,4 +1,4 @@
-"""Runtimes against each other within one run (bridge.versus), and how every
+"""Runtimes against each other within one run (bridge.analysis.versus), and how every
 line names its runtime when a kind has several: fixed samples, known
 answers."""
 
@@ -8,19 +8,20 @@ import random
 
 import pytest
 
-from bridge import model, plot, versus
-from bridge.render import RENDERERS, common, ratios, summary
+from bridge.analysis import versus
+from bridge.render import RENDERERS, common, plot, ratios, summary
+from bridge.report import schema
 
 SETTINGS = {"samples": 20, "rounds": 5, "openssl_runs": 5, "quick": False}
 
 
-def runtime(rid: str, kind: str = "erlang", hw: str = "on") -> model.Runtime:
-    return model.Runtime(rid, kind, f"/opt/{rid}/bin/erl", rid.split("@")[1], {}, hw)
+def runtime(rid: str, kind: str = "erlang", hw: str = "on") -> schema.Runtime:
+    return schema.Runtime(rid, kind, f"/opt/{rid}/bin/erl", rid.split("@")[1], {}, hw)
 
 
 def result(rid: str, per_call: list[float], size: int = 16, hw: str = "on", call="hash"):
     """A cell whose samples give these per-call times (loops of 1000)."""
-    return model.Result(
+    return schema.Result(
         scenario="sha256",
         runtime=rid,
         call=f"crypto:{call}(sha256, Data)" if not rid.startswith("openssl") else "openssl speed",
@@ -36,8 +37,8 @@ def result(rid: str, per_call: list[float], size: int = 16, hw: str = "on", call
     )
 
 
-def report(results, runtimes, settings=SETTINGS, **more) -> model.Report:
-    return model.Report(
+def report(results, runtimes, settings=SETTINGS, **more) -> schema.Report:
+    return schema.Report(
         bridge_version="0",
         created="",
         command=[],
@@ -59,7 +60,7 @@ def noisy(level: float, n: int = 20, spread: float = 0.01, seed: int = 1) -> lis
 TWO_OTPS = [runtime("erlang@23.2.6"), runtime("erlang@25.2.3")]
 
 
-def first_named(rep: model.Report) -> model.Difference:
+def first_named(rep: schema.Report) -> schema.Difference:
     (d,) = [d for d in versus.differences(rep) if d.against == versus.FIRST]
     return d
 
@@ -167,18 +168,18 @@ def test_reports_keep_their_differences_and_older_ones_compute_them():
         TWO_OTPS,
     )
     assert rep.differences is None and "differences" not in rep.to_json()
-    stored = model.Report.from_json(
+    stored = schema.Report.from_json(
         {**rep.to_json(), "differences": [d.to_json() for d in versus.differences(rep)]}
     )
     assert stored.differences == versus.of(rep)
-    assert model.Report.from_json(stored.to_json()).to_json() == stored.to_json()
+    assert schema.Report.from_json(stored.to_json()).to_json() == stored.to_json()
 
 
 # -- names -------------------------------------------------------------------
 
 
-def verdict(rid: str) -> model.HwVerdict:
-    return model.HwVerdict(
+def verdict(rid: str) -> schema.HwVerdict:
+    return schema.HwVerdict(
         "sha256",
         rid,
         "crypto:hash(sha256, Data)",
@@ -216,7 +217,7 @@ def test_stored_explanations_name_their_runtime_when_a_kind_has_several():
 
 def test_fits_and_unstable_cells_name_their_runtime():
     fits = tuple(
-        model.CostFit(
+        schema.CostFit(
             "sha256",
             rid,
             "crypto:hash(sha256, Data)",
@@ -231,7 +232,7 @@ def test_fits_and_unstable_cells_name_their_runtime():
         )
         for rid in ("erlang@23.2.6", "erlang@25.2.3")
     )
-    unstable = (model.UnstableCell("sha256", "erlang@25.2.3", "hash", 16, "on", 0.031),)
+    unstable = (schema.UnstableCell("sha256", "erlang@25.2.3", "hash", 16, "on", 0.031),)
     rep = report(
         [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1000, seed=2))],
         TWO_OTPS,
@@ -267,7 +268,7 @@ def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
 
 
 def test_ratio_cells_say_what_they_are():
-    d = model.Difference(
+    d = schema.Difference(
         "s", 16, "on", versus.FIRST, "b", "c", "a", "c", 1.0625, (1.01, 1.08), "within noise", 5
     )
     assert ratios.text(d) == "1.06× (1.01–1.08) noise"
@@ -304,7 +305,7 @@ def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():
 
 def test_a_pasted_line_with_no_operations_makes_no_ratio():
     # openssl speed can print "0 ... in 0.00s"; import-speed keeps it as 0 ns.
-    from bridge import importer
+    from bridge.speed import importer
 
     doc = "+F4:1:256:0.1:0.2\nDoing 256 bit sign ecdsa's for 10s: 5 256 bit ECDSA signs in 0.00s\n"
     rep, _ = importer.to_report(doc, "doc", [])

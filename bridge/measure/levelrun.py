@@ -1,0 +1,223 @@
+"""Level cells in a session (--concurrency): which to measure, one batch of
+windows per round interleaved with the other cells, and the failure policy.
+
+A level cell is one call of a scenario at one size on one runtime, made by N
+workers at once in one mode (bridge.analysis.concurrency). Each round it gets its
+share of windows (openssl: of runs), after the runtime's ordinary cells, so a
+slow spell of a shared machine falls on every level alike.
+
+Failure policy, per cell: a call the runtime cannot run at a level is
+`unsupported`; a worker that dies, hangs or crashes at level N (an Erlang
+process, a Python worker process, an openssl -multi child) fails that cell
+only, and the run goes on; the runtime itself dying (its main worker, the
+node) is the session's policy: it is stopped and its other cells end there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from bridge.analysis import concurrency
+from bridge.errors import OperationError, WorkerError
+from bridge.report import schema
+from bridge.report.levels import Concurrency, LevelResult, Machine
+from bridge.runtimes.base import Job, LevelBatch, LevelPlan
+from bridge.system import topology
+
+if TYPE_CHECKING:  # the session imports this module
+    from bridge.measure.session import Live, Session
+    from bridge.settings import Settings
+
+# The Erlang probe first watches the idle node this long (first round only),
+# so that lateness under load has a baseline beside it.
+IDLE_PROBE_MS = 30
+
+
+@dataclass
+class LevelCell:
+    live: Live
+    job: Job
+    level: int
+    mode: concurrency.Mode
+    api: str = ""
+    batch: int | None = None
+    rounds: int = 0
+    windows: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
+    latency_ns: list[int] = field(default_factory=list)
+    latency_note: str = ""
+    probe_ns: list[int] = field(default_factory=list)
+    probe_idle_ns: list[int] = field(default_factory=list)
+    sched: dict[str, tuple[int, int]] | None = None
+    schedulers_online: int | None = None
+    dirty_cpu_schedulers_online: int | None = None
+    clock_ns: int | None = None
+    output: bytes = b""
+    output_ok: bool | None = None
+    unsupported: str = ""
+    failed: str = ""
+
+    @property
+    def active(self) -> bool:
+        return self.live.alive and not self.unsupported and not self.failed
+
+    @property
+    def size(self) -> int:
+        return len(self.job.inputs.data)
+
+    def describe(self) -> str:
+        return (
+            f"{self.job.call.id} at {self.size} B, {self.level} {self.mode.noun} ({self.mode.name})"
+        )
+
+    def plan(self, settings: Settings, round_index: int) -> LevelPlan:
+        first = self.rounds == 0
+        if self.live.driver.samples_are_processes:
+            count = settings.openssl_runs_in_round(round_index)
+        else:
+            count = settings.samples_in_round(round_index)
+        return LevelPlan(
+            level=self.level,
+            mode=self.mode.name,
+            windows=count,
+            window_ms=concurrency.window_ms(settings.sample_ms),
+            warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
+            batch=self.batch,
+            idle_probe_ms=IDLE_PROBE_MS if first and self.live.kind == "erlang" else 0,
+            same_output=not self.job.call.randomised,
+        )
+
+    def add(self, b: LevelBatch) -> None:
+        self.rounds += 1
+        self.api, self.batch = b.api, b.batch or None
+        if not self.output:
+            self.output = b.output
+            sc, call, data = self.job.scenario, self.job.call, self.job.inputs
+            self.output_ok = concurrency.output_ok(sc, call, data, b.output)
+        self.windows += b.windows
+        self.latency_ns += b.latency_ns
+        self.latency_note = b.latency_note
+        self.probe_ns += b.probe_ns
+        self.probe_idle_ns += b.probe_idle_ns
+        if b.sched is not None:
+            old = self.sched or {}
+            self.sched = {
+                k: (old.get(k, (0, 0))[0] + a, old.get(k, (0, 0))[1] + t)
+                for k, (a, t) in b.sched.items()
+            }
+        if b.clock_ns is not None:
+            self.clock_ns = b.clock_ns
+        self.schedulers_online = b.schedulers_online
+        self.dirty_cpu_schedulers_online = b.dirty_cpu_schedulers_online
+
+    def record(self) -> LevelResult | None:
+        sc, call, info = self.job.scenario, self.job.call, self.live.info
+        common = dict(
+            scenario=sc.name,
+            runtime=info.id,
+            call=self.mode.label(call.label(sc, self.api), self.level),
+            call_id=call.id,
+            mode=self.mode.name,
+            semantics=self.mode.describe(call.semantics_for(sc)),
+            algorithm=sc.algorithm,
+            size=self.size,
+            hw=info.hw,
+            level=self.level,
+        )
+        if self.unsupported:
+            return LevelResult(**common, status="unsupported", reason=self.unsupported)
+        if self.failed:
+            return LevelResult(**common, status="failed", reason=self.failed)
+        if not self.windows:
+            return None
+        return LevelResult(
+            **common,
+            api=self.api,
+            batch=self.batch or 0,
+            windows=tuple(self.windows),
+            latency_ns=tuple(self.latency_ns),
+            latency_note=self.latency_note,
+            clock_ns=self.clock_ns,
+            probe_ns=tuple(self.probe_ns),
+            probe_idle_ns=tuple(self.probe_idle_ns),
+            sched=self.sched,
+            schedulers_online=self.schedulers_online,
+            dirty_cpu_schedulers_online=self.dirty_cpu_schedulers_online,
+            output_hex=self.output.hex(),
+            output_ok=self.output_ok,
+        )
+
+
+def cells(live: Live, jobs: Iterator[Job]) -> Iterator[LevelCell]:
+    """The level cells of a runtime: every job of a scenario that has levels,
+    at each level, in each of the runtime kind's modes."""
+    for job in jobs:
+        sc = job.scenario
+        if not sc.concurrency or not concurrency.runs_levels(sc):
+            continue
+        for n in sc.concurrency:
+            for m in concurrency.MODES.get(live.kind, ()):
+                yield LevelCell(live, job, n, m)
+
+
+def run_round(session: Session, round_index: int, label: str) -> None:
+    """One batch for each active level cell; failures as the module says."""
+    todo = session.level_cells
+    for i, cell in enumerate(todo, 1):
+        if not cell.active:
+            continue
+        plan = cell.plan(session.settings, round_index)
+        if plan.windows == 0:
+            continue
+        job = cell.job
+        session.note(
+            f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
+            f" ×{cell.level} {cell.mode.name} (level cell {i}/{len(todo)})"
+        )
+        try:
+            batch = cell.live.driver.bench_level(job, plan)
+        except OperationError as exc:
+            if exc.kind == "unsupported":
+                cell.unsupported = exc.message
+                continue
+            cell.failed = exc.message
+            message = f"{cell.live.id}: {cell.describe()} failed: {exc.message}"
+            session.errors.append(schema.RunError(cell.live.id, "level", message))
+            continue
+        except WorkerError as exc:
+            session._died(cell.live, exc)
+            continue
+        first_output = not cell.output
+        cell.add(batch)
+        if first_output and cell.output_ok is False:
+            message = (
+                f"{cell.job.scenario.name} at {cell.size} B: {cell.live.id} {cell.describe()}"
+                " computed different bytes from the reference"
+            )
+            session.errors.append(schema.RunError(cell.live.id, "mismatch", message))
+
+
+def records(cells_: list[LevelCell]) -> list[LevelResult]:
+    return [r for r in (c.record() for c in cells_) if r is not None]
+
+
+def block(
+    wanted: Sequence[int],
+    settings: Settings,
+    machine: Machine | None,
+    results: Iterable[LevelResult],
+) -> Concurrency | None:
+    """The report's concurrency block: the levels, the machine (with the load
+    average at the end too), each result marked oversubscribed or not."""
+    if machine is None:
+        return None
+    machine = dataclasses.replace(machine, loadavg_end=topology.loadavg())
+    marked = [mark(r, concurrency.oversubscribed(r.level, machine)) for r in results]
+    window = concurrency.window_ms(settings.sample_ms)
+    return concurrency.block(wanted, window, settings.schedulers, machine, marked)
+
+
+def mark(result: LevelResult, oversubscribed: bool) -> LevelResult:
+    return dataclasses.replace(result, oversubscribed=oversubscribed)
