@@ -27,6 +27,7 @@ from typing import TypeVar
 from bridge import stats
 from bridge.analysis import upgrade
 from bridge.report import schema
+from bridge.report.levels import LevelResult
 
 MARGIN = 0.03
 
@@ -102,9 +103,7 @@ def _cells(report: schema.Report) -> dict[tuple, dict[str, schema.Result]]:
 def pair(a: schema.Report, b: schema.Report, margin: float = MARGIN) -> list[Row]:
     rows = [_row(key, ra, rb, margin) for key, ra, rb in matched(_cells(a), _cells(b))]
     # Levels (--concurrency) line up the same way, each level with its own.
-    from bridge.analysis import compare as compare_levels  # it imports this module
-
-    return rows + compare_levels.pair(a, b, margin)
+    return rows + level_pairs(a, b, margin)
 
 
 T = TypeVar("T")
@@ -229,4 +228,63 @@ def compare(reports: list[schema.Report], labels: list[str]) -> Comparison:
         pairs=pairs,
         environment_diff=environment_diff(reports),
         upgrades={i: u for i, u in upgrades.items() if u},
+    )
+
+
+# -- level cells (--concurrency) -------------------------------------------------
+# `bridge compare` for level cells (--concurrency): the same call at the
+# same level lines up across reports, matched like results are (by scenario,
+# runtime kind and its n-th runtime, call, mode, size and hw), never by
+# runtime id. Each pair is a `Row`: time per call is the aggregate
+# one (1 / throughput), ratio B/A with a bootstrap CI over the windows.
+
+
+def _level_cells(report: schema.Report) -> dict[tuple, dict[str, LevelResult]]:
+    if report.concurrency is None:
+        return {}
+    order: dict[str, dict[str, int]] = defaultdict(dict)
+    for rt in report.runtimes:
+        order[rt.kind].setdefault(rt.id, len(order[rt.kind]))
+    out: dict[tuple, dict[str, LevelResult]] = defaultdict(dict)
+    for c in report.concurrency.cells:
+        if not c.ok or c.ops() is None:
+            continue
+        kind = report.kind_of(c.runtime)
+        nth = order[kind].get(c.runtime, 0)
+        out[(c.scenario, kind, c.call_id, c.mode, c.size, c.level, nth)][c.hw] = c
+    return out
+
+
+def level_pairs(a: schema.Report, b: schema.Report, margin: float) -> list[Row]:
+    """Rows for the level cells both reports have."""
+    both = matched(_level_cells(a), _level_cells(b))
+    return [_level_row(key, ca, cb, margin) for key, ca, cb in both]
+
+
+def _level_row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float) -> Row:
+    scenario, kind, call_id, mode, size, level, _ = key
+    xa = [1e9 / x for x in ca.window_ops()]
+    xb = [1e9 / x for x in cb.window_ops()]
+    sa, sb = ca.ops(), cb.ops()
+    assert sa is not None and sb is not None
+    ma, mb = 1e9 / sa.median, 1e9 / sb.median
+    if len(xa) >= 2 and len(xb) >= 2:
+        ratio, ci, verdict = judge(xa, xb, margin)
+    else:
+        ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
+    return Row(
+        scenario,
+        kind,
+        cb.call,
+        f"{call_id} ×{level} {mode}",
+        size,
+        ca.hw,
+        cb.hw,
+        ca.runtime,
+        cb.runtime,
+        ma,
+        mb,
+        ratio,
+        ci,
+        verdict,
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from dataclasses import dataclass
 
 from bridge.catalog import vocab
@@ -26,6 +27,7 @@ from bridge.catalog.scenario import (
     AgreementScenario,
     CipherScenario,
     EddsaScenario,
+    FileDigestScenario,
     KdfScenario,
     MacScenario,
     RandomScenario,
@@ -227,3 +229,35 @@ def write_file(
             h.update(chunk)
             written, i = written + n, i + 1
     return path, h.digest()
+
+
+class RunInputs:
+    """The inputs of every (scenario, size), made once and shared by all
+    runtimes. File-digest files go to a private directory that goes away
+    with the run; their digests are computed while they are written."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.file_references: dict[tuple[str, int], bytes] = {}
+        self._made: dict[tuple[str, int], Inputs] = {}
+        self._dir: tempfile.TemporaryDirectory | None = None
+
+    def __call__(self, sc: Scenario, size: int) -> Inputs:
+        key = (sc.name, size)
+        if key not in self._made:
+            self._made[key] = self._make(sc, size)
+        return self._made[key]
+
+    def _make(self, sc: Scenario, size: int) -> Inputs:
+        if not isinstance(sc, FileDigestScenario):
+            return for_scenario(self.seed, sc, size)
+        if self._dir is None:
+            self._dir = tempfile.TemporaryDirectory(prefix="bridge-files-")
+        path, digest = write_file(self.seed, sc.name, size, self._dir.name, sc.digest)
+        self.file_references[(sc.name, size)] = digest
+        return Inputs(key=b"", data=b"", path=path, file_size=size)
+
+    def close(self) -> None:
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None

@@ -20,6 +20,7 @@ import bridge
 from bridge.cli import plans
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.measure import runner
+from bridge.measure.plan import Plan
 from bridge.render import RENDERERS
 from bridge.report import schema
 from bridge.settings import DEFAULT
@@ -269,7 +270,7 @@ def run(replay: Path | None, output: Path | None, fmt: str, **params) -> None:
     _exit_status(outcome)
 
 
-def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome:
+def _execute(plan: Plan, output: Path | None, fmt: str) -> runner.Outcome:
     progress = _progress_printer()
     outcome = runner.execute(plan, progress=progress)
     if progress:
@@ -371,10 +372,11 @@ def env(erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds
     if cookie_file is not None:
         raise UsageError("--cookie-file goes with --node NAME@HOST")
     from bridge.analysis import quietness
+    from bridge.measure.describe import describe
     from bridge.render.env import render_env
 
     plan = plans.for_env(tuple(erl), tuple(openssl))
-    environment_block, runtimes, hw = runner.inspect(plan)
+    environment_block, runtimes, hw = describe(plan)
     quiet = quietness.check(quietness_seconds) if quietness_seconds > 0 else None
     if fmt == "json":
         data = {

@@ -1,4 +1,4 @@
-"""From command-line options (or a saved report) to a runner.Plan.
+"""From command-line options (or a saved report) to a Plan.
 
 Everything `bridge run` decides before measuring lives here: the settings,
 the scenarios with --sizes/--file-size applied, --erl otp:N resolved, the
@@ -18,7 +18,7 @@ from pathlib import Path
 from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
 from bridge.errors import UsageError
-from bridge.measure import runner
+from bridge.measure.plan import Plan
 from bridge.nodes import distribution
 from bridge.report import schema
 from bridge.runtimes.base import MASK_VARS
@@ -63,7 +63,7 @@ class RunOptions:
     schedulers: int | None = None
 
 
-def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
+def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
     if not o.scenarios:
         raise UsageError("name a scenario to run (bridge list shows them), or use --replay")
     settings = settings_from(o)
@@ -90,7 +90,7 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
     if nodes is not None:
         check_nodes(loaded, kinds, hw)
     erl, erl_env = expand_erl_given(o.erl, runenv.for_option(o.env, "erl", len(o.erl)))
-    plan = runner.Plan(
+    plan = Plan(
         scenarios=loaded,
         settings=settings,
         seed=o.seed,
@@ -238,7 +238,7 @@ def from_report(old: schema.Report, path: Path, command: tuple[str, ...]):
         elif d:
             warnings.append(f"--libcrypto {d} does not exist here; running without it")
     kinds = tuple(k for k in calls.RUNTIME_KINDS if any(rt.kind == k for rt in as_found))
-    plan = runner.Plan(
+    plan = Plan(
         scenarios=loaded,
         settings=settings,
         seed=int(old.settings.get("seed", 1)),
@@ -323,7 +323,7 @@ DRIVER_COPIES = 2
 WORKER_COPIES = 2
 
 
-def check_room(plan: runner.Plan) -> None:
+def check_room(plan: Plan) -> None:
     """Refuse, before anything runs, a plan that cannot fit: the files of
     file-digest scenarios against free disk in the temporary directory, and
     generated messages against available memory. One line, with the numbers."""
@@ -332,7 +332,7 @@ def check_room(plan: runner.Plan) -> None:
     check_memory(plan, mem_available())
 
 
-def check_disk(plan: runner.Plan, directory: str, free: int | None) -> None:
+def check_disk(plan: Plan, directory: str, free: int | None) -> None:
     files = [
         (sc.name, size)
         for sc in plan.scenarios
@@ -354,7 +354,7 @@ def check_disk(plan: runner.Plan, directory: str, free: int | None) -> None:
     )
 
 
-def check_memory(plan: runner.Plan, available: int | None) -> None:
+def check_memory(plan: Plan, available: int | None) -> None:
     kept, workers, largest = _memory_use(plan)
     need = kept + largest * (DRIVER_COPIES + WORKER_COPIES * workers)
     if available is None or not largest or need <= available:
@@ -367,7 +367,7 @@ def check_memory(plan: runner.Plan, available: int | None) -> None:
     )
 
 
-def _memory_use(plan: runner.Plan) -> tuple[int, int, int]:
+def _memory_use(plan: Plan) -> tuple[int, int, int]:
     """(bytes of messages the driver keeps, worker processes, largest message).
     Each cell (a call at a size on a runtime, twice with --hw both) holds its
     own inputs for the whole run; a masked twin is one more process."""
@@ -512,7 +512,7 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: str
     return shlex.join(argv)
 
 
-def for_env(erl: tuple[str, ...], openssl: tuple[str, ...]) -> runner.Plan:
+def for_env(erl: tuple[str, ...], openssl: tuple[str, ...]) -> Plan:
     """`bridge env`: every runtime once, with the features of every built-in
     scenario, so the masks for all of them are shown (nothing is measured)."""
     features = tuple(
@@ -526,6 +526,6 @@ def for_env(erl: tuple[str, ...], openssl: tuple[str, ...]) -> runner.Plan:
         features=features,
         calls={"erlang": ("hash",), "python": ("hashlib",), "openssl": ("speed-evp",)},
     )
-    return runner.Plan(
+    return Plan(
         scenarios=(probe,), settings=DEFAULT, seed=0, erl=erl or (None,), openssl=openssl or (None,)
     )

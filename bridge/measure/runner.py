@@ -11,45 +11,19 @@ the real pipeline.
 from __future__ import annotations
 
 import datetime
-import os
-import tempfile
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from bridge.analysis import interop, noise
-from bridge.catalog import calls, inputs
-from bridge.catalog.scenario import FileDigestScenario, Scenario
-from bridge.hw import ab, hardware
+from bridge.catalog.inputs import RunInputs
+from bridge.hw import hardware
 from bridge.measure import assemble, levelrun
+from bridge.measure.plan import Plan
 from bridge.measure.session import Progress, RuntimeSpec, Session
-from bridge.measure.startup import Lineup, MaskChecker, TwinGuesses
-from bridge.nodes.distribution import NodePlan
+from bridge.measure.startup import Lineup, MaskChecker, TwinGuesses, runtime_specs
 from bridge.report import levels, schema
-from bridge.runtimes import lineup, remote
 from bridge.runtimes.openssl import mask_evidence
-from bridge.settings import Settings
 from bridge.system import environment, otp, topology
-from bridge.system.libcrypto import Directory
-
-
-@dataclass(frozen=True)
-class Plan:
-    scenarios: tuple[Scenario, ...]
-    settings: Settings
-    seed: int
-    erl: tuple[str | None, ...] = (None,)  # None: the erl on PATH
-    openssl: tuple[str | None, ...] = (None,)
-    python: tuple[str | None, ...] = (None,)
-    kinds: tuple[str, ...] = calls.RUNTIME_KINDS
-    hw: str = "on"  # on | off | both: as found, features masked, or an A/B of the two
-    command: tuple[str, ...] = ()
-    reproduce: str = ""
-    nodes: NodePlan | None = None  # --node: running nodes, measured over distribution
-    # Per kind, the variables each of its runtimes was given (--env), in the
-    # order of erl / python / openssl above.
-    env: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
-    # --libcrypto: every runtime again with each directory's library.
-    libcrypto: tuple[Directory, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,60 +52,9 @@ class Outcome:
         return bool(self.report.errors)
 
 
-class _Inputs:
-    """The inputs of every (scenario, size), made once and shared by all
-    runtimes. File-digest files go to a private directory that goes away
-    with the run; their digests are computed while they are written."""
-
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
-        self.file_references: dict[tuple[str, int], bytes] = {}
-        self._made: dict[tuple[str, int], inputs.Inputs] = {}
-        self._dir: tempfile.TemporaryDirectory | None = None
-
-    def __call__(self, sc: Scenario, size: int) -> inputs.Inputs:
-        key = (sc.name, size)
-        if key not in self._made:
-            self._made[key] = self._make(sc, size)
-        return self._made[key]
-
-    def _make(self, sc: Scenario, size: int) -> inputs.Inputs:
-        if not isinstance(sc, FileDigestScenario):
-            return inputs.for_scenario(self.seed, sc, size)
-        if self._dir is None:
-            self._dir = tempfile.TemporaryDirectory(prefix="bridge-files-")
-        path, digest = inputs.write_file(self.seed, sc.name, size, self._dir.name, sc.digest)
-        self.file_references[(sc.name, size)] = digest
-        return inputs.Inputs(key=b"", data=b"", path=path, file_size=size)
-
-    def close(self) -> None:
-        if self._dir is not None:
-            self._dir.cleanup()
-            self._dir = None
-
-
-def _specs(plan: Plan) -> list[RuntimeSpec]:
-    wanted = {kind for sc in plan.scenarios for kind in sc.calls}
-    kinds = tuple(k for k in plan.kinds if k in wanted)
-    installations = validate(plan)
-    local = lineup.specs(
-        plan.settings, kinds, installations, plan.python, plan.openssl, given=plan.env
-    )
-    if plan.nodes is None:
-        return local
-    known = [i for i in installations if i is not None]
-    return local + remote.specs(plan.nodes, plan.settings, known)
-
-
-def validate(plan: Plan) -> list[otp.Installation | None]:
-    """Check explicit --erl paths before anything runs: a typo is a usage
-    error (exit 2), not a skipped runtime discovered minutes later."""
-    return [otp.locate(e) if e is not None else None for e in plan.erl]
-
-
 def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()) -> Outcome:
-    specs = seams.specs(plan) if seams.specs else _specs(plan)
-    made = _Inputs(plan.seed)
+    specs = seams.specs(plan) if seams.specs else runtime_specs(plan)
+    made = RunInputs(plan.seed)
     kwargs = {"clock": seams.clock} if seams.clock else {}
     interrupted = False
     wanted_levels = sorted({n for sc in plan.scenarios for n in sc.concurrency})
@@ -176,31 +99,3 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
         concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),
     )
     return Outcome(report=report, interrupted=interrupted)
-
-
-def inspect(
-    plan: Plan, progress: Progress | None = None
-) -> tuple[dict, list[schema.Runtime], dict]:
-    """Start each runtime once, without measuring: environment, provenance,
-    and the masks an A/B run would use (`bridge env`)."""
-    cpu = environment.cpu()
-    armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
-    experiments = []
-    with Session(plan.settings, progress) as session:
-        # All launched at once, to boot side by side (bridge.measure.startup).
-        for starting in [session.launch(spec) for spec in _specs(plan)]:
-            session.ready(starting)
-            live = session.commit(starting)
-            if live is None:
-                continue
-            features = ab.kinds_features(plan.scenarios, live.kind)
-            ctx = ab.plan(live.info, features, cpu, os.environ, armcap)
-            if ctx.mask is not None:
-                ctx.mask_check = mask_evidence(plan.openssl, ctx)
-            experiments.append(ctx.record())
-    hw = {
-        "experiments": [e.to_json() for e in experiments],
-        "skipped": [s.to_json() for s in session.skipped],
-        "errors": [e.to_json() for e in session.errors],
-    }
-    return environment.collect(), [x.info for x in session.live], hw

@@ -29,20 +29,18 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bridge.catalog import calls
 from bridge.errors import BridgeError
 from bridge.hw import ab, hardware
+from bridge.measure.plan import Plan
 from bridge.measure.session import Live, RuntimeSpec, Session, Starting
 from bridge.report import schema
-from bridge.runtimes import other_libcrypto
+from bridge.runtimes import lineup, other_libcrypto, remote
 from bridge.runtimes.base import MASK_VARS, Job
+from bridge.system import otp
 
-if TYPE_CHECKING:
-    from bridge.measure.runner import Plan
-
-MaskChecker = Callable[["Plan", ab.HwContext], schema.MaskCheck]
+MaskChecker = Callable[[Plan, ab.HwContext], schema.MaskCheck]
 Inputs = Callable  # (scenario, size) -> bridge.catalog.inputs.Inputs, made once per run
 
 NO_MASK = (
@@ -267,3 +265,23 @@ class TwinGuesses:
             schema.write_atomic(self.path, json.dumps(self._known, indent=1, sort_keys=True))
         except (OSError, BridgeError):
             pass
+
+
+def runtime_specs(plan: Plan) -> list[RuntimeSpec]:
+    """The runtimes a plan names: local ones by kind, then its --node ones."""
+    wanted = {kind for sc in plan.scenarios for kind in sc.calls}
+    kinds = tuple(k for k in plan.kinds if k in wanted)
+    installations = validate(plan)
+    local = lineup.specs(
+        plan.settings, kinds, installations, plan.python, plan.openssl, given=plan.env
+    )
+    if plan.nodes is None:
+        return local
+    known = [i for i in installations if i is not None]
+    return local + remote.specs(plan.nodes, plan.settings, known)
+
+
+def validate(plan: Plan) -> list[otp.Installation | None]:
+    """Check explicit --erl paths before anything runs: a typo is a usage
+    error (exit 2), not a skipped runtime discovered minutes later."""
+    return [otp.locate(e) if e is not None else None for e in plan.erl]

@@ -13,7 +13,8 @@ from typing import Any
 from bridge.analysis import interop, noise
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.hw import hardware
-from bridge.measure.runner import Plan, Seams
+from bridge.measure.plan import Plan
+from bridge.measure.runner import Seams
 from bridge.measure.session import RuntimeSpec
 from bridge.measure.startup import TwinGuesses
 from bridge.report import levels, schema

@@ -8,6 +8,7 @@ import pytest
 
 from bridge.catalog import scenario
 from bridge.measure import runner
+from bridge.measure.plan import Plan
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams
 
@@ -20,7 +21,7 @@ def per_op(job, hw, n) -> float:
 
 
 def run(*names):
-    plan = runner.Plan(
+    plan = Plan(
         scenarios=tuple(scenario.load(n) for n in names), settings=SETTINGS, seed=1, hw="on"
     )
     scripts = [

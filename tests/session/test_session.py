@@ -12,6 +12,7 @@ import pytest
 from bridge.catalog import scenario
 from bridge.errors import OperationError, WorkerError
 from bridge.measure import runner
+from bridge.measure.plan import Plan
 from bridge.report import schema
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams, unavailable
@@ -35,8 +36,8 @@ def mac_scenario(**over) -> scenario.Scenario:
     return scenario.parse(data, "test.toml")
 
 
-def plan(*scenarios, hw="on", settings=SETTINGS) -> runner.Plan:
-    return runner.Plan(scenarios=scenarios or (mac_scenario(),), settings=settings, seed=1, hw=hw)
+def plan(*scenarios, hw="on", settings=SETTINGS) -> Plan:
+    return Plan(scenarios=scenarios or (mac_scenario(),), settings=settings, seed=1, hw=hw)
 
 
 PY, ERL = Script(kind="python"), Script(kind="erlang", version="25.2.3")
