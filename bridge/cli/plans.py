@@ -18,10 +18,10 @@ from pathlib import Path
 from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
 from bridge.errors import UsageError
+from bridge.hw.hardware import MASK_VARS
 from bridge.measure.plan import Plan
 from bridge.nodes import distribution
 from bridge.report import schema
-from bridge.runtimes.base import MASK_VARS
 from bridge.settings import DEFAULT, QUICK, Settings
 from bridge.system import discover, libcrypto, runenv
 

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 from bridge.catalog.vocab import FEATURE_NAMES, FEATURES  # noqa: F401 (the names live in vocab)
 
+# The capability masks bridge sets for hw "off" runs: the only environment
+# variables a report records beside the user's own --env.
+MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
+
 # /proc/cpuinfo flags that mean the CPU offers a feature (all must be present).
 CPU_FLAGS = {
     "x86_64": {

@@ -16,20 +16,16 @@ node) is the session's policy: it is stopped and its other cells end there.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from bridge.analysis import concurrency
 from bridge.errors import OperationError, WorkerError
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelResult, Machine
-from bridge.runtimes.base import Job, LevelBatch, LevelPlan
+from bridge.runtimes.base import Job, LevelBatch, LevelPlan, Live
+from bridge.settings import Settings
 from bridge.system import topology
-
-if TYPE_CHECKING:  # the session imports this module
-    from bridge.measure.session import Live, Session
-    from bridge.settings import Settings
 
 # The Erlang probe first watches the idle node this long (first round only),
 # so that lateness under load has a baseline beside it.
@@ -162,17 +158,27 @@ def cells(live: Live, jobs: Iterator[Job]) -> Iterator[LevelCell]:
                 yield LevelCell(live, job, n, m)
 
 
-def run_round(session: Session, round_index: int, label: str) -> None:
-    """One batch for each active level cell; failures as the module says."""
-    todo = session.level_cells
+def run_round(
+    todo: Sequence[LevelCell],
+    settings: Settings,
+    round_index: int,
+    label: str,
+    *,
+    note: Callable[[str], None],
+    record: Callable[[schema.RunError], None],
+    died: Callable[[Live, WorkerError], None],
+) -> None:
+    """One batch for each active level cell; failures as the module says:
+    an error is recorded and the round goes on; a worker that died goes to
+    `died`, which stops it. The session passes its own three."""
     for i, cell in enumerate(todo, 1):
         if not cell.active:
             continue
-        plan = cell.plan(session.settings, round_index)
+        plan = cell.plan(settings, round_index)
         if plan.windows == 0:
             continue
         job = cell.job
-        session.note(
+        note(
             f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
             f" ×{cell.level} {cell.mode.name} (level cell {i}/{len(todo)})"
         )
@@ -184,10 +190,10 @@ def run_round(session: Session, round_index: int, label: str) -> None:
                 continue
             cell.failed = exc.message
             message = f"{cell.live.id}: {cell.describe()} failed: {exc.message}"
-            session.errors.append(schema.RunError(cell.live.id, "level", message))
+            record(schema.RunError(cell.live.id, "level", message))
             continue
         except WorkerError as exc:
-            session._died(cell.live, exc)
+            died(cell.live, exc)
             continue
         first_output = not cell.output
         cell.add(batch)
@@ -196,7 +202,7 @@ def run_round(session: Session, round_index: int, label: str) -> None:
                 f"{cell.job.scenario.name} at {cell.size} B: {cell.live.id} {cell.describe()}"
                 " computed different bytes from the reference"
             )
-            session.errors.append(schema.RunError(cell.live.id, "mismatch", message))
+            record(schema.RunError(cell.live.id, "mismatch", message))
 
 
 def records(cells_: list[LevelCell]) -> list[LevelResult]:

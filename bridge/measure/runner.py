@@ -19,9 +19,10 @@ from bridge.catalog.inputs import RunInputs
 from bridge.hw import hardware
 from bridge.measure import assemble, levelrun
 from bridge.measure.plan import Plan
-from bridge.measure.session import Progress, RuntimeSpec, Session
+from bridge.measure.session import Progress, Session
 from bridge.measure.startup import Lineup, MaskChecker, TwinGuesses, runtime_specs
 from bridge.report import levels, schema
+from bridge.runtimes.base import RuntimeSpec
 from bridge.runtimes.openssl import mask_evidence
 from bridge.system import environment, otp, topology
 

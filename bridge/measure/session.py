@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from bridge import stats
@@ -38,56 +38,10 @@ from bridge.measure import levelrun
 from bridge.measure.eta import Eta, duration
 from bridge.report import schema
 from bridge.report.levels import LevelResult
-from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
+from bridge.runtimes.base import Batch, BatchPlan, Job, Live, Runtime, RuntimeSpec
 from bridge.settings import Settings
 
 Progress = Callable[[str], None]
-# (hw, mask environment) -> a runtime, not started yet
-Factory = Callable[[str, Mapping[str, str] | None], Runtime]
-
-
-@dataclass(frozen=True)
-class RuntimeSpec:
-    """A runtime to start: its kind, what the user called it, and how to make it."""
-
-    kind: str
-    label: str
-    make: Factory
-    hw: str = "on"
-    mask_env: Mapping[str, str] | None = None
-    # A masked twin shares its partner's id: that is how results and verdicts pair.
-    same_id: str | None = None
-    # False for a running node (--node): its libcrypto read the masks when it
-    # started, so it has no masked twin.
-    maskable: bool = True
-    # The option that asked for this runtime (--erl, --python, --openssl), or
-    # "" when bridge chose it: one that was asked for and cannot run fails the run.
-    requested: str = ""
-
-    def build(self) -> Runtime:
-        return self.make(self.hw, self.mask_env)
-
-    def masked(self, label: str, mask_env: Mapping[str, str], same_id: str) -> RuntimeSpec:
-        return dataclasses.replace(
-            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id, requested=""
-        )
-
-
-@dataclass
-class Live:
-    """A started runtime: its driver, its provenance, and whether it still runs."""
-
-    driver: Runtime
-    info: schema.Runtime
-    alive: bool = True
-
-    @property
-    def id(self) -> str:
-        return self.info.id
-
-    @property
-    def kind(self) -> str:
-        return self.info.kind
 
 
 @dataclass
@@ -358,7 +312,15 @@ class Session:
         eta = Eta(planned, self.clock) if self.shows_progress else None
         for r in range(rounds):
             self._round(self.cells, r, f"round {r + 1}/{rounds}", eta)
-            levelrun.run_round(self, r, f"round {r + 1}/{rounds}")
+            levelrun.run_round(
+                self.level_cells,
+                self.settings,
+                r,
+                f"round {r + 1}/{rounds}",
+                note=self.note,
+                record=self.errors.append,
+                died=self._died,
+            )
         if self.settings.tc_calls:
             self._timer_tc()
         target = self.settings.until_stable

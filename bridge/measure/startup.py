@@ -33,11 +33,12 @@ from pathlib import Path
 from bridge.catalog import calls
 from bridge.errors import BridgeError
 from bridge.hw import ab, hardware
+from bridge.hw.hardware import MASK_VARS
 from bridge.measure.plan import Plan
-from bridge.measure.session import Live, RuntimeSpec, Session, Starting
+from bridge.measure.session import Session, Starting
 from bridge.report import schema
 from bridge.runtimes import lineup, other_libcrypto, remote
-from bridge.runtimes.base import MASK_VARS, Job
+from bridge.runtimes.base import Job, Live, RuntimeSpec
 from bridge.system import otp
 
 MaskChecker = Callable[[Plan, ab.HwContext], schema.MaskCheck]

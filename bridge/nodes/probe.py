@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.hw import hardware
-from bridge.runtimes.base import MASK_VARS, text
+from bridge.hw.hardware import MASK_VARS
+from bridge.wire.codec import text
 
 # The features whose paths the verdict names, the code that uses each, and
 # the first OpenSSL with that code for x86_64 and ARMv8.

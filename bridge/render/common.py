@@ -13,12 +13,11 @@ from bridge import stats
 from bridge.analysis import versus
 from bridge.catalog import calls, vocab
 from bridge.hw import ab, verdicts
+from bridge.hw.hardware import (
+    MASK_VARS,  # the other variables of an `env` record are the user's (--env)
+)
 from bridge.render import ratios, titles, units
 from bridge.report import schema
-
-# The masks bridge sets for hw off: the other variables of a runtime's `env`
-# record were given by the user (--env). As bridge.runtimes.base.MASK_VARS.
-MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
 
 
 def title(report: schema.Report) -> str:

@@ -19,8 +19,9 @@ session holds it in an ExitStack.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -28,10 +29,12 @@ from bridge.catalog import calls
 from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import Scenario
 from bridge.errors import OperationError
+from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 from bridge.wire import codec
+from bridge.wire.codec import text
 from bridge.wire.port import Worker
 
 
@@ -106,11 +109,6 @@ def level_windows(per_worker: list) -> list[tuple[tuple[int, int], ...]]:
     """A worker's reply lists its windows; a level cell keeps them by window."""
     rows = [[(int(c), int(ns)) for c, ns in ws] for ws in per_worker]
     return [tuple(w) for w in zip(*rows, strict=True)] if rows else []
-
-
-# The capability masks bridge sets for hw "off" runs: the only environment
-# variables a report records.
-MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
 
 
 class Runtime:
@@ -330,6 +328,51 @@ def level_batch(reply: dict[str, Any]) -> LevelBatch:
     )
 
 
-def text(value: Any) -> str:
-    """A wire value (binary or atom) as str."""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+# -- what the session starts -------------------------------------------------
+
+# (hw, mask environment) -> a runtime, not started yet
+Factory = Callable[[str, Mapping[str, str] | None], Runtime]
+
+
+@dataclass(frozen=True)
+class RuntimeSpec:
+    """A runtime to start: its kind, what the user called it, and how to make it."""
+
+    kind: str
+    label: str
+    make: Factory
+    hw: str = "on"
+    mask_env: Mapping[str, str] | None = None
+    # A masked twin shares its partner's id: that is how results and verdicts pair.
+    same_id: str | None = None
+    # False for a running node (--node): its libcrypto read the masks when it
+    # started, so it has no masked twin.
+    maskable: bool = True
+    # The option that asked for this runtime (--erl, --python, --openssl), or
+    # "" when bridge chose it: one that was asked for and cannot run fails the run.
+    requested: str = ""
+
+    def build(self) -> Runtime:
+        return self.make(self.hw, self.mask_env)
+
+    def masked(self, label: str, mask_env: Mapping[str, str], same_id: str) -> RuntimeSpec:
+        return dataclasses.replace(
+            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id, requested=""
+        )
+
+
+@dataclass
+class Live:
+    """A started runtime: its driver, its provenance, and whether it still runs."""
+
+    driver: Runtime
+    info: schema.Runtime
+    alive: bool = True
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind

@@ -14,10 +14,11 @@ from typing import Any
 
 from bridge.errors import OperationError, RuntimeUnavailable
 from bridge.report import schema
-from bridge.runtimes.base import Job, LevelBatch, LevelPlan, WorkerRuntime, level_batch, text
+from bridge.runtimes.base import Job, LevelBatch, LevelPlan, WorkerRuntime, level_batch
 from bridge.settings import Settings
 from bridge.system import environment, otp
 from bridge.wire import codec
+from bridge.wire.codec import text
 
 
 class ErlangRuntime(WorkerRuntime):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from bridge.measure.session import RuntimeSpec
+from bridge.runtimes.base import RuntimeSpec
 from bridge.runtimes.erlang import ErlangRuntime
 from bridge.runtimes.openssl import OpensslRuntime
 from bridge.runtimes.python import PythonRuntime

@@ -36,6 +36,7 @@ from bridge.catalog.scenario import (
 )
 from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.hw import ab, hardware
+from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
 from bridge.settings import Settings
@@ -150,7 +151,7 @@ def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> sch
     """Evidence that a mask string does what bridge means: `openssl version -c`
     (OpenSSL 3.x) prints the effective vector. The feature's bits must be
     clear with the mask and everything else as detected."""
-    base = {k: v for k, v in env.items() if k not in ("OPENSSL_ia32cap", "OPENSSL_armcap")}
+    base = {k: v for k, v in env.items() if k not in MASK_VARS}
     try:
         plain = proc.run([executable, "version", "-c"], env=base, timeout=15)
         masked = proc.run([executable, "version", "-c"], env={**base, **mask.env()}, timeout=15)

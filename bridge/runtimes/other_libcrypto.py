@@ -9,9 +9,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from bridge.errors import BridgeError
-from bridge.measure.session import Live, RuntimeSpec
 from bridge.report import schema
-from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime
+from bridge.runtimes.base import Batch, BatchPlan, Job, Live, Runtime, RuntimeSpec
 from bridge.system.libcrypto import CannotTell, Directory, Library, Mapped, soname_of
 
 

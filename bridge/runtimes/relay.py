@@ -27,10 +27,10 @@ from __future__ import annotations
 from typing import Any
 
 from bridge.errors import RuntimeUnavailable
-from bridge.runtimes.base import text
 from bridge.system import otp
 from bridge.system.proc import erlang_env
 from bridge.wire import codec
+from bridge.wire.codec import text
 from bridge.wire.port import Worker
 
 # -dist_listen arrived in OTP 23 (kernel 7.0).

@@ -25,14 +25,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
-from bridge.measure.session import RuntimeSpec
 from bridge.nodes import agent, probe
 from bridge.nodes.distribution import NodeName, NodePlan, own_name
 from bridge.report import schema
-from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime, text
+from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime, RuntimeSpec
 from bridge.runtimes.relay import Relays
 from bridge.settings import Settings
 from bridge.system import discover, otp
+from bridge.wire.codec import text
 
 # Replies that mean the node, not the call, is the problem.
 NODE_GONE = ("nodedown", "timeout")

@@ -170,3 +170,8 @@ class Channel:
             self._buffer += chunk
         data, self._buffer = self._buffer[:n], self._buffer[n:]
         return data
+
+
+def text(value: Any) -> str:
+    """A wire value (binary or atom) as str."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

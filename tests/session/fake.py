@@ -15,10 +15,9 @@ from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.hw import hardware
 from bridge.measure.plan import Plan
 from bridge.measure.runner import Seams
-from bridge.measure.session import RuntimeSpec
 from bridge.measure.startup import TwinGuesses
 from bridge.report import levels, schema
-from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime, RuntimeSpec
 
 FAKE_CPU = hardware.Cpu(
     arch="x86_64",

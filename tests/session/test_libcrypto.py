@@ -13,8 +13,8 @@ import pytest
 
 from bridge.measure import runner
 from bridge.measure.plan import Plan
-from bridge.measure.session import RuntimeSpec
 from bridge.report import schema
+from bridge.runtimes.base import RuntimeSpec
 from bridge.runtimes.other_libcrypto import NotLoaded
 from bridge.system import libcrypto
 from bridge.system.libcrypto import Directory, Library, Mapped
