@@ -182,14 +182,16 @@ def _prepared(rule, whole, rt, by_key, results, info) -> tuple[schema.Result | N
     why none did."""
     reasons = []
     for kind, call_id in rule.prepared:
-        found, why = _prepared_one(kind, call_id, whole, rt, by_key, results, info)
+        found, why = _prepared_one(
+            kind, call_id, whole, rt, by_key=by_key, results=results, info=info
+        )
         if found is not None:
             return found, kind, ""
         reasons.append(why)
     return None, "", "; ".join(r for r in reasons if r)
 
 
-def _prepared_one(kind, call_id, whole, rt, by_key, results, info):
+def _prepared_one(kind, call_id, whole, rt, *, by_key, results, info):
     if kind == rt.kind:
         r = by_key.get(_key(whole, whole.runtime, call_id))
         if r is None:

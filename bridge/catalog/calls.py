@@ -32,12 +32,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from bridge.catalog import vocab
-
-if TYPE_CHECKING:  # scenario imports this module to validate call names
-    from bridge.catalog.scenario import Scenario
 
 ONE_SHOT_MAC = "one-shot: key set up on every call"
 REUSED_KEY = "reused key: key schedule once, keyed state copied per call"
@@ -152,7 +149,20 @@ class Route(enum.Enum):
     KERNEL = "kernel"  # the operating system's generator: never OpenSSL
 
 
-Label = Callable[["Scenario", str], str]  # (scenario, api the runtime reported) -> text
+class Described(Protocol):
+    """What a call's label and semantics read of a scenario. Each label reads
+    the fields of the scenario kinds it serves (a MAC label `mac_bytes`, a
+    cipher label `cipher`...), so this says only what every kind has; the
+    scenario records (bridge.catalog.scenario) import this module, not the
+    other way round."""
+
+    @property
+    def kind(self) -> str: ...
+
+    def __getattr__(self, name: str) -> Any: ...
+
+
+Label = Callable[[Described, str], str]  # (scenario, api the runtime reported) -> text
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,7 +182,7 @@ class Call:
     part: bool = False  # times a part of another call (hmac-parts): never "the fastest"
     requires: str = ""  # e.g. "OTP 24.2": the release that added the function
 
-    def semantics_for(self, sc: Scenario) -> str:
+    def semantics_for(self, sc: Described) -> str:
         if isinstance(self.semantics, str):
             return self.semantics
         return self.semantics[sc.kind]
@@ -181,8 +191,8 @@ class Call:
 # -- labels ------------------------------------------------------------------
 
 
-def _erl_digest(sc: Scenario) -> str:
-    return vocab.DIGESTS[sc.digest].erlang  # type: ignore[attr-defined]
+def _erl_digest(sc: Described) -> str:
+    return vocab.DIGESTS[sc.digest].erlang
 
 
 def _erl_mac_label(sc, api: str) -> str:

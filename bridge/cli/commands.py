@@ -356,7 +356,7 @@ def _exit_status(outcome: runner.Outcome) -> None:
     show_default=True,
     help="How long to time a fixed loop to see how steady the machine is (0: skip).",
 )
-def env(erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds) -> None:
+def env(*, erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds) -> None:
     """Describe the machine and each runtime, without benchmarking: CPU features,
     virtualisation, OS, each runtime's libcrypto, the masks bridge would use, and
     how quiet the machine is (the spread of a fixed loop on each CPU), with advice.
@@ -449,38 +449,14 @@ def otp_list(fmt) -> None:
     """List the OTP installations on this machine: erl on PATH, /usr/lib/erlang,
     kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Each erl is started once to
     load crypto, as a run would; broken ones are listed with the reason."""
-    from tabulate import tabulate
-
+    from bridge.render.otp import render_otp
     from bridge.system import discover
 
     found = discover.discover()
     if fmt == "json":
         click.echo(json.dumps([f.to_json() for f in found], indent=1))
         return
-    rows = [
-        [
-            f.otp_version or "?",
-            f.erts_version or "?",
-            f.crypto_version or "no",
-            f.crypto_lib or "",
-            f.libcrypto or "",
-            ", ".join(f.sources),
-            str(f.root),
-            f.problem or "ok",
-        ]
-        for f in found
-    ]
-    headers = [
-        "OTP",
-        "ERTS",
-        "crypto",
-        "crypto lib",
-        "libcrypto",
-        "found via",
-        "root",
-        "status",
-    ]
-    click.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    click.echo(render_otp(found))
 
 
 @cli.command()

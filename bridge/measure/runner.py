@@ -20,11 +20,10 @@ from bridge.hw import hardware
 from bridge.measure import assemble, levelrun
 from bridge.measure.plan import Plan
 from bridge.measure.session import Progress, Session
-from bridge.measure.startup import Lineup, MaskChecker, TwinGuesses, runtime_specs
+from bridge.measure.startup import Lineup, MaskChecker, TwinGuesses, check_mask, runtime_specs
 from bridge.report import levels, schema
 from bridge.runtimes.base import RuntimeSpec
-from bridge.runtimes.openssl import mask_evidence
-from bridge.system import environment, otp, topology
+from bridge.system import environment, topology
 
 
 @dataclass(frozen=True)
@@ -63,12 +62,9 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     before = seams.snapshot()
     try:
         with Session(plan.settings, progress, **kwargs) as session:
-            check_mask = seams.check_mask or (lambda p, ctx: mask_evidence(p.openssl, ctx))
-            guesses = seams.guesses
-            if guesses is None:
-                guesses = TwinGuesses(otp.cache_root() / "twins.json")
+            guesses = TwinGuesses.in_cache() if seams.guesses is None else seams.guesses
             cpu = seams.cpu or environment.cpu()
-            starter = Lineup(plan, session, made, cpu, check_mask, guesses)
+            starter = Lineup(plan, session, made, cpu, seams.check_mask or check_mask, guesses)
             try:
                 starter.start(specs)
                 guesses.save()

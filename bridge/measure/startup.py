@@ -39,6 +39,7 @@ from bridge.measure.session import Session, Starting
 from bridge.report import schema
 from bridge.runtimes import lineup, other_libcrypto, remote
 from bridge.runtimes.base import Job, Live, RuntimeSpec
+from bridge.runtimes.openssl import mask_evidence
 from bridge.system import otp
 
 MaskChecker = Callable[[Plan, ab.HwContext], schema.MaskCheck]
@@ -236,6 +237,11 @@ class TwinGuesses:
     comment): a file that is missing, unreadable or stale costs the time it
     saves, never a wrong twin. Without a path, kept in memory only."""
 
+    @classmethod
+    def in_cache(cls) -> TwinGuesses:
+        """The guesses kept in bridge's cache directory."""
+        return cls(otp.cache_root() / "twins.json")
+
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._known: dict[str, dict[str, str] | None] = {}
@@ -286,3 +292,8 @@ def validate(plan: Plan) -> list[otp.Installation | None]:
     """Check explicit --erl paths before anything runs: a typo is a usage
     error (exit 2), not a skipped runtime discovered minutes later."""
     return [otp.locate(e) if e is not None else None for e in plan.erl]
+
+
+def check_mask(plan: Plan, ctx: ab.HwContext) -> schema.MaskCheck:
+    """Whether a mask does what it should, asked of the plan's openssl."""
+    return mask_evidence(plan.openssl, ctx)

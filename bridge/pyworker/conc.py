@@ -28,6 +28,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bridge.errors import OperationError
@@ -73,7 +74,7 @@ def conc(
     batch = batch or calibrate_batch(loop, window_ns)
     start = start_at if start_at is not None else now() + THREAD_START_NS
     t0 = start + warmup_ns
-    results = run_threads(threads, once, loop, batch, start, t0, window_ns, count)
+    results = run_threads(threads, once, loop, batch, Schedule(start, t0, window_ns, count))
     outputs = [r[2] for r in results]
     if same and any(o != outputs[0] for o in outputs):
         raise OperationError("failed", "the concurrent threads computed different bytes")
@@ -122,18 +123,21 @@ def timed(loop: Loop, n: int) -> int:
 Outcome = tuple[list[Window], list[int], bytes, int]  # windows, latencies, output, began
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """When a level runs, on the monotonic clock: every worker warms up from
+    `start`, and is measured over `count` windows of `window_ns` from `t0`."""
+
+    start: int
+    t0: int
+    window_ns: int
+    count: int
+
+
 def run_threads(
-    n: int,
-    once: Callable[[], bytes],
-    loop: Loop,
-    batch: int,
-    start: int,
-    t0: int,
-    window_ns: int,
-    count: int,
+    n: int, once: Callable[[], bytes], loop: Loop, batch: int, when: Schedule
 ) -> list[Outcome]:
-    """n workers (this thread is the first), each warmed up from `start`
-    and measured over `count` windows from t0."""
+    """n workers (this thread is the first), each run on `when`."""
     outcomes: list[Outcome | None] = [None] * n
     errors: list[BaseException] = []
     barrier = threading.Barrier(n)
@@ -141,7 +145,7 @@ def run_threads(
     def work(i: int) -> None:
         try:
             barrier.wait()
-            outcomes[i] = worker(once, loop, batch, start, t0, window_ns, count)
+            outcomes[i] = worker(once, loop, batch, when)
         except BaseException as exc:  # reported below, on the requesting thread
             errors.append(exc)
             barrier.abort()
@@ -161,20 +165,12 @@ def run_threads(
     return [o for o in outcomes if o is not None]
 
 
-def worker(
-    once: Callable[[], bytes],
-    loop: Loop,
-    batch: int,
-    start: int,
-    t0: int,
-    window_ns: int,
-    count: int,
-) -> Outcome:
-    sleep_until(start)
+def worker(once: Callable[[], bytes], loop: Loop, batch: int, when: Schedule) -> Outcome:
+    sleep_until(when.start)
     began = now()
-    while now() < t0:  # warm-up, together
+    while now() < when.t0:  # warm-up, together
         loop(batch)
-    windows, latencies = run_windows(loop, batch, t0, window_ns, count)
+    windows, latencies = run_windows(loop, batch, when.t0, when.window_ns, when.count)
     return windows, latencies, once(), began
 
 

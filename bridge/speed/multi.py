@@ -32,14 +32,14 @@ def cells(run: Run, rid: str, runs: list[Run], call: Call) -> list[LevelResult]:
             for c in run.children[kid]
             if c.size == e.size and c.operation == e.operation
         )
-        out.append(_cell(run, rid, e, call_id, label, run.multi, children))
+        out.append(_cell(run, rid, e, call_id, label, level=run.multi, children=children))
         base = _single(runs, run, e, call_id, call)
         if base is not None:
-            out.append(_cell(base[0], rid, base[1], call_id, call(*base)[1], 1, ()))
+            out.append(_cell(base[0], rid, base[1], call_id, call(*base)[1], level=1, children=()))
     return out
 
 
-def _cell(run, rid, e, call_id, label, level, children) -> LevelResult:
+def _cell(run, rid, e, call_id, label, *, level, children) -> LevelResult:
     m = concurrency.OPENSSL_MULTI
     return LevelResult(
         scenario=e.algorithm,
