@@ -3,7 +3,8 @@
 # make test-fast  the in-process tier only: unit tests and the session with fake runtimes
 # make bench  bridge's overhead and wall times, and bridge against independent
 #             harnesses (bench/agreement.py)
-# make lint   ruff (lint + format check), erlc with all warnings as errors, and
+# make lint   ruff (lint + format check), the import layers (lint-imports, see
+#             pyproject.toml), erlc with all warnings as errors, and
 #             dialyzer on erl/ (scripts/dialyzer.sh; builds its PLT on first use)
 # make setup  install what is missing: Erlang + crypto, openssl, ./.venv
 
@@ -44,6 +45,7 @@ test-fast: $(STAMP)
 lint: setup
 	$(BIN)/ruff check bridge tests bench
 	$(BIN)/ruff format --check bridge tests bench
+	$(BIN)/lint-imports --no-cache
 	@d=$$(mktemp -d) && erlc +warn_all +warnings_as_errors -o $$d erl/*.erl tests/erl/*.erl bench/harness/*.erl; rc=$$?; rm -rf $$d; exit $$rc
 	scripts/dialyzer.sh
 
