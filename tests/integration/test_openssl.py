@@ -16,7 +16,7 @@ from bridge.runtimes.base import BatchPlan, Job
 from bridge.runtimes.openssl import OpensslRuntime, parse_ia32_vector
 from bridge.system import environment
 from tests.conftest import FAST, needs_openssl
-from tests.unit.test_hardware import DISABLED
+from tests.unit.hw.test_hardware import DISABLED
 
 
 def _live_openssl_3():
