@@ -135,7 +135,7 @@ def test_sign_and_verify_in_all_runtimes(tmp_path):
         ("openssl", "speed-verify"),
     }
     check = report["interop"][0]
-    assert check["match"] and check["reference_from"].startswith("the driver (bridge.crypto.ec")
+    assert check["match"] and check["reference_from"].startswith("the driver (bridge.ec")
     verify = [r for r in report["results"] if r["call_id"] == "verify"]
     assert all(r["output_hex"] == "01" for r in verify)
     assert all(r["ops_per_s"] > 0 for r in report["results"])
