@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from bridge import calls, scenario, vocab
+from bridge import calls, plain, scenario, vocab
 from bridge.errors import UsageError
 
 KIND_TITLES = {
@@ -34,6 +34,7 @@ CHECKS = {
 }
 
 
+@plain.escaped
 def list_text(dirs: tuple[Path, ...] = ()) -> str:
     """Every scenario, under a heading per kind (in scenario.KINDS order);
     files that do not load are listed last, with the reason."""
@@ -60,6 +61,7 @@ def _table(rows: list[list[str]]) -> list[str]:
     return ["  " + line for line in text.splitlines()]
 
 
+@plain.escaped
 def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
     """Where the file is, what it measures, each call per runtime, then the
     file itself; the description lines start with '#', so the whole output

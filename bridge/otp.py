@@ -609,11 +609,32 @@ def _compile(inst: Installation, staging: Path) -> None:
         except OSError as exc:
             raise RuntimeUnavailable(f"cannot run {inst.erlc}: {exc.strerror}") from None
         if done.returncode != 0:
-            tail = (done.stdout + done.stderr).decode("utf-8", "replace").strip()[-400:]
+            said = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
+            written = _write_failure(said)
+            if written is not None:
+                # A full disk or quota: the cache cannot be written, as a
+                # read-only one cannot; the code compiles elsewhere.
+                raise _CacheUnwritable(written)
+            tail = said[-400:]
             dump = scratch.postmortem()
             raise RuntimeUnavailable(
                 f"{inst.erlc} could not compile the worker: {tail}" + (f"; {dump}" if dump else "")
             )
+
+
+# compile:format_error's words for a .beam it could not write or rename into
+# place (ENOSPC, EDQUOT, EROFS, EACCES...), in every release bridge supports.
+_WRITE_ERRORS = ("error writing file", "failed to rename")
+
+
+def _write_failure(said: str) -> str | None:
+    """What erlc said about writing its output ("no space left on device"),
+    or None when it failed for another reason."""
+    for line in said.splitlines():
+        for words in _WRITE_ERRORS:
+            if words in line:
+                return line.partition(words)[2].lstrip(": ") or words
+    return None
 
 
 def _seal(staging: Path) -> None:

@@ -22,6 +22,7 @@ from bridge import (
     distribution,
     libcrypto,
     model,
+    plain,
     runenv,
     runner,
     scenario,
@@ -439,7 +440,8 @@ def _byte_count(text: str) -> int | None:
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
     scale = units.get(t[-1:], 1)
     digits = t[:-1] if t[-1:] in units else t
-    return int(digits) * scale if digits.isdigit() else None
+    n = plain.whole_number(digits)
+    return None if n is None else n * scale
 
 
 def parse_levels(text: str) -> tuple[int, ...]:
