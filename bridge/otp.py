@@ -41,7 +41,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from bridge import proc
+from bridge import plain, proc
 from bridge.errors import BridgeWarning, RuntimeUnavailable, UsageError
 
 # The worker's sources, as package data: bridge/_erl links to the repository's
@@ -255,7 +255,7 @@ def probe(erl: Path, timeout: float = 30) -> Probe:
         if line.startswith("bridge-probe:") and sep:
             facts.setdefault(key, []).append(value.strip())
     release = facts.get("otp_release", [""])[0]
-    if not release.isdigit():
+    if plain.whole_number(release) is None:
         said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
         said = said.splitlines()[-1][:160] if said else f"exit status {done.returncode}"
         raise RuntimeUnavailable(f"{erl} did not answer like an Erlang runtime: {said}")
@@ -327,7 +327,8 @@ def erts_version_of(root: Path) -> str:
 def version_key(v: str) -> tuple[int, ...]:
     parts = []
     for piece in v.replace("-", ".").split("."):
-        parts.append(int(piece) if piece.isdigit() else -1)
+        n = plain.whole_number(piece)
+        parts.append(-1 if n is None else n)
     return tuple(parts)
 
 
