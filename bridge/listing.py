@@ -61,7 +61,6 @@ def _table(rows: list[list[str]]) -> list[str]:
     return ["  " + line for line in text.splitlines()]
 
 
-@plain.escaped
 def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
     """Where the file is, what it measures, each call per runtime, then the
     file itself; the description lines start with '#', so the whole output
@@ -80,7 +79,9 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
         out += ["#", f"# {runtime}:"]
         for cid in ids:
             out += [f"#   {line}" for line in _call_lines(calls.CALLS[runtime, cid], sc)]
-    return "\n".join(out) + "\n" + path.read_text()
+    # Escaped like any view; the file keeps its tabs, shown as it is.
+    head = plain.printable("\n".join(out) + "\n", keep_newlines=True)
+    return head + plain.printable(path.read_text(), keep_newlines=True, keep_tabs=True)
 
 
 def _call_lines(call: calls.Call, sc: scenario.Scenario) -> list[str]:

@@ -25,6 +25,7 @@ from typing import ParamSpec
 _OTHERS = "\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
 _ALL = re.compile(f"[\x00-\x1f{_OTHERS}]")
 _BUT_NEWLINE = re.compile(f"[\x00-\x09\x0b-\x1f{_OTHERS}]")
+_BUT_NEWLINE_AND_TAB = re.compile(f"[\x00-\x08\x0b-\x1f{_OTHERS}]")
 _DIGITS = re.compile(r"[0-9]+")
 # What a number given as text may look like: ASCII only, no nan or inf.
 INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -38,9 +39,12 @@ def _escape(m: re.Match[str]) -> str:
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
 
 
-def printable(text: str, keep_newlines: bool = False) -> str:
+def printable(text: str, keep_newlines: bool = False, keep_tabs: bool = False) -> str:
     """`text` with every control, bidi or separator character escaped
-    (newlines kept when asked: a renderer's own line breaks)."""
+    (newlines kept when asked: a renderer's own line breaks; tabs too, for
+    a file shown as it is)."""
+    if keep_tabs and keep_newlines:
+        return _BUT_NEWLINE_AND_TAB.sub(_escape, text)
     return (_BUT_NEWLINE if keep_newlines else _ALL).sub(_escape, text)
 
 
