@@ -316,6 +316,10 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
     for spec in erl:
         if spec.startswith("otp:"):
+            if plain.whole_number(spec[4:]) is None:
+                raise UsageError(
+                    f"--erl {spec!r}: otp: takes a release number, e.g. otp:27 (digits 0-9)"
+                )
             found = discover.resolve_group(spec)
             if not found:
                 # Say why an installation of that release does not count.

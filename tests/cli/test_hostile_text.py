@@ -63,6 +63,7 @@ def test_report_and_compare_show_controls_escaped(tmp_path):
         (["run", "file-sha256", "--file-size", "２５６M"], "--file-size:"),
         (["run", "hmac-sha1", "--concurrency", "1,²"], "--concurrency:"),
         (["run", "hmac-sha1", "--samples", "١٠"], "is not a whole number"),
+        (["run", "hmac-sha1", "--erl", "otp:²"], "otp: takes a release number"),
         (["run", "hmac-sha1", "--request-timeout", "nan"], "is not a number"),
         (["run", "hmac-sha1", "--until-stable=nan"], "is not a number"),
         (["show", "x" * 5000], "is not a scenario name"),

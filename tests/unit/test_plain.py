@@ -85,3 +85,18 @@ def test_compare_emits_no_control_character(fmt, tmp_path):
     plain_one = model.load(FIXTURES / "roundtrip" / "run-mix1.json")
     out = render_compare(compare.compare([plain_one, hostile], ["a\x1b[1m", "b\u202e"]), fmt)
     assert not RAW.search(out), RAW.findall(out)
+
+
+def test_run_errors_make_one_error_line():
+    from bridge import cli
+
+    def err(message: str) -> model.RunError:
+        return model.RunError("erlang@25.2.3", "worker", message)
+
+    one = err("erlang@25.2.3 died during hmac-sha1 (killed by signal 9)")
+    assert cli._failures((one, one)) == one.message  # the same failure once
+    three = (one, err("python@3.11 broke the protocol"), err(f"openssl@3.0 said {EVIL}"))
+    line = cli._failures(three)
+    assert line.startswith("3 failures: erlang@25.2.3 died during hmac-sha1")
+    assert line.endswith("(and 1 more in the report)")
+    assert not RAW.search(BridgeError(cli._failures(three[2:])).one_line())
