@@ -331,7 +331,11 @@ def _noise_warnings(report: model.Report) -> list[str]:
             f"{len(unstable)} cells did not reach the target{target} (widest: {widest},"
             f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"
         ]
-    return lines + list(report.noise.warnings if report.noise else ())
+    # Process names (from /proc, any user's) are escaped like a report's text.
+    return [
+        plain.printable(line)
+        for line in lines + list(report.noise.warnings if report.noise else ())
+    ]
 
 
 def _exit_status(outcome: runner.Outcome) -> None:
