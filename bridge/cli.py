@@ -356,7 +356,14 @@ def _exit_status(outcome: runner.Outcome) -> None:
 def _failures(errors: tuple[model.RunError, ...], shown: int = 2) -> str:
     """The run errors as the one `bridge: error:` line: what failed, the
     first few in full (the report and the table have them all)."""
-    messages = list(dict.fromkeys(e.message for e in errors))
+    messages = list(
+        dict.fromkeys(
+            e.message
+            if not e.runtime or e.message.startswith(e.runtime)
+            else f"{e.runtime}: {e.message}"
+            for e in errors
+        )
+    )
     head = "; ".join(messages[:shown])
     if len(messages) == 1:
         return head
