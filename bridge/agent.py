@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge import otp, proc
+from bridge import otp, plain, proc
 from bridge.errors import RuntimeUnavailable
 
 # The modules loaded into a node: the agent and everything a bench request
@@ -81,7 +81,7 @@ def rename_source(text: str, mapping: dict[str, str]) -> str:
 
 def major(version: str) -> int:
     head = version.split(".")[0]
-    return int(head) if head.isdigit() else 0
+    return plain.whole_number(head) or 0
 
 
 def choose(candidates: Iterable[otp.Installation], release: int) -> otp.Installation | None:

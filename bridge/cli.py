@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 import bridge
-from bridge import model, plans, runenv, runner
+from bridge import model, plain, plans, runenv, runner
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.settings import DEFAULT
@@ -26,6 +26,25 @@ from bridge.settings import DEFAULT
 # --quick` has 5 s, and Python takes about 2 ms a module here.
 
 MAX_SAMPLES = 10_000
+
+
+class IntRange(click.IntRange):
+    """click.IntRange reading ASCII digits only (int() takes '١٢' and '１２')."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not plain.INTEGER.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a whole number (digits 0-9)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class FloatRange(click.FloatRange):
+    """click.FloatRange reading ASCII decimals only: no 'nan' (which passes
+    every bound), no 'inf', no Unicode digits."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not plain.DECIMAL.fullmatch(value.strip()):
+            self.fail(f"{value!r} is not a number (digits 0-9, e.g. 0.05)", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -46,7 +65,7 @@ cookie_file_option = click.option(
 )
 connect_timeout_option = click.option(
     "--connect-timeout",
-    type=click.FloatRange(1, 600),
+    type=FloatRange(1, 600),
     default=10,
     show_default=True,
     help="Seconds to reach a --node (epmd lookup and handshake).",
@@ -74,14 +93,14 @@ class _RunCommand(click.Command):
     help="Shorter, rougher measurement: 24 samples in 4 rounds, 2 openssl runs per cell"
     " (hmac-sha1: 6-14 s; a six-size sweep with openssl: about a minute, see README).",
 )
-@click.option("--samples", type=click.IntRange(1, MAX_SAMPLES), help="Samples per cell.")
-@click.option("--sample-ms", type=click.IntRange(1, 10_000), help="Target duration of one sample.")
-@click.option("--warmup-ms", type=click.IntRange(0, 60_000), help="Warm-up time per cell.")
-@click.option("--rounds", type=click.IntRange(1, 1000), help="Interleaved rounds per cell.")
-@click.option("--openssl-runs", type=click.IntRange(1, 100), help="openssl speed runs per cell.")
+@click.option("--samples", type=IntRange(1, MAX_SAMPLES), help="Samples per cell.")
+@click.option("--sample-ms", type=IntRange(1, 10_000), help="Target duration of one sample.")
+@click.option("--warmup-ms", type=IntRange(0, 60_000), help="Warm-up time per cell.")
+@click.option("--rounds", type=IntRange(1, 1000), help="Interleaved rounds per cell.")
+@click.option("--openssl-runs", type=IntRange(1, 100), help="openssl speed runs per cell.")
 @click.option(
     "--until-stable",
-    type=click.FloatRange(0.001, 0.5),
+    type=FloatRange(0.001, 0.5),
     is_flag=False,
     flag_value=0.02,
     default=None,
@@ -91,14 +110,14 @@ class _RunCommand(click.Command):
 )
 @click.option(
     "--max-time",
-    type=click.IntRange(1, 86_400),
+    type=IntRange(1, 86_400),
     default=300,
     show_default=True,
     help="Seconds --until-stable may spend in all.",
 )
 @click.option(
     "--seed",
-    type=click.IntRange(0, 2**63 - 1),
+    type=IntRange(0, 2**63 - 1),
     default=1,
     show_default=True,
     help="Seed of the generated keys and messages.",
@@ -133,7 +152,7 @@ class _RunCommand(click.Command):
     "--scenario-dir",
     "scenario_dirs",
     multiple=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Also look for scenario files here.",
 )
 @click.option(
@@ -151,7 +170,7 @@ class _RunCommand(click.Command):
 )
 @click.option(
     "--tc-calls",
-    type=click.IntRange(3, 100_000_000),
+    type=IntRange(3, 100_000_000),
     default=None,
     help="Calls for --method tc (default 1000000 as in the thread; 100000 --quick).",
 )
@@ -181,7 +200,7 @@ class _RunCommand(click.Command):
 )
 @click.option(
     "--request-timeout",
-    type=click.FloatRange(1, 3600),
+    type=FloatRange(1, 3600),
     default=30,
     show_default=True,
     help="Seconds a worker may take beyond the planned time before it counts as hung.",
@@ -202,7 +221,7 @@ class _RunCommand(click.Command):
 @cookie_file_option
 @click.option(
     "--max-load",
-    type=click.FloatRange(0.01, 1.0),
+    type=FloatRange(0.01, 1.0),
     default=0.25,
     show_default=True,
     help="Largest share of one scheduler a measurement keeps busy on a --node.",
@@ -217,7 +236,7 @@ class _RunCommand(click.Command):
 )
 @click.option(
     "--schedulers",
-    type=click.IntRange(1, 1024),
+    type=IntRange(1, 1024),
     help="Start the Erlang node with +S N:N (N schedulers, all online).",
 )
 @click.option(
@@ -312,7 +331,11 @@ def _noise_warnings(report: model.Report) -> list[str]:
             f"{len(unstable)} cells did not reach the target{target} (widest: {widest},"
             f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"
         ]
-    return lines + list(report.noise.warnings if report.noise else ())
+    # Process names (from /proc, any user's) are escaped like a report's text.
+    return [
+        plain.printable(line)
+        for line in lines + list(report.noise.warnings if report.noise else ())
+    ]
 
 
 def _exit_status(outcome: runner.Outcome) -> None:
@@ -324,8 +347,28 @@ def _exit_status(outcome: runner.Outcome) -> None:
         raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
     # The others' results are kept and the report is written; but a runtime
     # the user named that never ran is a failed run, not a success.
-    if outcome.failed or any(s.requested for s in outcome.report.skipped):
-        raise SystemExit(ExitStatus.RUN_FAILED)
+    if outcome.failed:
+        raise BridgeError(_failures(outcome.report.errors))
+    if any(s.requested for s in outcome.report.skipped):
+        raise SystemExit(ExitStatus.RUN_FAILED)  # each said so on its own line
+
+
+def _failures(errors: tuple[model.RunError, ...], shown: int = 2) -> str:
+    """The run errors as the one `bridge: error:` line: what failed, the
+    first few in full (the report and the table have them all)."""
+    messages = list(
+        dict.fromkeys(
+            e.message
+            if not e.runtime or e.message.startswith(e.runtime)
+            else f"{e.runtime}: {e.message}"
+            for e in errors
+        )
+    )
+    head = "; ".join(messages[:shown])
+    if len(messages) == 1:
+        return head
+    more = f" (and {len(messages) - shown} more in the report)" if len(messages) > shown else ""
+    return f"{len(messages)} failures: {head}{more}"
 
 
 @cli.command()
@@ -347,7 +390,7 @@ def _exit_status(outcome: runner.Outcome) -> None:
 )
 @click.option(
     "--quietness-seconds",
-    type=click.FloatRange(0, 60),
+    type=FloatRange(0, 60),
     default=3,
     show_default=True,
     help="How long to time a fixed loop to see how steady the machine is (0: skip).",
@@ -400,7 +443,7 @@ def _env_nodes(plan, fmt: str) -> None:
     elif found.runtimes:
         click.echo(render_nodes(found.runtimes, found.ab), nl=False)
     for line in found.failed:
-        click.echo(f"bridge: error: {line}", err=True)
+        click.echo(f"bridge: error: {plain.printable(line)}", err=True)
     if found.failed:
         raise SystemExit(ExitStatus.RUN_FAILED)
 
@@ -425,7 +468,7 @@ def import_speed(file, fmt, output) -> None:
     text, name = importer.read_document(file, stdin_text)
     report, warnings = importer.to_report(text, name, ["bridge", *sys.argv[1:]])
     for warning in warnings:
-        click.echo(f"bridge: warning: skipped {warning}", err=True)
+        click.echo(f"bridge: warning: skipped {plain.printable(warning)}", err=True)
     if output is not None:
         model.write_atomic(output, model.dumps(report))
     click.echo(RENDERERS[fmt](report), nl=False)
@@ -475,7 +518,8 @@ def otp_list(fmt) -> None:
         "root",
         "status",
     ]
-    click.echo(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    table = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    click.echo(plain.printable(table, keep_newlines=True))
 
 
 @cli.command()
@@ -545,7 +589,7 @@ def plot_command(file, output, others) -> None:
     "--scenario-dir",
     "scenario_dirs",
     multiple=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
 )
 def list_scenarios(scenario_dirs) -> None:
     """The scenarios by kind, each with a one-line description."""
@@ -560,7 +604,7 @@ def list_scenarios(scenario_dirs) -> None:
     "--scenario-dir",
     "scenario_dirs",
     multiple=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
 )
 def show(name, scenario_dirs) -> None:
     """One scenario: where its file is, each call per runtime (what it
@@ -575,7 +619,7 @@ def _progress_printer():
         return None
 
     def show(message: str) -> None:
-        click.echo(f"\r\033[K{message}", err=True, nl=False)
+        click.echo(f"\r\033[K{plain.printable(message)}", err=True, nl=False)
 
     return show
 
@@ -584,7 +628,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     # The library's BridgeWarnings are for the user: one line each, like the others.
     if issubclass(category, BridgeWarning):
         click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
-        click.echo(f"bridge: warning: {message}", err=True)
+        click.echo(f"bridge: warning: {plain.printable(str(message))}", err=True)
     else:
         _python_showwarning(message, category, filename, lineno, file, line)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bridge import calls, ec, interop, stats
+from bridge import calls, ec, interop, plain, stats
 from bridge.inputs import Inputs
 from bridge.levels import Concurrency, LevelResult, Machine, Scaling
 from bridge.scenario import FileDigestScenario, Scenario, SignatureScenario
@@ -239,7 +239,8 @@ def parse_levels(text: str) -> tuple[int, ...]:
     out: set[int] = {1}
     for piece in text.split(","):
         piece = piece.strip()
-        if not piece.isdigit() or not 1 <= int(piece) <= MAX_LEVEL:
+        n = plain.whole_number(piece)
+        if n is None or not 1 <= n <= MAX_LEVEL:
             raise ValueError(piece)
-        out.add(int(piece))
+        out.add(n)
     return tuple(sorted(out))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import enum
 
+from bridge import plain
+
 
 class ExitStatus(enum.IntEnum):
     OK = 0
@@ -27,8 +29,10 @@ class BridgeError(Exception):
         self.hint = hint
 
     def one_line(self) -> str:
+        """The message on one line, with any control character in it (from a
+        report, a scenario file or a runtime's output) escaped."""
         text = self.message if not self.hint else f"{self.message} ({self.hint})"
-        return " ".join(text.split())
+        return plain.printable(" ".join(text.split()))
 
 
 class UsageError(BridgeError):

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridge import levels, stats
+from bridge import levels, plain, stats
 from bridge.errors import BridgeError, UsageError
 
 SCHEMA = "bridge.report/1"
@@ -1011,9 +1011,10 @@ def check_schema(schema: Any, source: str) -> None:
     if not isinstance(schema, str) or "/" not in schema:
         raise UsageError(f"{source}: not a bridge report (no 'schema' field)")
     name, _, version = schema.partition("/")
-    if name != SCHEMA_NAME or not version.isdigit():
+    number = plain.whole_number(version)
+    if name != SCHEMA_NAME or number is None:
         raise UsageError(f"{source}: unknown schema {schema!r}, expected {SCHEMA}")
-    if int(version) > SCHEMA_VERSION_INT:
+    if number > SCHEMA_VERSION_INT:
         raise UsageError(
             f"{source}: written by a newer bridge (schema {schema});"
             f" this bridge reads up to {SCHEMA}",

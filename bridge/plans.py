@@ -22,6 +22,7 @@ from bridge import (
     distribution,
     libcrypto,
     model,
+    plain,
     runenv,
     runner,
     scenario,
@@ -94,6 +95,7 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> runner.Plan:
     hw = o.hw or ("both" if kinds and any(sc.features for sc in loaded) else "on")
     if nodes is not None:
         check_nodes(loaded, kinds, hw)
+        check_node_options(o, kinds)
     erl, erl_env = expand_erl_given(o.erl, runenv.for_option(o.env, "erl", len(o.erl)))
     plan = runner.Plan(
         scenarios=loaded,
@@ -146,15 +148,47 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
 
 
 def check_nodes(loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], hw: str) -> None:
+    """Refuse a --node run in which a scenario would measure nothing: a node
+    runs Erlang calls, and not file digests (the file is written here); the
+    local runtimes beside it (--runtimes) may still measure such a scenario."""
     if not any("erlang" in sc.calls for sc in loaded):
         names = ", ".join(sc.name for sc in loaded)
         raise UsageError(f"--node runs Erlang calls, and {names} has none")
+    for sc in loaded:
+        if any(k in sc.calls for k in kinds):
+            continue  # a local runtime measures it
+        if isinstance(sc, scenario.FileDigestScenario):
+            raise UsageError(
+                f"--node cannot measure {sc.name}: it reads a file that bridge writes on"
+                " this machine, which a node may not see (run it locally, or add"
+                " --runtimes erlang to measure it here beside the node)"
+            )
+        if "erlang" not in sc.calls:
+            raise UsageError(f"--node runs Erlang calls, and {sc.name} has none")
     if hw != "on" and not kinds:
         raise UsageError(
             f"--hw {hw}: a running node cannot be masked (its libcrypto read OPENSSL_ia32cap"
             " when it started); measure it with --hw on, and run the A/B locally"
             " (bridge env --node shows where)"
         )
+
+
+def check_node_options(o: RunOptions, kinds: tuple[str, ...]) -> None:
+    """Options that only local runtimes honour, refused where --node would be
+    the only thing measured (a node is not restarted, re-linked or timed
+    with timer:tc: each would be ignored without a word)."""
+    local_only = (
+        ("--method tc", o.method == "tc", ("erlang",), "times local Erlang runtimes only"),
+        ("--schedulers", o.schedulers is not None, ("erlang",), "sets local Erlang's schedulers"),
+        ("--concurrency", o.concurrency is not None, calls.RUNTIME_KINDS, "runs local workers"),
+        ("--libcrypto", bool(o.libcrypto), calls.RUNTIME_KINDS, "reruns local runtimes"),
+    )
+    for flag, given, honoured_by, what in local_only:
+        if given and not any(k in kinds for k in honoured_by):
+            raise UsageError(
+                f"{flag} {what}: a running node ignores it, and no local runtime here takes it"
+                f" (drop {flag.split()[0]}, or add --runtimes erlang to measure one beside it)"
+            )
 
 
 def expand_erl_given(
@@ -282,6 +316,10 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
     for spec in erl:
         if spec.startswith("otp:"):
+            if plain.whole_number(spec[4:]) is None:
+                raise UsageError(
+                    f"--erl {spec!r}: otp: takes a release number, e.g. otp:27 (digits 0-9)"
+                )
             found = discover.resolve_group(spec)
             if not found:
                 # Say why an installation of that release does not count.
@@ -439,7 +477,8 @@ def _byte_count(text: str) -> int | None:
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
     scale = units.get(t[-1:], 1)
     digits = t[:-1] if t[-1:] in units else t
-    return int(digits) * scale if digits.isdigit() else None
+    n = plain.whole_number(digits)
+    return None if n is None else n * scale
 
 
 def parse_levels(text: str) -> tuple[int, ...]:

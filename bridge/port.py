@@ -210,7 +210,9 @@ class Worker:
             return (read or self._channel.receive)(timeout)
         except TimeoutError:
             self.kill()
-            raise self._failure(f"sent no {what} within {timeout:.0f} s and was killed") from None
+            raise self._failure(
+                f"did not send {what} within {timeout:.0f} s and was killed"
+            ) from None
         except EOFError:
             raise self._failure(f"exited before it sent {what}") from None
         except ProtocolError as exc:

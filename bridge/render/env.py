@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import model, quietness, vocab
+from bridge import model, plain, quietness, vocab
 from bridge.quietness import Quietness
 from bridge.render import common
 
 
+@plain.escaped
 def render_env(
     env: dict[str, Any],
     runtimes: list[model.Runtime],

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from bridge import model
+from bridge import model, plain
 from bridge.render import common, concurrency, ratios, summary, units, upgrade
 from bridge.render import noise as noise_view
 
 
+@plain.escaped
 def render(report: model.Report) -> str:
     out = [f"### {common.title(report)}", ""]
     out += [f"- {s.strip()}" for s in summary.sentences(report)]

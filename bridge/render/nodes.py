@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import textwrap
 
-from bridge import model
+from bridge import model, plain
 
 WIDTH = 100
 
 
+@plain.escaped
 def render_nodes(runtimes: list[model.Runtime], ab: dict[str, str]) -> str:
     out: list[str] = []
     for rt in runtimes:

@@ -7,12 +7,13 @@ import textwrap
 
 from tabulate import tabulate
 
-from bridge import model
+from bridge import model, plain
 from bridge.render import common, concurrency, ratios, units, upgrade
 from bridge.render import decompose as decomposition
 from bridge.render import noise as noise_view
 
 
+@plain.escaped
 def render(report: model.Report) -> str:
     out = [common.title(report), ""]
     out += common.provenance_lines(report)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import textwrap
 
-from bridge import model
+from bridge import model, plain
 from bridge.render import common, concurrency, ratios, shell, summary, units, upgrade
 from bridge.render import noise as noise_view
 
 WIDTH = 72
 
 
+@plain.escaped
 def render(report: model.Report) -> str:
     out = [*_wrap(common.title(report)), ""]
     for sentence in summary.sentences(report, ascii_only=True):

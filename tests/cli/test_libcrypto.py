@@ -12,13 +12,24 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from bridge import libcrypto
-from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl, needs_openssl
+from tests.conftest import (
+    FAST_ARGS,
+    ROOT,
+    bridge_cmd,
+    needs_erl,
+    needs_openssl,
+    wait_gone,
+    worker_pids,
+)
 
 pytestmark = [needs_erl, needs_openssl]
 
@@ -222,3 +233,46 @@ def test_bad_env_and_libcrypto_are_one_line_usage_errors(tmp_path, args, message
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("bridge: error: ") and message.format(tmp=tmp_path) in line
+
+
+def test_a_libcrypto_runtime_that_dies_fails_the_run_in_one_error_line(tmp_path, copy_dir):
+    # The --libcrypto variant's worker (the process that maps the copy) dies
+    # mid-run: exit status 1, and one `bridge: error:` line naming it.
+    out = tmp_path / "r.json"
+    before = worker_pids()
+    argv = ["run", "sha256", "--sizes", "16", "--samples", "200", "--sample-ms", "20"]
+    argv += ["--warmup-ms", "0", "--rounds", "2", "--hw", "on", "--runtimes", "python"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bridge", *argv, "--libcrypto", str(copy_dir), "-o", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        victim, deadline = None, time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            for pid in worker_pids() - before:
+                try:
+                    maps = Path(f"/proc/{pid}/maps").read_text()
+                except OSError:
+                    continue
+                if str(copy_dir) in maps:
+                    victim = pid
+            time.sleep(0.05)
+        assert victim, "the --libcrypto worker did not start"
+        time.sleep(0.5)
+        os.kill(victim, signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("bridge: error:")]
+    assert len(lines) == 1, stderr
+    assert "libcrypto" in lines[0] and "killed by signal 9" in lines[0], lines[0]
+    report = json.loads(out.read_text())
+    assert any("killed by signal 9" in e["message"] for e in report["errors"])
+    assert not wait_gone(worker_pids() - before)
