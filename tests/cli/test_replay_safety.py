@@ -288,3 +288,29 @@ def test_node_report_refusal_prints_no_escape_and_no_report_command(tmp_path):
     (line,) = done.stderr.strip().splitlines()
     assert "\x1b" not in line and "\u202e" not in line and "rerun with" not in line
     assert "t\\x1b[31m@vm;\\u202eid (not a node name)" in line
+
+
+def test_as_recorded_asks_on_a_terminal_and_runs_nothing_when_declined(base, tmp_path):
+    import pty
+
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    evil.chmod(0o755)
+    report = _craft(base, tmp_path / "r.json", python={"executable": str(evil)})
+    leader, follower = pty.openpty()
+    try:
+        os.write(leader, b"n\n")
+        done = bridge_cmd("run", "--replay", str(report), "--as-recorded", stdin=follower)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 2, done.stderr
+    assert f": {evil}, with no variables of its own" in done.stderr  # listed before asking
+    assert "Run these? [y/N]" in done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith("bridge: error: --as-recorded: not confirmed; nothing was run")
+    )
+    assert not marker.exists()
