@@ -365,7 +365,12 @@ def from_report(
         kinds=kinds or calls.RUNTIME_KINDS,
         hw=hw,
         command=command,
-        reproduce=old.reproduce if isinstance(old.reproduce, str) else "",
+        # What this run was, not the report's own line: that is someone
+        # else's text (a crafted one may say anything), and it described
+        # their runtimes, not the ones matched here.
+        reproduce=shlex.join(
+            ["bridge", "run", "--replay", str(path), *(["--as-recorded"] if as_recorded else [])]
+        ),
         env=given,
         libcrypto=plans.libcrypto_dirs(tuple(dirs)),
     )
@@ -393,7 +398,8 @@ def _as_recorded(kind, wanted, out: Replay):
         head = f"replay: {_printable(rt.id)} (report) -> "
         if not exe or not Path(exe).exists():
             out.warnings.append(
-                f"{_printable(exe or '(no executable)')} does not exist here; using the one on PATH"
+                f"{_printable(exe or '(no executable)')} does not exist here;"
+                f" using {_default_label(kind)}"
             )
             out.mapping.append(f"{head}{_default_label(kind)} (the report's does not exist here)")
             exe = None

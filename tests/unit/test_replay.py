@@ -171,7 +171,7 @@ def _report(**settings) -> model.Report:
         bridge_version="x",
         created="",
         command=[],
-        reproduce="",
+        reproduce="bridge run x; rm -rf ~",
         settings={"seed": 3, **settings},
         environment={},
         scenarios=(
@@ -204,6 +204,8 @@ def test_default_replay_runs_this_machines_runtime_without_the_reports_variables
         " loads or runs at start-up"
     ]
     assert got.recorded == []
+    # The new report's reproduce line is this run, not the report's own text.
+    assert got.plan.reproduce == "bridge run --replay r.json"
 
 
 def test_as_recorded_lists_the_reports_executable():
@@ -215,6 +217,7 @@ def test_as_recorded_lists_the_reports_executable():
     assert got.plan.python == ("/bin/sh",) and got.plan.env["python"] == ({},)
     assert got.recorded == ["python@3.11.7: /bin/sh, with no variables of its own"]
     assert got.mapping == ["replay: python@3.11.7 (report) -> /bin/sh (as recorded)"]
+    assert got.plan.reproduce == "bridge run --replay r.json --as-recorded"
 
 
 def test_every_bound_is_the_click_options_range():
