@@ -20,12 +20,12 @@ import bridge
 from bridge import model, plain, plans, runenv, runner
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
-from bridge.settings import DEFAULT
+from bridge.settings import BOUNDS, DEFAULT
 
 # The modules of the other commands are imported in them: `bridge run
 # --quick` has 5 s, and Python takes about 2 ms a module here.
 
-MAX_SAMPLES = 10_000
+MAX_SAMPLES = int(BOUNDS["samples"].high)
 
 
 class IntRange(click.IntRange):
@@ -45,6 +45,13 @@ class FloatRange(click.FloatRange):
         if isinstance(value, str) and not plain.DECIMAL.fullmatch(value.strip()):
             self.fail(f"{value!r} is not a number (digits 0-9, e.g. 0.05)", param, ctx)
         return super().convert(value, param, ctx)
+
+
+def _bounded(name: str) -> click.ParamType:
+    """The option's range, from the table --replay checks reports against,
+    read as ASCII numbers only."""
+    b = BOUNDS[name]
+    return IntRange(int(b.low), int(b.high)) if b.integer else FloatRange(b.low, b.high)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -93,14 +100,14 @@ class _RunCommand(click.Command):
     help="Shorter, rougher measurement: 24 samples in 4 rounds, 2 openssl runs per cell"
     " (hmac-sha1: 6-14 s; a six-size sweep with openssl: about a minute, see README).",
 )
-@click.option("--samples", type=IntRange(1, MAX_SAMPLES), help="Samples per cell.")
-@click.option("--sample-ms", type=IntRange(1, 10_000), help="Target duration of one sample.")
-@click.option("--warmup-ms", type=IntRange(0, 60_000), help="Warm-up time per cell.")
-@click.option("--rounds", type=IntRange(1, 1000), help="Interleaved rounds per cell.")
-@click.option("--openssl-runs", type=IntRange(1, 100), help="openssl speed runs per cell.")
+@click.option("--samples", type=_bounded("samples"), help="Samples per cell.")
+@click.option("--sample-ms", type=_bounded("sample_ms"), help="Target duration of one sample.")
+@click.option("--warmup-ms", type=_bounded("warmup_ms"), help="Warm-up time per cell.")
+@click.option("--rounds", type=_bounded("rounds"), help="Interleaved rounds per cell.")
+@click.option("--openssl-runs", type=_bounded("openssl_runs"), help="openssl speed runs per cell.")
 @click.option(
     "--until-stable",
-    type=FloatRange(0.001, 0.5),
+    type=_bounded("until_stable"),
     is_flag=False,
     flag_value=0.02,
     default=None,
@@ -110,14 +117,14 @@ class _RunCommand(click.Command):
 )
 @click.option(
     "--max-time",
-    type=IntRange(1, 86_400),
+    type=_bounded("max_seconds"),
     default=300,
     show_default=True,
     help="Seconds --until-stable may spend in all.",
 )
 @click.option(
     "--seed",
-    type=IntRange(0, 2**63 - 1),
+    type=_bounded("seed"),
     default=1,
     show_default=True,
     help="Seed of the generated keys and messages.",
@@ -170,7 +177,7 @@ class _RunCommand(click.Command):
 )
 @click.option(
     "--tc-calls",
-    type=IntRange(3, 100_000_000),
+    type=_bounded("tc_calls"),
     default=None,
     help="Calls for --method tc (default 1000000 as in the thread; 100000 --quick).",
 )
@@ -200,7 +207,7 @@ class _RunCommand(click.Command):
 )
 @click.option(
     "--request-timeout",
-    type=FloatRange(1, 3600),
+    type=_bounded("timeout_slack_s"),
     default=30,
     show_default=True,
     help="Seconds a worker may take beyond the planned time before it counts as hung.",
@@ -236,14 +243,22 @@ class _RunCommand(click.Command):
 )
 @click.option(
     "--schedulers",
-    type=IntRange(1, 1024),
+    type=_bounded("schedulers"),
     help="Start the Erlang node with +S N:N (N schedulers, all online).",
 )
 @click.option(
     "--replay",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Rerun what a saved report describes, then compare the new numbers with it.",
+    help="Rerun what a saved report describes, on this machine's runtimes of the same"
+    " versions, then compare the new numbers with it.",
 )
+@click.option(
+    "--as-recorded",
+    is_flag=True,
+    help="With --replay: run the report's own executables and --libcrypto directories"
+    " (and its harmless variables), after listing them and asking.",
+)
+@click.option("--yes", is_flag=True, help="With --as-recorded: run without asking.")
 @click.option(
     "-o",
     "--output",
@@ -258,8 +273,11 @@ class _RunCommand(click.Command):
     show_default=True,
     help="What to print on stdout.",
 )
-def run(replay: Path | None, output: Path | None, fmt: str, **params) -> None:
+def run(
+    replay: Path | None, as_recorded: bool, yes: bool, output: Path | None, fmt: str, **params
+) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
+    _check_as_recorded(replay, as_recorded, yes)
     if output is not None:
         plans.check_writable(output)
     command = tuple(["bridge", *sys.argv[1:]])
@@ -267,9 +285,7 @@ def run(replay: Path | None, output: Path | None, fmt: str, **params) -> None:
         if params["scenarios"]:
             raise UsageError("--replay reruns the report's own scenarios: name none")
         old = model.load(replay)
-        plan, warnings = plans.from_report(old, replay, command)
-        for warning in warnings:
-            click.echo(f"bridge: warning: {warning}", err=True)
+        plan = _replay_plan(old, replay, command, as_recorded, yes)
     else:
         # click gives repeatable options as tuples already; RunOptions has a
         # field for every other option of this command.
@@ -283,6 +299,35 @@ def run(replay: Path | None, output: Path | None, fmt: str, **params) -> None:
         pairs = comparison.compare([old, outcome.report], [f"{replay.name} (then)", "now"])
         click.echo(render_compare(pairs, "table" if fmt == "json" else fmt), nl=False)
     _exit_status(outcome)
+
+
+def _check_as_recorded(replay: Path | None, as_recorded: bool, yes: bool) -> None:
+    """Before anything is read or run: --as-recorded runs a report's own
+    programs, which takes the user's say-so, on a terminal or with --yes."""
+    if as_recorded and replay is None:
+        raise UsageError("--as-recorded goes with --replay REPORT")
+    if yes and not as_recorded:
+        raise UsageError("--yes goes with --replay REPORT --as-recorded")
+    if as_recorded and not yes and not sys.stdin.isatty():
+        raise UsageError(
+            "--as-recorded runs the report's own programs: confirm on a terminal,"
+            " or add --yes to run them without asking"
+        )
+
+
+def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> runner.Plan:
+    replay = plans.from_report(old, path, command, as_recorded=as_recorded)
+    for line in replay.mapping:
+        click.echo(line, err=True)
+    for warning in replay.warnings:
+        click.echo(f"bridge: warning: {warning}", err=True)
+    if as_recorded:
+        click.echo("replay --as-recorded runs, from the report:", err=True)
+        for line in replay.recorded:
+            click.echo(f"  {line}", err=True)
+        if not yes and not click.confirm("Run these?", default=False, err=True):
+            raise UsageError("--as-recorded: not confirmed; nothing was run")
+    return replay.plan
 
 
 def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome:

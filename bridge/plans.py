@@ -230,74 +230,25 @@ def settings_from(o: RunOptions) -> Settings:
     )
 
 
-def from_report(old: model.Report, path: Path, command: tuple[str, ...]):
-    """--replay: scenarios, sizes, seed, settings, hw and runtimes as the
-    report has them. Returns (plan, warnings): an executable that does not
-    exist here falls back to the one on PATH, and says so."""
-    if not old.scenarios:
-        raise UsageError(f"{path}: the report does not describe its scenarios (imported?)")
-    loaded = tuple(
-        scenario.parse(dict(d), f"{path} (scenario {d.get('name')})") for d in old.scenarios
-    )
-    known = {f.name for f in dataclasses.fields(Settings)}
-    settings = Settings(**{k: v for k, v in old.settings.items() if k in known})
-    # Nodes are not replayed: loading code into them takes --measure on the
-    # command line (the report's reproduce line has it). A --libcrypto runtime
-    # is its base runtime run again: replayed by --libcrypto.
-    nodes = [rt.executable for rt in old.runtimes if "node" in rt.details]
-    as_found = [
-        rt
-        for rt in old.runtimes
-        if not rt.masked and "node" not in rt.details and "libcrypto_dir" not in rt.details
-    ]
-    warnings: list[str] = []
-    given: dict[str, tuple[dict[str, str], ...]] = {}
-    if nodes:
-        what = f"running nodes ({', '.join(nodes)}), which --replay does not measure again"
-        if not as_found:
-            raise UsageError(f"{path}: the report measured {what}; rerun: {old.reproduce}")
-        warnings.append(f"the report also measured {what}; rerun: {old.reproduce}")
+def from_report(
+    old: model.Report, path: Path, command: tuple[str, ...], *, as_recorded: bool = False
+):
+    """--replay: scenarios, sizes, seed, settings and hw as the report has
+    them (checked as the command line's are), on this machine's runtimes
+    matched by version, or the report's own with --as-recorded. Returns a
+    bridge.replay.Replay: the plan, and the mapping and warnings to show."""
+    from bridge import replay
 
-    def here(kind: str) -> tuple[str | None, ...]:
-        runtimes = [rt for rt in as_found if rt.kind == kind and rt.executable]
-        missing = [rt.executable for rt in runtimes if not Path(rt.executable).exists()]
-        warnings.extend(f"{p} does not exist here; using the one on PATH" for p in missing)
-        kept = [rt for rt in runtimes if rt.executable not in missing]
-        given[kind] = tuple(runtime_given_env(rt) for rt in kept)
-        return tuple(rt.executable for rt in kept) or (None,)
-
-    dirs: list[str] = []
-    for d in dict.fromkeys(
-        rt.details["libcrypto_dir"].get("given", "")
-        for rt in old.runtimes
-        if "libcrypto_dir" in rt.details
-    ):
-        if d and Path(d).expanduser().is_dir():
-            dirs.append(d)
-        elif d:
-            warnings.append(f"--libcrypto {d} does not exist here; running without it")
-    kinds = tuple(k for k in calls.RUNTIME_KINDS if any(rt.kind == k for rt in as_found))
-    plan = runner.Plan(
-        scenarios=loaded,
-        settings=settings,
-        seed=int(old.settings.get("seed", 1)),
-        erl=here("erlang"),
-        openssl=here("openssl"),
-        python=here("python"),
-        kinds=kinds or calls.RUNTIME_KINDS,
-        hw=old.hardware.hw or "on",
-        command=command,
-        reproduce=old.reproduce,
-        env=given,
-        libcrypto=libcrypto_dirs(tuple(dirs)),
-    )
-    check_room(plan)
-    return plan, warnings
+    return replay.from_report(old, path, command, as_recorded=as_recorded)
 
 
 def runtime_given_env(rt: model.Runtime) -> dict[str, str]:
-    """The variables a reported runtime was given with --env."""
-    return runenv.given_in(rt.details.get("env") or {}, MASK_VARS)
+    """The variables a reported runtime was given with --env that a replay
+    may give it again: the harmless ones only (bridge.runenv.FROM_REPORT)."""
+    kept, _ = runenv.from_report(
+        {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
+    )
+    return kept
 
 
 def runtime_kinds(text: str) -> tuple[str, ...]:

@@ -311,7 +311,7 @@ def test_every_run_option_has_a_plan_field():
     from bridge.cli import run
     from bridge.plans import RunOptions
 
-    options = {p.name for p in run.params} - {"replay", "output", "fmt"}
+    options = {p.name for p in run.params} - {"replay", "as_recorded", "yes", "output", "fmt"}
     assert options == {f.name for f in dataclasses.fields(RunOptions)}
 
 

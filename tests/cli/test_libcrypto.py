@@ -210,13 +210,28 @@ def test_env_given_to_one_runtime_is_recorded_for_it_alone(tmp_path, bullseye, n
     assert f"--python {sys.executable} --env PYTHONHASHSEED=0" in report["reproduce"]
     assert f"LD_LIBRARY_PATH={bullseye.libdir}" in done.stdout  # the provenance says it
 
-    # --replay gives each runtime its variables again: OTP 23 runs once more.
-    replay = bridge_cmd("run", "--replay", str(tmp_path / "r.json"), "--format", "json")
+    # --replay runs this machine's OTP 23, found by discovery (here the
+    # fetched tree's wrapper, through BRIDGE_OTP_PATH), and none of the
+    # report's variables: LD_LIBRARY_PATH and OPENSSL_CONF load code and
+    # configuration, and are dropped with a warning naming them.
+    replay = bridge_cmd(
+        "run",
+        "--replay",
+        str(tmp_path / "r.json"),
+        "--format",
+        "json",
+        env={"BRIDGE_OTP_PATH": str(bullseye.prefix)},
+    )
     assert replay.returncode == 0, replay.stderr
+    lines = replay.stderr.splitlines()
+    wrapper = bullseye.prefix.resolve() / "bin" / "erl"
+    assert f"replay: erlang@23.2.6 (report) -> {wrapper} (OTP 23.2.6)" in lines
+    for name in given:
+        assert any(f"erlang@23.2.6: {name} from the report is not replayed" in x for x in lines)
     # --format json prints the new report, then the comparison with the old one.
     again, _ = json.JSONDecoder().raw_decode(replay.stdout)
     (old_again,) = [rt for rt in again["runtimes"] if rt.get("otp_version") == "23.2.6"]
-    assert old_again["env"] == {**masks, **given}
+    assert old_again["env"] == masks and old_again["executable"] == str(wrapper)
 
 
 @pytest.mark.parametrize(
