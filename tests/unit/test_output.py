@@ -123,3 +123,19 @@ def test_hold_covers_a_first_signal_after_the_measurement(handlers):
         signals.hold()
         os.kill(os.getpid(), signal.SIGINT)  # held
     assert signals.count() == 2 and signals.status() == 130
+
+
+def test_a_signal_while_waiting_for_a_fifo_reader_gives_up(handlers, tmp_path):
+    # Nobody opens the FIFO: a held signal ends the wait (the CLI then keeps
+    # the report in its fallback file) instead of blocking for ever.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    signals.install()
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+    with signals.guarding():
+        signals.hold()
+        timer.start()
+        with pytest.raises(model.OutputError, match="no reader on the FIFO"):
+            model.write_atomic(fifo, "x")
+    timer.join()
+    assert signals.status() == 143
