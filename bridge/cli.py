@@ -316,7 +316,9 @@ def _execute(
         try:
             shown = _show(RENDERERS[fmt](outcome.report))
         except Exception:
-            _save(text, output)  # a renderer's bug does not lose the measurement
+            lost = _save(text, output)  # a renderer's bug does not lose the measurement
+            if lost is not None:
+                click.echo(f"bridge: error: {lost.one_line()}", err=True)
             raise
         failure = _save(text, output, shown)
     # The report is safe: a signal from here on ends bridge at once.
@@ -360,8 +362,12 @@ def _save(text: str, output: Path | None, shown: OSError | None = None) -> Bridg
         try:
             model.write_atomic(output, text)
             return None
-        except model.OutputError as exc:
-            reason, name = exc.reason, output.name
+        except BridgeError as exc:  # its directory gone since the start, a full disk...
+            name = output.name
+            if isinstance(exc, model.OutputError):
+                said = f"{output}: cannot write ({exc.reason})"
+            else:
+                said = exc.one_line()
     elif shown is not None and shown.errno != errno.EPIPE:
         # Nothing was asked of a file, but stdout lost the results.
         return StdoutError(shown, _keep(text, "report.json"))
@@ -371,7 +377,7 @@ def _save(text: str, output: Path | None, shown: OSError | None = None) -> Bridg
         return None
     kept = _keep(text, name)
     where = f"the report is kept in {kept}" if kept else "the report could not be kept anywhere"
-    return BridgeError(f"{output}: cannot write ({reason}); {where}")
+    return BridgeError(f"{said}; {where}")
 
 
 def fallback_places() -> list[Path]:
