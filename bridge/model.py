@@ -1121,7 +1121,8 @@ def output_target(path: str | Path) -> Target:
         # Links among the directories first (/dev/fd is /proc/self/fd).
         parent = os.path.realpath(os.path.dirname(current))
         current = os.path.join(parent, os.path.basename(current))
-        if parent == "/proc" or parent.startswith("/proc/"):
+        in_proc = parent == "/proc" or parent.startswith("/proc/")
+        if in_proc and os.path.lexists(current):
             return _direct(given, Path(current))  # a process's descriptor: never renamed over
         if not os.path.islink(current):
             break
