@@ -2,22 +2,37 @@
 function, picks a renderer and echoes. This is the only place that turns
 errors into messages and exit statuses:
 
-  0 success · 1 a run failed (a worker died, outputs differ) · 2 bad input ·
-  130 interrupted (after saving what was measured).
+  0 success · 1 a run failed (a worker died, outputs differ), or a file or
+  stdout could not be written · 2 bad input · 130 interrupted by Ctrl-C
+  (SIGINT) · 143 stopped by SIGTERM (both after saving what was measured).
+
+Results are printed before any file is written. When -o cannot be written
+(a full disk, a read-only file system), the report is kept in a new file in
+the cache (~/.cache/bridge/unsaved), TMPDIR or the working directory, the
+error line names it, and the status is 1 (also after a signal). A stdout that
+cannot be written gives one line (`bridge: error: stdout: ...`) and status 1;
+a closed pipe (`| head`) ends bridge quietly, with status 1 as click does.
+
+Signals (bridge.signals): the first SIGINT or SIGTERM stops the measurement.
+Signals that arrive after it, or once the measurement is over, are held
+until the report has been printed and written (or kept); a signal after that
+ends bridge at once. The status is the first signal's: 130 or 143.
 """
 
 from __future__ import annotations
 
+import errno
 import json
-import signal
+import os
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
 import click
 
 import bridge
-from bridge import model, plain, plans, runenv, runner
+from bridge import model, plain, plans, runenv, runner, signals
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import RENDERERS
 from bridge.settings import BOUNDS, DEFAULT
@@ -290,14 +305,15 @@ def run(
         # click gives repeatable options as tuples already; RunOptions has a
         # field for every other option of this command.
         plan = plans.from_options(plans.RunOptions(**params), command)
-    outcome = _execute(plan, output, fmt)
-    if replay is not None and outcome.report.results:
+    outcome, failure = _execute(plan, output, fmt)
+    if replay is not None and outcome.report.results and failure is None:
         from bridge import compare as comparison
         from bridge.render.compare import render as render_compare
 
-        click.echo("")
         pairs = comparison.compare([old, outcome.report], [f"{replay.name} (then)", "now"])
-        click.echo(render_compare(pairs, "table" if fmt == "json" else fmt), nl=False)
+        _out("\n" + render_compare(pairs, "table" if fmt == "json" else fmt), nl=False)
+    if failure is not None:
+        raise failure
     _exit_status(outcome)
 
 
@@ -330,32 +346,117 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> runn
     return replay.plan
 
 
-def _execute(plan: runner.Plan, output: Path | None, fmt: str) -> runner.Outcome:
+class StdoutError(BridgeError):
+    """stdout refused what bridge printed (a full disk, a closed pipe)."""
+
+    def __init__(self, exc: OSError, kept: Path | None = None) -> None:
+        reason = exc.strerror or str(exc)
+        super().__init__(f"stdout: {reason}" + (f"; the report is kept in {kept}" if kept else ""))
+        self.errno = exc.errno
+
+
+def _out(text: str, nl: bool = True) -> None:
+    """Print on stdout; a write error becomes a StdoutError (main says it in
+    one line)."""
+    try:
+        click.echo(text, nl=nl)
+    except OSError as exc:
+        raise StdoutError(exc) from None
+
+
+def _execute(
+    plan: runner.Plan, output: Path | None, fmt: str
+) -> tuple[runner.Outcome, BridgeError | None]:
+    """Run, print, then write: the results reach stdout before any file is
+    written, and a report that cannot be written where asked is kept
+    elsewhere (`_save`). Returns what failed in printing or saving."""
     progress = _progress_printer()
-    outcome = runner.execute(plan, progress=progress)
-    if progress:
-        click.echo("\r\033[K", err=True, nl=False)
-    if output is not None:
-        model.write_atomic(output, model.dumps(outcome.report))
-    click.echo(RENDERERS[fmt](outcome.report), nl=False)
-    if output is not None:
+    with signals.guarding():
+        outcome = runner.execute(plan, progress=progress)
+        signals.hold()  # whatever happened, the report is saved before a signal acts
+        if progress:
+            click.echo("\r\033[K", err=True, nl=False)
+        text = model.dumps(outcome.report)
+        try:
+            shown = _show(RENDERERS[fmt](outcome.report))
+        except Exception:
+            lost = _save(text, output)  # a renderer's bug does not lose the measurement
+            if lost is not None:
+                click.echo(f"bridge: error: {lost.one_line()}", err=True)
+            raise
+        failure = _save(text, output, shown)
+    # The report is safe: a signal from here on ends bridge at once.
+    if output is not None and failure is None:
         click.echo(f"report written to {output}", err=True)
+    if shown is not None and failure is None and output is not None:
+        failure = StdoutError(shown)
     for skip in outcome.report.skipped:
+        what = plain.printable(f"{skip.runtime} could not run: {skip.reason}")
         if skip.requested:  # asked for and not run: the run fails (exit status 1)
-            click.echo(
-                f"bridge: error: {skip.requested} {skip.runtime} could not run: {skip.reason}",
-                err=True,
-            )
+            click.echo(f"bridge: error: {skip.requested} {what}", err=True)
         else:
-            click.echo(f"bridge: warning: skipped {skip.runtime}: {skip.reason}", err=True)
+            skipped = plain.printable(f"{skip.runtime}: {skip.reason}")
+            click.echo(f"bridge: warning: skipped {skipped}", err=True)
     if outcome.report.concurrency is not None:
         for warning in outcome.report.concurrency.warnings:
-            click.echo(f"bridge: warning: {warning}", err=True)
+            click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
     for line in _noise_warnings(outcome.report):
         click.echo(f"bridge: warning: {line}", err=True)
     if outcome.report.noise and outcome.report.noise.advice:
-        click.echo(f"bridge: advice: {outcome.report.noise.advice}", err=True)
-    return outcome
+        click.echo(f"bridge: advice: {plain.printable(outcome.report.noise.advice)}", err=True)
+    return outcome, failure
+
+
+def _show(text: str) -> OSError | None:
+    """Print the results; what stdout refused, returned, not raised: the
+    report must still be written."""
+    try:
+        click.echo(text, nl=False)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def _save(text: str, output: Path | None, shown: OSError | None = None) -> BridgeError | None:
+    """Write the report to -o. When that fails, or there is no -o and stdout
+    refused the results, keep it in a new file elsewhere and return the
+    error that names it."""
+    if output is not None:
+        try:
+            model.write_atomic(output, text)
+            return None
+        except BridgeError as exc:  # its directory gone since the start, a full disk...
+            name = output.name
+            if isinstance(exc, model.OutputError):
+                said = f"{output}: cannot write ({exc.reason})"
+            else:
+                said = exc.one_line()
+    elif shown is not None and shown.errno != errno.EPIPE:
+        # Nothing was asked of a file, but stdout lost the results.
+        return StdoutError(shown, _keep(text, "report.json"))
+    elif shown is not None:
+        return StdoutError(shown)
+    else:
+        return None
+    kept = _keep(text, name)
+    where = f"the report is kept in {kept}" if kept else "the report could not be kept anywhere"
+    return BridgeError(f"{said}; {where}")
+
+
+def fallback_places() -> list[Path]:
+    """Where a report that could not be written is kept, in order: the
+    cache, the temporary directory, the working directory (often on
+    different file systems, so one full disk leaves another)."""
+    from bridge import otp
+
+    return [otp.cache_root() / "unsaved", Path(tempfile.gettempdir()), Path.cwd()]
+
+
+def _keep(text: str, name: str) -> Path | None:
+    try:
+        return model.keep(text, name or "report.json", fallback_places())
+    except model.OutputError:
+        return None
 
 
 def _noise_warnings(report: model.Report) -> list[str]:
@@ -384,8 +485,8 @@ def _noise_warnings(report: model.Report) -> list[str]:
 
 
 def _exit_status(outcome: runner.Outcome) -> None:
-    if outcome.interrupted:
-        raise SystemExit(ExitStatus.INTERRUPTED)
+    if outcome.interrupted or signals.status() is not None:
+        raise SystemExit(signals.status() or ExitStatus.INTERRUPTED)
     if not outcome.report.results:
         reasons = [s.reason for s in outcome.report.skipped]
         reasons += [e.message for e in outcome.report.errors]
@@ -469,9 +570,9 @@ def env(erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds
         }
         if quiet is not None:
             data["quietness"] = quiet.to_json()
-        click.echo(json.dumps(data, indent=1))
+        _out(json.dumps(data, indent=1))
         return
-    click.echo(render_env(environment_block, runtimes, hw, quiet), nl=False)
+    _out(render_env(environment_block, runtimes, hw, quiet), nl=False)
 
 
 def _env_nodes(plan, fmt: str) -> None:
@@ -484,9 +585,9 @@ def _env_nodes(plan, fmt: str) -> None:
             "nodes": [{**rt.to_json(), "ab": found.ab.get(rt.id, "")} for rt in found.runtimes],
             "errors": found.failed,
         }
-        click.echo(json.dumps(data, indent=1))
+        _out(json.dumps(data, indent=1))
     elif found.runtimes:
-        click.echo(render_nodes(found.runtimes, found.ab), nl=False)
+        _out(render_nodes(found.runtimes, found.ab), nl=False)
     for line in found.failed:
         click.echo(f"bridge: error: {plain.printable(line)}", err=True)
     if found.failed:
@@ -514,9 +615,12 @@ def import_speed(file, fmt, output) -> None:
     report, warnings = importer.to_report(text, name, ["bridge", *sys.argv[1:]])
     for warning in warnings:
         click.echo(f"bridge: warning: skipped {plain.printable(warning)}", err=True)
-    if output is not None:
-        model.write_atomic(output, model.dumps(report))
-    click.echo(RENDERERS[fmt](report), nl=False)
+    shown = _show(RENDERERS[fmt](report))
+    failure = _save(model.dumps(report), output, shown)
+    if failure is None and shown is not None and output is not None:
+        failure = StdoutError(shown)
+    if failure is not None:
+        raise failure
 
 
 @cli.group()
@@ -538,7 +642,7 @@ def otp_list(fmt) -> None:
 
     found = discover.discover()
     if fmt == "json":
-        click.echo(json.dumps([f.to_json() for f in found], indent=1))
+        _out(json.dumps([f.to_json() for f in found], indent=1))
         return
     rows = [
         [
@@ -564,7 +668,7 @@ def otp_list(fmt) -> None:
         "status",
     ]
     table = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
-    click.echo(plain.printable(table, keep_newlines=True))
+    _out(plain.printable(table, keep_newlines=True))
 
 
 @cli.command()
@@ -574,7 +678,7 @@ def otp_list(fmt) -> None:
 )
 def report(file, fmt) -> None:
     """Render a saved report (table, markdown, text for email, json)."""
-    click.echo(RENDERERS[fmt](model.load(file)), nl=False)
+    _out(RENDERERS[fmt](model.load(file)), nl=False)
 
 
 @cli.command()
@@ -598,7 +702,7 @@ def compare(files, fmt) -> None:
     labels = [
         f.name if list(map(lambda p: p.name, files)).count(f.name) == 1 else str(f) for f in files
     ]
-    click.echo(render_compare(comparison.compare(reports, labels), fmt), nl=False)
+    _out(render_compare(comparison.compare(reports, labels), fmt), nl=False)
 
 
 @cli.command("plot")
@@ -640,7 +744,7 @@ def list_scenarios(scenario_dirs) -> None:
     """The scenarios by kind, each with a one-line description."""
     from bridge import listing
 
-    click.echo(listing.list_text(tuple(scenario_dirs)), nl=False)
+    _out(listing.list_text(tuple(scenario_dirs)), nl=False)
 
 
 @cli.command()
@@ -656,7 +760,7 @@ def show(name, scenario_dirs) -> None:
     measures, how its output is checked, the release it needs), and the file."""
     from bridge import listing
 
-    click.echo(listing.show_text(name, tuple(scenario_dirs)), nl=False)
+    _out(listing.show_text(name, tuple(scenario_dirs)), nl=False)
 
 
 def _progress_printer():
@@ -681,37 +785,73 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 _python_showwarning = warnings.showwarning
 
 
-def _terminate(signum, frame) -> None:
-    # SIGTERM takes the same path as Ctrl-C: stop, save, exit 130.
-    raise KeyboardInterrupt
-
-
 def main() -> None:
-    signal.signal(signal.SIGTERM, _terminate)
+    signals.install()
     warnings.showwarning = _show_warning
     # Messages for the user, whatever -W or PYTHONWARNINGS say about warnings.
     warnings.simplefilter("default", BridgeWarning)
     try:
-        code = cli.main(standalone_mode=False, prog_name="bridge")
+        try:
+            code = cli.main(standalone_mode=False, prog_name="bridge")
+            sys.stdout.flush()  # here, not at exit, where a full stdout is a traceback
+        finally:
+            # The command is over (its report, if any, is safe): a signal
+            # now would only break the message about how it ended.
+            signals.finish()
     except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-        code = ExitStatus.OK
+        code = _help(exc)
     except click.UsageError as exc:
         click.echo(f"bridge: error: {exc.format_message()}", err=True)
         code = ExitStatus.USAGE
     except click.ClickException as exc:
         click.echo(f"bridge: error: {exc.format_message()}", err=True)
         code = exc.exit_code
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("\nbridge: interrupted", err=True)
-        code = ExitStatus.INTERRUPTED
+        code = signals.status() or ExitStatus.INTERRUPTED
+    except StdoutError as exc:
+        if exc.errno != errno.EPIPE:  # a closed pipe is the reader's choice: quiet
+            click.echo(f"bridge: error: {exc.one_line()}", err=True)
+        code = ExitStatus.RUN_FAILED
     except BridgeError as exc:
         click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
         click.echo(f"bridge: error: {exc.one_line()}", err=True)
         code = exc.status
-    except KeyboardInterrupt:
-        click.echo("\nbridge: interrupted", err=True)
-        code = ExitStatus.INTERRUPTED
     except SystemExit as exc:
         code = exc.code
+    except OSError as exc:
+        if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO) or not _stdout_refuses():
+            raise
+        if exc.errno != errno.EPIPE:
+            click.echo(f"bridge: error: stdout: {exc.strerror}", err=True)
+        code = ExitStatus.RUN_FAILED
+    if _stdout_refuses():
+        code = code or ExitStatus.RUN_FAILED
     sys.exit(int(code or 0))
+
+
+def _help(exc: click.exceptions.NoArgsIsHelpError) -> int:
+    try:
+        _out(exc.ctx.get_help() if exc.ctx else str(exc))
+    except StdoutError as err:
+        if err.errno != errno.EPIPE:
+            click.echo(f"bridge: error: {err.one_line()}", err=True)
+        return ExitStatus.RUN_FAILED
+    return ExitStatus.OK
+
+
+def _stdout_refuses() -> bool:
+    """Flush stdout; if it cannot take what is left, point fd 1 at /dev/null,
+    so that Python's own flush at exit has nothing to fail on."""
+    try:
+        sys.stdout.flush()
+        return False
+    except (OSError, ValueError):
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return True

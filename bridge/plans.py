@@ -288,17 +288,21 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
 
 def check_writable(path: Path) -> None:
     """Fail before measuring, not after: try to create a file where the
-    output will go (os.access says yes to root even where writing fails)."""
-    parent = path.parent if str(path.parent) else Path(".")
+    output will go (os.access says yes to root even where writing fails).
+    Through a symlink that is its target's directory; a FIFO, a device or
+    `-` is written in place and needs no new file (bridge.model.Target)."""
+    target = model.output_target(path)
+    if target.direct:
+        return
+    parent = target.directory
+    where = "" if target.path == Path(os.path.abspath(path)) else f" (where {path} points)"
     if not parent.is_dir():
-        raise UsageError(f"--output {path}: directory {parent} does not exist")
-    if path.is_dir():
-        raise UsageError(f"--output {path}: is a directory")
+        raise UsageError(f"--output {path}: directory {parent}{where} does not exist")
     try:
         fd, probe = tempfile.mkstemp(prefix=".bridge-probe-", dir=parent)
     except OSError as exc:
         raise UsageError(
-            f"--output {path}: directory {parent} is not writable ({exc.strerror})"
+            f"--output {path}: directory {parent}{where} is not writable ({exc.strerror})"
         ) from None
     os.close(fd)
     os.unlink(probe)

@@ -143,8 +143,14 @@ def plot(reports: list[tuple[str, model.Report]], out: Path) -> int:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
+    # Written as reports are (bridge.model.write_output): a temporary file
+    # in the target's directory, then renamed, so a full disk leaves no
+    # empty picture. Its name ends in .tmp: the format is said, not guessed.
+    picture = out.suffix.lower()[1:]
+    try:
+        model.write_output(out, lambda f: fig.savefig(f, format=picture))
+    finally:
+        plt.close(fig)
     return len(drawn) + level_lines
 
 

@@ -150,6 +150,9 @@ class Worker:
             proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             kill_group(proc)
+        except BaseException:  # interrupted while waiting: it must not outlive bridge
+            kill_group(proc)
+            raise
         with contextlib.suppress(OSError):
             proc.stdout.close()
         if self._stderr is not None:

@@ -29,6 +29,7 @@ from bridge import (
     model,
     noise,
     otp,
+    signals,
     topology,
 )
 from bridge.distribution import NodePlan
@@ -158,8 +159,11 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
                 starter.start(specs)
                 guesses.save()
                 session.measure()
+                # From here the run only stops and saves: a signal now waits
+                # until the report is safe (bridge.signals).
+                signals.hold()
             except KeyboardInterrupt:
-                interrupted = True
+                interrupted = True  # the first signal; later ones are held
                 session.interrupted()
         # Every worker has been stopped and reaped: its CPU time is bridge's.
         after = seams.snapshot()
