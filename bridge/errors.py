@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import enum
 
+from bridge import plain
+
 
 class ExitStatus(enum.IntEnum):
     OK = 0
     RUN_FAILED = 1  # something went wrong while measuring
     USAGE = 2  # the user asked for something impossible or malformed
-    INTERRUPTED = 130  # Ctrl-C / SIGTERM, after saving what was measured
+    INTERRUPTED = 130  # Ctrl-C (SIGINT), after saving what was measured
+    TERMINATED = 143  # SIGTERM, after saving what was measured
 
 
 class BridgeError(Exception):
@@ -27,8 +30,10 @@ class BridgeError(Exception):
         self.hint = hint
 
     def one_line(self) -> str:
+        """The message on one line, with any control character in it (from a
+        report, a scenario file or a runtime's output) escaped."""
         text = self.message if not self.hint else f"{self.message} ({self.hint})"
-        return " ".join(text.split())
+        return plain.printable(" ".join(text.split()))
 
 
 class UsageError(BridgeError):

@@ -106,3 +106,39 @@ QUICK = Settings(
     quick=True,
     ci_target=0.05,
 )
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The range of one setting, for the command line (click reads it) and
+    for --replay (bridge.cli.replay checks a report's settings against it), so
+    that the two cannot drift apart."""
+
+    option: str  # the `bridge run` option that sets it ("" where none does)
+    low: float
+    high: float
+    integer: bool = True
+    optional: bool = False  # may be null (not set)
+
+    def describe(self) -> str:
+        low, high = (f"{x:g}" if not self.integer else str(int(x)) for x in (self.low, self.high))
+        return f"{'an integer' if self.integer else 'a number'} in {low}..{high}"
+
+
+# Keyed by the report's name of each setting (Settings' fields, and seed).
+BOUNDS: dict[str, Bound] = {
+    "samples": Bound("--samples", 1, 10_000),
+    "sample_ms": Bound("--sample-ms", 1, 10_000),
+    "warmup_ms": Bound("--warmup-ms", 0, 60_000),
+    "rewarm_ms": Bound("", 0, 60_000),
+    "rounds": Bound("--rounds", 1, 1000),
+    "openssl_runs": Bound("--openssl-runs", 1, 100),
+    "openssl_seconds": Bound("", 1, 60),
+    "until_stable": Bound("--until-stable", 0.001, 0.5, integer=False, optional=True),
+    "ci_target": Bound("", 0.001, 0.5, integer=False, optional=True),
+    "max_seconds": Bound("--max-time", 1, 86_400),
+    "seed": Bound("--seed", 0, 2**63 - 1),
+    "timeout_slack_s": Bound("--request-timeout", 1, 3600, integer=False),
+    "tc_calls": Bound("--tc-calls", 3, 100_000_000, optional=True),
+    "schedulers": Bound("--schedulers", 1, 1024, optional=True),
+}

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bridge import stats
+from bridge import plain, stats
 from bridge.analysis import interop
 from bridge.catalog import calls
 from bridge.catalog.inputs import Inputs
@@ -242,7 +242,8 @@ def parse_levels(text: str) -> tuple[int, ...]:
     out: set[int] = {1}
     for piece in text.split(","):
         piece = piece.strip()
-        if not piece.isdigit() or not 1 <= int(piece) <= MAX_LEVEL:
+        n = plain.whole_number(piece)
+        if n is None or not 1 <= n <= MAX_LEVEL:
             raise ValueError(piece)
-        out.add(int(piece))
+        out.add(n)
     return tuple(sorted(out))

@@ -39,7 +39,7 @@ RESAMPLES = 400
 # Fewer samples give no confidence interval for a median (bridge.stats.median_ci
 # returns the whole range below 6 at 95%); a bootstrap of 3 would pretend one.
 MIN_SAMPLES = 6
-LIBRARY = re.compile(r"\b(OpenSSL|LibreSSL|BoringSSL|AWS-LC)\s+(\d+\.\d+\.\d+[a-z]*)")
+LIBRARY = re.compile(r"\b(OpenSSL|LibreSSL|BoringSSL|AWS-LC)\s+([0-9]+\.[0-9]+\.[0-9]+[a-z]*)")
 
 
 # -- what a runtime is ------------------------------------------------------------
@@ -91,7 +91,7 @@ def version_key(rt: schema.Runtime) -> tuple:
 
 
 def _numbers(text: str) -> tuple:
-    m = re.search(r"(\d+(?:\.\d+)*)([a-z]*)", text)
+    m = re.search(r"([0-9]+(?:\.[0-9]+)*)([a-z]*)", text)
     if not m:
         return ()
     return (*(int(p) for p in m.group(1).split(".")), m.group(2))

@@ -19,6 +19,7 @@ renderers label the column with it.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -35,6 +36,13 @@ MAX_FILE_BYTES = 64 * 1024
 MAX_SIZE = 1 << 30  # 1 GiB: inputs are generated in memory
 MAX_FILE_SIZE = 16 << 30  # file-digest sizes are file sizes, written to disk
 MAX_ITERATIONS = 10_000_000  # kdf sizes are iteration counts: 10 M takes seconds per call
+# A scenario's name, as the built-in ones are spelt: it is a file name, a
+# label in every table and a key in reports, so no controls, no bidi
+# overrides, no separators and a length a file system takes.
+NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+NAME_RULE = (
+    "at most 64 lower-case letters, digits, '.', '_' and '-', starting with a letter or digit"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -313,15 +321,30 @@ def find(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Path:
     """A scenario by name (searched in extra_dirs, then built-ins) or by path."""
     candidate = Path(name_or_path)
     if name_or_path.endswith(".toml") or "/" in name_or_path:
-        if not candidate.is_file():
+        try:
+            found = candidate.is_file()
+        except (OSError, ValueError) as exc:  # a name too long, a NUL
+            reason = getattr(exc, "strerror", None) or "not a file name"
+            raise UsageError(f"scenario file {name_or_path[:200]!r}: {reason}") from None
+        if not found:
             raise UsageError(f"scenario file {name_or_path}: no such file")
         return candidate
+    check_name(name_or_path)
     for directory in (*extra_dirs, BUILTIN_DIR):
         path = directory / f"{name_or_path}.toml"
         if path.is_file():
             return path
     names = ", ".join(available(extra_dirs)) or "none"
     raise UsageError(f"unknown scenario {name_or_path!r}; known scenarios: {names}")
+
+
+def check_name(name: str) -> None:
+    """Refuse a scenario name that no scenario can have, before it is used as a file name."""
+    if not NAME.fullmatch(name):
+        shown = repr(name) if len(name) <= 80 else repr(name[:77]) + "..."
+        raise UsageError(
+            f"{shown} is not a scenario name ({NAME_RULE}; or give a path ending in .toml)"
+        )
 
 
 def available(extra_dirs: tuple[Path, ...] = ()) -> list[str]:
@@ -353,6 +376,8 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
     """Validate one scenario (a TOML table, or a report's `scenarios` entry)."""
     v = _Validator(data, where)
     name = v.string("name")
+    if not NAME.fullmatch(name):
+        raise v.fail("name", NAME_RULE)
     kind = v.choice("kind", tuple(KINDS))
     fields = _PARSERS[kind](v)
     if kind == "kdf":

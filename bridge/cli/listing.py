@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from bridge import plain
 from bridge.catalog import calls, scenario, vocab
 from bridge.errors import UsageError
 
@@ -34,6 +35,7 @@ CHECKS = {
 }
 
 
+@plain.escaped
 def list_text(dirs: tuple[Path, ...] = ()) -> str:
     """Every scenario, under a heading per kind (in scenario.KINDS order);
     files that do not load are listed last, with the reason."""
@@ -78,7 +80,9 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
         out += ["#", f"# {runtime}:"]
         for cid in ids:
             out += [f"#   {line}" for line in _call_lines(calls.CALLS[runtime, cid], sc)]
-    return "\n".join(out) + "\n" + path.read_text()
+    # Escaped like any view; the file keeps its tabs, shown as it is.
+    head = plain.printable("\n".join(out) + "\n", keep_newlines=True)
+    return head + plain.printable(path.read_text(), keep_newlines=True, keep_tabs=True)
 
 
 def _call_lines(call: calls.Call, sc: scenario.Scenario) -> list[str]:

@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bridge import plain
 from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
 from bridge.errors import UsageError
@@ -23,7 +24,7 @@ from bridge.measure.plan import Plan
 from bridge.nodes import distribution
 from bridge.report import schema
 from bridge.settings import DEFAULT, QUICK, Settings
-from bridge.system import discover, libcrypto, runenv
+from bridge.system import discover, libcrypto, output, runenv
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
     hw = o.hw or ("both" if kinds and any(sc.features for sc in loaded) else "on")
     if nodes is not None:
         check_nodes(loaded, kinds, hw)
+        check_node_options(o, kinds)
     erl, erl_env = expand_erl_given(o.erl, runenv.for_option(o.env, "erl", len(o.erl)))
     plan = Plan(
         scenarios=loaded,
@@ -141,15 +143,47 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
 
 
 def check_nodes(loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], hw: str) -> None:
+    """Refuse a --node run in which a scenario would measure nothing: a node
+    runs Erlang calls, and not file digests (the file is written here); the
+    local runtimes beside it (--runtimes) may still measure such a scenario."""
     if not any("erlang" in sc.calls for sc in loaded):
         names = ", ".join(sc.name for sc in loaded)
         raise UsageError(f"--node runs Erlang calls, and {names} has none")
+    for sc in loaded:
+        if any(k in sc.calls for k in kinds):
+            continue  # a local runtime measures it
+        if isinstance(sc, scenario.FileDigestScenario):
+            raise UsageError(
+                f"--node cannot measure {sc.name}: it reads a file that bridge writes on"
+                " this machine, which a node may not see (run it locally, or add"
+                " --runtimes erlang to measure it here beside the node)"
+            )
+        if "erlang" not in sc.calls:
+            raise UsageError(f"--node runs Erlang calls, and {sc.name} has none")
     if hw != "on" and not kinds:
         raise UsageError(
             f"--hw {hw}: a running node cannot be masked (its libcrypto read OPENSSL_ia32cap"
             " when it started); measure it with --hw on, and run the A/B locally"
             " (bridge env --node shows where)"
         )
+
+
+def check_node_options(o: RunOptions, kinds: tuple[str, ...]) -> None:
+    """Options that only local runtimes honour, refused where --node would be
+    the only thing measured (a node is not restarted, re-linked or timed
+    with timer:tc: each would be ignored without a word)."""
+    local_only = (
+        ("--method tc", o.method == "tc", ("erlang",), "times local Erlang runtimes only"),
+        ("--schedulers", o.schedulers is not None, ("erlang",), "sets local Erlang's schedulers"),
+        ("--concurrency", o.concurrency is not None, calls.RUNTIME_KINDS, "runs local workers"),
+        ("--libcrypto", bool(o.libcrypto), calls.RUNTIME_KINDS, "reruns local runtimes"),
+    )
+    for flag, given, honoured_by, what in local_only:
+        if given and not any(k in kinds for k in honoured_by):
+            raise UsageError(
+                f"{flag} {what}: a running node ignores it, and no local runtime here takes it"
+                f" (drop {flag.split()[0]}, or add --runtimes erlang to measure one beside it)"
+            )
 
 
 def expand_erl_given(
@@ -191,74 +225,13 @@ def settings_from(o: RunOptions) -> Settings:
     )
 
 
-def from_report(old: schema.Report, path: Path, command: tuple[str, ...]):
-    """--replay: scenarios, sizes, seed, settings, hw and runtimes as the
-    report has them. Returns (plan, warnings): an executable that does not
-    exist here falls back to the one on PATH, and says so."""
-    if not old.scenarios:
-        raise UsageError(f"{path}: the report does not describe its scenarios (imported?)")
-    loaded = tuple(
-        scenario.parse(dict(d), f"{path} (scenario {d.get('name')})") for d in old.scenarios
-    )
-    known = {f.name for f in dataclasses.fields(Settings)}
-    settings = Settings(**{k: v for k, v in old.settings.items() if k in known})
-    # Nodes are not replayed: loading code into them takes --measure on the
-    # command line (the report's reproduce line has it). A --libcrypto runtime
-    # is its base runtime run again: replayed by --libcrypto.
-    nodes = [rt.executable for rt in old.runtimes if "node" in rt.details]
-    as_found = [
-        rt
-        for rt in old.runtimes
-        if not rt.masked and "node" not in rt.details and "libcrypto_dir" not in rt.details
-    ]
-    warnings: list[str] = []
-    given: dict[str, tuple[dict[str, str], ...]] = {}
-    if nodes:
-        what = f"running nodes ({', '.join(nodes)}), which --replay does not measure again"
-        if not as_found:
-            raise UsageError(f"{path}: the report measured {what}; rerun: {old.reproduce}")
-        warnings.append(f"the report also measured {what}; rerun: {old.reproduce}")
-
-    def here(kind: str) -> tuple[str | None, ...]:
-        runtimes = [rt for rt in as_found if rt.kind == kind and rt.executable]
-        missing = [rt.executable for rt in runtimes if not Path(rt.executable).exists()]
-        warnings.extend(f"{p} does not exist here; using the one on PATH" for p in missing)
-        kept = [rt for rt in runtimes if rt.executable not in missing]
-        given[kind] = tuple(runtime_given_env(rt) for rt in kept)
-        return tuple(rt.executable for rt in kept) or (None,)
-
-    dirs: list[str] = []
-    for d in dict.fromkeys(
-        rt.details["libcrypto_dir"].get("given", "")
-        for rt in old.runtimes
-        if "libcrypto_dir" in rt.details
-    ):
-        if d and Path(d).expanduser().is_dir():
-            dirs.append(d)
-        elif d:
-            warnings.append(f"--libcrypto {d} does not exist here; running without it")
-    kinds = tuple(k for k in calls.RUNTIME_KINDS if any(rt.kind == k for rt in as_found))
-    plan = Plan(
-        scenarios=loaded,
-        settings=settings,
-        seed=int(old.settings.get("seed", 1)),
-        erl=here("erlang"),
-        openssl=here("openssl"),
-        python=here("python"),
-        kinds=kinds or calls.RUNTIME_KINDS,
-        hw=old.hardware.hw or "on",
-        command=command,
-        reproduce=old.reproduce,
-        env=given,
-        libcrypto=libcrypto_dirs(tuple(dirs)),
-    )
-    check_room(plan)
-    return plan, warnings
-
-
 def runtime_given_env(rt: schema.Runtime) -> dict[str, str]:
-    """The variables a reported runtime was given with --env."""
-    return runenv.given_in(rt.details.get("env") or {}, MASK_VARS)
+    """The variables a reported runtime was given with --env that a replay
+    may give it again: the harmless ones only (bridge.system.runenv.FROM_REPORT)."""
+    kept, _ = runenv.from_report(
+        {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
+    )
+    return kept
 
 
 def runtime_kinds(text: str) -> tuple[str, ...]:
@@ -277,6 +250,10 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
     for spec in erl:
         if spec.startswith("otp:"):
+            if plain.whole_number(spec[4:]) is None:
+                raise UsageError(
+                    f"--erl {spec!r}: otp: takes a release number, e.g. otp:27 (digits 0-9)"
+                )
             found = discover.resolve_group(spec)
             if not found:
                 # Say why an installation of that release does not count.
@@ -294,17 +271,21 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
 
 def check_writable(path: Path) -> None:
     """Fail before measuring, not after: try to create a file where the
-    output will go (os.access says yes to root even where writing fails)."""
-    parent = path.parent if str(path.parent) else Path(".")
+    output will go (os.access says yes to root even where writing fails).
+    Through a symlink that is its target's directory; a FIFO, a device or
+    `-` is written in place and needs no new file (bridge.report.output.Target)."""
+    target = output.output_target(path)
+    if target.direct:
+        return
+    parent = target.directory
+    where = "" if target.path == Path(os.path.abspath(path)) else f" (where {path} points)"
     if not parent.is_dir():
-        raise UsageError(f"--output {path}: directory {parent} does not exist")
-    if path.is_dir():
-        raise UsageError(f"--output {path}: is a directory")
+        raise UsageError(f"--output {path}: directory {parent}{where} does not exist")
     try:
         fd, probe = tempfile.mkstemp(prefix=".bridge-probe-", dir=parent)
     except OSError as exc:
         raise UsageError(
-            f"--output {path}: directory {parent} is not writable ({exc.strerror})"
+            f"--output {path}: directory {parent}{where} is not writable ({exc.strerror})"
         ) from None
     os.close(fd)
     os.unlink(probe)
@@ -434,7 +415,8 @@ def _byte_count(text: str) -> int | None:
     t = text.strip().upper().removesuffix("IB").removesuffix("B")
     scale = units.get(t[-1:], 1)
     digits = t[:-1] if t[-1:] in units else t
-    return int(digits) * scale if digits.isdigit() else None
+    n = plain.whole_number(digits)
+    return None if n is None else n * scale
 
 
 def parse_levels(text: str) -> tuple[int, ...]:

@@ -139,7 +139,7 @@ def generation(version: tuple[int, int, int]) -> str:
     return "3.4"
 
 
-VERSION_TEXT = re.compile(r"\b(OpenSSL|LibreSSL|BoringSSL|AWS-LC)\s+(\d+)\.(\d+)\.(\d+)")
+VERSION_TEXT = re.compile(r"\b(OpenSSL|LibreSSL|BoringSSL|AWS-LC)\s+([0-9]+)\.([0-9]+)\.([0-9]+)")
 
 
 def parse_library(text: str) -> tuple[str, tuple[int, int, int]] | None:
@@ -247,7 +247,7 @@ def _strtoull(text: str) -> int:
     if text.startswith("0"):
         m = re.match(r"[0-7]*", text)
         return int(m.group(0), 8) if m.group(0) else 0
-    m = re.match(r"\d*", text)
+    m = re.match(r"[0-9]*", text)
     return int(m.group(0)) if m.group(0) else 0
 
 

@@ -23,7 +23,7 @@ from bridge.measure.session import Progress, Session
 from bridge.measure.startup import Lineup, MaskChecker, TwinGuesses, check_mask, runtime_specs
 from bridge.report import levels, schema
 from bridge.runtimes.base import RuntimeSpec
-from bridge.system import environment, topology
+from bridge.system import environment, signals, topology
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,11 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
                 starter.start(specs)
                 guesses.save()
                 session.measure()
+                # From here the run only stops and saves: a signal now waits
+                # until the report is safe (bridge.system.signals).
+                signals.hold()
             except KeyboardInterrupt:
-                interrupted = True
+                interrupted = True  # the first signal; later ones are held
                 session.interrupted()
         # Every worker has been stopped and reaped: its CPU time is bridge's.
         after = seams.snapshot()

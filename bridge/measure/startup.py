@@ -40,7 +40,7 @@ from bridge.report import schema
 from bridge.runtimes import lineup, other_libcrypto, remote
 from bridge.runtimes.base import Job, Live, RuntimeSpec
 from bridge.runtimes.openssl import mask_evidence
-from bridge.system import otp
+from bridge.system import otp, output
 
 MaskChecker = Callable[[Plan, ab.HwContext], schema.MaskCheck]
 Inputs = Callable  # (scenario, size) -> bridge.catalog.inputs.Inputs, made once per run
@@ -269,7 +269,7 @@ class TwinGuesses:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            schema.write_atomic(self.path, json.dumps(self._known, indent=1, sort_keys=True))
+            output.write_atomic(self.path, json.dumps(self._known, indent=1, sort_keys=True))
         except (OSError, BridgeError):
             pass
 

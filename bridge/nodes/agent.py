@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bridge import plain
 from bridge.errors import RuntimeUnavailable
 from bridge.system import otp, proc
 
@@ -81,7 +82,7 @@ def rename_source(text: str, mapping: dict[str, str]) -> str:
 
 def major(version: str) -> int:
     head = version.split(".")[0]
-    return int(head) if head.isdigit() else 0
+    return plain.whole_number(head) or 0
 
 
 def choose(candidates: Iterable[otp.Installation], release: int) -> otp.Installation | None:

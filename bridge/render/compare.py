@@ -7,10 +7,12 @@ import textwrap
 
 from tabulate import tabulate
 
+from bridge import plain
 from bridge.analysis.compare import Comparison
 from bridge.render import common, upgrade
 
 
+@plain.escaped
 def render(c: Comparison, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(c.to_json(), indent=1) + "\n"

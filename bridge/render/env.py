@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bridge import plain
 from bridge.analysis import quietness
 from bridge.analysis.quietness import Quietness
 from bridge.catalog import vocab
@@ -11,6 +12,7 @@ from bridge.render import common
 from bridge.report import schema
 
 
+@plain.escaped
 def render_env(
     env: dict[str, Any],
     runtimes: list[schema.Runtime],

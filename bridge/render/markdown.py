@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
+from bridge import plain
 from bridge.render import common, concurrency, ratios, summary, units, upgrade
 from bridge.render import noise as noise_view
 from bridge.report import schema
 
 
+@plain.escaped
 def render(report: schema.Report) -> str:
     out = [f"### {common.title(report)}", ""]
     out += [f"- {s.strip()}" for s in summary.sentences(report)]

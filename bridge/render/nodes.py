@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import textwrap
 
+from bridge import plain
 from bridge.report import schema
 
 WIDTH = 100
 
 
+@plain.escaped
 def render_nodes(runtimes: list[schema.Runtime], ab: dict[str, str]) -> str:
     out: list[str] = []
     for rt in runtimes:

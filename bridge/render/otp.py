@@ -6,9 +6,11 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
+from bridge import plain
 from bridge.system.discover import Found
 
 
+@plain.escaped
 def render_otp(found: Sequence[Found]) -> str:
     rows = [
         [

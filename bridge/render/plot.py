@@ -20,6 +20,7 @@ from bridge.errors import UsageError
 from bridge.hw import verdicts
 from bridge.render import plot_levels
 from bridge.report import schema
+from bridge.system import output
 
 INSTALL = (
     "plotting needs matplotlib: pip install 'bridge[plot]'"
@@ -145,8 +146,14 @@ def plot(reports: list[tuple[str, schema.Report]], out: Path) -> int:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(out)
-    plt.close(fig)
+    # Written as reports are (bridge.report.output.write_output): a temporary file
+    # in the target's directory, then renamed, so a full disk leaves no
+    # empty picture. Its name ends in .tmp: the format is said, not guessed.
+    picture = out.suffix.lower()[1:]
+    try:
+        output.write_output(out, lambda f: fig.savefig(f, format=picture))
+    finally:
+        plt.close(fig)
     return len(drawn) + level_lines
 
 

@@ -7,12 +7,14 @@ import textwrap
 
 from tabulate import tabulate
 
+from bridge import plain
 from bridge.render import common, concurrency, ratios, units, upgrade
 from bridge.render import decompose as decomposition
 from bridge.render import noise as noise_view
 from bridge.report import schema
 
 
+@plain.escaped
 def render(report: schema.Report) -> str:
     out = [common.title(report), ""]
     out += common.provenance_lines(report)

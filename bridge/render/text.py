@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
+from bridge import plain
 from bridge.render import common, concurrency, ratios, shell, summary, units, upgrade
 from bridge.render import noise as noise_view
 from bridge.report import schema
@@ -13,6 +14,7 @@ from bridge.report import schema
 WIDTH = 72
 
 
+@plain.escaped
 def render(report: schema.Report) -> str:
     out = [*_wrap(common.title(report)), ""]
     for sentence in summary.sentences(report, ascii_only=True):

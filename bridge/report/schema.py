@@ -15,17 +15,14 @@ report read and written again is the same text.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridge import stats
-from bridge.errors import BridgeError, UsageError
+from bridge import plain, stats
+from bridge.errors import UsageError
 from bridge.report import levels
 
 SCHEMA = "bridge.report/1"
@@ -1012,9 +1009,10 @@ def check_schema(schema: Any, source: str) -> None:
     if not isinstance(schema, str) or "/" not in schema:
         raise UsageError(f"{source}: not a bridge report (no 'schema' field)")
     name, _, version = schema.partition("/")
-    if name != SCHEMA_NAME or not version.isdigit():
+    number = plain.whole_number(version)
+    if name != SCHEMA_NAME or number is None:
         raise UsageError(f"{source}: unknown schema {schema!r}, expected {SCHEMA}")
-    if int(version) > SCHEMA_VERSION_INT:
+    if number > SCHEMA_VERSION_INT:
         raise UsageError(
             f"{source}: written by a newer bridge (schema {schema});"
             f" this bridge reads up to {SCHEMA}",
@@ -1069,38 +1067,3 @@ def _hint(path: Path, text: str) -> str:
 
 def dumps(report: Report) -> str:
     return json.dumps(report.to_json(), indent=1) + "\n"
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write text so that `path` is never seen half-written: a private
-    temporary file in the same directory, fsync, then rename over."""
-    p = Path(path)
-    directory = p.parent if str(p.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise UsageError(f"{p}: cannot write there ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0600; a report is for sharing
-        os.replace(tmp, p)
-    except OSError as exc:
-        _unlink_quietly(tmp)
-        raise BridgeError(f"{p}: cannot write ({exc.strerror})") from None
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _unlink_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)

@@ -72,10 +72,12 @@ class ErlangRuntime(WorkerRuntime):
         return self._node_dir
 
     def stop(self) -> None:
-        super().stop()
-        if self._node_dir is not None:
-            self._node_dir.close()  # kept if the node left a crash dump
-            self._node_dir = None
+        try:
+            super().stop()
+        finally:  # the private directory goes even if stopping was interrupted
+            if self._node_dir is not None:
+                self._node_dir.close()  # kept if the node left a crash dump
+                self._node_dir = None
 
     def tc(self, job: Job, n: int) -> dict[str, Any]:
         """The thread's harness: n calls timed one by one with timer:tc (us)."""

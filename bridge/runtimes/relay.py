@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bridge import plain
 from bridge.errors import RuntimeUnavailable
 from bridge.system import otp
 from bridge.system.proc import erlang_env
@@ -81,7 +82,8 @@ class Relay:
         worker = Worker(self.name, argv(self.inst), env, start_timeout=30.0)
         worker.start()
         release = text(worker.greeting.get("otp_release", b""))
-        if not release.isdigit() or int(release) < MIN_RELAY_RELEASE:
+        number = plain.whole_number(release)
+        if number is None or number < MIN_RELAY_RELEASE:
             worker.close()
             raise RuntimeUnavailable(
                 f"bridge's own node runs {self.inst.erl} (OTP {release or '?'}), which cannot"

@@ -47,6 +47,12 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
     except ValueError as exc:
         raise UsageError(f"{name}: {exc}") from None
     if not parsed.runs:
+        if parsed.warnings:  # numbers were there, and none of them could be used
+            more = len(parsed.warnings) - 1
+            raise UsageError(
+                f"{name}: no usable measurement: {parsed.warnings[0]}"
+                + (f" (and {more} more)" if more else "")
+            )
         raise UsageError(f"{name}: nothing recognisable as openssl speed output")
     runtimes, results, cells = [], [], []
     for run in parsed.runs:

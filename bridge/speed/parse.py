@@ -28,8 +28,11 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import math
 import re
 from dataclasses import dataclass, field
+
+from bridge import plain
 
 MAX_INPUT = 16 * 1024 * 1024
 
@@ -70,7 +73,7 @@ class Run:
 
     @property
     def version_tuple(self) -> tuple[int, int, int] | None:
-        m = re.search(r"(\d+)\.(\d+)\.(\d+)", self.version)
+        m = re.search(r"([0-9]+)\.([0-9]+)\.([0-9]+)", self.version)
         return (int(m[1]), int(m[2]), int(m[3])) if m else None
 
     @property
@@ -119,16 +122,16 @@ class _Text:
 
 # -- events --------------------------------------------------------------------
 
-NUM = r"\d+(?:\.\d+)?"
+NUM = r"[0-9]+(?:\.[0-9]+)?"
 DOING_SYM = re.compile(
-    r"Doing (?P<alg>[\w()./-]+(?: [\w()./-]+)?) (?:ops )?for (?P<secs>\d+)s on (?P<size>\d+)"
-    r" size blocks: (?P<count>\d+) (?:[\w()./-]+(?: [\w()./-]+)?)(?:'s| ops) in (?P<t>"
+    r"Doing (?P<alg>[\w()./-]+(?: [\w()./-]+)?) (?:ops )?for (?P<secs>[0-9]+)s on (?P<size>[0-9]+)"
+    r" size blocks: (?P<count>[0-9]+) (?:[\w()./-]+(?: [\w()./-]+)?)(?:'s| ops) in (?P<t>"
     + NUM
     + r")s"
 )
 DOING_PKEY = re.compile(
-    r"Doing (?P<bits>\d+)[ -]bits? (?P<op>sign|verify|private|public) (?P<alg>\w+)"
-    r"(?:'s| ops) for (?P<secs>\d+)s: (?P<count>\d+) \d+[ -]bits? \w+(?:'s)?"
+    r"Doing (?P<bits>[0-9]+)[ -]bits? (?P<op>sign|verify|private|public) (?P<alg>\w+)"
+    r"(?:'s| ops) for (?P<secs>[0-9]+)s: (?P<count>[0-9]+) [0-9]+[ -]bits? \w+(?:'s)?"
     r" (?P<op2>signs?|verify|verifies|ops)? ?in (?P<t>" + NUM + r")s"
 )
 # Kept only where it starts a line: "Compare `openssl speed` for ecdsa" is prose.
@@ -140,26 +143,28 @@ NOTE = re.compile(
     r"The 'numbers' are in 1000s of bytes per second processed\."
     r"|You have chosen to measure elapsed time instead of user CPU time\."
 )
-VERSION_1X = re.compile(r"(?P<v>OpenSSL \d+\.\d+\.\d+[a-z]*(?:-\w+)?) +\d{1,2} \w{3} \d{4}")
-VERSION_3X = re.compile(r"version: (?P<v>\d+\.\d+\.\d+\S*)")
+VERSION_1X = re.compile(
+    r"(?P<v>OpenSSL [0-9]+\.[0-9]+\.[0-9]+[a-z]*(?:-\w+)?) +[0-9]{1,2} \w{3} [0-9]{4}"
+)
+VERSION_3X = re.compile(r"version: (?P<v>[0-9]+\.[0-9]+\.[0-9]+\S*)")
 BUILD = re.compile(
     r"(?P<key>built on|options|compiler|CPUINFO): ?(?P<value>.*?)"
-    r"(?= built on:| options:| compiler:| CPUINFO:| The 'numbers'| type \d| type 16| Doing |"
+    r"(?= built on:| options:| compiler:| CPUINFO:| The 'numbers'| type [0-9]| type 16| Doing |"
     r" \+[A-Z]| openssl speed| sign verify|"
     # the headerless row a -multi parent prints: a name, then values in k
-    r" [A-Za-z][\w()./-]* \d+(?:\.\d+)?k(?= |$)|$)"
+    r" [A-Za-z][\w()./-]* [0-9]+(?:\.[0-9]+)?k(?= |$)|$)"
 )
-FORKED = re.compile(r"Forked child (?P<child>\d+)")
-GOT = re.compile(r"Got: \+(?P<tag>H|F\d*):(?P<body>[^ ]+) from (?P<child>\d+)")
+FORKED = re.compile(r"Forked child (?P<child>[0-9]+)")
+GOT = re.compile(r"Got: \+(?P<tag>H|F[0-9]*):(?P<body>[^ ]+) from (?P<child>[0-9]+)")
 MULTI_ROW = re.compile(
-    r"(?:^| )(?P<name>[A-Za-z][\w()./-]*)(?P<values>(?: \d+(?:\.\d+)?k)+)(?= |$)"
+    r"(?:^| )(?P<name>[A-Za-z][\w()./-]*)(?P<values>(?: [0-9]+(?:\.[0-9]+)?k)+)(?= |$)"
 )
-TABLE_HEAD = re.compile(r"\btype((?: \d+ bytes)+)")
+TABLE_HEAD = re.compile(r"\btype((?: [0-9]+ bytes)+)")
 ROW_NAME = r"(?P<name>[A-Za-z][\w()./-]*(?: (?:cbc|ecb|ige|ede3|cfb|ofb|ctr|gcm|ccm))?)"
 PKEY_HEAD = re.compile(r"sign verify(?: encrypt decrypt)? sign/s verify/s(?: encr\./s decr\./s)?")
 PKEY_ROW = re.compile(
-    r" ?(?:(?P<bits>\d+) bits? (?P<alg>ecdsa|dsa) \((?P<curve>[\w-]+)\)"
-    r"|(?P<alg2>rsa|dsa) (?P<bits2>\d+) bits) (?P<s1>"
+    r" ?(?:(?P<bits>[0-9]+) bits? (?P<alg>ecdsa|dsa) \((?P<curve>[\w-]+)\)"
+    r"|(?P<alg2>rsa|dsa) (?P<bits2>[0-9]+) bits) (?P<s1>"
     + NUM
     + r")s (?P<s2>"
     + NUM
@@ -170,7 +175,7 @@ PKEY_ROW = re.compile(
     + r"s)?"
     r" (?P<r1>" + NUM + r") (?P<r2>" + NUM + r")(?: " + NUM + r" " + NUM + r")?"
 )
-MR = re.compile(r"\+(?P<tag>DTP?|R\d*|H|F\d*):(?P<body>[^ ]+)")
+MR = re.compile(r"\+(?P<tag>DTP?|R[0-9]*|H|F[0-9]*):(?P<body>[^ ]+)")
 
 
 @dataclass
@@ -200,7 +205,7 @@ def _events(t: _Text) -> list[_Event]:
     for m in BUILD.finditer(text):
         events.append(_Event("build", m.start(), m.end(), m.groupdict()))
     for m in TABLE_HEAD.finditer(text):
-        sizes = [int(x) for x in re.findall(r"\d+", m.group(1))]
+        sizes = [int(x) for x in re.findall(r"[0-9]+", m.group(1))]
         rows, end = _table_rows(text, m.end(), len(sizes))
         events.append(_Event("table", m.start(), end, {"sizes": sizes, "rows": rows}))
     for m in PKEY_HEAD.finditer(text):
@@ -255,7 +260,7 @@ CURVES = {
 }
 
 
-NISTP = re.compile(r"^nist(p\d+)$")
+NISTP = re.compile(r"^nist(p[0-9]+)$")
 
 
 def normalize(name: str) -> str:
@@ -351,11 +356,12 @@ def parse(document: str) -> Parsed:
                 cur = new_run(ev.start)
             cur.multi = max(cur.multi, int(ev.data["child"]) + 1)
             if ev.kind == "got":
-                _add_child(cur, ev, line)
+                _unless_malformed(_add_child, warnings, line, ev, cur, ev, line)
         elif ev.kind == "mr" and cur is not None and cur.multi and ev.data["tag"] in ("DT", "R"):
             continue  # a child's progress, on stderr
         elif ev.kind == "mr":
-            cur = _add_mr(cur, ev, line, mr_sizes, mr_dt, new_run)
+            args = (cur, ev, line, mr_sizes, mr_dt, new_run)
+            cur = _unless_malformed(_add_mr, warnings, line, ev, *args) or cur
     for run in runs:
         if run.multi:
             _settle_multi(run, warnings)
@@ -366,12 +372,41 @@ def parse(document: str) -> Parsed:
         found = _context(t, run.line, previous.line if previous else 0)
         run.context = found if found is not None else (previous.context if previous else "")
         _prefer_summary(run)
+        _drop_non_measurements(run, warnings)
         previous = run
     _warn_unread(t, consumed, warnings)
     kept = [r for r in runs if r.entries]
     for i, run in enumerate(kept, 1):
         run.index = i
     return Parsed(runs=kept, warnings=warnings)
+
+
+def _unless_malformed(add, warnings: list[str], line: int, ev: _Event, *args):
+    """add(*args), or a warning where a record's number is not a number
+    (`+F:6:sha256:abc`): the record is skipped, the rest still read."""
+    try:
+        return add(*args)
+    except (ValueError, IndexError, ZeroDivisionError):
+        record = f"+{ev.data['tag']}:{ev.data['body']}"
+        warnings.append(f"line {line}: could not read {record!r}")
+        return None
+
+
+def _measured(e: Entry) -> bool:
+    """A rate that can be a measurement: finite and positive. A time of 0 or
+    less, a count of 0, nan or inf gives none."""
+    return 0 < e.ops_per_s < math.inf and 0 <= e.bytes_per_s < math.inf
+
+
+def _drop_non_measurements(run: Run, warnings: list[str]) -> None:
+    for entries in (run.entries, *run.children.values()):
+        for e in [e for e in entries if not _measured(e)]:
+            entries.remove(e)
+            what = f"{e.text} {e.operation}".strip() + (f" at {e.size} B" if e.size else "")
+            warnings.append(
+                f"line {e.line}: {what}: {e.ops_per_s:g} operations/s is not a measurement"
+                " (a time, count or rate that is zero, negative or not a finite number)"
+            )
 
 
 def _free_text_between(t: _Text, after: int, before: int) -> bool:
@@ -403,7 +438,8 @@ def _table_entries(ev: _Event, t: _Text) -> list[Entry]:
     for name, values, offset in ev.data["rows"]:
         for size, bps in zip(sizes, values, strict=True):
             line = t.line_of(offset)
-            out.append(Entry(normalize(name), "", size, bps / size, bps, "table", line, name))
+            ops = bps / size if size else math.nan  # "type 0 bytes": not a measurement
+            out.append(Entry(normalize(name), "", size, ops, bps, "table", line, name))
     return out
 
 
@@ -435,16 +471,20 @@ def _agrees(progress: list[Entry], summary: list[Entry], tolerance: float = 0.02
     return True
 
 
+def _is_count(text: str) -> bool:
+    return plain.whole_number(text) is not None
+
+
 def _add_mr(cur, ev, line, mr_sizes, mr_dt, new_run):
     tag, fields = ev.data["tag"], ev.data["body"].split(":")
     if tag == "H":
-        mr_sizes[:] = [int(x) for x in fields if x.isdigit()]
+        mr_sizes[:] = [int(x) for x in fields if _is_count(x)]
         return cur
     if cur is None or (cur.has_summary and tag in ("DT", "DTP")):
         cur = new_run(ev.start)
-    if tag == "DT" and len(fields) >= 3 and fields[2].isdigit():
+    if tag == "DT" and len(fields) >= 3 and _is_count(fields[1]) and _is_count(fields[2]):
         mr_dt[fields[0]] = (int(fields[1]), int(fields[2]))
-    elif tag == "R" and len(fields) >= 3 and fields[0].isdigit() and fields[1] in mr_dt:
+    elif tag == "R" and len(fields) >= 3 and _is_count(fields[0]) and fields[1] in mr_dt:
         count, t_s = int(fields[0]), float(fields[2])
         size = mr_dt[fields[1]][1]
         ops = count / t_s if t_s > 0 else 0.0
@@ -457,7 +497,7 @@ def _add_mr(cur, ev, line, mr_sizes, mr_dt, new_run):
         sizes = (cur.multi and cur.child_sizes) or mr_sizes or SIZES[: len(values)]
         for size, v in zip(sizes, values, strict=False):
             bps = float(v)
-            idx = int(fields[0]) if fields[0].isdigit() else None
+            idx = int(fields[0]) if _is_count(fields[0]) else None
             cur.entries.append(
                 Entry(normalize(name), "", size, bps / size, bps, "mr", line, name, idx)
             )
@@ -481,7 +521,7 @@ def _add_child(run: Run, ev: _Event, line: int) -> None:
     tag, fields = ev.data["tag"], ev.data["body"].split(":")
     child = int(ev.data["child"])
     if tag == "H":
-        run.child_sizes = [int(x) for x in fields if x.isdigit()]
+        run.child_sizes = [int(x) for x in fields if _is_count(x)]
         return
     if tag != "F" or len(fields) < 3:
         return  # public-key children (+F2..) are not read here
@@ -551,7 +591,7 @@ def _prefer_summary(run: Run) -> None:
 # A heading ends in a colon and has no full stop, except inside parentheses:
 # "Before:", "2) AMD EPYC", "Before (1.1.1):", "After (OpenSSL 3.0.19):".
 HEADING = re.compile(
-    r"^(?:\(?\d{1,3}[).]\s+\S.*|[A-Z](?:[^.:()]|\([^():]{0,30}\)){0,58}:"
+    r"^(?:\(?[0-9]{1,3}[).]\s+\S.*|[A-Z](?:[^.:()]|\([^():]{0,30}\)){0,58}:"
     r"|(?:No|With|Without) \S.{0,50})$"
 )
 
@@ -568,7 +608,7 @@ def _context(t: _Text, line: int, since: int) -> str | None:
 
 def _warn_unread(t: _Text, consumed: list[tuple[int, int]], warnings: list[str]) -> None:
     """Speed-looking fragments that no rule read: say so instead of dropping them."""
-    for m in re.finditer(r"Doing |\+R\d*:|\+F\d*:", t.text):
+    for m in re.finditer(r"Doing |\+R[0-9]*:|\+F[0-9]*:", t.text):
         if not any(s <= m.start() < e for s, e in consumed):
             snippet = t.text[m.start() : m.start() + 50]
             warnings.append(f"line {t.line_of(m.start())}: could not read {snippet!r}")

@@ -23,9 +23,12 @@ ERLANG_FLAG_VARS = ("ERL_FLAGS", "ERL_AFLAGS", "ERL_ZFLAGS")
 
 
 def erlang_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """bridge's environment for an erl/erlc child: without ERL_*FLAGS."""
+    """bridge's environment for an erl/erlc child: without ERL_*FLAGS, from
+    bridge's own environment or from `extra`. --env refuses them already; a
+    report's variables are filtered by bridge.cli.replay. This is the last place
+    before a child starts, so it drops them again whatever the caller gave."""
     env = {k: v for k, v in os.environ.items() if k not in ERLANG_FLAG_VARS}
-    env.update(extra or {})
+    env.update({k: v for k, v in (extra or {}).items() if k not in ERLANG_FLAG_VARS})
     return env
 
 

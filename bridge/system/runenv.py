@@ -96,7 +96,45 @@ def argv(given: Sequence[Given], option: str, index: int) -> list[str]:
     ]
 
 
-def given_in(env: Mapping[str, str | None], masks: Sequence[str]) -> dict[str, str]:
-    """The variables a report's runtime was given: its `env` record less the
-    masks bridge itself sets."""
-    return {k: v for k, v in env.items() if k not in masks and v is not None}
+# What a report's runtime may hand to a replay (--replay --as-recorded): an
+# allow-list of variables known to change neither what a runtime loads nor
+# how it starts, each with the values it may take. A deny-list would miss the
+# next variable that loads code (LD_AUDIT, GCONV_PATH, ERL_LIBS, PYTHONSTARTUP,
+# OPENSSL_MODULES, BASH_ENV, ...); everything not listed is dropped, and the
+# user who wants it gives it on the command line (--env), where it is theirs.
+FROM_REPORT = {
+    "PYTHONHASHSEED": re.compile(r"random|[0-9]{1,10}"),
+}
+
+
+def from_report(env: Mapping[str, object]) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """A report runtime's variables, split into the ones a replay may give
+    it and the ones it drops, each with the reason: (kept, [(name, why)])."""
+    kept: dict[str, str] = {}
+    dropped: list[tuple[str, str]] = []
+    for name, value in env.items():
+        if value is None:
+            continue  # a mask variable that was not set
+        pattern = FROM_REPORT.get(name)
+        if pattern is not None and isinstance(value, str) and pattern.fullmatch(value):
+            kept[name] = value
+        else:
+            dropped.append((name, why_dropped(name)))
+    return kept, dropped
+
+
+def why_dropped(name: str) -> str:
+    """Why a report's variable is not replayed, for the warning."""
+    if name.startswith(("ERL_", "ERLANG_")) or name in ("BINDIR", "ROOTDIR", "EMU", "PROGNAME"):
+        return "it adds flags, code paths or a start-up mode to the Erlang VM"
+    if name.startswith("LD_") or name in ("GCONV_PATH", "GLIBC_TUNABLES", "LOCPATH", "NLSPATH"):
+        return "it changes what the dynamic loader or the C library loads"
+    if name.startswith("PYTHON"):
+        if name in FROM_REPORT:
+            return "its value is not one PYTHONHASHSEED takes (random or a number)"
+        return "it changes what Python loads or runs at start-up"
+    if name.startswith(("OPENSSL_", "SSL_CERT_")):
+        return "it changes what OpenSSL loads (configuration, providers, engines)"
+    if name in ("PATH", "HOME", "BASH_ENV", "ENV", "SHELL", "TMPDIR"):
+        return "it changes which programs, files or start-up scripts are found"
+    return "bridge replays only variables it knows to be harmless (" + ", ".join(FROM_REPORT) + ")"

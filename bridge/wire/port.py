@@ -150,6 +150,9 @@ class Worker:
             proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             kill_group(proc)
+        except BaseException:  # interrupted while waiting: it must not outlive bridge
+            kill_group(proc)
+            raise
         with contextlib.suppress(OSError):
             proc.stdout.close()
         if self._stderr is not None:
@@ -210,7 +213,9 @@ class Worker:
             return (read or self._channel.receive)(timeout)
         except TimeoutError:
             self.kill()
-            raise self._failure(f"sent no {what} within {timeout:.0f} s and was killed") from None
+            raise self._failure(
+                f"did not send {what} within {timeout:.0f} s and was killed"
+            ) from None
         except EOFError:
             raise self._failure(f"exited before it sent {what}") from None
         except ProtocolError as exc:

@@ -237,6 +237,8 @@ def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_le
     assert len(by_kind["openssl"]["samples"]) == 1
     assert len(by_kind.get("erlang", {}).get("samples", [])) < 100
     assert "killed by signal 9" in stdout
+    (line,) = [line for line in stderr.splitlines() if line.startswith("bridge: error:")]
+    assert line.startswith("bridge: error: erlang") and "killed by signal 9" in line
     assert not wait_gone(worker_pids() - before)
 
 
@@ -252,7 +254,7 @@ def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, si
     time.sleep(2.5)
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig], stderr
     assert "Traceback" not in stderr
     report = load(out)
     assert any(e["kind"] == "interrupted" for e in report["errors"])
@@ -309,7 +311,7 @@ def test_every_run_option_has_a_plan_field():
     from bridge.cli.commands import run
     from bridge.cli.plans import RunOptions
 
-    options = {p.name for p in run.params} - {"replay", "output", "fmt"}
+    options = {p.name for p in run.params} - {"replay", "as_recorded", "yes", "output", "fmt"}
     assert options == {f.name for f in dataclasses.fields(RunOptions)}
 
 

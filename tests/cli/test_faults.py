@@ -85,6 +85,13 @@ def fake_openssl(tmp_path, mode: str) -> str:
     return str(path)
 
 
+def assert_one_error_line(stderr: str, failed: str) -> None:
+    """A failed run says so on stderr: one `bridge: error:` line naming what failed."""
+    lines = [line for line in stderr.splitlines() if line.startswith("bridge: error:")]
+    assert len(lines) == 1, stderr
+    assert failed in lines[0], lines[0]
+
+
 def check_fault(done, out, broken: str, kept: set[str], stderr_text: str):
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
@@ -93,6 +100,7 @@ def check_fault(done, out, broken: str, kept: set[str], stderr_text: str):
     assert errors, report["errors"]
     assert any(stderr_text in (e.get("stderr_tail") or "") + e["message"] for e in errors)
     assert stderr_text in done.stdout  # the message shows the tail too
+    assert_one_error_line(done.stderr, broken)
     kinds = {r["runtime"].split("@")[0] for r in report["results"]}
     assert kept <= kinds
 
@@ -190,6 +198,7 @@ def test_worker_that_hangs_is_timed_out(tmp_path, no_leftovers):
     report = json.loads(out.read_text())
     hang = [e for e in report["errors"] if e["runtime"].startswith("python")]
     assert hang and "was killed" in hang[0]["message"]
+    assert_one_error_line(stderr, "python")
     assert any(r["runtime"].startswith("erlang") for r in report["results"])
     assert not wait_gone(worker_pids() - before)
 

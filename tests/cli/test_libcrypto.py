@@ -12,13 +12,24 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from bridge.system import libcrypto
-from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl, needs_openssl
+from tests.conftest import (
+    FAST_ARGS,
+    ROOT,
+    bridge_cmd,
+    needs_erl,
+    needs_openssl,
+    wait_gone,
+    worker_pids,
+)
 
 pytestmark = [needs_erl, needs_openssl]
 
@@ -199,13 +210,28 @@ def test_env_given_to_one_runtime_is_recorded_for_it_alone(tmp_path, bullseye, n
     assert f"--python {sys.executable} --env PYTHONHASHSEED=0" in report["reproduce"]
     assert f"LD_LIBRARY_PATH={bullseye.libdir}" in done.stdout  # the provenance says it
 
-    # --replay gives each runtime its variables again: OTP 23 runs once more.
-    replay = bridge_cmd("run", "--replay", str(tmp_path / "r.json"), "--format", "json")
+    # --replay runs this machine's OTP 23, found by discovery (here the
+    # fetched tree's wrapper, through BRIDGE_OTP_PATH), and none of the
+    # report's variables: LD_LIBRARY_PATH and OPENSSL_CONF load code and
+    # configuration, and are dropped with a warning naming them.
+    replay = bridge_cmd(
+        "run",
+        "--replay",
+        str(tmp_path / "r.json"),
+        "--format",
+        "json",
+        env={"BRIDGE_OTP_PATH": str(bullseye.prefix)},
+    )
     assert replay.returncode == 0, replay.stderr
+    lines = replay.stderr.splitlines()
+    wrapper = bullseye.prefix.resolve() / "bin" / "erl"
+    assert f"replay: erlang@23.2.6 (report) -> {wrapper} (OTP 23.2.6)" in lines
+    for name in given:
+        assert any(f"erlang@23.2.6: {name} from the report is not replayed" in x for x in lines)
     # --format json prints the new report, then the comparison with the old one.
     again, _ = json.JSONDecoder().raw_decode(replay.stdout)
     (old_again,) = [rt for rt in again["runtimes"] if rt.get("otp_version") == "23.2.6"]
-    assert old_again["env"] == {**masks, **given}
+    assert old_again["env"] == masks and old_again["executable"] == str(wrapper)
 
 
 @pytest.mark.parametrize(
@@ -222,3 +248,46 @@ def test_bad_env_and_libcrypto_are_one_line_usage_errors(tmp_path, args, message
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("bridge: error: ") and message.format(tmp=tmp_path) in line
+
+
+def test_a_libcrypto_runtime_that_dies_fails_the_run_in_one_error_line(tmp_path, copy_dir):
+    # The --libcrypto variant's worker (the process that maps the copy) dies
+    # mid-run: exit status 1, and one `bridge: error:` line naming it.
+    out = tmp_path / "r.json"
+    before = worker_pids()
+    argv = ["run", "sha256", "--sizes", "16", "--samples", "200", "--sample-ms", "20"]
+    argv += ["--warmup-ms", "0", "--rounds", "2", "--hw", "on", "--runtimes", "python"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bridge", *argv, "--libcrypto", str(copy_dir), "-o", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        victim, deadline = None, time.monotonic() + 60
+        while victim is None and time.monotonic() < deadline:
+            for pid in worker_pids() - before:
+                try:
+                    maps = Path(f"/proc/{pid}/maps").read_text()
+                except OSError:
+                    continue
+                if str(copy_dir) in maps:
+                    victim = pid
+            time.sleep(0.05)
+        assert victim, "the --libcrypto worker did not start"
+        time.sleep(0.5)
+        os.kill(victim, signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("bridge: error:")]
+    assert len(lines) == 1, stderr
+    assert "libcrypto" in lines[0] and "killed by signal 9" in lines[0], lines[0]
+    report = json.loads(out.read_text())
+    assert any("killed by signal 9" in e["message"] for e in report["errors"])
+    assert not wait_gone(worker_pids() - before)

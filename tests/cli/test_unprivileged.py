@@ -7,13 +7,14 @@ directories read-only with bind mounts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
 
 from bridge.system import otp
 from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl, needs_openssl, own_stderr
-from tests.fsutil import read_only
+from tests.fsutil import read_only, small_fs
 
 pytestmark = [needs_erl, needs_openssl]
 
@@ -78,6 +79,33 @@ def test_unwritable_cache_falls_back_to_a_temporary_directory(tmp_path, no_lefto
         )
     assert os.listdir(cache) == []
     assert os.listdir(tmp_path / "tmp") == []  # the temporary cache went at exit
+
+
+def test_a_full_cache_disk_falls_back_as_a_read_only_cache_does(tmp_path, no_leftovers):
+    # erlc's .beam writes fail with ENOSPC: the worker is compiled into a
+    # temporary directory, with one warning, and Erlang still runs.
+    env = fresh_user(tmp_path)
+    out = tmp_path / "r.json"
+    argv = ["run", "hmac-sha1", *FAST_ARGS, "--runtimes", "erlang", "--hw", "both"]
+    with small_fs(tmp_path / "cache", "256k") as cache:
+        (cache / "bridge" / "beam").mkdir(parents=True)
+        with open(cache / "fill", "wb", buffering=0) as fill, contextlib.suppress(OSError):
+            while True:  # until the disk is full
+                fill.write(b"\0" * 4096)
+        env["BRIDGE_CACHE_DIR"] = str(cache)
+        done = bridge_cmd(*argv, "-o", str(out), env=env, cwd=tmp_path)
+        left = sorted(p.name for p in (cache / "bridge" / "beam").iterdir())
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in own_stderr(done.stderr) if line.startswith("bridge: warning")]
+    assert len(warnings) == 1, done.stderr
+    assert warnings[0].startswith(f"bridge: warning: cannot write the worker cache {cache}/bridge")
+    assert "no space left on device" in warnings[0].lower()
+    report = json.loads(out.read_text())
+    assert {r["runtime"].split("@")[0] for r in report["results"]} == {"erlang"}
+    for runtime in report["runtimes"]:
+        assert runtime["startup"]["worker_cache"].startswith("compiled into a temporary directory")
+    assert left == []  # no half-written staging directory
+    assert os.listdir(tmp_path / "tmp") == []
 
 
 def test_a_read_only_cache_with_a_good_entry_is_used(tmp_path, no_leftovers):

@@ -98,7 +98,7 @@ def test_a_truncated_greeting_is_a_protocol_error(tmp_path):
 def test_silence_still_times_out(tmp_path):
     w = fake(tmp_path, "time.sleep(60)")
     w.start_timeout = 1
-    assert "sent no its ready message within 1 s and was killed" in failure(w)
+    assert "did not send its ready message within 1 s and was killed" in failure(w)
 
 
 @needs_erl

@@ -11,7 +11,7 @@ import pytest
 
 from bridge.analysis import compare, concurrency
 from bridge.catalog import scenario
-from bridge.cli import plans
+from bridge.cli.commands import plans
 from bridge.errors import UsageError
 from bridge.render import RENDERERS
 from bridge.report import schema
@@ -92,7 +92,7 @@ def test_levels_option(text, levels):
     assert plans.parse_levels(text) == levels
 
 
-@pytest.mark.parametrize("text", ["0", "two", "2,,4", "2000", "-1"])
+@pytest.mark.parametrize("text", ["0", "two", "2,,4", "2000", "-1", "²", "١,٢", "１,２"])
 def test_bad_levels_are_one_line_usage_errors(text):
     with pytest.raises(UsageError, match="--concurrency: .* is not a level"):
         plans.parse_levels(text)

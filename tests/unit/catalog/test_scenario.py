@@ -60,6 +60,13 @@ def test_unknown_scenario_lists_known_ones():
         ({"calls": {"erlang": ["hash"]}}, "calls.erlang"),
         ({"features": ["warp"]}, "features"),
         ({"exec": "rm -rf /"}, "exec"),
+        ({"name": "a\x00b"}, "name"),
+        ({"name": "hmac\u202e1ahs"}, "name"),
+        ({"name": "\x1b[2Jx"}, "name"),
+        ({"name": "Upper"}, "name"),
+        ({"name": "../up"}, "name"),
+        ({"name": "-dash"}, "name"),
+        ({"name": "x" * 65}, "name"),
     ],
 )
 def test_validation_names_file_key_and_expectation(change, key):
@@ -74,3 +81,22 @@ def test_malformed_toml_file(tmp_path):
     bad.write_text("name = [unclosed")
     with pytest.raises(UsageError, match="not valid TOML"):
         scenario.load(str(bad))
+
+
+def test_builtin_names_follow_the_name_rule():
+    assert all(scenario.NAME.fullmatch(name) for name in scenario.available())
+
+
+@pytest.mark.parametrize("name", ["x" * 5000, "a\x00b", "hmac\u202esha1", "Hmac-SHA1", "-x", ""])
+def test_a_name_that_no_scenario_has_is_refused_before_any_lookup(name):
+    with pytest.raises(UsageError, match="is not a scenario name") as err:
+        scenario.find(name)
+    line = err.value.one_line()
+    assert len(line) < 400 and "\x00" not in line and "\u202e" not in line
+
+
+@pytest.mark.parametrize("path", ["/" + "x" * 5000 + ".toml", "dir/a\x00b.toml"])
+def test_a_path_the_file_system_refuses_is_a_usage_error(path):
+    with pytest.raises(UsageError, match="scenario file") as err:
+        scenario.find(path)
+    assert len(err.value.one_line()) < 400

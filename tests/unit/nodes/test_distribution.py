@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.cli import plans
+from bridge.cli.commands import plans
 from bridge.errors import UsageError
 from bridge.nodes import agent, distribution
 from bridge.system import otp
@@ -123,11 +123,31 @@ def test_without_node_nothing_changes(tmp_path):
         ({"hw": "both"}, "cannot be masked"),
         ({"hw": "off"}, "cannot be masked"),
         ({"node": ("nohost",)}, "expected NAME@HOST"),
+        ({"scenarios": ("file-sha256",)}, "--node cannot measure file-sha256"),
+        ({"scenarios": ("hmac-sha1", "file-sha256")}, "--node cannot measure file-sha256"),
+        ({"method": "tc"}, "--method tc times local Erlang runtimes only"),
+        ({"method": "tc", "runtimes": "python"}, "--method tc"),
+        ({"schedulers": 2}, "--schedulers"),
+        ({"concurrency": "1,2"}, "--concurrency"),
     ],
 )
 def test_node_plans_refused(tmp_path, changes, said):
     with pytest.raises(UsageError, match=said):
         plans.from_options(_options(tmp_path, **changes), ("bridge",))
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"scenarios": ("file-sha256",), "runtimes": "erlang"},
+        {"method": "tc", "runtimes": "erlang"},
+        {"schedulers": 2, "runtimes": "erlang"},
+        {"concurrency": "1,2", "runtimes": "python"},
+    ],
+)
+def test_what_a_local_runtime_beside_the_node_measures_is_allowed(tmp_path, changes):
+    plan = plans.from_options(_options(tmp_path, **changes), ("bridge",))
+    assert plan.nodes is not None and plan.kinds
 
 
 def test_a_scenario_without_erlang_calls_cannot_run_on_a_node(tmp_path):

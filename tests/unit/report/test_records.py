@@ -9,6 +9,7 @@ import pytest
 
 from bridge.errors import UsageError
 from bridge.report import schema as model
+from bridge.system import output
 
 
 def make_report(**over) -> model.Report:
@@ -112,11 +113,11 @@ def test_load_errors(tmp_path):
 def test_write_atomic_replaces_and_leaves_no_temporaries(tmp_path):
     target = tmp_path / "r.json"
     target.write_text("old")
-    model.write_atomic(target, "new")
+    output.write_atomic(target, "new")
     assert target.read_text() == "new"
     assert os.listdir(tmp_path) == ["r.json"]
 
 
 def test_write_atomic_into_missing_directory_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError):
-        model.write_atomic(tmp_path / "no" / "r.json", "x")
+        output.write_atomic(tmp_path / "no" / "r.json", "x")

@@ -226,3 +226,35 @@ def test_partly_recognisable_text_warns():
 @pytest.mark.parametrize("text", ["", "hello world\nnothing here", "\x00\x01binary"])
 def test_unrecognisable_text_gives_no_runs(text):
     assert parse.parse(text).runs == []
+
+
+@pytest.mark.parametrize(
+    "text, good",
+    [
+        ("Doing sha256 for 3s on 16 size blocks: 100 sha256's in 0.00s", 0),
+        ("Doing sha256 for 3s on 16 size blocks: 0 sha256's in 3.00s", 0),
+        ("+DT:sha256:3:16\n+R:100:sha256:nan", 0),
+        ("+DT:sha256:3:16\n+R:100:sha256:-1.5", 0),
+        ("+DT:sha256:3:16\n+R:100:sha256:inf", 0),
+        ("+H:16:64\n+F:6:sha256:nan:1000.00", 1),
+        ("+H:16:64\n+F:6:sha256:-5:inf", 0),
+        ("+H:16:64\n+F:6:sha256:1e999:1600.0", 1),
+        ("+F2:0:2048:0:-1", 0),
+    ],
+)
+def test_rates_that_are_not_measurements_are_skipped_with_a_warning(text, good):
+    parsed = parse.parse(text)
+    entries = [e for run in parsed.runs for e in run.entries]
+    assert len(entries) == good
+    assert all(0 < e.ops_per_s < float("inf") for e in entries)
+    assert any("is not a measurement" in w for w in parsed.warnings), parsed.warnings
+
+
+def test_a_record_whose_number_is_not_a_number_is_skipped():
+    parsed = parse.parse("+H:16:64\n+F:6:sha256:abc:1000.00\n+DT:sha1:x:16")
+    assert any("could not read '+F:6:sha256:abc:1000.00'" in w for w in parsed.warnings)
+
+
+def test_unicode_digits_are_not_read_as_numbers():
+    parsed = parse.parse("Doing sha256 for 3s on ١٦ size blocks: 100 sha256's in 1.00s")
+    assert parsed.runs == [] and parsed.warnings

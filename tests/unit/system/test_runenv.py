@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.cli import plans
+from bridge.cli import plans, replay
 from bridge.errors import UsageError
 from bridge.report import schema
 from bridge.runtimes.erlang import ErlangRuntime
@@ -163,18 +163,32 @@ def test_replay_gives_each_runtime_its_variables_and_the_libcrypto_dirs_again(
         ),
         results=(),
     )
+    # --as-recorded: the report's executables, its harmless variables and
+    # its --libcrypto directories (bridge.cli.commands lists them and asks first).
     with pytest.raises(UsageError, match="no libcrypto"):
-        plans.from_report(report, Path("r.json"), ())  # the directory holds no library now
+        replay.from_report(report, Path("r.json"), (), as_recorded=True)  # the directory is empty
     found = Directory(str(lib), lib, {})
     monkeypatch.setattr(libcrypto, "resolve", lambda given: found)
-    plan, warnings = plans.from_report(report, Path("r.json"), ())
-    assert warnings == []
+    replayed = replay.from_report(report, Path("r.json"), (), as_recorded=True)
+    plan = replayed.plan
+    assert replayed.warnings == []
     assert plan.python == (exe, exe)  # the --libcrypto runtime is not replayed as a runtime
     assert plan.env["python"] == ({"PYTHONHASHSEED": "0"}, {})
     assert plan.libcrypto == (found,)
+    assert replayed.recorded == [
+        f"python@1: {exe}, with PYTHONHASHSEED=0",
+        f"python@1#2: {exe}, with no variables of its own",
+        f"--libcrypto {lib}: every runtime again, with it in front of LD_LIBRARY_PATH",
+    ]
+    # By default: this machine's Python, none of the report's variables or directories.
+    here = replay.Local(python=[replay.Candidate(None, "3.11.7", True, "/here/python")])
+    replayed = replay.from_report(report, Path("r.json"), (), local=here)
+    assert replayed.plan.python == (None,) and replayed.plan.env["python"] == ({},)
+    assert replayed.plan.libcrypto == ()
+    assert any("--libcrypto" in w and "not replayed" in w for w in replayed.warnings)
     # A directory gone since: a warning, and the run goes on without it.
     lib.rmdir()
-    plan, warnings = plans.from_report(report, Path("r.json"), ())
-    assert plan.libcrypto == () and warnings == [
+    replayed = replay.from_report(report, Path("r.json"), (), as_recorded=True)
+    assert replayed.plan.libcrypto == () and replayed.warnings == [
         f"--libcrypto {lib} does not exist here; running without it"
     ]

@@ -1,0 +1,316 @@
+"""A report from someone else is data, never code (issue 22): `--replay` of
+crafted reports, with real processes. Each crafted report starts from a
+real one; what it asks for would leave a marker file, a listening socket or
+an epmd behind if it ran."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bridge.report import schema
+from tests.conftest import FIXTURES, ROOT, bridge_cmd, needs_erl, needs_openssl
+from tests.integration.test_workers import _listening_inodes
+
+pytestmark = [needs_erl, needs_openssl]
+
+SHORT = [
+    "--samples", "6", "--sample-ms", "2", "--rounds", "2", "--warmup-ms", "0",
+    "--openssl-runs", "1", "--hw", "on",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory) -> dict:
+    """A real report of erlang, python and openssl (hmac-sha1, hw on)."""
+    out = tmp_path_factory.mktemp("base") / "r.json"
+    done = bridge_cmd("run", "hmac-sha1", *SHORT, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())
+
+
+def _craft(base: dict, path: Path, **by_kind) -> Path:
+    """The base report with each kind's runtimes changed: env added, or
+    another executable."""
+    data = json.loads(json.dumps(base))
+    for rt in data["runtimes"]:
+        change = by_kind.get(rt["kind"], {})
+        rt["env"] = {**rt["env"], **change.get("env", {})}
+        rt["executable"] = change.get("executable", rt["executable"])
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _erl_marker_expr(marker: Path) -> str:
+    # erlexec strips quotes from ERL_*FLAGS: the path as a list of bytes.
+    return f"file:write_file([{','.join(str(b) for b in bytes(marker))}],<<>>)"
+
+
+def _tagged(canary: str) -> dict[int, str]:
+    """The processes started with our canary in their environment: pid -> comm."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if canary.encode() in (entry / "environ").read_bytes():
+                    found[int(entry.name)] = (entry / "comm").read_text().strip()
+            except OSError:
+                pass
+    return found
+
+
+def _watched(*args: str, stdin=subprocess.DEVNULL) -> tuple[subprocess.CompletedProcess, set]:
+    """Run bridge, watching every process it starts (each carries a canary
+    variable): their names, and whether any of them listens on a socket."""
+    canary = f"BRIDGE_REPLAY_CANARY={uuid.uuid4().hex}"
+    env = dict(os.environ, **dict([canary.split("=")]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bridge", *args],
+        cwd=ROOT,
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    names: set[str] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            for pid, comm in _tagged(canary).items():
+                if pid == proc.pid:
+                    continue
+                names.add(comm)
+                try:
+                    links = {
+                        os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")
+                    }
+                except OSError:
+                    continue
+                inodes = {x[len("socket:[") : -1] for x in links if x.startswith("socket:[")}
+                assert not inodes & _listening_inodes(), f"{comm} ({pid}) listens on a socket"
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    left = _tagged(canary)
+    assert not left, f"processes outlived bridge: {left}"
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), names
+
+
+def test_the_crafted_erl_flags_do_run_when_erl_is_given_them(tmp_path):
+    """The control: the payload the next test replays is live."""
+    marker = tmp_path / "ran"
+    env = dict(os.environ, ERL_AFLAGS=f"-eval {_erl_marker_expr(marker)}")
+    subprocess.run(
+        ["erl", "-noshell", "-s", "init", "stop"], env=env, cwd=tmp_path, timeout=30, check=True
+    )
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("mode", [[], ["--as-recorded", "--yes"]], ids=["default", "as-recorded"])
+def test_replayed_erl_flags_run_nothing_open_no_listener_and_start_no_epmd(base, tmp_path, mode):
+    marker = tmp_path / "ran"
+    libs = tmp_path / "libs"
+    report = _craft(
+        base,
+        tmp_path / "evil.json",
+        erlang={
+            "env": {
+                "ERL_AFLAGS": f"-eval {_erl_marker_expr(marker)}",
+                "ERL_ZFLAGS": "-sname evilnode -setcookie x",
+                "ERL_FLAGS": "-name evil@127.0.0.1",
+                "ERL_LIBS": str(libs),
+                "LD_PRELOAD": str(tmp_path / "evil.so"),
+            }
+        },
+    )
+    again = tmp_path / "again.json"
+    done, started = _watched("run", "--replay", str(report), *mode, "-o", str(again))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not marker.exists(), "ERL_AFLAGS from the report ran"
+    assert "epmd" not in started and "beam.smp" in started
+    lines = done.stderr.splitlines()
+    for name in ("ERL_AFLAGS", "ERL_ZFLAGS", "ERL_FLAGS", "ERL_LIBS", "LD_PRELOAD"):
+        warned = f": {name} from the report is not replayed: "
+        assert any(line.startswith("bridge: warning: erlang@") and warned in line for line in lines)
+    # The new report does not carry them on: the next replay is clean.
+    for rt in schema.load(again).runtimes:
+        assert not {k for k in rt.details["env"] if k.startswith(("ERL_", "LD_"))}
+    (erl,) = [rt for rt in base["runtimes"] if rt["kind"] == "erlang"]
+    if mode:  # the report's own erl, listed with the (no) variables it gets
+        listing = done.stderr.split("replay --as-recorded runs, from the report:\n")[1]
+        assert f"  {erl['id']}: {erl['executable']}, with no variables of its own" in listing
+    else:  # this machine's erl of the same release, found by discovery
+        (mapped,) = [line for line in lines if line.startswith(f"replay: {erl['id']} (report) -> ")]
+        assert mapped.endswith(f"/bin/erl (OTP {erl['otp_version']})"), mapped
+
+
+def test_report_executables_are_not_run_by_default(base, tmp_path):
+    """A python and an openssl `executable` that would leave a marker: this
+    machine's runtimes run instead, and the mapping says which."""
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    evil.chmod(0o755)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    report = _craft(
+        base,
+        tmp_path / "evil.json",
+        python={
+            "executable": str(evil),
+            "env": {"PYTHONPATH": str(site), "LD_PRELOAD": str(tmp_path / "x.so")},
+        },
+        openssl={"executable": str(evil), "env": {"OPENSSL_CONF": str(tmp_path / "x.cnf")}},
+    )
+    done, _ = _watched("run", "--replay", str(report), "-o", str(tmp_path / "again.json"))
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+    lines = done.stderr.splitlines()
+    py_version = ".".join(map(str, sys.version_info[:3]))
+    assert (
+        f"replay: python@{py_version} (report) -> {sys.executable} (Python {py_version})" in lines
+    )
+    (ossl,) = [line for line in lines if line.startswith("replay: openssl@")]
+    assert f"-> {shutil.which('openssl')} (OpenSSL " in ossl
+    (erl,) = [line for line in lines if line.startswith("replay: erlang@")]
+    assert "(OTP " in erl
+    for name in ("PYTHONPATH", "LD_PRELOAD", "OPENSSL_CONF"):
+        assert f": {name} from the report is not replayed" in done.stderr
+    again = schema.load(tmp_path / "again.json")
+    assert str(evil) not in {rt.executable for rt in again.runtimes}
+
+
+def test_as_recorded_lists_what_runs_and_still_drops_what_loads_code(base, tmp_path):
+    marker = tmp_path / "ran"
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    report = _craft(
+        base,
+        tmp_path / "r.json",
+        python={
+            "executable": sys.executable,
+            "env": {"PYTHONPATH": str(site), "PYTHONHASHSEED": "0"},
+        },
+    )
+    # Without a terminal and without --yes: refused before anything runs.
+    done = bridge_cmd("run", "--replay", str(report), "--as-recorded", stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("bridge: error: --as-recorded") and "--yes" in line
+    done = bridge_cmd("run", "--replay", str(report), "--as-recorded", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+    listing = done.stderr.split("replay --as-recorded runs, from the report:\n")[1].splitlines()
+    py = f"python@{'.'.join(map(str, sys.version_info[:3]))}"
+    assert f"  {py}: {sys.executable}, with PYTHONHASHSEED=0" in listing
+    assert ": PYTHONPATH from the report is not replayed" in done.stderr
+
+
+def test_yes_and_as_recorded_need_their_companions(tmp_path):
+    for args, needs in ((["--as-recorded"], "--replay"), (["--yes"], "--as-recorded")):
+        done = bridge_cmd("run", "hmac-sha1", *args)
+        assert done.returncode == 2
+        (line,) = done.stderr.strip().splitlines()
+        assert line.startswith("bridge: error: ") and needs in line
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("timeout_slack_s", -1000, "settings.timeout_slack_s: -1000 is not a number in 1..3600"),
+        ("samples", "abc", "settings.samples: 'abc' is not an integer in 1..10000"),
+        ("samples", True, "settings.samples: True is not an integer in 1..10000"),
+        ("samples", 24.0, "settings.samples: 24.0 is not an integer in 1..10000"),
+        ("seed", "abc", "settings.seed: 'abc' is not an integer in 0..9223372036854775807"),
+        ("seed", 2**64, "settings.seed: 18446744073709551616 is not an integer in 0.."),
+        ("timeout_slack_s", 1e308, "settings.timeout_slack_s: 1e+308 is not a number in 1..3600"),
+        ("until_stable", float("nan"), "settings.until_stable: nan is not a number"),
+        ("rounds", 10**30, "settings.rounds: 1000000000000000000000000000000 is not an"),
+        ("rounds", 10**40, "settings.rounds: a 133-bit integer is not an integer in 1..1000"),
+        ("quick", "yes", "settings.quick: 'yes' is not true or false"),
+        ("schedulers", 0, "settings.schedulers: 0 is not an integer in 1..1024 (or null)"),
+    ],
+)
+def test_replayed_settings_are_bounded_as_the_command_line(base, tmp_path, field, value, message):
+    data = json.loads(json.dumps(base))
+    data["settings"][field] = value
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps(data))
+    done = bridge_cmd("run", "--replay", str(report))
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"bridge: error: {report}: {message}"), line
+
+
+def test_a_bad_hw_mode_is_one_line(base, tmp_path):
+    data = json.loads(json.dumps(base))
+    data["hardware"]["hw"] = "\x1b[2Jx"
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    done = bridge_cmd("run", "--replay", str(tmp_path / "r.json"))
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "hardware.hw: '\\x1b[2Jx' is not one of on, off, both" in line and "\x1b" not in line
+
+
+def test_node_report_refusal_prints_no_escape_and_no_report_command(tmp_path):
+    data = json.loads((FIXTURES / "report-nodes.json").read_text())
+    data["reproduce"] = "bridge run x \x1b]0;owned\x07\x1b[2J; rm -rf ~"
+    report = tmp_path / "nodes.json"
+    report.write_text(json.dumps(data))
+    done = bridge_cmd("run", "--replay", str(report))
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "rm -rf" not in line and "\x1b" not in line
+    assert line.endswith(
+        "rerun with: bridge run hmac-sha1 --node t25@vm --node t23@vm --measure"
+    ), line
+    # Names that are not node names are escaped and left out of the command.
+    for rt in data["runtimes"]:
+        rt["executable"] = "t\x1b[31m@vm;\u202eid"
+    report.write_text(json.dumps(data))
+    done = bridge_cmd("run", "--replay", str(report))
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "\x1b" not in line and "\u202e" not in line and "rerun with" not in line
+    assert "t\\x1b[31m@vm;\\u202eid (not a node name)" in line
+
+
+def test_as_recorded_asks_on_a_terminal_and_runs_nothing_when_declined(base, tmp_path):
+    import pty
+
+    marker = tmp_path / "ran"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    evil.chmod(0o755)
+    report = _craft(base, tmp_path / "r.json", python={"executable": str(evil)})
+    leader, follower = pty.openpty()
+    try:
+        os.write(leader, b"n\n")
+        done = bridge_cmd("run", "--replay", str(report), "--as-recorded", stdin=follower)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 2, done.stderr
+    assert f": {evil}, with no variables of its own" in done.stderr  # listed before asking
+    assert "Run these? [y/N]" in done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith("bridge: error: --as-recorded: not confirmed; nothing was run")
+    )
+    assert not marker.exists()
