@@ -725,7 +725,7 @@ def plot_command(file, output, others) -> None:
 )
 def list_scenarios(scenario_dirs) -> None:
     """The scenarios by kind, each with a one-line description."""
-    from bridge.cli.commands import listing
+    from bridge.cli import listing
 
     _out(listing.list_text(tuple(scenario_dirs)), nl=False)
 
@@ -741,7 +741,7 @@ def list_scenarios(scenario_dirs) -> None:
 def show(name, scenario_dirs) -> None:
     """One scenario: where its file is, each call per runtime (what it
     measures, how its output is checked, the release it needs), and the file."""
-    from bridge.cli.commands import listing
+    from bridge.cli import listing
 
     _out(listing.show_text(name, tuple(scenario_dirs)), nl=False)
 

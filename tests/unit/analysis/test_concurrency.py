@@ -11,7 +11,7 @@ import pytest
 
 from bridge.analysis import compare, concurrency
 from bridge.catalog import scenario
-from bridge.cli.commands import plans
+from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.render import RENDERERS
 from bridge.report import schema

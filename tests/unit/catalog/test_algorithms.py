@@ -11,7 +11,7 @@ import pytest
 
 from bridge.analysis import interop
 from bridge.catalog import calls, inputs, scenario
-from bridge.cli.commands import listing
+from bridge.cli import listing
 from bridge.crypto import curve25519, ec, rsa
 from bridge.errors import UsageError
 from bridge.report import schema

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.cli.commands import plans
+from bridge.cli import plans
 from bridge.errors import UsageError
 
 

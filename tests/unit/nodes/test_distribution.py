@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.cli.commands import plans
+from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.nodes import agent, distribution
 from bridge.system import otp
