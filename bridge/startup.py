@@ -23,16 +23,18 @@ started one by one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bridge import ab, calls, hardware, model
-from bridge.errors import BridgeError
+from bridge import ab, calls, hardware, model, readlimit
+from bridge.errors import BridgeError, BridgeWarning, UsageError
 from bridge.runtimes import libcrypto as other_libcrypto
 from bridge.runtimes.base import MASK_VARS, Job
 from bridge.session import Live, RuntimeSpec, Session, Starting
@@ -224,6 +226,56 @@ def _mask_env(value: object) -> dict[str, str] | None:
     return dict(value)
 
 
+# The cache file: a few hundred bytes per runtime seen.
+MAX_GUESSES_BYTES = 1 << 20
+MAX_KEY = 4096
+
+
+def _read_guesses(path: Path) -> dict[str, dict[str, str] | None]:
+    """The file's guesses; a file that is not what bridge writes (the
+    published bridge/schema/twins-1.schema.json) is discarded with a warning,
+    and removed so that it costs one warning, not one per run."""
+    try:
+        raw = readlimit.read_bytes(path, MAX_GUESSES_BYTES, "not bridge's twins cache")
+    except UsageError as exc:
+        if not path.exists() and not path.is_symlink():
+            return {}  # no cache yet
+        return _discard_guesses(path, exc.message)
+    try:
+        text = readlimit.decode(raw, str(path), "not bridge's twins cache")
+        readlimit.check_json_depth(text, str(path))
+        data = json.loads(text)
+    except UsageError as exc:
+        return _discard_guesses(path, exc.message)
+    except ValueError as exc:
+        return _discard_guesses(path, f"{path}: not JSON ({exc})")
+    problem = twins_problem(data)
+    if problem:
+        return _discard_guesses(path, f"{path}: {problem}")
+    return {k: _mask_env(v) for k, v in data.items()}
+
+
+def twins_problem(data: object) -> str | None:
+    """What is wrong with a parsed twins cache, by the rules of its schema
+    (checked here in Python: jsonschema is slow to import on every run)."""
+    if not isinstance(data, dict):
+        return "not an object"
+    for key, value in data.items():
+        if len(key) > MAX_KEY:
+            return f"a key of {len(key)} characters"
+        if value is not None and _mask_env(value) is None:
+            return f"not a capability mask for {key[:60]!r}"
+    return None
+
+
+def _discard_guesses(path: Path, why: str) -> dict[str, dict[str, str] | None]:
+    warnings.warn(f"{why}; discarding the twins' cache", BridgeWarning, stacklevel=3)
+    with contextlib.suppress(OSError):
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    return {}
+
+
 def _twin_label(spec: RuntimeSpec, mask_env: Mapping[str, str]) -> str:
     masks = " ".join(f"{k}={v}" for k, v in mask_env.items())
     return f"{spec.label} ({masks})"
@@ -240,12 +292,7 @@ class TwinGuesses:
         self._known: dict[str, dict[str, str] | None] = {}
         self._changed = False
         if path is not None:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                data = {}
-            if isinstance(data, dict):
-                self._known = {k: _mask_env(v) for k, v in data.items()}
+            self._known = _read_guesses(path)
 
     def get(self, key: str) -> dict[str, str] | None:
         return self._known.get(key)
