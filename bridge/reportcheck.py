@@ -31,7 +31,7 @@ def schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Any:
-    import jsonschema  # noqa: PLC0415 - slow to import: only when a report is read
+    import jsonschema  # slow to import: only when a report is read
 
     return jsonschema.Draft202012Validator(schema())
 
@@ -49,7 +49,7 @@ def check(data: Any, source: str) -> None:
 
 
 def _first_error(data: Any) -> str | None:
-    import jsonschema  # noqa: PLC0415
+    import jsonschema
 
     error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
     if error is None:
@@ -151,7 +151,7 @@ def _result(r: dict[str, Any]) -> str | None:
 
 def _size_bounds(scenarios: Any) -> dict[str, int]:
     """Each scenario's bound on its sizes, as bridge.scenario checks them."""
-    from bridge import scenario  # noqa: PLC0415
+    from bridge import scenario
 
     limits = {"kdf": scenario.MAX_ITERATIONS, "file-digest": scenario.MAX_FILE_SIZE}
     out = {}

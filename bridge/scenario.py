@@ -338,7 +338,9 @@ def load(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Scenario:
     try:
         raw = readlimit.read_bytes(path, MAX_FILE_BYTES, "not a scenario")
     except readlimit.TooLarge as exc:
-        raise UsageError(f"scenario file {exc.message} (the limit is {MAX_FILE_BYTES} bytes)") from None
+        raise UsageError(
+            f"scenario file {exc.message} (the limit is {MAX_FILE_BYTES} bytes)"
+        ) from None
     except UsageError as exc:
         raise UsageError(f"scenario file {exc.message}") from None
     try:

@@ -231,48 +231,60 @@ MAX_GUESSES_BYTES = 1 << 20
 MAX_KEY = 4096
 
 
-def _read_guesses(path: Path) -> dict[str, dict[str, str] | None]:
-    """The file's guesses; a file that is not what bridge writes (the
-    published bridge/schema/twins-1.schema.json) is discarded with a warning,
-    and removed so that it costs one warning, not one per run."""
+def _read_guesses(path: Path) -> tuple[dict[str, dict[str, str] | None], bool]:
+    """The file's guesses, and whether some were dropped. A file that is not
+    what bridge writes (the published bridge/schema/twins-1.schema.json) is
+    discarded with a warning and removed; entries that are not capability
+    masks are dropped with a warning, and the file is written again without
+    them: either costs one warning, not one per run."""
     try:
         raw = readlimit.read_bytes(path, MAX_GUESSES_BYTES, "not bridge's twins cache")
     except UsageError as exc:
         if not path.exists() and not path.is_symlink():
-            return {}  # no cache yet
-        return _discard_guesses(path, exc.message)
+            return {}, False  # no cache yet
+        return _discard_guesses(path, exc.message), False
     try:
         text = readlimit.decode(raw, str(path), "not bridge's twins cache")
         readlimit.check_json_depth(text, str(path))
         data = json.loads(text)
     except UsageError as exc:
-        return _discard_guesses(path, exc.message)
+        return _discard_guesses(path, exc.message), False
     except ValueError as exc:
-        return _discard_guesses(path, f"{path}: not JSON ({exc})")
-    problem = twins_problem(data)
-    if problem:
-        return _discard_guesses(path, f"{path}: {problem}")
-    return {k: _mask_env(v) for k, v in data.items()}
-
-
-def twins_problem(data: object) -> str | None:
-    """What is wrong with a parsed twins cache, by the rules of its schema
-    (checked here in Python: jsonschema is slow to import on every run)."""
+        return _discard_guesses(path, f"{path}: not JSON ({exc})"), False
     if not isinstance(data, dict):
-        return "not an object"
-    for key, value in data.items():
-        if len(key) > MAX_KEY:
-            return f"a key of {len(key)} characters"
-        if value is not None and _mask_env(value) is None:
-            return f"not a capability mask for {key[:60]!r}"
+        return _discard_guesses(path, f"{path}: not an object"), False
+    problems = [p for p in (twins_problem(k, v) for k, v in data.items()) if p]
+    if problems:
+        warnings.warn(
+            f"{path}: {problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+            + "; dropped from the twins' cache",
+            BridgeWarning,
+            stacklevel=4,
+        )
+    known = {k: _mask_env(v) for k, v in data.items() if not twins_problem(k, v)}
+    return known, bool(problems)
+
+
+def twins_problem(key: str, value: object) -> str | None:
+    """What is wrong with one entry of the twins cache, by the rules of its
+    schema (checked here in Python: jsonschema is slow to import on every run)."""
+    if len(key) > MAX_KEY:
+        return f"a key of {len(key)} characters"
+    if value is not None and _mask_env(value) is None:
+        return f"not a capability mask for {_printable(key[:60])!r}"
     return None
 
 
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _discard_guesses(path: Path, why: str) -> dict[str, dict[str, str] | None]:
-    warnings.warn(f"{why}; discarding the twins' cache", BridgeWarning, stacklevel=3)
+    warnings.warn(f"{why}; discarding the twins' cache", BridgeWarning, stacklevel=4)
     with contextlib.suppress(OSError):
-        if path.is_symlink() or path.is_file():
-            path.unlink()
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()  # a FIFO or a device node too: bridge only ever writes a file
     return {}
 
 
@@ -292,7 +304,7 @@ class TwinGuesses:
         self._known: dict[str, dict[str, str] | None] = {}
         self._changed = False
         if path is not None:
-            self._known = _read_guesses(path)
+            self._known, self._changed = _read_guesses(path)
 
     def get(self, key: str) -> dict[str, str] | None:
         return self._known.get(key)
