@@ -21,7 +21,7 @@ from bridge import cli
 from bridge.errors import BridgeError
 from tests.conftest import FIXTURES
 
-BOUNDED = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+BOUNDED = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 SOURCES = {
     name: json.loads((FIXTURES / name).read_text())
     for name in ("report-hmac-sha1-v1.json", "roundtrip/run-mix1.json")
@@ -131,7 +131,7 @@ def test_mutated_reports_render_or_fail_cleanly(m):
         _run(["compare", str(path), BASELINE, "--format", "json"])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated())
 def test_mutated_reports_plot_or_fail_cleanly(m):
     doc = m.doc

@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 import tomllib
 
 import jsonschema
@@ -165,3 +167,13 @@ def test_the_twins_check_is_its_schema(data):
     by_schema = jsonschema.Draft202012Validator(TWINS).is_valid(data)
     by_code = not any(startup.twins_problem(k, v) for k, v in data.items())
     assert by_schema == by_code, data
+
+
+def test_a_run_does_not_import_jsonschema():
+    """jsonschema takes a noticeable time to import: only reading a report pays it."""
+    code = (
+        "import sys, bridge.cli, bridge.runner, bridge.plans, bridge.startup, bridge.scenario;"
+        "assert 'jsonschema' not in sys.modules, 'imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
