@@ -610,8 +610,8 @@ def import_speed(file, fmt, output) -> None:
         plans.check_writable(output)
     from bridge import importer
 
-    stdin_text = click.get_text_stream("stdin").read() if file == "-" else None
-    text, name = importer.read_document(file, stdin_text)
+    stdin = click.get_binary_stream("stdin") if file == "-" else None
+    text, name = importer.read_document(file, stdin)
     report, warnings = importer.to_report(text, name, ["bridge", *sys.argv[1:]])
     for warning in warnings:
         click.echo(f"bridge: warning: skipped {plain.printable(warning)}", err=True)

@@ -1,0 +1,2 @@
+"""The JSON Schemas bridge publishes and checks its files against (package
+data: read through importlib.resources)."""
