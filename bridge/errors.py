@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import enum
 
-from bridge import plain
-
 
 class ExitStatus(enum.IntEnum):
     OK = 0
@@ -30,10 +28,10 @@ class BridgeError(Exception):
         self.hint = hint
 
     def one_line(self) -> str:
-        """The message on one line, with any control character in it (from a
-        report, a scenario file or a runtime's output) escaped."""
+        """The message on one line. It may quote a report, a scenario file or
+        a runtime's output: whatever prints it escapes it (bridge.plain)."""
         text = self.message if not self.hint else f"{self.message} ({self.hint})"
-        return plain.printable(" ".join(text.split()))
+        return " ".join(text.split())
 
 
 class UsageError(BridgeError):

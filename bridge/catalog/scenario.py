@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
 
+from bridge import plain
 from bridge.catalog import calls, vocab
 from bridge.errors import UsageError
 
@@ -357,18 +358,29 @@ def available(extra_dirs: tuple[Path, ...] = ()) -> list[str]:
 
 def load(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Scenario:
     path = find(name_or_path, extra_dirs)
+    where = f"scenario file {path}"
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"scenario file {path}: cannot read ({exc.strerror})") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise UsageError(f"scenario file {path}: {len(raw)} bytes, the limit is {MAX_FILE_BYTES}")
+        raw = plain.read_bytes(path, MAX_FILE_BYTES, "not a scenario")
+    except plain.TooLarge as exc:
+        raise UsageError(
+            f"scenario file {exc.message} (the limit is {MAX_FILE_BYTES} bytes)"
+        ) from None
+    except UsageError as exc:
+        raise UsageError(f"scenario file {exc.message}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"scenario file {path}: not UTF-8 text") from None
+        raise UsageError(f"{where}: not UTF-8 text") from None
+    # tomllib recurses into arrays and inline tables: bound them first; dotted
+    # keys and table headers nest without brackets, so the result is bounded too.
+    plain.check_toml_depth(text, where)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"scenario file {path}: not valid TOML ({exc})") from None
+        raise UsageError(f"{where}: not valid TOML ({exc})") from None
+    except RecursionError:  # nesting the scan above missed
+        raise UsageError(f"{where}: nested deeper than {plain.MAX_DEPTH} levels") from None
+    plain.check_data_depth(data, where)
     return parse(data, str(path))
 
 

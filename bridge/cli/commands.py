@@ -389,7 +389,7 @@ def _execute(
         except Exception:
             lost = _save(text, output)  # a renderer's bug does not lose the measurement
             if lost is not None:
-                click.echo(f"bridge: error: {lost.one_line()}", err=True)
+                click.echo(f"bridge: error: {plain.printable(lost.one_line())}", err=True)
             raise
         failure = _save(text, output, shown)
     # The report is safe: a signal from here on ends bridge at once.
@@ -618,8 +618,8 @@ def import_speed(file, fmt, output) -> None:
         plans.check_writable(output)
     from bridge.speed import importer
 
-    stdin_text = click.get_text_stream("stdin").read() if file == "-" else None
-    text, name = importer.read_document(file, stdin_text)
+    stdin = click.get_binary_stream("stdin") if file == "-" else None
+    text, name = importer.read_document(file, stdin)
     report, warnings = importer.to_report(text, name, ["bridge", *sys.argv[1:]])
     for warning in warnings:
         click.echo(f"bridge: warning: skipped {plain.printable(warning)}", err=True)
@@ -784,21 +784,21 @@ def main() -> None:
     except click.exceptions.NoArgsIsHelpError as exc:
         code = _help(exc)
     except click.UsageError as exc:
-        click.echo(f"bridge: error: {exc.format_message()}", err=True)
+        click.echo(f"bridge: error: {plain.printable(exc.format_message())}", err=True)
         code = ExitStatus.USAGE
     except click.ClickException as exc:
-        click.echo(f"bridge: error: {exc.format_message()}", err=True)
+        click.echo(f"bridge: error: {plain.printable(exc.format_message())}", err=True)
         code = exc.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("\nbridge: interrupted", err=True)
         code = signals.status() or ExitStatus.INTERRUPTED
     except StdoutError as exc:
         if exc.errno != errno.EPIPE:  # a closed pipe is the reader's choice: quiet
-            click.echo(f"bridge: error: {exc.one_line()}", err=True)
+            click.echo(f"bridge: error: {plain.printable(exc.one_line())}", err=True)
         code = ExitStatus.RUN_FAILED
     except BridgeError as exc:
         click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
-        click.echo(f"bridge: error: {exc.one_line()}", err=True)
+        click.echo(f"bridge: error: {plain.printable(exc.one_line())}", err=True)
         code = exc.status
     except SystemExit as exc:
         code = exc.code
@@ -818,7 +818,7 @@ def _help(exc: click.exceptions.NoArgsIsHelpError) -> int:
         _out(exc.ctx.get_help() if exc.ctx else str(exc))
     except StdoutError as err:
         if err.errno != errno.EPIPE:
-            click.echo(f"bridge: error: {err.one_line()}", err=True)
+            click.echo(f"bridge: error: {plain.printable(err.one_line())}", err=True)
         return ExitStatus.RUN_FAILED
     return ExitStatus.OK
 

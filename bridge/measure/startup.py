@@ -23,15 +23,18 @@ started one by one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bridge import plain
 from bridge.catalog import calls
-from bridge.errors import BridgeError
+from bridge.errors import BridgeError, BridgeWarning, UsageError
 from bridge.hw import ab, hardware
 from bridge.hw.hardware import MASK_VARS
 from bridge.measure.plan import Plan
@@ -226,6 +229,68 @@ def _mask_env(value: object) -> dict[str, str] | None:
     return dict(value)
 
 
+# The cache file: a few hundred bytes per runtime seen.
+MAX_GUESSES_BYTES = 1 << 20
+MAX_KEY = 4096
+
+
+def _read_guesses(path: Path) -> tuple[dict[str, dict[str, str] | None], bool]:
+    """The file's guesses, and whether some were dropped. A file that is not
+    what bridge writes (the published bridge/report/twins-1.schema.json) is
+    discarded with a warning and removed; entries that are not capability
+    masks are dropped with a warning, and the file is written again without
+    them: either costs one warning, not one per run."""
+    try:
+        raw = plain.read_bytes(path, MAX_GUESSES_BYTES, "not bridge's twins cache")
+    except UsageError as exc:
+        if not path.exists() and not path.is_symlink():
+            return {}, False  # no cache yet
+        return _discard_guesses(path, exc.message), False
+    try:
+        text = plain.decode(raw, str(path), "not bridge's twins cache")
+        plain.check_json_depth(text, str(path))
+        data = json.loads(text)
+    except UsageError as exc:
+        return _discard_guesses(path, exc.message), False
+    except ValueError as exc:
+        return _discard_guesses(path, f"{path}: not JSON ({exc})"), False
+    if not isinstance(data, dict):
+        return _discard_guesses(path, f"{path}: not an object"), False
+    problems = [p for p in (twins_problem(k, v) for k, v in data.items()) if p]
+    if problems:
+        warnings.warn(
+            f"{path}: {problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+            + "; dropped from the twins' cache",
+            BridgeWarning,
+            stacklevel=4,
+        )
+    known = {k: _mask_env(v) for k, v in data.items() if not twins_problem(k, v)}
+    return known, bool(problems)
+
+
+def twins_problem(key: str, value: object) -> str | None:
+    """What is wrong with one entry of the twins cache, by the rules of its
+    schema (checked here in Python: jsonschema is slow to import on every run)."""
+    if len(key) > MAX_KEY:
+        return f"a key of {len(key)} characters"
+    if value is not None and _mask_env(value) is None:
+        return f"not a capability mask for {_printable(key[:60])!r}"
+    return None
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _discard_guesses(path: Path, why: str) -> dict[str, dict[str, str] | None]:
+    warnings.warn(f"{why}; discarding the twins' cache", BridgeWarning, stacklevel=4)
+    with contextlib.suppress(OSError):
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()  # a FIFO or a device node too: bridge only ever writes a file
+    return {}
+
+
 def _twin_label(spec: RuntimeSpec, mask_env: Mapping[str, str]) -> str:
     masks = " ".join(f"{k}={v}" for k, v in mask_env.items())
     return f"{spec.label} ({masks})"
@@ -247,12 +312,7 @@ class TwinGuesses:
         self._known: dict[str, dict[str, str] | None] = {}
         self._changed = False
         if path is not None:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                data = {}
-            if isinstance(data, dict):
-                self._known = {k: _mask_env(v) for k, v in data.items()}
+            self._known, self._changed = _read_guesses(path)
 
     def get(self, key: str) -> dict[str, str] | None:
         return self._known.get(key)

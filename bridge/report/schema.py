@@ -1030,26 +1030,35 @@ def _describe(exc: Exception) -> str:
 
 
 def load(path: str | Path) -> Report:
+    """Read, bound, parse and validate a report (bridge.report.check) before
+    anything renders it: a report is someone else's data."""
+    from bridge import plain
+    from bridge.report import check as reportcheck
+
     p = Path(path)
+    raw = plain.read_bytes(p, MAX_REPORT_BYTES, "not a report")
     try:
-        if p.stat().st_size > MAX_REPORT_BYTES:
-            raise UsageError(f"{p}: larger than {MAX_REPORT_BYTES // 2**20} MiB, not a report")
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{p}: is a directory, not a report") from None
-    except UnicodeDecodeError:
+        text = plain.decode(raw, str(p), "not a report")
+    except UsageError:
         raise UsageError(f"{p}: not a bridge report (binary data, not JSON)") from None
-    except OSError as exc:
-        raise UsageError(f"{p}: cannot read ({exc.strerror})") from None
+    plain.check_json_depth(text, str(p))
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"{p}: not JSON ({exc.msg} at line {exc.lineno})", hint=_hint(p, text)
         ) from None
+    except ValueError as exc:  # an integer of thousands of digits, NaN
+        raise UsageError(f"{p}: not a bridge report ({exc})") from None
+    if isinstance(data, dict):
+        check_schema(data.get("schema"), str(p))
+        reportcheck.check(data, str(p))
     return Report.from_json(data, source=str(p))
+
+
+def _no_constant(name: str) -> Any:
+    """json.loads reads NaN and Infinity, which JSON does not have."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 # What `openssl speed` prints (human and -mr), to point a pasted run at import-speed.

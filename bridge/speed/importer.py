@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from pathlib import Path
+from typing import BinaryIO
 
 import bridge
+from bridge import plain
 from bridge.analysis import versus
 from bridge.errors import UsageError
 from bridge.report import schema
@@ -21,24 +22,22 @@ from bridge.speed import multi, parse
 IMPORTED = "as posted: one number from openssl speed output, no samples"
 
 
-def read_document(path: str, stdin_text: str | None = None) -> tuple[str, str]:
-    """(text, name) of FILE or '-'. Refuses binary and oversized input."""
+def read_document(path: str, stdin: BinaryIO | None = None) -> tuple[str, str]:
+    """(text, name) of FILE or '-' (read from `stdin`, a binary stream).
+    Refuses devices, FIFOs, binary and oversized input, reading no more than
+    the limit plus one byte."""
+    what = "not openssl speed output"
     if path == "-":
-        return stdin_text or "", "<stdin>"
-    p = Path(path)
-    try:
-        if p.is_dir():
-            raise UsageError(f"{path}: is a directory")
-        if p.stat().st_size > parse.MAX_INPUT:
-            raise UsageError(f"{path}: larger than {parse.MAX_INPUT // 2**20} MiB")
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read ({exc.strerror})") from None
+        name = "<stdin>"
+        raw = plain.read_stream(stdin, parse.MAX_INPUT, name, what) if stdin else b""
+    else:
+        name = path
+        raw = plain.read_bytes(path, parse.MAX_INPUT, what)
     if b"\0" in raw:
-        raise UsageError(f"{path}: binary data, not openssl speed output")
-    return raw.decode("utf-8", "replace"), path
+        raise UsageError(f"{name}: binary data, {what}")
+    # Pasted text is often re-encoded on the way (mail, forums): a stray
+    # byte is replaced, not refused; the parser finds the numbers or says so.
+    return raw.decode("utf-8", "replace"), name
 
 
 def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, list[str]]:

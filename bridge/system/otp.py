@@ -552,19 +552,29 @@ def verify(entry: Path) -> str | None:
         return f"{DIGESTS} lists {', '.join(sorted(recorded)) or 'nothing'}"
     for name in sorted(wanted):
         try:
-            data = (entry / name).read_bytes()
-        except FileNotFoundError:
-            return f"{name} is missing"
-        except OSError as exc:
-            return f"{name} is unreadable ({exc.strerror})"
+            data = plain.read_bytes(entry / name, MAX_BEAM_BYTES, "not a compiled module")
+        except UsageError as exc:
+            return f"{name} is missing" if not (entry / name).exists() else exc.message
         if hashlib.sha256(data).hexdigest() != recorded[name]:
             return f"{name}, {len(data)} bytes, does not match its recorded sha256"
     return None
 
 
+# Bounds on the cache's files (bridge.plain): the worker's modules are a
+# few tens of KiB each.
+MAX_DIGESTS_BYTES = 1 << 16
+MAX_BEAM_BYTES = 1 << 24
+
+
 def _read_digests(path: Path) -> dict[str, str]:
+    try:
+        text = plain.read_bytes(path, MAX_DIGESTS_BYTES, "not a digest list").decode("ascii")
+    except UsageError as exc:
+        if not path.exists():
+            raise FileNotFoundError(path) from None
+        raise ValueError(exc.message) from None
     recorded = {}
-    for line in path.read_text(encoding="ascii").splitlines():
+    for line in text.splitlines():
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64 or not name:
             raise ValueError(line)

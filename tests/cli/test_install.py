@@ -1,6 +1,7 @@
 """bridge as people install a CLI tool: the built wheel, installed into a
-fresh venv, runs from any directory. The Erlang worker's sources (erl/) and
-the built-in scenarios (scenarios/) travel in it as package data.
+fresh venv, runs from any directory. The Erlang worker's sources (erl/), the
+built-in scenarios (scenarios/) and the report's JSON Schema (bridge/report/)
+travel in it as package data.
 
 Nothing is downloaded when it can be avoided: the wheel is built with this
 venv's own setuptools (--no-build-isolation), and the fresh venv installs
@@ -75,6 +76,8 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_from_anywhere(tmp_path, no_
         assert f"bridge/_erl/{path.name}" in names
     for path in (ROOT / "scenarios").glob("*.toml"):
         assert f"bridge/_scenarios/{path.name}" in names
+    for path in (ROOT / "bridge" / "report").glob("*.schema.json"):
+        assert f"bridge/report/{path.name}" in names
 
     house = _wheelhouse(_requirements(wheel))
     venv = tmp_path / "venv"
@@ -110,6 +113,9 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_from_anywhere(tmp_path, no_
     assert all(c["match"] for c in report["interop"])
     python_rt = next(rt for rt in report["runtimes"] if rt["kind"] == "python")
     assert python_rt["executable"] == str(python)
+    # Reading it back validates it against the schema the wheel carries.
+    shown = _run([bridge, "report", out, "--format", "markdown"], cwd=elsewhere, env=env)
+    assert shown.returncode == 0 and shown.stdout.startswith("#"), shown.stderr
 
 
 def test_the_editable_install_says_nothing(tmp_path):

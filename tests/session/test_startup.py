@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from bridge.errors import BridgeWarning
 from bridge.measure.startup import TwinGuesses
 from tests.session.fake import Log, Script, unavailable
 from tests.session.test_session import ERL, PY, plan, run
@@ -102,7 +105,8 @@ def test_a_guess_whose_partner_cannot_start_is_stopped():
 def test_a_cache_file_that_is_not_json_is_no_guess(tmp_path):
     path = tmp_path / "twins.json"
     path.write_text("{not json")
-    guesses = TwinGuesses(path)
+    with pytest.warns(BridgeWarning, match="not JSON.*discarding the twins' cache"):
+        guesses = TwinGuesses(path)
     assert guesses.get("anything") is None
     guesses.put("k", MASK)
     guesses.save()
@@ -134,6 +138,7 @@ def test_only_a_capability_mask_is_ever_taken_from_the_cache(tmp_path):
             }
         )
     )
-    guesses = TwinGuesses(path)
+    with pytest.warns(BridgeWarning, match="preload' \\(and 3 more\\); dropped"):
+        guesses = TwinGuesses(path)
     assert [k for k in ("preload", "mixed", "not-a-mask", "list") if guesses.get(k)] == []
     assert guesses.get("ok") == MASK and guesses.get("arm") == {"OPENSSL_armcap": "0x3d"}

@@ -1,0 +1,226 @@
+"""Hostile inputs, as real CLI processes: devices, FIFOs, endless or random
+stdin, deep nesting and crafted report fields each end in one
+`bridge: error:` line and exit status 2, quickly (a bounded reader: memory
+stays bounded too), never a traceback or a hang. A broken twins cache costs
+one warning, and the run after it works."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FAST_ARGS, FIXTURES, ROOT, bridge_cmd, needs_erl, needs_openssl
+
+REPORT = str(FIXTURES / "report-hmac-sha1-v1.json")
+BASE = json.loads(Path(REPORT).read_text())
+# A report with every section: fits, differences, verdicts, masks.
+RICH = json.loads((FIXTURES / "roundtrip" / "versions-3otp-2openssl.json").read_text())
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "fifo.json"
+    os.mkfifo(path)
+    return str(path)
+
+
+def commands(bad: str, tmp: Path) -> dict[str, list[str]]:
+    return {
+        "report": ["report", bad],
+        "compare": ["compare", REPORT, bad],
+        "plot": ["plot", bad, "-o", str(tmp / "p.png")],
+        "replay": ["run", "--replay", bad],
+        "import-speed": ["import-speed", bad],
+    }
+
+
+def one_line_error(done: subprocess.CompletedProcess, *wanted: str) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, (done.returncode, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr
+    assert len(lines) == 1 and lines[0].startswith("bridge: error: "), done.stderr[-2000:]
+    for word in wanted:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def timed(*args: str, **kw) -> tuple[subprocess.CompletedProcess, float]:
+    start = time.monotonic()
+    # Generous: on a loaded 2-core machine the interpreter's start-up alone
+    # takes seconds. A FIFO that blocked would reach the timeout.
+    done = bridge_cmd(*args, timeout=20, **kw)
+    return done, time.monotonic() - start
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "fifo"])
+def test_devices_and_fifos_are_refused_at_once(tmp_path, device, request):
+    bad = request.getfixturevalue("fifo") if device == "fifo" else device
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    for name, argv in commands(bad, tmp_path).items():
+        done, took = timed(*argv)
+        line = one_line_error(done, bad)
+        assert "FIFO" in line if device == "fifo" else "character device" in line, line
+        assert took < 20, (name, took)
+    # No child grew beyond what an interpreter with bridge imported needs
+    # (reading /dev/zero once reached gigabytes).
+    peak_kib = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    assert peak_kib < 400 * 1024, peak_kib
+
+
+def test_a_fifo_replacing_a_file_after_the_check_cannot_block(tmp_path, monkeypatch):
+    """The descriptor is opened non-blocking and checked again: a FIFO
+    without a writer does not hang the open."""
+    from bridge import plain
+    from bridge.errors import UsageError
+
+    path = tmp_path / "f"
+    os.mkfifo(path)
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: real_stat(REPORT))  # stat saw a file
+    with pytest.raises(UsageError, match="is a FIFO"):
+        plain.read_bytes(path, 1 << 20, "not a report")
+
+
+def _stdin(data_cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        f"{data_cmd} | {sys.executable} -m bridge import-speed -",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        cwd=ROOT,
+    )
+
+
+def test_endless_or_binary_stdin_to_import_speed():
+    start = time.monotonic()
+    one_line_error(_stdin("head -c 20M /dev/zero"), "<stdin>", "larger than 16 MiB")
+    # Reading stops at the limit: an endless stream ends the same way.
+    one_line_error(_stdin("cat /dev/zero"), "<stdin>", "larger than 16 MiB")
+    one_line_error(_stdin("head -c 4096 /dev/urandom"), "<stdin>", "binary data")
+    assert time.monotonic() - start < 15
+
+
+def test_stdin_text_is_still_imported():
+    done = _stdin(f"cat {FIXTURES / 'openssl-3.0-sha256.txt'}")
+    assert done.returncode == 0, done.stderr
+    assert "sha256" in done.stdout
+
+
+def _deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def test_deep_nesting_in_a_report(tmp_path):
+    deep = tmp_path / "deep.json"
+    text = json.dumps({**BASE, "settings": {"x": "PLACEHOLDER"}}).replace(
+        '"PLACEHOLDER"', _deep(5000)
+    )
+    deep.write_text(text)
+    for argv in commands(str(deep), tmp_path).values():
+        if argv[0] != "import-speed":
+            one_line_error(bridge_cmd(*argv, timeout=30), "nested deeper than 64 levels")
+    # Brackets inside strings do not nest.
+    fine = tmp_path / "fine.json"
+    fine.write_text(json.dumps({**BASE, "reproduce": "[{" * 5000}))
+    assert bridge_cmd("report", str(fine), timeout=30).returncode == 0
+
+
+def test_deep_nesting_in_a_scenario(tmp_path):
+    for name, body in {
+        "arrays.toml": f"x = {_deep(5000)}\n",
+        "tables.toml": "x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n",
+        "dotted.toml": "x" + ".a" * 3000 + " = 1\n",
+    }.items():
+        path = tmp_path / name
+        path.write_text(body)
+        one_line_error(bridge_cmd("run", str(path), timeout=30), "nested deeper than 64 levels")
+
+
+CRAFTED = {
+    "size": (("results", 0, "size"), 10**400, "above the maximum"),
+    "no samples": (("results", 0, "samples"), [], "no samples"),
+    "loops 0": (("results", 0, "loops"), 0, "loops is 0"),
+    "hw list": (("results", 0, "hw"), ["x"], "is not one of"),
+    "loops length": (("results", 0, "loops"), [1, 2, 3], "3 loops for 20 samples"),
+    "negative sample": (("results", 0, "samples", 0), -5, "below the minimum"),
+    "negative duration": (("results", 0, "ns_per_op", "median"), -3.0, "below the minimum"),
+    "negative size": (("fits", 0, "sizes", 0), -1, "below the minimum"),
+    "negative ratio": (("differences", 0, "ratio"), -1.0, "below the minimum"),
+    "huge string": (("results", 0, "call"), "x" * (17 << 20), "a string of"),
+    "unknown runtime": (("results", 0, "runtime"), "nobody@1", "not among the runtimes"),
+    "interop key": (("interop", 0, "outputs"), {"x": "00"}, "does not match"),
+    "kind": (("runtimes", 0, "kind"), "shell", "is not one of"),
+    "verdict runtime": (("verdicts", 0, "runtime"), "ghost", "not among the runtimes"),
+    "mask variable": (
+        ("hardware", "experiments", 0, "mask", "variable"),
+        "LD_PRELOAD",
+        "is not one of",
+    ),
+    "ci pair": (("results", 0, "ns_per_op", "ci95"), [1.0], "is too short"),
+}
+
+
+def _crafted(path: tuple, value) -> dict:
+    d = copy.deepcopy(RICH)
+    target = d
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    return d
+
+
+@pytest.mark.parametrize("case", list(CRAFTED))
+def test_crafted_fields_are_refused_before_rendering(tmp_path, case):
+    path, value, message = CRAFTED[case]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(_crafted(path, value)))
+    # One process each (compare and plot: tests/fuzz/test_fuzz_reports.py, in-process).
+    one_line_error(bridge_cmd("report", str(bad), "--format", "markdown", timeout=30), message)
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_numbers_that_are_not_finite(tmp_path, constant):
+    bad = tmp_path / "bad.json"
+    text = json.dumps(BASE).replace('"median": ', f'"median": {constant}, "was": ', 1)
+    bad.write_text(text)
+    one_line_error(bridge_cmd("report", str(bad), timeout=30), str(bad))
+
+
+@needs_erl
+@needs_openssl
+@pytest.mark.parametrize("broken", ["deep", "fifo", "not-a-mask"])
+def test_a_broken_twins_cache_costs_one_warning(tmp_path, broken):
+    cache = Path(os.environ["BRIDGE_CACHE_DIR"]) / "bridge" / "twins.json"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    kept = cache.read_bytes() if cache.is_file() else None
+    cache.unlink(missing_ok=True)
+    if broken == "deep":
+        cache.write_text(_deep(5000))
+    elif broken == "fifo":
+        os.mkfifo(cache)
+    else:
+        cache.write_text(json.dumps({"k": {"LD_PRELOAD": "/tmp/x.so"}}))
+    argv = ["run", "hmac-sha1", "--sizes", "64", "--runtimes", "python", *FAST_ARGS]
+    try:
+        first = bridge_cmd(*argv, timeout=60)
+        assert first.returncode == 0, first.stderr
+        assert "Traceback" not in first.stderr
+        warned = [line for line in first.stderr.splitlines() if "twins" in line]
+        assert len(warned) == 1 and warned[0].startswith("bridge: warning: "), first.stderr
+        assert "/dev/" not in warned[0]
+        second = bridge_cmd(*argv, timeout=60)
+        assert second.returncode == 0, second.stderr
+        assert "twins" not in second.stderr, second.stderr
+    finally:
+        cache.unlink(missing_ok=True)
+        if kept is not None:
+            cache.write_bytes(kept)
