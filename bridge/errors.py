@@ -1,6 +1,6 @@
 """Errors bridge reports to users, and the exit statuses they map to.
 
-Library code raises these; only `bridge.cli.commands` turns them into a message and an
+Library code raises these; only `bridge.cli.main` turns them into a message and an
 exit status.
 """
 
@@ -73,4 +73,4 @@ class BadTerm(ProtocolError):
 class BridgeWarning(UserWarning):
     """Something the user should know that does not stop the run (a damaged
     cache entry compiled again, a cache that cannot be written). Library code
-    issues it with warnings.warn; bridge.cli.commands prints it as one line on stderr."""
+    issues it with warnings.warn; bridge.cli.main prints it as one line on stderr."""

@@ -12,7 +12,7 @@ LD_*, PYTHON*, OPENSSL_CONF, ...) is dropped with a warning in every mode.
 
 The report's settings pass the same bounds as the command line's options
 (bridge.settings.BOUNDS). Nothing here prints: the mapping, the warnings and
-what --as-recorded will run are returned for bridge.cli.commands to show, each string
+what --as-recorded will run are returned for bridge.cli.run to show, each string
 from the report escaped first (`_printable`).
 """
 
@@ -297,7 +297,7 @@ def match(kind: str, wanted: Sequence[schema.Runtime], local: Local) -> list[Map
 
 @dataclass
 class Replay:
-    """What from_report decided: the plan, and what bridge.cli.commands shows first."""
+    """What from_report decided: the plan, and what bridge.cli.run shows first."""
 
     plan: Plan
     mapping: list[str] = field(default_factory=list)  # "replay: X (report) -> Y"

@@ -3,43 +3,23 @@ their masked twins (bridge.measure.startup) in a session (bridge.measure.session
 measures the cells, then the outputs checked (bridge.analysis.interop) and the report
 assembled (bridge.measure.assemble).
 
-`Seams` are the parts a fast test replaces: the runtimes, the CPU, the mask
-check, the clock, the twins' masks kept from past runs. Everything else is
-the real pipeline.
+`Seams` (bridge.measure.seams) are the parts a fast test replaces; everything
+else is the real pipeline.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from bridge.analysis import interop, noise
 from bridge.catalog.inputs import RunInputs
-from bridge.hw import hardware
 from bridge.measure import assemble, levelrun
 from bridge.measure.plan import Plan
+from bridge.measure.seams import Seams
 from bridge.measure.session import Progress, Session
-from bridge.measure.startup import Lineup, MaskChecker, TwinGuesses, check_mask, runtime_specs
-from bridge.report import levels, schema
-from bridge.runtimes.base import RuntimeSpec
-from bridge.system import environment, signals, topology
-
-
-@dataclass(frozen=True)
-class Seams:
-    """What the fast tests replace. None: the real thing."""
-
-    specs: Callable[[Plan], list[RuntimeSpec]] | None = None
-    cpu: hardware.Cpu | None = None
-    check_mask: MaskChecker | None = None
-    environment: Callable[[], dict] = environment.collect
-    clock: Callable[[], float] | None = None
-    machine: Callable[[], levels.Machine] = topology.collect  # CPUs, SMT, load (--concurrency)
-    # The machine's state before and after the run (bridge.analysis.noise).
-    snapshot: Callable[[], noise.Snapshot] = noise.snapshot
-    # The twins' masks of past runs (bridge.measure.startup); None: bridge's cache.
-    guesses: TwinGuesses | None = None
+from bridge.measure.startup import Lineup, check_mask
+from bridge.report import schema
 
 
 @dataclass
@@ -52,8 +32,9 @@ class Outcome:
         return bool(self.report.errors)
 
 
-def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()) -> Outcome:
-    specs = seams.specs(plan) if seams.specs else runtime_specs(plan)
+def execute(plan: Plan, progress: Progress | None = None, seams: Seams | None = None) -> Outcome:
+    seams = seams or Seams()
+    specs = seams.the_specs(plan)
     made = RunInputs(plan.seed)
     kwargs = {"clock": seams.clock} if seams.clock else {}
     interrupted = False
@@ -62,16 +43,13 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams = Seams()
     before = seams.snapshot()
     try:
         with Session(plan.settings, progress, **kwargs) as session:
-            guesses = TwinGuesses.in_cache() if seams.guesses is None else seams.guesses
-            cpu = seams.cpu or environment.cpu()
+            guesses = seams.the_guesses()
+            cpu = seams.the_cpu()
             starter = Lineup(plan, session, made, cpu, seams.check_mask or check_mask, guesses)
             try:
                 starter.start(specs)
                 guesses.save()
                 session.measure()
-                # From here the run only stops and saves: a signal now waits
-                # until the report is safe (bridge.system.signals).
-                signals.hold()
             except KeyboardInterrupt:
                 interrupted = True  # the first signal; later ones are held
                 session.interrupted()

@@ -40,6 +40,7 @@ from bridge.report import schema
 from bridge.report.levels import LevelResult
 from bridge.runtimes.base import Batch, BatchPlan, Job, Live, Runtime, RuntimeSpec
 from bridge.settings import Settings
+from bridge.system import signals
 
 Progress = Callable[[str], None]
 
@@ -336,6 +337,9 @@ class Session:
             left = duration(self.settings.max_seconds - spent)
             label = f"extra round {extra} ({len(unstable)} unstable, at most {left} left)"
             self._round(unstable, 0, label)
+        # From here the run only stops and saves: a signal now waits until
+        # the report is safe (bridge.system.signals).
+        signals.hold()
 
     def _round(self, cells: list[Cell], r: int, label: str, eta: Eta | None = None) -> None:
         """One batch for each of `cells`; a failure is recorded and stops that

@@ -10,7 +10,7 @@ fallback file), `release()` ends the holding, and a signal ends bridge at
 once. The exit status follows the first signal: 130 for SIGINT, 143 for
 SIGTERM.
 
-Outside `guarding()` (every command but `run`), and where bridge.cli.commands has not
+Outside `guarding()` (every command but `run`), and where bridge.cli.main has not
 installed the handler (the library used in-process), nothing is held.
 """
 

@@ -308,8 +308,8 @@ def test_every_run_option_has_a_plan_field():
     # `bridge run` hands its options to plans.RunOptions by name.
     import dataclasses
 
-    from bridge.cli.commands import run
     from bridge.cli.plans import RunOptions
+    from bridge.cli.run import run
 
     options = {p.name for p in run.params} - {"replay", "as_recorded", "yes", "output", "fmt"}
     assert options == {f.name for f in dataclasses.fields(RunOptions)}

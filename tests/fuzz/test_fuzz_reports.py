@@ -17,7 +17,7 @@ import click
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge.cli import commands
+from bridge.cli import main as commands
 from bridge.errors import BridgeError
 from tests.conftest import FIXTURES
 

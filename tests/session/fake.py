@@ -14,8 +14,8 @@ from bridge.analysis import interop, noise
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.hw import hardware
 from bridge.measure.plan import Plan
-from bridge.measure.runner import Seams
-from bridge.measure.startup import TwinGuesses
+from bridge.measure.seams import Seams
+from bridge.measure.twins import TwinGuesses
 from bridge.report import levels, schema
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime, RuntimeSpec
 

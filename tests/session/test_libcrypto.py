@@ -13,6 +13,7 @@ import pytest
 
 from bridge.measure import runner
 from bridge.measure.plan import Plan
+from bridge.measure.seams import Seams
 from bridge.report import schema
 from bridge.runtimes.base import RuntimeSpec
 from bridge.runtimes.other_libcrypto import NotLoaded
@@ -69,7 +70,7 @@ def execute(tmp_path, system, soname=None, obeys=True, kinds=("python",), hw="bo
             for s in scripts
         ]
 
-    seams = runner.Seams(
+    seams = Seams(
         specs=specs,
         cpu=FAKE_CPU,
         check_mask=lambda plan, ctx: schema.MaskCheck(ok=True, by="fake check"),
@@ -146,7 +147,7 @@ def test_a_refusal_stops_every_runtime_already_started(tmp_path, system_libcrypt
 def test_a_runtime_that_cannot_show_its_maps_is_skipped(tmp_path, system_libcrypto):
     log = Log()
     script = Script(kind="python")
-    seams = runner.Seams(
+    seams = Seams(
         specs=lambda plan: [
             RuntimeSpec("python", "fake", lambda hw, env: FakeRuntime(script, log, hw, env))
         ],

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from bridge.errors import BridgeWarning
-from bridge.measure.startup import TwinGuesses
+from bridge.measure.twins import TwinGuesses
 from tests.session.fake import Log, Script, unavailable
 from tests.session.test_session import ERL, PY, plan, run
 

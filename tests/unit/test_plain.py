@@ -93,7 +93,7 @@ def test_compare_emits_no_control_character(fmt, tmp_path):
 
 
 def test_run_errors_make_one_error_line():
-    from bridge.cli import commands
+    from bridge.cli import run as commands
 
     def err(message: str) -> schema.RunError:
         return schema.RunError("erlang@25.2.3", "worker", message)

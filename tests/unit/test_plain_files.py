@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from bridge import plain
 from bridge.errors import UsageError
-from bridge.measure import startup
+from bridge.measure import twins
 from bridge.report import check, schema
 from tests.conftest import FIXTURES, ROOT
 
@@ -164,17 +164,17 @@ entries = st.dictionaries(
 @settings(max_examples=200, deadline=None)
 @given(entries)
 def test_the_twins_check_is_its_schema(data):
-    """bridge.measure.startup checks the cache without jsonschema (run after run);
+    """bridge.measure.twins checks the cache without jsonschema (run after run);
     the published schema says the same."""
     by_schema = jsonschema.Draft202012Validator(TWINS).is_valid(data)
-    by_code = not any(startup.twins_problem(k, v) for k, v in data.items())
+    by_code = not any(twins.twins_problem(k, v) for k, v in data.items())
     assert by_schema == by_code, data
 
 
 def test_a_run_does_not_import_jsonschema():
     """jsonschema takes a noticeable time to import: only reading a report pays it."""
     code = (
-        "import sys, bridge.cli.commands, bridge.measure.runner, bridge.cli.plans;"
+        "import sys, bridge.cli.main, bridge.measure.runner, bridge.cli.plans;"
         " import bridge.measure.startup, bridge.catalog.scenario;"
         "assert 'jsonschema' not in sys.modules, 'imported'"
     )

@@ -12,8 +12,8 @@ import click
 import pytest
 
 from bridge.cli import replay
-from bridge.cli.commands import run
 from bridge.cli.replay import Candidate, Local, _printable
+from bridge.cli.run import run
 from bridge.errors import UsageError
 from bridge.report import schema
 from bridge.settings import BOUNDS

@@ -164,7 +164,7 @@ def test_replay_gives_each_runtime_its_variables_and_the_libcrypto_dirs_again(
         results=(),
     )
     # --as-recorded: the report's executables, its harmless variables and
-    # its --libcrypto directories (bridge.cli.commands lists them and asks first).
+    # its --libcrypto directories (bridge.cli.run lists them and asks first).
     with pytest.raises(UsageError, match="no libcrypto"):
         replay.from_report(report, Path("r.json"), (), as_recorded=True)  # the directory is empty
     found = Directory(str(lib), lib, {})
