@@ -139,7 +139,9 @@ def _result(r: dict[str, Any]) -> str | None:
         return None
     samples, loops = r["samples"], r["loops"]
     if r.get("source") == "imported":
-        return None  # one number as posted: no samples, and ns_per_op holds it
+        # One number as posted: no samples, and ns_per_op holds it.
+        median = (r.get("ns_per_op") or {}).get("median")
+        return "an imported result that took no time" if not median else None
     if not samples:
         return "a measured result with no samples"
     if isinstance(loops, int):

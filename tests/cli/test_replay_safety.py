@@ -254,7 +254,14 @@ def test_replayed_settings_are_bounded_as_the_command_line(base, tmp_path, field
     done = bridge_cmd("run", "--replay", str(report))
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(f"bridge: error: {report}: {message}"), line
+    # The report's JSON Schema (bridge/schema) refuses wrong types when the
+    # report is read; the replay's own check refuses values outside the
+    # command line's bounds. Either way: one line, naming the field.
+    checked = (
+        f"bridge: error: {report}: not a valid bridge report ($.settings.{field}: ",
+        f"bridge: error: {report}: not a bridge report (NaN is not a JSON number)",
+    )
+    assert line.startswith((f"bridge: error: {report}: {message}", *checked)), line
 
 
 def test_a_bad_hw_mode_is_one_line(base, tmp_path):
@@ -264,7 +271,7 @@ def test_a_bad_hw_mode_is_one_line(base, tmp_path):
     done = bridge_cmd("run", "--replay", str(tmp_path / "r.json"))
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
-    assert "hardware.hw: '\\x1b[2Jx' is not one of on, off, both" in line and "\x1b" not in line
+    assert "hardware.hw: '\\x1b[2Jx' is not one of" in line and "\x1b" not in line
 
 
 def test_node_report_refusal_prints_no_escape_and_no_report_command(tmp_path):
