@@ -254,7 +254,7 @@ def test_replayed_settings_are_bounded_as_the_command_line(base, tmp_path, field
     done = bridge_cmd("run", "--replay", str(report))
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
-    # The report's JSON Schema (bridge/schema) refuses wrong types when the
+    # The report's JSON Schema (bridge/report) refuses wrong types when the
     # report is read; the replay's own check refuses values outside the
     # command line's bounds. Either way: one line, naming the field.
     checked = (
