@@ -174,3 +174,43 @@ def test_the_quick_help_says_what_quick_does():
     runs = "1 openssl run per cell" if QUICK.openssl_runs == 1 else "openssl runs per cell"
     assert f"{QUICK.samples} samples in {QUICK.rounds} rounds" in quick
     assert runs in quick
+
+
+# -- reference pages written by hand, checked against the code ----------------
+
+
+def _table_rows(page: str, header: str) -> list[list[str]]:
+    """The rows of the Markdown table whose header line starts with `header`."""
+    lines = (ROOT / "docs" / "reference" / page).read_text(encoding="utf-8").split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def _names(cell: str) -> list[str]:
+    return [n for n in cell.replace("`", "").replace(",", " ").split() if n]
+
+
+def test_the_scenario_format_lists_every_kind_and_each_call_it_accepts():
+    serving = gen_docs._first(("bridge.catalog.calls", "serving"), ("bridge.calls", "serving"))
+    kinds = gen_docs._first(("bridge.catalog.scenario", "KINDS"), ("bridge.scenario", "KINDS"))
+    rows = {r[0].strip("`"): r[1:] for r in _table_rows("scenario-format.md", "| kind | erlang")}
+    assert set(rows) == set(kinds)
+    for kind, cells in rows.items():
+        for runtime, cell in zip(("erlang", "python", "openssl"), cells, strict=True):
+            assert sorted(_names(cell)) == sorted(serving(runtime, kind)), (kind, runtime)
+
+
+def test_the_mask_bits_page_says_what_the_code_masks():
+    bits = gen_docs._first(("bridge.hw.hardware", "IA32_BITS"), ("bridge.hardware", "IA32_BITS"))
+    rows = _table_rows("masks.md", "| bridge feature |")
+    seen = {}
+    for feature, where, _cpuid, mask, *_ in rows:
+        word, bit = (int(x.strip().removeprefix("bit ")) for x in where.split(","))
+        seen[feature.strip("`")] = (word, 1 << bit)
+        assert int(mask.strip("`"), 16) == 1 << bit, feature  # the mask within its word
+    assert seen == bits
