@@ -7,13 +7,15 @@
 #             pyproject.toml), erlc with all warnings as errors, and
 #             dialyzer on erl/ (scripts/dialyzer.sh; builds its PLT on first use)
 # make setup  install what is missing: Erlang + crypto, openssl, ./.venv
+# make docs   check the generated pages (scripts/gen-docs --check), then build
+#             the site in strict mode into site/ (installs the docs extra if missing)
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system run test test-fast lint bench clean
+.PHONY: setup system run test test-fast lint bench docs clean
 
 setup: system $(STAMP)
 
@@ -55,5 +57,14 @@ bench: setup
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/agreement.py
 
+# The site: the generated pages must be current (cli.md, bridge.1 and the
+# findings' render blocks), then mkdocs builds it in strict mode (a broken link
+# or anchor fails). mkdocs-material comes from the `docs` extra, installed
+# into the venv the first time.
+docs: $(STAMP)
+	@test -x $(BIN)/mkdocs || $(BIN)/python -m pip install -q -e '.[docs]'
+	$(BIN)/python scripts/gen-docs --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d site
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis site
