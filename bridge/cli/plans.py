@@ -23,7 +23,6 @@ from bridge.hw.hardware import MASK_VARS
 from bridge.measure.plan import Plan
 from bridge.nodes import distribution
 from bridge.report import schema
-from bridge.report.hw import HwMode
 from bridge.settings import DEFAULT, QUICK, Settings
 from bridge.system import discover, libcrypto, output, runenv
 
@@ -45,7 +44,7 @@ class RunOptions:
     erl: tuple[str, ...] = ()
     openssl: tuple[str, ...] = ()
     python: tuple[str, ...] = ()
-    hw: str | None = None  # as given: from_options parses it (HwMode)
+    hw: str | None = None  # as given: from_options parses it (schema.HwMode)
     runtimes: str | None = None  # None: every kind, or none beside --node
     scenario_dirs: tuple[Path, ...] = ()
     sizes: str | None = None
@@ -89,9 +88,9 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
             sc.with_concurrency(levels) if concurrency.runs_levels(sc) else sc for sc in loaded
         )
     if o.hw is not None:
-        hw = HwMode.parse(o.hw, "--hw")
+        hw = schema.HwMode.parse(o.hw, "--hw")
     else:
-        hw = HwMode.default(bool(kinds) and any(sc.features for sc in loaded))
+        hw = schema.HwMode.default(bool(kinds) and any(sc.features for sc in loaded))
     if nodes is not None:
         check_nodes(loaded, kinds, hw)
         check_node_options(o, kinds)
@@ -146,7 +145,9 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
     )
 
 
-def check_nodes(loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], hw: HwMode) -> None:
+def check_nodes(
+    loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], hw: schema.HwMode
+) -> None:
     """Refuse a --node run in which a scenario would measure nothing: a node
     runs Erlang calls, and not file digests (the file is written here); the
     local runtimes beside it (--runtimes) may still measure such a scenario."""
@@ -451,7 +452,7 @@ def parse_sizes(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: HwMode) -> str:
+def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: schema.HwMode) -> str:
     """A command line that reruns the same measurement: every option that
     changes what is measured, and none that only changes what is printed.
     `o.erl` holds paths here, --erl otp:N already resolved: what otp:27 finds
