@@ -27,6 +27,7 @@ from typing import TypeVar
 from bridge import stats
 from bridge.analysis import upgrade
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.report.levels import LevelResult
 
 MARGIN = 0.03
@@ -39,8 +40,8 @@ class Row:
     call: str
     call_id: str
     size: int
-    hw_a: str
-    hw_b: str
+    hw_a: Hw
+    hw_b: Hw
     runtime_a: str
     runtime_b: str
     median_a: float
@@ -80,7 +81,7 @@ class Comparison:
         }
 
 
-def _cells(report: schema.Report) -> dict[tuple, dict[str, schema.Result]]:
+def _cells(report: schema.Report) -> dict[tuple, dict[Hw, schema.Result]]:
     """(scenario, kind, call_id, size, (host, nth runtime of that kind on
     it)) -> {hw: result}. The host is "" for runtimes bridge started itself."""
     order: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
@@ -89,7 +90,7 @@ def _cells(report: schema.Report) -> dict[tuple, dict[str, schema.Result]]:
         group = (rt.kind, rt.node_host)
         order[group].setdefault(rt.id, len(order[group]))
         where.setdefault(rt.id, group)
-    cells: dict[tuple, dict[str, schema.Result]] = defaultdict(dict)
+    cells: dict[tuple, dict[Hw, schema.Result]] = defaultdict(dict)
     for r in report.results:
         if not r.ok:
             continue
@@ -110,7 +111,7 @@ T = TypeVar("T")
 
 
 def matched(
-    ca: Mapping[tuple, Mapping[str, T]], cb: Mapping[tuple, Mapping[str, T]]
+    ca: Mapping[tuple, Mapping[Hw, T]], cb: Mapping[tuple, Mapping[Hw, T]]
 ) -> Iterator[tuple[tuple, T, T]]:
     """(key, a, b) for each cell both reports have, by key and then by hw;
     a key with a single hw state on each side pairs those two, whichever
@@ -239,13 +240,13 @@ def compare(reports: list[schema.Report], labels: list[str]) -> Comparison:
 # one (1 / throughput), ratio B/A with a bootstrap CI over the windows.
 
 
-def _level_cells(report: schema.Report) -> dict[tuple, dict[str, LevelResult]]:
+def _level_cells(report: schema.Report) -> dict[tuple, dict[Hw, LevelResult]]:
     if report.concurrency is None:
         return {}
     order: dict[str, dict[str, int]] = defaultdict(dict)
     for rt in report.runtimes:
         order[rt.kind].setdefault(rt.id, len(order[rt.kind]))
-    out: dict[tuple, dict[str, LevelResult]] = defaultdict(dict)
+    out: dict[tuple, dict[Hw, LevelResult]] = defaultdict(dict)
     for c in report.concurrency.cells:
         if not c.ok or c.ops() is None:
             continue

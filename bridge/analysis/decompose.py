@@ -134,7 +134,7 @@ def decompose(
                 continue
             for r in results:
                 rt = info.get(r.runtime)
-                if r.scenario != sc.name or r.call_id != rule.whole or r.hw != "on" or not r.ok:
+                if r.scenario != sc.name or r.call_id != rule.whole or r.hw.masked or not r.ok:
                     continue
                 if rt is None or rt.kind != rule.runtime:
                     continue
@@ -205,7 +205,7 @@ def _prepared_one(kind, call_id, whole, rt, *, by_key, results, info):
         if r.scenario == whole.scenario
         and r.call_id == call_id
         and r.size == whole.size
-        and r.hw == "on"
+        and not r.hw.masked
         and r.ok
         and r.runtime in info
         and info[r.runtime].kind == kind

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge.report import schema
+from bridge.report.hw import Hw
 
 MIN_SIZES = 3
 
@@ -62,7 +63,7 @@ def fit(sizes: Sequence[int], medians: Sequence[float]) -> Fit:
 
 def fits_for(results: Sequence[schema.Result]) -> list[schema.CostFit]:
     """One fit per (scenario, runtime, call, hw) with at least MIN_SIZES sizes."""
-    groups: dict[tuple[str, str, str, str], list[schema.Result]] = {}
+    groups: dict[tuple[str, str, str, Hw], list[schema.Result]] = {}
     for r in results:
         if r.ok and r.size > 0:
             groups.setdefault((r.scenario, r.runtime, r.call_id, r.hw), []).append(r)

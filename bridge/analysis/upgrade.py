@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from bridge import stats
 from bridge.analysis import fits
 from bridge.report import schema
+from bridge.report.hw import Hw
 
 MARGIN = 0.03  # as bridge.analysis.compare: a difference must clear 3% to count
 RESAMPLES = 400
@@ -135,7 +136,8 @@ def _pairs(ra, old, rb, new, old_name, new_name) -> list[schema.Upgrade]:
     olds = _by_call(ra, old.id)
     news = _by_call(rb, new.id)
     hws = {hw for (_, _, hw) in olds} & {hw for (_, _, hw) in news}
-    hw = "on" if "on" in hws else next(iter(sorted(hws)), None)
+    # As found when both sides have it; else the one state they share.
+    hw = Hw.ON if Hw.ON in hws else min(hws, default=None)
     out = []
     for key, by_size in olds.items():
         other = news.get(key)

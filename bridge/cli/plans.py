@@ -44,7 +44,7 @@ class RunOptions:
     erl: tuple[str, ...] = ()
     openssl: tuple[str, ...] = ()
     python: tuple[str, ...] = ()
-    hw: str | None = None
+    hw: str | None = None  # as given: from_options parses it (schema.HwMode)
     runtimes: str | None = None  # None: every kind, or none beside --node
     scenario_dirs: tuple[Path, ...] = ()
     sizes: str | None = None
@@ -87,7 +87,10 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
         loaded = tuple(
             sc.with_concurrency(levels) if concurrency.runs_levels(sc) else sc for sc in loaded
         )
-    hw = o.hw or ("both" if kinds and any(sc.features for sc in loaded) else "on")
+    if o.hw is not None:
+        hw = schema.HwMode.parse(o.hw, "--hw")
+    else:
+        hw = schema.HwMode.default(bool(kinds) and any(sc.features for sc in loaded))
     if nodes is not None:
         check_nodes(loaded, kinds, hw)
         check_node_options(o, kinds)
@@ -142,7 +145,9 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
     )
 
 
-def check_nodes(loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], hw: str) -> None:
+def check_nodes(
+    loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], hw: schema.HwMode
+) -> None:
     """Refuse a --node run in which a scenario would measure nothing: a node
     runs Erlang calls, and not file digests (the file is written here); the
     local runtimes beside it (--runtimes) may still measure such a scenario."""
@@ -160,7 +165,7 @@ def check_nodes(loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], h
             )
         if "erlang" not in sc.calls:
             raise UsageError(f"--node runs Erlang calls, and {sc.name} has none")
-    if hw != "on" and not kinds:
+    if hw.masks and not kinds:
         raise UsageError(
             f"--hw {hw}: a running node cannot be masked (its libcrypto read OPENSSL_ia32cap"
             " when it started); measure it with --hw on, and run the A/B locally"
@@ -352,8 +357,8 @@ def _memory_use(plan: Plan) -> tuple[int, int, int]:
     """(bytes of messages the driver keeps, worker processes, largest message).
     Each cell (a call at a size on a runtime, twice with --hw both) holds its
     own inputs for the whole run; a masked twin is one more process."""
-    masked = plan.hw in ("both", "off") and any(sc.features for sc in plan.scenarios)
-    cell_sets = 2 if masked and plan.hw == "both" else 1
+    masked = plan.hw.masks and any(sc.features for sc in plan.scenarios)
+    cell_sets = len(plan.hw.states) if masked else 1
     per_kind = {"erlang": len(plan.erl), "python": len(plan.python), "openssl": len(plan.openssl)}
     runtimes = {k: n for k, n in per_kind.items() if k in plan.kinds}
     kept, largest, used = 0, 0, set()
@@ -447,7 +452,7 @@ def parse_sizes(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: str) -> str:
+def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: schema.HwMode) -> str:
     """A command line that reruns the same measurement: every option that
     changes what is measured, and none that only changes what is printed.
     `o.erl` holds paths here, --erl otp:N already resolved: what otp:27 finds

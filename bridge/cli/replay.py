@@ -38,10 +38,10 @@ from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
 from bridge.measure.plan import Plan
 from bridge.report import schema
+from bridge.report.hw import HwMode
 from bridge.settings import BOUNDS, Bound, Settings
 from bridge.system import discover, proc, runenv
 
-HW_MODES = ("on", "off", "both")
 # What a node name must look like to be shown as one (and put in a command line).
 NODE_NAME = re.compile(r"[A-Za-z0-9_+.-]{1,255}@[A-Za-z0-9_.-]{1,255}")
 PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.+/=:,@%-]{1,200}")
@@ -69,7 +69,7 @@ def _value(v: object) -> str:
 # -- settings -----------------------------------------------------------------
 
 
-def settings_of(old: schema.Report, path: Path) -> tuple[Settings, int, str]:
+def settings_of(old: schema.Report, path: Path) -> tuple[Settings, int, HwMode]:
     """(settings, seed, hw) as the report has them, each checked against the
     command line's bounds: one line naming the field when one is not."""
     raw = old.settings
@@ -85,9 +85,9 @@ def settings_of(old: schema.Report, path: Path) -> tuple[Settings, int, str]:
     for name in ("timeout_slack_s", "until_stable", "ci_target"):
         if values.get(name) is not None:
             values[name] = float(values[name])
-    hw = old.hardware.hw or "on"
-    if hw not in HW_MODES:
-        raise UsageError(f"{path}: hardware.hw: {_value(hw)} is not one of {', '.join(HW_MODES)}")
+    # Checked again here: a report made in memory has not been through
+    # bridge.report.check.
+    hw = HwMode.parse(old.hardware.hw or HwMode.ON, f"{path}: hardware.hw")
     return Settings(**values), raw.get("seed", 1), hw
 
 

@@ -16,6 +16,7 @@ from bridge.catalog import calls, vocab
 from bridge.catalog.scenario import Scenario
 from bridge.hw import hardware, verdicts
 from bridge.report import schema
+from bridge.report.hw import Hw
 
 
 @dataclass
@@ -132,7 +133,7 @@ def verdict_list(
     out = []
     for sc in scenarios:
         for r in results:
-            if r.scenario != sc.name or r.hw != "on" or not r.ok:
+            if r.scenario != sc.name or r.hw.masked or not r.ok:
                 continue
             ctx, info = contexts.get(r.runtime), on_info.get(r.runtime)
             if ctx is None or info is None:
@@ -167,7 +168,7 @@ def verdict_list(
 
 
 def _off(key: schema.CellKey) -> schema.CellKey:
-    return schema.CellKey(key.scenario, key.runtime, key.call_id, key.size, "off")
+    return schema.CellKey(key.scenario, key.runtime, key.call_id, key.size, Hw.OFF)
 
 
 def _verdict_features(features: Sequence[str], ctx: HwContext) -> list[str]:
@@ -206,7 +207,7 @@ def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
     best = None
     for other in results:
         same = (other.scenario, other.runtime, other.call_id) == (r.scenario, r.runtime, r.call_id)
-        if not same or other.hw != "on" or not other.ok:
+        if not same or other.hw.masked or not other.ok:
             continue
         off = by_key.get(_off(other.key))
         if off is None or not off.ok:

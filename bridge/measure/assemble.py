@@ -14,6 +14,7 @@ from bridge.catalog.scenario import Scenario
 from bridge.hw import ab
 from bridge.measure.session import Outcome
 from bridge.report import levels, schema
+from bridge.report.hw import HwMode
 
 
 def report(
@@ -23,7 +24,7 @@ def report(
     contexts: Mapping[str, ab.HwContext],
     checks: Sequence[schema.InteropCheck],
     settings: dict[str, Any],
-    hw: str,
+    hw: HwMode,
     environment: dict[str, Any],
     created: str,
     command: Sequence[str] = (),

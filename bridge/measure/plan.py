@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from bridge.catalog import calls
 from bridge.catalog.scenario import Scenario
 from bridge.nodes.distribution import NodePlan
+from bridge.report.hw import HwMode
 from bridge.settings import Settings
 from bridge.system.libcrypto import Directory
 
@@ -23,7 +24,7 @@ class Plan:
     openssl: tuple[str | None, ...] = (None,)
     python: tuple[str | None, ...] = (None,)
     kinds: tuple[str, ...] = calls.RUNTIME_KINDS
-    hw: str = "on"  # on | off | both: as found, features masked, or an A/B of the two
+    hw: HwMode = HwMode.ON  # as found, features masked, or an A/B of the two
     command: tuple[str, ...] = ()
     reproduce: str = ""
     nodes: NodePlan | None = None  # --node: running nodes, measured over distribution

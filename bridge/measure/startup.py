@@ -115,10 +115,10 @@ class Lineup:
             if node.guess is not None:
                 self.session.discard(node.guess)
             return []
-        spec, hw = node.starting.spec, self.plan.hw
-        if hw in ("off", "both") and not spec.maskable:
+        spec, masks = node.starting.spec, self.plan.hw.masks
+        if masks and not spec.maskable:
             node.after.append(schema.Skipped(f"{live.id} (hw off)", spec.kind, NO_MASK))
-        elif hw in ("off", "both"):
+        elif masks:
             twin = self._masked_twin(node, live)
             self.guesses.put(self._guess_key(spec), twin.mask_env if twin else None)
             started = self._adopt(node.guess, twin)
@@ -134,7 +134,7 @@ class Lineup:
     def _launch(self, spec: RuntimeSpec) -> _Node:
         """Launch a runtime and, when a past run knew its twin's mask, the twin."""
         node = _Node(self.session.launch(spec))
-        if self.plan.hw in ("off", "both") and spec.maskable:
+        if self.plan.hw.masks and spec.maskable:
             mask_env = self.guesses.get(self._guess_key(spec))
             if mask_env:
                 # same_id stays empty: a guess is readied only once adopted.
@@ -165,7 +165,7 @@ class Lineup:
         if node.context is not None:
             self.contexts[on.id] = node.context
         hw = self.plan.hw
-        if hw != "off" or not node.starting.spec.maskable:
+        if hw.as_found or not node.starting.spec.maskable:
             self.session.add(on, self.jobs(on))
             # Levels run on the machine as found; on the masked twin only for --hw off.
             self.session.add_levels(on, self.jobs(on))
@@ -176,7 +176,7 @@ class Lineup:
                 off = self.session.commit(after.starting)
                 if off is not None:
                     self.session.add(off, self.jobs(off))
-                    if hw == "off":
+                    if hw.levels_state.masked:
                         self.session.add_levels(off, self.jobs(off))
             else:
                 self._commit(after)

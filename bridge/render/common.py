@@ -93,7 +93,7 @@ def ordered(report: schema.Report, results: list[schema.Result]) -> list[schema.
             kinds[kind(r)],
             call_ids[(kind(r), r.call_id)],
             r.size,
-            r.hw != "on",
+            r.hw.masked,
             hosts[_host(report, r.runtime)],
             runtimes[r.runtime],
         ),

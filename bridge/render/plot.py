@@ -20,6 +20,7 @@ from bridge.errors import UsageError
 from bridge.hw import verdicts
 from bridge.render import plot_levels
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.system import output
 
 INSTALL = (
@@ -28,7 +29,7 @@ INSTALL = (
 )
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 FILLS = ("full", "none", "left", "bottom", "right", "top")
-LINES = {"on": "-", "off": "--"}
+LINES = {Hw.ON: "-", Hw.OFF: "--"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class Series:
     label: str  # the legend: runtime, call, hw, and the report when several
     runtime: str
     call: str
-    hw: str
+    hw: Hw
     colour: int  # index into the colour cycle: one per runtime
     marker: str  # one per call
     linestyle: str  # hw on solid, off dashed
@@ -52,7 +53,7 @@ def series(reports: list[tuple[str, schema.Report]]) -> list[Series]:
     for scenario in scenarios(reports):
         marker_of: dict[tuple[str, str], str] = {}
         for n, (label, rep) in enumerate(reports):
-            groups: dict[tuple[str, str, str], list[schema.Result]] = {}
+            groups: dict[tuple[str, str, Hw], list[schema.Result]] = {}
             for r in rep.results:
                 if r.scenario == scenario and r.ok and r.size > 0:
                     groups.setdefault((r.runtime, r.call, r.hw), []).append(r)
@@ -88,9 +89,9 @@ def scenarios(reports: list[tuple[str, schema.Report]]) -> list[str]:
 def title(scenario: str, drawn: list[Series], reports: int) -> str:
     """What the picture shows, and only what it shows."""
     key = []
-    if any(s.hw == "on" for s in drawn):
+    if any(not s.hw.masked for s in drawn):
         key.append("solid = machine as found")
-    if any(s.hw == "off" for s in drawn):
+    if any(s.hw.masked for s in drawn):
         key.append("dashed = hardware feature masked")
     if len({s.marker for s in drawn}) > 1:
         key.append("marker = call")

@@ -58,7 +58,7 @@ def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, m
                 yerr=[lo, hi],
                 color=colour,
                 marker=markers[n % len(markers)],
-                linestyle="-" if hw == "on" else "--",
+                linestyle="--" if hw.masked else "-",
                 capsize=3,
                 label=f"{name} {runtime}{where}",
             )

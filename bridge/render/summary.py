@@ -11,6 +11,7 @@ from bridge.hw import ab
 from bridge.render import common, concurrency, ratios, units, upgrade
 from bridge.render import decompose as decomposition
 from bridge.report import schema
+from bridge.report.hw import Hw
 
 
 def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
@@ -48,7 +49,9 @@ def _speed_sentence(
     ok = [
         r
         for r in results
-        if r.ok and r.hw == "on" and not calls.is_part(ratio.report.kind_of(r.runtime), r.call_id)
+        if r.ok
+        and not r.hw.masked
+        and not calls.is_part(ratio.report.kind_of(r.runtime), r.call_id)
     ]
     if not ok:
         return []
@@ -127,14 +130,14 @@ def _version_sentences(
 ) -> list[str]:
     """Each runtime against the first-named of its kind, call by call, at
     every size: the ratio of times, its CI and whether it is a difference."""
-    groups: dict[tuple[str, str, str], list[schema.Difference]] = defaultdict(list)
+    groups: dict[tuple[str, str, Hw], list[schema.Difference]] = defaultdict(list)
     for r in results:
         d = ratio.get(ratios.FIRST, r)
         if d is not None:
             groups[(d.baseline_runtime, r.call, r.hw)].append(d)
     out = []
     for (first, call, hw), ds in groups.items():
-        hw_text = f" (hw {hw})" if any(r.hw != "on" for r in results) else ""
+        hw_text = f" (hw {hw})" if any(r.hw.masked for r in results) else ""
         per_size = []
         for size in sorted({d.size for d in ds}):
             each = [f"{d.runtime} {ratios.prose(d, x, dash)}" for d in ds if d.size == size]

@@ -42,7 +42,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     marks = common.semantics_marks(results)
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
-    with_hw = any(r.hw != "on" for r in results)
+    with_hw = any(r.hw.masked for r in results)
     ratio = ratios.Ratios(report)
     vs_first = ratio.shows_first
     unsupported, notes = common.unsupported(results)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge import stats
+from bridge.report.hw import Hw
 
 Json = dict[str, Any]
 Window = tuple[tuple[int, int], ...]  # per worker: (calls, ns)
@@ -114,7 +115,7 @@ class LevelResult:
     semantics: str
     algorithm: str
     size: int
-    hw: str
+    hw: Hw
     level: int
     api: str = ""
     status: str = "ok"  # ok | unsupported | failed
@@ -147,7 +148,7 @@ class LevelResult:
         return self.source == "imported"
 
     @property
-    def group(self) -> tuple[str, str, str, str, int, str]:
+    def group(self) -> tuple[str, str, str, str, int, Hw]:
         """The cells that differ only by level: scaling compares within one."""
         return (self.scenario, self.runtime, self.call_id, self.mode, self.size, self.hw)
 
@@ -269,7 +270,7 @@ class LevelResult:
             semantics=d.get("semantics", ""),
             algorithm=d.get("algorithm", ""),
             size=int(d["size"]),
-            hw=d.get("hw", "on"),
+            hw=Hw(d.get("hw", "on")),
             level=int(d["level"]),
             api=d.get("api", ""),
             status=d.get("status", "ok"),
@@ -304,7 +305,7 @@ class Scaling:
     call_id: str
     mode: str
     size: int
-    hw: str
+    hw: Hw
     level: int
     scaling: float
     ci95: tuple[float, float] | None  # None: too few windows (or runs) for one
@@ -335,7 +336,7 @@ class Scaling:
             call_id=d["call_id"],
             mode=d["mode"],
             size=int(d["size"]),
-            hw=d.get("hw", "on"),
+            hw=Hw(d.get("hw", "on")),
             level=int(d["level"]),
             scaling=float(d["scaling"]),
             ci95=(float(ci[0]), float(ci[1])) if ci else None,

@@ -24,6 +24,7 @@ from typing import Any
 from bridge import plain, stats
 from bridge.errors import UsageError
 from bridge.report import levels
+from bridge.report.hw import Hw, HwMode
 
 SCHEMA = "bridge.report/1"
 SCHEMA_NAME, SCHEMA_VERSION = SCHEMA.split("/")
@@ -43,7 +44,7 @@ class OutputKey:
 
     runtime: str
     call_id: str
-    hw: str
+    hw: Hw
 
     def text(self) -> str:
         return f"{self.runtime} {self.call_id} hw={self.hw}"
@@ -52,7 +53,7 @@ class OutputKey:
     def parse(cls, text: str) -> OutputKey:
         head, _, hw = text.rpartition(" hw=")
         runtime, _, call_id = head.partition(" ")
-        return cls(runtime, call_id, hw)
+        return cls(runtime, call_id, Hw(hw))
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class CellKey:
     runtime: str
     call_id: str
     size: int
-    hw: str
+    hw: Hw
 
     @property
     def output(self) -> OutputKey:
@@ -84,11 +85,11 @@ class Runtime:
     executable: str
     version: str
     details: dict[str, Any] = field(default_factory=dict)
-    hw: str = "on"
+    hw: Hw = Hw.ON
 
     @property
     def masked(self) -> bool:
-        return self.hw != "on"
+        return self.hw.masked
 
     @property
     def node_host(self) -> str:
@@ -111,7 +112,7 @@ class Runtime:
     def from_json(cls, d: Json) -> Runtime:
         core = {k: d[k] for k in ("id", "kind", "executable", "version")}
         details = {k: v for k, v in d.items() if k not in core and k != "hw"}
-        return cls(**core, details=details, hw=d.get("hw", "on"))
+        return cls(**core, details=details, hw=Hw(d.get("hw", "on")))
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class Result:
     semantics: str  # what one operation includes, e.g. "one-shot: key set up on every call"
     algorithm: str
     size: int
-    hw: str  # "on" = the machine as found
+    hw: Hw  # on = the machine as found
     samples: tuple[int, ...]
     loops: int | tuple[int, ...]
     output_hex: str
@@ -219,7 +220,7 @@ class Result:
             semantics=d.get("semantics", ""),
             algorithm=d.get("algorithm", ""),
             size=int(d["size"]),
-            hw=d.get("hw", "on"),
+            hw=Hw(d.get("hw", "on")),
             samples=tuple(int(s) for s in d.get("samples", ())),
             loops=loops if isinstance(loops, int) else tuple(int(n) for n in loops),
             output_hex=d.get("output_hex", ""),
@@ -340,7 +341,7 @@ class CostFit:
     runtime: str
     call: str
     call_id: str
-    hw: str
+    hw: Hw
     a_ns: float
     b_ns_per_byte: float
     gb_per_s: float | None
@@ -365,7 +366,7 @@ class CostFit:
 
     @classmethod
     def from_json(cls, d: Json) -> CostFit:
-        return cls(**{**d, "sizes": tuple(d["sizes"])})
+        return cls(**{**d, "hw": Hw(d["hw"]), "sizes": tuple(d["sizes"])})
 
 
 @dataclass(frozen=True)
@@ -377,7 +378,7 @@ class TcFigure:
     runtime: str
     call_id: str
     size: int
-    hw: str
+    hw: Hw
     call: str = ""
     bridge_median_ns: float = 0.0
     api: str = ""
@@ -410,7 +411,7 @@ class TcFigure:
 
     @classmethod
     def from_json(cls, d: Json) -> TcFigure:
-        return cls(**d)
+        return cls(**{**d, "hw": Hw(d["hw"])})
 
 
 @dataclass(frozen=True)
@@ -464,7 +465,7 @@ class UnstableCell:
     runtime: str
     call_id: str
     size: int
-    hw: str
+    hw: Hw
     ci_halfwidth: float
 
     def to_json(self) -> Json:
@@ -472,7 +473,7 @@ class UnstableCell:
 
     @classmethod
     def from_json(cls, d: Json) -> UnstableCell:
-        return cls(**d)
+        return cls(**{**d, "hw": Hw(d["hw"])})
 
 
 @dataclass(frozen=True)
@@ -506,7 +507,7 @@ class Upgrade:
     kind: str
     call: str
     call_id: str
-    hw: str
+    hw: Hw
     old: str  # runtime id ("label: id" in a comparison of reports)
     new: str
     old_version: str  # e.g. "OTP 23.2.6 on OpenSSL 1.1.1w"
@@ -537,7 +538,7 @@ class Upgrade:
             for name in ("delta_a_ci95", "b_ratio_ci95")
         }
         sizes = tuple(UpgradeSize.from_json(s) for s in d["sizes"])
-        return cls(**{**d, **pairs, "sizes": sizes})
+        return cls(**{**d, **pairs, "hw": Hw(d["hw"]), "sizes": sizes})
 
 
 @dataclass(frozen=True)
@@ -554,7 +555,7 @@ class Difference:
 
     scenario: str
     size: int
-    hw: str
+    hw: Hw
     against: str  # first-named | fastest
     runtime: str
     call_id: str
@@ -593,7 +594,8 @@ class Difference:
     def from_json(cls, d: Json) -> Difference:
         ci = d.get("ci95")
         return cls(
-            **{k: d[k] for k in ("scenario", "size", "hw", "against", "runtime", "call_id")},
+            **{k: d[k] for k in ("scenario", "size", "against", "runtime", "call_id")},
+            hw=Hw(d["hw"]),
             baseline_runtime=d["baseline_runtime"],
             baseline_call_id=d["baseline_call_id"],
             ratio=float(d["ratio"]),
@@ -616,7 +618,7 @@ class CellShape:
     runtime: str
     call_id: str
     size: int
-    hw: str
+    hw: Hw
     shape: str  # bimodal | drift
     statistic: float
     detail: str
@@ -626,7 +628,7 @@ class CellShape:
 
     @classmethod
     def from_json(cls, d: Json) -> CellShape:
-        return cls(**d)
+        return cls(**{**d, "hw": Hw(d["hw"])})
 
 
 @dataclass(frozen=True)
@@ -837,7 +839,7 @@ class Hardware:
     """The report's `hardware` block: the hw mode and one experiment per
     runtime. Imported reports have none (an empty block)."""
 
-    hw: str | None = None  # on | off | both
+    hw: HwMode | None = None
     experiments: tuple[HwExperiment, ...] | None = None
 
     def to_json(self) -> Json:
@@ -852,7 +854,7 @@ class Hardware:
     def from_json(cls, d: Json) -> Hardware:
         exps = d.get("experiments")
         return cls(
-            hw=d.get("hw"),
+            hw=None if d.get("hw") is None else HwMode(d["hw"]),
             experiments=None if exps is None else tuple(HwExperiment.from_json(e) for e in exps),
         )
 

@@ -31,6 +31,7 @@ from bridge.catalog.scenario import Scenario
 from bridge.errors import OperationError
 from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 from bridge.wire import codec
@@ -117,7 +118,7 @@ class Runtime:
     samples_are_processes: ClassVar[bool] = False
 
     def __init__(
-        self, settings: Settings, hw: str = "on", mask_env: Mapping[str, str] | None = None
+        self, settings: Settings, hw: Hw = Hw.ON, mask_env: Mapping[str, str] | None = None
     ):
         self.settings = settings
         self.hw = hw
@@ -201,7 +202,7 @@ class WorkerRuntime(Runtime):
 
     start_timeout = 30.0
 
-    def __init__(self, settings: Settings, hw: str = "on", mask_env=None):
+    def __init__(self, settings: Settings, hw: Hw = Hw.ON, mask_env=None):
         super().__init__(settings, hw, mask_env)
         self.worker: Worker | None = None
 
@@ -331,7 +332,7 @@ def level_batch(reply: dict[str, Any]) -> LevelBatch:
 # -- what the session starts -------------------------------------------------
 
 # (hw, mask environment) -> a runtime, not started yet
-Factory = Callable[[str, Mapping[str, str] | None], Runtime]
+Factory = Callable[[Hw, Mapping[str, str] | None], Runtime]
 
 
 @dataclass(frozen=True)
@@ -341,7 +342,7 @@ class RuntimeSpec:
     kind: str
     label: str
     make: Factory
-    hw: str = "on"
+    hw: Hw = Hw.ON
     mask_env: Mapping[str, str] | None = None
     # A masked twin shares its partner's id: that is how results and verdicts pair.
     same_id: str | None = None
@@ -357,7 +358,7 @@ class RuntimeSpec:
 
     def masked(self, label: str, mask_env: Mapping[str, str], same_id: str) -> RuntimeSpec:
         return dataclasses.replace(
-            self, label=label, hw="off", mask_env=dict(mask_env), same_id=same_id, requested=""
+            self, label=label, hw=Hw.OFF, mask_env=dict(mask_env), same_id=same_id, requested=""
         )
 
 

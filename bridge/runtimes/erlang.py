@@ -14,6 +14,7 @@ from typing import Any
 
 from bridge.errors import OperationError, RuntimeUnavailable
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.runtimes.base import Job, LevelBatch, LevelPlan, WorkerRuntime, level_batch
 from bridge.settings import Settings
 from bridge.system import environment, otp
@@ -24,7 +25,9 @@ from bridge.wire.codec import text
 class ErlangRuntime(WorkerRuntime):
     kind = "erlang"
 
-    def __init__(self, installation: otp.Installation, settings: Settings, hw="on", mask_env=None):
+    def __init__(
+        self, installation: otp.Installation, settings: Settings, hw: Hw = Hw.ON, mask_env=None
+    ):
         super().__init__(settings, hw, mask_env)
         self.installation = installation
         self._node_dir: otp.NodeDir | None = None  # made on first use, per start

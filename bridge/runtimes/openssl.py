@@ -38,6 +38,7 @@ from bridge.errors import OperationError, RuntimeUnavailable, UsageError, Worker
 from bridge.hw import ab, hardware
 from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
@@ -180,7 +181,9 @@ class OpensslRuntime(Runtime):
     kind = "openssl"
     samples_are_processes = True
 
-    def __init__(self, settings: Settings, hw="on", mask_env=None, executable: str | None = None):
+    def __init__(
+        self, settings: Settings, hw: Hw = Hw.ON, mask_env=None, executable: str | None = None
+    ):
         super().__init__(settings, hw, mask_env)
         self.requested = executable
         self.executable = ""

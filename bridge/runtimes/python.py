@@ -18,6 +18,7 @@ from typing import Any
 
 from bridge.errors import OperationError, WorkerError
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.runtimes.base import (
     Job,
     LevelBatch,
@@ -41,7 +42,9 @@ class PythonRuntime(WorkerRuntime):
     kind = "python"
     start_timeout = 20.0
 
-    def __init__(self, settings: Settings, hw="on", mask_env=None, executable: str | None = None):
+    def __init__(
+        self, settings: Settings, hw: Hw = Hw.ON, mask_env=None, executable: str | None = None
+    ):
         super().__init__(settings, hw, mask_env)
         self.executable = executable or sys.executable
         self.extras: list[Worker] = []  # worker processes 2..N for the processes mode

@@ -28,6 +28,7 @@ from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.nodes import agent, probe
 from bridge.nodes.distribution import NodeName, NodePlan, own_name
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime, RuntimeSpec
 from bridge.runtimes.relay import Relays
 from bridge.settings import Settings
@@ -92,7 +93,7 @@ class RemoteRuntime(Runtime):
         settings: Settings,
         compilers: Compilers | None = None,
     ) -> None:
-        super().__init__(settings, "on", None)
+        super().__init__(settings, Hw.ON, None)
         self.target = target
         self.plan = plan
         self.relays = relays
@@ -324,7 +325,7 @@ def describe(
         executable=str(target),
         version=f"OTP {version}",
         details=details,
-        hw="on",
+        hw=Hw.ON,
     )
 
 

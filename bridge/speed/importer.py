@@ -17,6 +17,7 @@ from bridge import plain
 from bridge.analysis import versus
 from bridge.errors import UsageError
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.speed import multi, parse
 
 IMPORTED = "as posted: one number from openssl speed output, no samples"
@@ -74,7 +75,7 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
                     "cpuinfo": run.cpuinfo,
                     **({"multi": run.multi} if run.multi else {}),
                 },
-                hw="on",
+                hw=Hw.ON,
             )
         )
         if run.multi:
@@ -128,7 +129,7 @@ def _result(run: parse.Run, rid: str, e: parse.Entry) -> schema.Result:
         semantics=IMPORTED,
         algorithm=e.algorithm,
         size=e.size,
-        hw="on",
+        hw=Hw.ON,
         samples=(),
         loops=0,
         output_hex="",

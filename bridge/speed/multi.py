@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bridge.analysis import concurrency
+from bridge.report.hw import Hw
 from bridge.report.levels import Concurrency, LevelResult, Machine
 from bridge.speed.parse import Entry, Run
 
@@ -50,7 +51,7 @@ def _cell(run, rid, e, call_id, label, *, level, children) -> LevelResult:
         semantics=m.describe(IMPORTED_LEVEL) if level > 1 else IMPORTED_LEVEL,
         algorithm=e.algorithm,
         size=e.size,
-        hw="on",
+        hw=Hw.ON,
         level=level,
         api=f"openssl speed ({e.source})",
         source="imported",

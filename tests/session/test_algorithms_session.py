@@ -9,6 +9,7 @@ import pytest
 from bridge.catalog import scenario
 from bridge.measure import runner
 from bridge.measure.plan import Plan
+from bridge.report.hw import HwMode
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams
 
@@ -22,7 +23,7 @@ def per_op(job, hw, n) -> float:
 
 def run(*names):
     plan = Plan(
-        scenarios=tuple(scenario.load(n) for n in names), settings=SETTINGS, seed=1, hw="on"
+        scenarios=tuple(scenario.load(n) for n in names), settings=SETTINGS, seed=1, hw=HwMode.ON
     )
     scripts = [
         Script(kind="erlang", version="25.2.3", per_op_ns=per_op),

@@ -15,6 +15,7 @@ from bridge.measure import runner
 from bridge.measure.plan import Plan
 from bridge.measure.seams import Seams
 from bridge.report import schema
+from bridge.report.hw import HwMode
 from bridge.runtimes.base import RuntimeSpec
 from bridge.runtimes.other_libcrypto import NotLoaded
 from bridge.system import libcrypto
@@ -76,7 +77,9 @@ def execute(tmp_path, system, soname=None, obeys=True, kinds=("python",), hw="bo
         check_mask=lambda plan, ctx: schema.MaskCheck(ok=True, by="fake check"),
         environment=lambda: {},
     )
-    plan = Plan(scenarios=(mac_scenario(),), settings=SETTINGS, seed=1, hw=hw, libcrypto=(found,))
+    plan = Plan(
+        scenarios=(mac_scenario(),), settings=SETTINGS, seed=1, hw=HwMode(hw), libcrypto=(found,)
+    )
     return runner.execute(plan, seams=seams), log
 
 
@@ -156,6 +159,8 @@ def test_a_runtime_that_cannot_show_its_maps_is_skipped(tmp_path, system_libcryp
         environment=lambda: {},
     )
     found = directory(tmp_path, "libcrypto.so.3")
-    plan = Plan(scenarios=(mac_scenario(),), settings=SETTINGS, seed=1, hw="on", libcrypto=(found,))
+    plan = Plan(
+        scenarios=(mac_scenario(),), settings=SETTINGS, seed=1, hw=HwMode.ON, libcrypto=(found,)
+    )
     (skipped,) = runner.execute(plan, seams=seams).report.skipped
     assert "cannot tell which libcrypto it loads" in skipped.reason

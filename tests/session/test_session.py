@@ -14,6 +14,7 @@ from bridge.errors import OperationError, WorkerError
 from bridge.measure import runner
 from bridge.measure.plan import Plan
 from bridge.report import schema
+from bridge.report.hw import HwMode
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams, unavailable
 
@@ -37,7 +38,7 @@ def mac_scenario(**over) -> scenario.Scenario:
 
 
 def plan(*scenarios, hw="on", settings=SETTINGS) -> Plan:
-    return Plan(scenarios=scenarios or (mac_scenario(),), settings=settings, seed=1, hw=hw)
+    return Plan(scenarios=scenarios or (mac_scenario(),), settings=settings, seed=1, hw=HwMode(hw))
 
 
 PY, ERL = Script(kind="python"), Script(kind="erlang", version="25.2.3")

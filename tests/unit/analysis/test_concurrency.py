@@ -15,6 +15,7 @@ from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.render import RENDERERS
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.report.levels import Concurrency, LevelResult, Machine, Spread, percentile
 from bridge.system import topology
 from tests.conftest import FIXTURES
@@ -32,7 +33,7 @@ def cell(level=1, calls=(1000,), windows=20, mode="processes", runtime="erlang@2
         semantics="s",
         algorithm="sha256",
         size=16384,
-        hw="on",
+        hw=Hw.ON,
         level=level,
         api="crypto:hash/2",
         windows=tuple(window for _ in range(windows)),

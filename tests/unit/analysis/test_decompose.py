@@ -11,6 +11,7 @@ from bridge.catalog import scenario
 from bridge.render import RENDERERS
 from bridge.render import decompose as render
 from bridge.report import schema
+from bridge.report.hw import Hw
 
 LIB = "OpenSSL 3.0.19 27 Jan 2026"
 
@@ -40,7 +41,7 @@ def result(sc, kind, call_id, ns, size=64, status="ok", reason=""):
         semantics="",
         algorithm=sc.algorithm,
         size=size,
-        hw="on",
+        hw=Hw.ON,
         samples=samples,
         loops=1,
         output_hex="",

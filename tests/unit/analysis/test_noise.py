@@ -12,6 +12,7 @@ from bridge.analysis import noise
 from bridge.render import RENDERERS
 from bridge.render import noise as noise_view
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.system import environment
 
 STAT = """\
@@ -164,7 +165,7 @@ def result(samples: list[int], runtime="erlang@25.2.3", call_id="hash") -> schem
         semantics="one-shot",
         algorithm="sha256",
         size=64,
-        hw="on",
+        hw=Hw.ON,
         samples=tuple(samples),
         loops=1000,
         output_hex="00",

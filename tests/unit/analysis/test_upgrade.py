@@ -13,6 +13,7 @@ from bridge.analysis import compare, upgrade
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
+from bridge.report.hw import Hw
 
 SIZES = (16, 64, 256, 1024, 8192, 16384)
 LOOPS = 1000
@@ -33,7 +34,7 @@ def result(runtime: str, size: int, ns: float, n: int = 20, **over) -> schema.Re
         semantics="one-shot",
         algorithm="sha256",
         size=size,
-        hw="on",
+        hw=Hw.ON,
         samples=samples(ns, n),
         loops=LOOPS,
         output_hex="00",
@@ -41,7 +42,7 @@ def result(runtime: str, size: int, ns: float, n: int = 20, **over) -> schema.Re
     return schema.Result(**{**fields, **over})
 
 
-def erlang(rid: str, otp: str, lib: str, hw: str = "on", **details) -> schema.Runtime:
+def erlang(rid: str, otp: str, lib: str, hw: Hw = Hw.ON, **details) -> schema.Runtime:
     return schema.Runtime(
         rid,
         "erlang",
@@ -134,12 +135,12 @@ def test_one_size_gives_the_ratio_alone():
 
 def test_what_is_not_an_upgrade():
     twin = dataclasses.replace(NEW, id="erlang@25.2.3#2")
-    masked = dataclasses.replace(OLD, hw="off")
+    masked = dataclasses.replace(OLD, hw=Hw.OFF)
     # The same release by two paths, and a masked twin: no view.
     r = report([NEW, twin, masked], sweep(NEW.id, 1000, 1.0) + sweep(twin.id, 1000, 1.0))
     assert upgrade.in_report(r) == []
     # Only cells both sides measured, hw on when there is one; failed cells left out.
-    off = [dataclasses.replace(x, hw="off") for x in sweep(OLD.id, 1000, 1.0)]
+    off = [dataclasses.replace(x, hw=Hw.OFF) for x in sweep(OLD.id, 1000, 1.0)]
     bad = result(NEW.id, 99, 1.0, status="unsupported", samples=())
     r = report([OLD, NEW], sweep(OLD.id, 1000, 1.0)[:3] + off + sweep(NEW.id, 1600, 1.0) + [bad])
     (u,) = upgrade.in_report(r)

@@ -11,15 +11,16 @@ import pytest
 from bridge.analysis import versus
 from bridge.render import RENDERERS, common, plot, ratios, summary
 from bridge.report import schema
+from bridge.report.hw import Hw
 
 SETTINGS = {"samples": 20, "rounds": 5, "openssl_runs": 5, "quick": False}
 
 
-def runtime(rid: str, kind: str = "erlang", hw: str = "on") -> schema.Runtime:
+def runtime(rid: str, kind: str = "erlang", hw: Hw = Hw.ON) -> schema.Runtime:
     return schema.Runtime(rid, kind, f"/opt/{rid}/bin/erl", rid.split("@")[1], {}, hw)
 
 
-def result(rid: str, per_call: list[float], size: int = 16, hw: str = "on", call="hash"):
+def result(rid: str, per_call: list[float], size: int = 16, hw: Hw = Hw.ON, call="hash"):
     """A cell whose samples give these per-call times (loops of 1000)."""
     return schema.Result(
         scenario="sha256",
@@ -249,7 +250,7 @@ def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
     rs = [
         result(rid, noisy(n), size=size, hw=hw, call=call)
         for rid, n in (("erlang@23.2.6", 1000), ("erlang@25.2.3", 900))
-        for hw in ("on", "off")
+        for hw in (Hw.ON, Hw.OFF)
         for call in ("hash", "hash_other")
         for size in (16, 1024)
     ]

@@ -15,6 +15,7 @@ from bridge.cli import listing
 from bridge.crypto import curve25519, ec, rsa
 from bridge.errors import UsageError
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.runtimes import openssl as openssl_runtime
 
 NEW = (
@@ -247,7 +248,7 @@ def check(sc, size, outputs):
                 semantics="",
                 algorithm="",
                 size=size,
-                hw="on",
+                hw=Hw.ON,
                 samples=(1,),
                 loops=1,
                 output_hex=out.hex(),

@@ -16,11 +16,12 @@ from bridge.cli.replay import Candidate, Local, _printable
 from bridge.cli.run import run
 from bridge.errors import UsageError
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.settings import BOUNDS
 from bridge.system import proc, runenv
 
 
-def rt(rid: str, kind: str, version: str, exe: str = "/bin/sh", env=None, hw="on", **details):
+def rt(rid: str, kind: str, version: str, exe: str = "/bin/sh", env=None, hw=Hw.ON, **details):
     env = {"OPENSSL_ia32cap": None, "OPENSSL_armcap": None, **(env or {})}
     return schema.Runtime(rid, kind, exe, version, {"env": env, **details}, hw)
 

@@ -9,6 +9,7 @@ import pytest
 
 from bridge.errors import UsageError
 from bridge.report import schema as model
+from bridge.report.hw import Hw
 from bridge.system import output
 
 
@@ -22,7 +23,7 @@ def make_report(**over) -> model.Report:
         semantics="one-shot",
         algorithm="hmac-sha1",
         size=1000,
-        hw="on",
+        hw=Hw.ON,
         samples=(20_000_000, 21_000_000, 19_000_000),
         loops=8000,
         output_hex="00" * 10,

@@ -11,6 +11,7 @@ import pytest
 from bridge.cli import plans, replay
 from bridge.errors import UsageError
 from bridge.report import schema
+from bridge.report.hw import Hw
 from bridge.runtimes.erlang import ErlangRuntime
 from bridge.runtimes.openssl import OpensslRuntime
 from bridge.runtimes.python import PythonRuntime
@@ -95,7 +96,7 @@ def test_every_kind_gives_its_processes_what_it_was_given(make, monkeypatch):
     the library path, and the mask; the record names only what was given."""
     monkeypatch.setenv("LD_LIBRARY_PATH", "/inherited")
     monkeypatch.setenv("BRIDGE_TEST_SECRET", "never recorded")
-    rt = make("off", {"OPENSSL_ia32cap": "~0x20000000"}).with_env({"OPENSSL_CONF": "/x.cnf"})
+    rt = make(Hw.OFF, {"OPENSSL_ia32cap": "~0x20000000"}).with_env({"OPENSSL_CONF": "/x.cnf"})
     env = rt.child_env()
     assert env["OPENSSL_CONF"] == "/x.cnf" and env["OPENSSL_ia32cap"] == "~0x20000000"
     assert env["LD_LIBRARY_PATH"] == "/inherited" and env["BRIDGE_TEST_SECRET"]
@@ -117,9 +118,9 @@ def test_replay_gives_each_runtime_its_variables_and_the_libcrypto_dirs_again(
     lib.mkdir()
     exe = "/bin/sh"  # any file that exists: replay only checks the path
 
-    def rt(rid, kind, env, hw="on", **details):
+    def rt(rid, kind, env, hw=Hw.ON, **details):
         env = {"OPENSSL_ia32cap": None, "OPENSSL_armcap": None, **env}
-        return schema.Runtime(rid, kind, exe, "v", {"env": env, **details}, hw)
+        return schema.Runtime(rid, kind, exe, "v", {"env": env, **details}, Hw(hw))
 
     report = schema.Report(
         bridge_version="x",
