@@ -2,7 +2,7 @@
 *modes*), and the figures across levels: scaling with a bootstrap CI,
 efficiency, oversubscription, the output check, and the warnings. Pure.
 
-Vocabulary (README "Crypto under concurrency"):
+Vocabulary (docs/guide/concurrency.md):
 - level N: N workers of the same call over the same time windows, all
   started together;
 - mode: how the N run. Erlang: processes in one node. Python: threads in one

@@ -46,8 +46,9 @@ class _RunCommand(click.Command):
 @click.option(
     "--quick",
     is_flag=True,
-    help="Shorter, rougher measurement: 24 samples in 4 rounds, 2 openssl runs per cell"
-    " (hmac-sha1: 6-14 s; a six-size sweep with openssl: about a minute, see README).",
+    help="Shorter, rougher measurement: 24 samples in 4 rounds, 1 openssl run per cell"
+    " (hmac-sha1 with the A/B: about 5 s; a six-size sweep with openssl: about half a minute,"
+    " see docs/guide/commands.md).",
 )
 @click.option("--samples", type=bounded("samples"), help="Samples per cell.")
 @click.option("--sample-ms", type=bounded("sample_ms"), help="Target duration of one sample.")

@@ -64,7 +64,7 @@ def mask_library(info: schema.Runtime) -> tuple[str, tuple[int, int, int]] | Non
     worker can load two: the system's (hashlib, ssl) and the one inside the
     cryptography wheel. The newer generation's string also reads right on
     the older ones of 1.1.1 and later (3.4+ wants ':' fields that 1.1.1-3.3
-    ignore, crypto-facts.md §2.3), so it is used for both; 1.0.2 stays as it
+    ignore, docs/reference/masks.md §2.3), so it is used for both; 1.0.2 stays as it
     is (it cannot mask one feature anyway)."""
     library = library_of(info)
     extra = hardware.parse_library(str(info.details.get("cryptography_openssl_version") or ""))

@@ -1,7 +1,7 @@
 """CPU features, and the environment that switches each one off for OpenSSL.
 
 Pure functions, tested on canned text. Sources: ../shared/reference/
-crypto-facts.md §2 (OpenSSL's OPENSSL_ia32cap / OPENSSL_armcap parsing, traced
+docs/reference/masks.md §2 (OpenSSL's OPENSSL_ia32cap / OPENSSL_armcap parsing, traced
 in crypto/cpuid.c and cryptlib.c of each generation) and §3 (/proc/cpuinfo
 names). Every mask string bridge relies on is also checked against the real
 openssl (`openssl version -c`) and by measurement in the tests.
@@ -54,7 +54,7 @@ ARM_INTERESTING = ("aes", "pmull", "sha1", "sha2", "sha512", "sha3", "asimd")
 # PCLMULQDQ = word 0 bit 33 (ECX[1]); AVX2 = word 1 bit 5.
 # BMI2 = word 1 bit 8 (EBX[8]), ADX = word 1 bit 19 (EBX[19]); VAES = word 1
 # bit 41 and VPCLMULQDQ = word 1 bit 42 (CPUID.7.0:ECX[9], [10]: ECX is the
-# high half of word 1 since 1.1.1). crypto-facts.md §2.1; each is checked
+# high half of word 1 since 1.1.1). docs/reference/masks.md §2.1; each is checked
 # against the live `openssl version -c` in tests/unit/test_hardware.py.
 IA32_BITS = {
     "sha": (1, 1 << 29),
@@ -129,7 +129,7 @@ def parse_cpuinfo(text: str, arch: str) -> Cpu:
 
 
 def generation(version: tuple[int, int, int]) -> str:
-    """The OPENSSL_ia32cap parser a libcrypto version has (crypto-facts.md §2.2)."""
+    """The OPENSSL_ia32cap parser a libcrypto version has (docs/reference/masks.md §2.2)."""
     if version < (1, 1, 0):
         return "1.0.2"
     if version < (3, 0, 0):
@@ -253,7 +253,7 @@ def _strtoull(text: str) -> int:
 
 def feature_disabled_by(env: dict[str, str], feature: str, arch: str, gen: str) -> bool:
     """Does a capability variable already present in `env` switch `feature`
-    off? Simulates each generation's parser (crypto-facts.md §2.2)."""
+    off? Simulates each generation's parser (docs/reference/masks.md §2.2)."""
     if arch == "aarch64":
         value = env.get("OPENSSL_armcap")
         # The value replaces detection: the feature is off unless its bits are set.

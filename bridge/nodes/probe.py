@@ -10,7 +10,7 @@ its host's /proc/cpuinfo. From those:
   offers SHA and AES instructions, and whether anything in the node's
   environment masks them. OpenSSL (1.0.2 and later for SHA, 1.0.1 for AES)
   takes those paths whenever the CPU offers them and no mask says otherwise
-  (crypto-facts.md §2.3), so that settles which paths run;
+  (docs/reference/masks.md §2.3), so that settles which paths run;
 - the A/B: a live node cannot be re-run with a mask (libcrypto reads the
   variables once, when it loads), so bridge points to a runtime on this
   machine that uses the same libcrypto, where the experiment can run.

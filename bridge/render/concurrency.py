@@ -479,7 +479,7 @@ def _where(cell: LevelResult) -> str:
     processes busy all the time keep min(N, S) of S normal schedulers busy,
     unless their calls run elsewhere (dirty CPU schedulers). The dirty
     schedulers' own wall time is shown but not used: on a busy machine it read
-    low (README, "Crypto under concurrency")."""
+    low (docs/guide/concurrency.md)."""
     u = cell.utilisation()
     s = cell.schedulers_online
     if not u or not s:

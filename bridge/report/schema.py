@@ -3,11 +3,12 @@ record with its own `to_json`/`from_json`, and this module reads and writes
 whole reports.
 
 Render, compare and plot read these records and nothing else, so a report
-written today still renders later. The schema is documented in README.md
-("The JSON report"). Rules for changing it: adding optional fields keeps
-version 1; removing or changing the meaning of a field bumps the version, and
-`Report.from_json` keeps reading every older version. Version handling lives
-in `check_schema` alone.
+written today still renders later. The schema is documented in
+docs/reference/report-schema.md and published as report-1.schema.json.
+Rules for changing it: adding optional fields keeps version 1; removing or
+changing the meaning of a field bumps the version, and `Report.from_json`
+keeps reading every older version. Version handling lives in `check_schema`
+alone.
 
 Each record writes its keys in the order reports have always had them, so a
 report read and written again is the same text.

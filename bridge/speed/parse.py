@@ -19,7 +19,7 @@ on stderr) are not a run of their own. Two quirks of the parent's row: 3.0
 names an -hmac run "hmac(md5)" whatever the digest, and 1.1.1 names an -evp
 run "evp", so the children's name is used.
 
-Units (crypto-facts.md §4): table values with a `k` suffix are thousands of
+Units (docs/guide/openssl-speed.md, "Units"): table values with a `k` suffix are thousands of
 bytes/s, without it bytes/s; `+F:` values are bytes/s; `+F2:`-`+F4:` are
 seconds per operation before 3.0 and operations per second from 3.0.
 """

@@ -11,7 +11,7 @@ fails that check (a disk that filled up, a machine killed before the data
 reached the disk) is compiled again, once, with a warning. A cache that cannot
 be written is replaced by a private temporary directory, removed at exit.
 
-The user's set-up, and what bridge does about it (see the README):
+The user's set-up, and what bridge does about it (docs/guide/setup.md):
 - ~/.erlang: ignored, by booting with the installation's no_dot_erlang.boot
   (OTP 21+), named by absolute path: a relative `-boot` name is looked up in
   the current directory first (erlang/otp#9820);

@@ -8,7 +8,7 @@ Timings are asserted only where the effect is large: two Python worker
 processes hashing 16 KiB do more than 1.15x the work of one (on an idle 2-core
 machine about 1.9x; on this shared one, 1.09x to 2.17x was measured, and bare
 processes outside bridge did 1.35-1.40x at a load average of 2.8; with Linux
-autogroup on a busy machine each process has a share of its own, see README)."""
+autogroup on a busy machine each process has a share of its own, see docs/guide/concurrency.md)."""
 
 from __future__ import annotations
 

@@ -159,11 +159,6 @@ def test_a_hand_edited_cli_reference_is_stale(tmp_path, monkeypatch):
     assert len(problems) == 1 and "cli.md: stale" in problems[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bridge/cli.py's --quick help still says 2 openssl runs per cell (the code does 1);"
-    " remove this mark when the help is fixed and scripts/gen-docs has been rerun",
-)
 def test_the_quick_help_says_what_quick_does():
     """--quick gives each openssl cell settings.QUICK.openssl_runs runs; the
     generated reference must not say otherwise."""

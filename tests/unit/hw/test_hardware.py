@@ -36,7 +36,7 @@ CPU part\t: 0xd0c
 ARM_NO_CRYPTO = "Features\t: fp asimd evtstrm crc32 cpuid\nCPU implementer\t: 0x41\n"
 
 
-# (value, feature, generation) -> already off? The traps of crypto-facts.md §2.2.
+# (value, feature, generation) -> already off? The traps of docs/reference/masks.md §2.2.
 DISABLED = [
     (":~0x20000000", "sha", "3.0", True),
     (":~0x20000000::::", "sha", "3.4", True),
