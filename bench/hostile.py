@@ -303,9 +303,10 @@ def marker_absent(marker: Path) -> Callable[[Run], tuple[str, str] | None]:
 
 
 def not_exposed(run: Run) -> tuple[str, str] | None:
-    epmd = [f"{c} ({p})" for p, c in run.left.items() if c == "epmd"]
-    if run.listeners or epmd:
-        return "exposed", "listening: " + ", ".join(sorted(set(run.listeners)) + epmd)
+    listening = sorted(set(run.listeners))
+    epmd = [f"{c} ({p}) outlived bridge" for p, c in run.left.items() if c == "epmd"]
+    if listening or epmd:
+        return "exposed", ", ".join([*(f"{x} listened" for x in listening), *epmd])
     return None
 
 
@@ -661,7 +662,7 @@ def classify(spec: Spec, run: Run) -> tuple[str, str]:
     if run.killed == "memory":
         return "memory", f"killed past {run.peak_rss / GIB:.1f} GiB at {run.seconds:.1f} s"
     if run.killed == "timeout":
-        return "hang", f"killed at {spec.timeout:.0f} s"
+        return "hang", f"killed at {spec.timeout:.0f} s, {run.peak_rss >> 20} MiB"
     if "Traceback" in run.stderr:
         return "traceback", traceback_tail(run.stderr)
     if failed:
