@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bridge.analysis import concurrency
-from bridge.report.levels import Concurrency, LevelResult, Machine
+from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine
 from bridge.speed.parse import Entry, Run
 
 IMPORTED_LEVEL = "as posted: one number from openssl speed -multi output, no samples"
@@ -52,7 +52,7 @@ def _cell(run, rid, e, call_id, label, *, level, children) -> LevelResult:
         size=e.size,
         hw="on",
         level=level,
-        api=f"openssl speed ({e.source})",
+        raw=LevelRaw(api=f"openssl speed ({e.source})"),
         source="imported",
         point_ops_per_s=e.ops_per_s,
         children_ops_per_s=children,
