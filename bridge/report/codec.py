@@ -22,7 +22,7 @@ And on the record, for what is not one field:
 - `json_order`: the key order, when it is not the field order (reports keep
   the order they have always had; a key not listed comes after the listed);
 - `json_derived(self)`: keys written but not stored (figures computed from
-  the raw data, for readers of the JSON);
+  the raw data, for readers of the JSON), each named in `json_derived_keys`;
 - `json_read(cls, data)`: constructor values computed from the data (a
   default taken from another key, a stored figure read from a derived one).
 """
@@ -93,6 +93,7 @@ class Record:
     """A report record: `to_json` and `from_json` come from the codec."""
 
     json_order: ClassVar[tuple[str, ...]] = ()
+    json_derived_keys: ClassVar[tuple[str, ...]] = ()  # what json_derived may write
 
     def json_derived(self) -> Json:
         return {}
@@ -136,8 +137,12 @@ def fields(cls: type) -> tuple[Field, ...]:
 
 
 def keys(cls: type) -> list[str]:
-    """The keys a record's fields can write (a flat record's keys included;
-    a flat dict's keys are anyone's and not listed)."""
+    """The keys a record can write (a flat record's keys included; a flat
+    dict's keys are anyone's and not listed), derived ones last."""
+    return [*field_keys(cls), *cls.json_derived_keys]
+
+
+def field_keys(cls: type) -> list[str]:
     out = []
     for f in fields(cls):
         if not f.spec.write:
@@ -164,7 +169,11 @@ def to_json(record: Record) -> Json:
             out.update(encoded)
         else:
             out[f.key] = encoded
-    out.update(record.json_derived())
+    derived = record.json_derived()
+    undeclared = set(derived) - set(type(record).json_derived_keys)
+    if undeclared:
+        raise TypeError(f"{type(record).__name__} derives undeclared keys {sorted(undeclared)}")
+    out.update(derived)
     order = type(record).json_order
     if not order:
         return out
@@ -189,7 +198,7 @@ def from_json(cls: type[R], data: Json) -> R:
     if not isinstance(data, dict):
         raise TypeError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
     kwargs: Json = {}
-    claimed = set(keys(cls))
+    claimed = set(keys(cls))  # a flat dict takes the others
     for f in fields(cls):
         if f.spec.flat:
             if _is_record(f.hint):

@@ -158,6 +158,10 @@ class LevelResult(Record):
     children_ops_per_s: tuple[float, ...] = jf(omit=lambda r, v: not r.ok or not v, default=())
     source_line: int | None = jf(omit=_measured, default=None)
 
+    json_derived_keys: ClassVar = (
+        *("ops_per_s", "bytes_per_s", "worker_ops_per_s", "dropped_windows"),
+        *("latency", "probe", "probe_idle", "scheduler_utilisation"),
+    )
     # Keys of the raw record not listed here come after these.
     json_order: ClassVar = (
         *("scenario", "runtime", "call", "call_id", "mode", "semantics", "algorithm"),

@@ -155,6 +155,7 @@ class Result(Record):
     point_ns: float | None = jf(write=False, default=None)
     source_line: int | None = jf(omit=_measured, default=None)
 
+    json_derived_keys: ClassVar = ("ns_per_op", "ops_per_s", "bytes_per_s")
     json_order: ClassVar = (
         *("scenario", "runtime", "call", "call_id", "api", "semantics", "algorithm"),
         *("size", "hw", "status", "reason", "source", "source_line"),
