@@ -101,8 +101,6 @@ class LevelRaw(Record):
     dirty_cpu_schedulers_online: int | None = jf(
         omit=lambda r, v: r.schedulers_online is None, default=None
     )
-    # Erlang: the longest run queue seen during the round.
-    run_queue_max: int | None = jf(omit=NONE, default=None)
     # The bytes the call computed (the first round's).
     output: bytes = jf(key="output_hex", encode=bytes.hex, decode=bytes.fromhex, default=b"")
 

@@ -308,7 +308,6 @@ def level_batch(reply: dict[str, Any]) -> LevelRaw:
         schedulers_online=reply.get("schedulers_online"),
         dirty_cpu_schedulers_online=reply.get("dirty_cpu_schedulers_online"),
         clock_ns=reply.get("clock_ns"),
-        run_queue_max=reply.get("run_queue_max"),
     )
 
 
