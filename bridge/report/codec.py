@@ -196,7 +196,7 @@ def plain(value: Any) -> Any:
 
 def from_json(cls: type[R], data: Json) -> R:
     if not isinstance(data, dict):
-        raise TypeError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
+        raise TypeError(f"{cls.__name__}: expected an object, got {_kind(data)}")
     kwargs: Json = {}
     claimed = set(keys(cls))  # a flat dict takes the others
     for f in fields(cls):
@@ -215,38 +215,70 @@ def from_json(cls: type[R], data: Json) -> R:
             kwargs[f.name] = copy.copy(default) if isinstance(default, (dict, list)) else default
             continue
         value = data[f.key]
-        kwargs[f.name] = f.spec.decode(value) if f.spec.decode else decode(f.hint, value)
+        try:
+            kwargs[f.name] = f.spec.decode(value) if f.spec.decode else decode(f.hint, value)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{f.key}: {exc}") from None
     kwargs.update(cls.json_read(data))
     return cls(**kwargs)
 
 
 def decode(hint: Any, value: Any) -> Any:
-    """A JSON value read as the type says: tuples, records, Optional."""
+    """A JSON value read as the type says (tuples, records, Optional), or a
+    TypeError/ValueError that Report.from_json turns into one line."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
         options = [a for a in args if a is not type(None)]
         return decode(_pick(options, value), value)
-    if value is None:
-        return None
+    if value is None and hint is not Any:
+        raise TypeError("null where a value is required")
+    if hint in SCALARS:
+        return _scalar(hint, value)
     if _is_record(hint):
         return from_json(hint, value)
     if origin is tuple:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {_kind(value)}")
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(decode(args[0], v) for v in value)
         if len(value) != len(args):
             raise ValueError(f"expected {len(args)} values, got {len(value)}")
         return tuple(decode(a, v) for a, v in zip(args, value, strict=True))
     if origin is list:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {_kind(value)}")
         return [decode(args[0], v) for v in value] if args else list(value)
     if origin is dict:
         if not isinstance(value, dict):
-            raise TypeError(f"expected an object, got {type(value).__name__}")
+            raise TypeError(f"expected an object, got {_kind(value)}")
         return {k: decode(args[1], v) for k, v in value.items()} if args else dict(value)
     if hint is dict:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected an object, got {_kind(value)}")
         return dict(value)
     return value
+
+
+# A JSON number, string or boolean is read as it is (an integer in a float
+# field stays an integer, so it is written back as it was), or refused.
+SCALARS = {int: "an integer", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _scalar(hint: type, value: Any) -> Any:
+    ok = isinstance(value, bool) if hint is bool else not isinstance(value, bool)
+    accepts = (int, float) if hint is float else hint
+    if ok and isinstance(value, accepts):
+        return value
+    raise TypeError(f"expected {SCALARS[hint]}, got {_kind(value)}")
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    return names.get(type(value), "a number")
 
 
 def _pick(options: list[Any], value: Any) -> Any:

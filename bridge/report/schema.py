@@ -69,9 +69,17 @@ class OutputKey:
         return [k.text() for k in keys]
 
     @classmethod
-    def parse_all(cls, texts: Any) -> Any:
-        if isinstance(texts, dict):
-            return {cls.parse(k): str(v) for k, v in texts.items()}
+    def parse_map(cls, texts: Any) -> dict[OutputKey, str]:
+        """A dict keyed by output keys, from JSON (its values are text)."""
+        if not isinstance(texts, dict):
+            raise TypeError(f"expected an object keyed by outputs, got {type(texts).__name__}")
+        return {cls.parse(k): str(v) for k, v in texts.items()}
+
+    @classmethod
+    def parse_all(cls, texts: Any) -> tuple[OutputKey, ...]:
+        """A list of output keys, from JSON."""
+        if not isinstance(texts, list):
+            raise TypeError(f"expected a list of output keys, got {type(texts).__name__}")
         return tuple(cls.parse(k) for k in texts)
 
     @classmethod
@@ -146,7 +154,7 @@ class Result(Record):
     samples: tuple[int, ...] = jf(omit=_failed, missing=())
     loops: int | tuple[int, ...] = jf(omit=_failed, missing=1)
     output_hex: str = jf(omit=_failed, missing="")
-    inputs: dict[str, str] | None = jf(omit=lambda r, v: not r.ok or not v, default=None)
+    inputs: dict[str, Any] | None = jf(omit=lambda r, v: not r.ok or not v, default=None)
     status: str = "ok"  # ok | unsupported
     reason: str = jf(omit=lambda r, v: r.ok, default="")
     # Imported numbers (bridge import-speed) have no samples: one value as posted
@@ -223,7 +231,7 @@ class InteropCheck(Record):
     size: int
     reference: str
     reference_from: str = jf(missing="")
-    outputs: dict[OutputKey, str] = jf(encode=OutputKey.texts, decode=OutputKey.parse_all)
+    outputs: dict[OutputKey, str] = jf(encode=OutputKey.texts, decode=OutputKey.parse_map)
     match: bool = jf(decode=bool)
     mismatched: tuple[OutputKey, ...] = jf(
         encode=OutputKey.texts, decode=OutputKey.parse_all, default=()
@@ -235,7 +243,7 @@ class InteropCheck(Record):
     # Why an output is not checked, for calls that declare it (optional:
     # written only when there is one).
     unchecked_reasons: dict[OutputKey, str] = jf(
-        omit=EMPTY, encode=OutputKey.texts, decode=OutputKey.parse_all, default_factory=dict
+        omit=EMPTY, encode=OutputKey.texts, decode=OutputKey.parse_map, default_factory=dict
     )
 
     json_order: ClassVar = (
