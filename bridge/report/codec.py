@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import enum
 import functools
 import types
 import typing
@@ -181,9 +182,11 @@ def to_json(record: Record) -> Json:
 
 
 def plain(value: Any) -> Any:
-    """A value as JSON: records as objects, tuples as lists."""
+    """A value as JSON: records as objects, tuples as lists, enums as their values."""
     if isinstance(value, Record):
         return to_json(value)
+    if isinstance(value, enum.Enum):
+        return value.value
     if isinstance(value, (tuple, list)):
         return [plain(v) for v in value]
     if isinstance(value, dict):
@@ -236,6 +239,8 @@ def decode(hint: Any, value: Any) -> Any:
         raise TypeError("null where a value is required")
     if hint in SCALARS:
         return _scalar(hint, value)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint(value)  # ValueError: not one of its values
     if _is_record(hint):
         return from_json(hint, value)
     if origin is tuple:

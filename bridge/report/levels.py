@@ -143,9 +143,9 @@ class LevelResult(Record):
     mode: str  # processes | threads | multi (bridge.analysis.concurrency.MODES)
     semantics: str = jf(missing="")
     algorithm: str = jf(missing="")
-    size: int = jf(decode=int)
+    size: int
     hw: str = jf(missing="on")
-    level: int = jf(decode=int)
+    level: int
     status: str = "ok"  # ok | unsupported | failed
     reason: str = jf(omit=lambda r, v: r.ok, default="")
     raw: LevelRaw = jf(flat=True, omit=_failed, default_factory=LevelRaw)

@@ -232,7 +232,7 @@ class InteropCheck(Record):
     reference: str
     reference_from: str = jf(missing="")
     outputs: dict[OutputKey, str] = jf(encode=OutputKey.texts, decode=OutputKey.parse_map)
-    match: bool = jf(decode=bool)
+    match: bool
     mismatched: tuple[OutputKey, ...] = jf(
         encode=OutputKey.texts, decode=OutputKey.parse_all, default=()
     )

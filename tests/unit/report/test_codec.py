@@ -3,6 +3,7 @@ malformed report is refused (one line naming the key)."""
 
 from __future__ import annotations
 
+import enum
 import json
 from dataclasses import dataclass
 from typing import ClassVar
@@ -96,3 +97,20 @@ def test_a_malformed_report_is_one_usage_error_naming_the_key():
     del data["results"][2]["size"]
     with pytest.raises(UsageError, match=r"malformed bridge report \(missing field 'size'\)"):
         schema.Report.from_json(data, "r.json")
+
+
+class Mode(enum.Enum):
+    ON = "on"
+    OFF = "off"
+
+
+@dataclass(frozen=True)
+class Cell(Record):
+    hw: Mode
+
+
+def test_an_enum_field_is_written_as_its_value_and_read_back():
+    assert Cell(Mode.OFF).to_json() == {"hw": "off"}
+    assert Cell.from_json({"hw": "on"}) == Cell(Mode.ON)
+    with pytest.raises(ValueError, match="hw: 'sideways' is not a valid Mode"):
+        Cell.from_json({"hw": "sideways"})
