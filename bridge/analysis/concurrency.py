@@ -226,7 +226,7 @@ def dropped(cells: Sequence[LevelResult]) -> list[str]:
     the CPU for a whole window, so the figures rest on fewer windows."""
     out = []
     for c in cells:
-        n = len(c.windows)
+        n = len(c.raw.windows)
         if n and c.dropped_windows * 10 > n:
             out.append(
                 f"{c.runtime} {c.call_id} ({c.mode}) at {c.size} B, level {c.level}:"

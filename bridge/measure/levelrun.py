@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from bridge.analysis import concurrency
 from bridge.errors import OperationError, WorkerError
 from bridge.report import schema
-from bridge.report.levels import Concurrency, LevelResult, Machine
-from bridge.runtimes.base import Job, LevelBatch, LevelPlan, Live
+from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine
+from bridge.runtimes.base import Job, LevelPlan, Live
 from bridge.settings import Settings
 from bridge.system import topology
 
@@ -38,19 +38,8 @@ class LevelCell:
     job: Job
     level: int
     mode: concurrency.Mode
-    api: str = ""
-    batch: int | None = None
     rounds: int = 0
-    windows: list[tuple[tuple[int, int], ...]] = field(default_factory=list)
-    latency_ns: list[int] = field(default_factory=list)
-    latency_note: str = ""
-    probe_ns: list[int] = field(default_factory=list)
-    probe_idle_ns: list[int] = field(default_factory=list)
-    sched: dict[str, tuple[int, int]] | None = None
-    schedulers_online: int | None = None
-    dirty_cpu_schedulers_online: int | None = None
-    clock_ns: int | None = None
-    output: bytes = b""
+    raw: LevelRaw = field(default_factory=LevelRaw)  # the rounds so far, merged
     output_ok: bool | None = None
     unsupported: str = ""
     failed: str = ""
@@ -80,40 +69,24 @@ class LevelCell:
             windows=count,
             window_ms=concurrency.window_ms(settings.sample_ms),
             warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
-            batch=self.batch,
+            batch=self.raw.batch or None,  # None: the runtime calibrates it
             idle_probe_ms=IDLE_PROBE_MS if first and self.live.kind == "erlang" else 0,
             same_output=not self.job.call.randomised,
         )
 
-    def add(self, b: LevelBatch) -> None:
+    def add(self, b: LevelRaw) -> None:
         self.rounds += 1
-        self.api, self.batch = b.api, b.batch or None
-        if not self.output:
-            self.output = b.output
+        if not self.raw.output:
             sc, call, data = self.job.scenario, self.job.call, self.job.inputs
             self.output_ok = concurrency.output_ok(sc, call, data, b.output)
-        self.windows += b.windows
-        self.latency_ns += b.latency_ns
-        self.latency_note = b.latency_note
-        self.probe_ns += b.probe_ns
-        self.probe_idle_ns += b.probe_idle_ns
-        if b.sched is not None:
-            old = self.sched or {}
-            self.sched = {
-                k: (old.get(k, (0, 0))[0] + a, old.get(k, (0, 0))[1] + t)
-                for k, (a, t) in b.sched.items()
-            }
-        if b.clock_ns is not None:
-            self.clock_ns = b.clock_ns
-        self.schedulers_online = b.schedulers_online
-        self.dirty_cpu_schedulers_online = b.dirty_cpu_schedulers_online
+        self.raw = self.raw.merged(b)
 
     def record(self) -> LevelResult | None:
         sc, call, info = self.job.scenario, self.job.call, self.live.info
         common = dict(
             scenario=sc.name,
             runtime=info.id,
-            call=self.mode.label(call.label(sc, self.api), self.level),
+            call=self.mode.label(call.label(sc, self.raw.api), self.level),
             call_id=call.id,
             mode=self.mode.name,
             semantics=self.mode.describe(call.semantics_for(sc)),
@@ -126,24 +99,9 @@ class LevelCell:
             return LevelResult(**common, status="unsupported", reason=self.unsupported)
         if self.failed:
             return LevelResult(**common, status="failed", reason=self.failed)
-        if not self.windows:
+        if not self.raw.windows:
             return None
-        return LevelResult(
-            **common,
-            api=self.api,
-            batch=self.batch or 0,
-            windows=tuple(self.windows),
-            latency_ns=tuple(self.latency_ns),
-            latency_note=self.latency_note,
-            clock_ns=self.clock_ns,
-            probe_ns=tuple(self.probe_ns),
-            probe_idle_ns=tuple(self.probe_idle_ns),
-            sched=self.sched,
-            schedulers_online=self.schedulers_online,
-            dirty_cpu_schedulers_online=self.dirty_cpu_schedulers_online,
-            output_hex=self.output.hex(),
-            output_ok=self.output_ok,
-        )
+        return LevelResult(**common, raw=self.raw, output_ok=self.output_ok)
 
 
 def cells(live: Live, jobs: Iterator[Job]) -> Iterator[LevelCell]:
@@ -195,7 +153,7 @@ def run_round(
         except WorkerError as exc:
             died(cell.live, exc)
             continue
-        first_output = not cell.output
+        first_output = not cell.raw.output
         cell.add(batch)
         if first_output and cell.output_ok is False:
             message = (

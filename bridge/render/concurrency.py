@@ -85,7 +85,7 @@ def ops_ci(cell: LevelResult, sep: str = "–") -> tuple[str, str]:
         return "-", "-"
     if cell.imported:
         return common.si(s.median), "as posted"
-    if not cell.windows or s.n < concurrency.MIN_FOR_CI:
+    if not cell.raw.windows or s.n < concurrency.MIN_FOR_CI:
         return common.si(s.median), f"n={s.n}"
     return common.si(s.median), f"{common.si(s.ci95[0])}{sep}{common.si(s.ci95[1])}"
 
@@ -253,8 +253,8 @@ def note_lines(
         out += textwrap.wrap(f"[{mark}] {text}", width, subsequent_indent="     ")
     clocks: dict[str, list[int]] = defaultdict(list)
     for cell in c.cells:
-        if cell.clock_ns is not None:
-            clocks[cell.runtime].append(cell.clock_ns)
+        if cell.raw.clock_ns is not None:
+            clocks[cell.runtime].append(cell.raw.clock_ns)
     if clocks:
         each = ", ".join(f"{rid} {dur(max(v))}" for rid, v in clocks.items())
         out += textwrap.wrap(
@@ -262,7 +262,7 @@ def note_lines(
             f" {each}.",
             width,
         )
-    notes = {cell.latency_note for cell in c.cells if cell.latency_note}
+    notes = {cell.raw.latency_note for cell in c.cells if cell.raw.latency_note}
     for note in sorted(notes):
         out += textwrap.wrap(f"No latency for openssl: {note}.", width)
     for w in c.warnings:
@@ -435,7 +435,9 @@ def _who(kind: str, cell: LevelResult, level: int) -> str:
     base = cell.call.split(" ×")[0]
     if kind == "erlang":
         where = (
-            f" on {_plural(cell.schedulers_online, 'scheduler')}" if cell.schedulers_online else ""
+            f" on {_plural(cell.raw.schedulers_online, 'scheduler')}"
+            if cell.raw.schedulers_online
+            else ""
         )
         return f"Erlang {base} in {level} processes{where}"
     if kind == "python":
@@ -454,7 +456,7 @@ def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
     out = []
     top: dict[tuple, LevelResult] = {}
     for cell in c.cells:
-        if cell.ok and cell.probe_ns:
+        if cell.ok and cell.raw.probe_ns:
             key = (cell.scenario, cell.runtime, cell.call_id, cell.size)
             if key not in top or cell.level > top[key].level:
                 top[key] = cell
@@ -464,7 +466,7 @@ def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
         base = cell.call.split(" ×")[0]
         idle_text = f" (idle: p99 {dur(idle.p99_ns, ascii_only)})" if idle else ""
         procs = "1 process" if cell.level == 1 else f"{cell.level} processes"
-        scheds = _plural(cell.schedulers_online, "scheduler")
+        scheds = _plural(cell.raw.schedulers_online, "scheduler")
         out.append(
             f"While {procs} ran {base} at {common.size_text(cell.size)}"
             f" on {scheds}, a process asking to wake every 1 ms"
@@ -481,7 +483,7 @@ def _where(cell: LevelResult) -> str:
     schedulers' own wall time is shown but not used: on a busy machine it read
     low (docs/guide/concurrency.md)."""
     u = cell.utilisation()
-    s = cell.schedulers_online
+    s = cell.raw.schedulers_online
     if not u or not s:
         return ""
     normal = u.get("normal", 0.0)

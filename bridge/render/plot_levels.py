@@ -48,7 +48,7 @@ def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, m
                 assert s is not None
                 mbs = s.median * size / 1e6
                 ys.append(mbs)
-                has_ci = bool(c.windows) and s.n >= 3
+                has_ci = bool(c.raw.windows) and s.n >= 3
                 lo.append(mbs - s.ci95[0] * size / 1e6 if has_ci else 0.0)
                 hi.append(s.ci95[1] * size / 1e6 - mbs if has_ci else 0.0)
             where = f" [{label}]" if len(reports) > 1 else ""

@@ -8,7 +8,10 @@ in one node, Python threads in one interpreter, Python worker processes, or
 k completed `calls` calls in `ns` nanoseconds. A window that any worker
 missed (it recorded 0, 0) is left out of every figure, and counted.
 
-Like `model.Result`, a record keeps the raw data and writes the figures
+A level's measured data are one record, `LevelRaw`: what a runtime returns
+for a round (bridge.runtimes), what a level cell adds up over the rounds
+(bridge.measure.levelrun) and what a `LevelResult` keeps; its keys are the
+cell's own in the JSON. Like `schema.Result`, a record keeps the raw data and writes the figures
 derived from them beside it for readers of the JSON; reading a report takes
 the raw data back and derives the same figures again, so a report read and
 written again is the same text.
@@ -16,16 +19,17 @@ written again is the same text.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from bridge import stats
+from bridge.report.codec import EMPTY, NONE, Json, Record, jf
 from bridge.report.hw import Hw
 
-Json = dict[str, Any]
 Window = tuple[tuple[int, int], ...]  # per worker: (calls, ns)
 
 
@@ -37,7 +41,7 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
 
 
 @dataclass(frozen=True)
-class Spread:
+class Spread(Record):
     """Percentiles of a set of durations (sampled latencies, probe lateness)."""
 
     n: int
@@ -52,12 +56,9 @@ class Spread:
         xs = sorted(values)
         return cls(len(xs), percentile(xs, 0.5), percentile(xs, 0.99), float(xs[-1]))
 
-    def to_json(self) -> Json:
-        return {"n": self.n, "p50_ns": self.p50_ns, "p99_ns": self.p99_ns, "max_ns": self.max_ns}
-
 
 @dataclass(frozen=True)
-class Machine:
+class Machine(Record):
     """What the levels ran on: a level above the usable CPUs is oversubscribed."""
 
     logical_cpus: int | None = None
@@ -75,69 +76,103 @@ class Machine:
     def cpus(self) -> int | None:
         return self.usable_cpus or self.logical_cpus
 
-    def to_json(self) -> Json:
-        return {
-            "logical_cpus": self.logical_cpus,
-            "usable_cpus": self.usable_cpus,
-            "physical_cores": self.physical_cores,
-            "smt_siblings": self.smt_siblings,
-            "sockets": self.sockets,
-            "loadavg_start": list(self.loadavg_start) if self.loadavg_start else None,
-            "loadavg_end": list(self.loadavg_end) if self.loadavg_end else None,
-            "autogroup": self.autogroup,
-        }
 
-    @classmethod
-    def from_json(cls, d: Json) -> Machine:
-        def load(key: str) -> tuple[float, float, float] | None:
-            v = d.get(key)
-            return (float(v[0]), float(v[1]), float(v[2])) if v else None
-
-        return cls(
-            logical_cpus=d.get("logical_cpus"),
-            usable_cpus=d.get("usable_cpus"),
-            physical_cores=d.get("physical_cores"),
-            smt_siblings=d.get("smt_siblings"),
-            sockets=d.get("sockets"),
-            loadavg_start=load("loadavg_start"),
-            loadavg_end=load("loadavg_end"),
-            autogroup=d.get("autogroup"),
-        )
+def _no_probe(raw: LevelRaw, value: Any) -> bool:
+    return not (raw.probe_ns or raw.probe_idle_ns)
 
 
 @dataclass(frozen=True)
-class LevelResult:
+class LevelRaw(Record):
+    """What a level cell measured: one round's from a runtime, all rounds'
+    in a result (`merged`). A new measured figure is a field here."""
+
+    api: str = ""
+    batch: int = 0  # calls between two clock reads (0: openssl, which times itself)
+    windows: tuple[Window, ...] = ()
+    latency_ns: tuple[int, ...] = ()  # sampled per-call latencies, all workers
+    latency_note: str = jf(omit=EMPTY, default="")  # why there are none
+    # What the clock reads add to each sampled latency.
+    clock_ns: int | None = jf(omit=NONE, default=None)
+    # Erlang: how late the 1 ms probe woke, under load, and before the load started.
+    probe_ns: tuple[int, ...] = jf(omit=_no_probe, default=())
+    probe_idle_ns: tuple[int, ...] = jf(omit=_no_probe, default=())
+    # scheduler type -> (active, total)
+    sched: dict[str, tuple[int, int]] | None = jf(omit=NONE, default=None)
+    schedulers_online: int | None = jf(omit=NONE, default=None)
+    dirty_cpu_schedulers_online: int | None = jf(
+        omit=lambda r, v: r.schedulers_online is None, default=None
+    )
+    # The bytes the call computed (the first round's).
+    output: bytes = jf(key="output_hex", encode=bytes.hex, decode=bytes.fromhex, default=b"")
+
+    def merged(self, later: LevelRaw) -> LevelRaw:
+        """This round's data followed by a later round's: the samples add up,
+        the figures a round reports about itself are the later round's."""
+        sched = self.sched
+        if later.sched is not None:
+            old = self.sched or {}
+            sched = {
+                k: (old.get(k, (0, 0))[0] + a, old.get(k, (0, 0))[1] + t)
+                for k, (a, t) in later.sched.items()
+            }
+        return dataclasses.replace(
+            later,
+            windows=self.windows + later.windows,
+            latency_ns=self.latency_ns + later.latency_ns,
+            probe_ns=self.probe_ns + later.probe_ns,
+            probe_idle_ns=self.probe_idle_ns + later.probe_idle_ns,
+            sched=sched,
+            clock_ns=self.clock_ns if later.clock_ns is None else later.clock_ns,
+            output=self.output or later.output,
+        )
+
+
+def _failed(record: Any, value: Any) -> bool:
+    return not record.ok
+
+
+def _measured(record: Any, value: Any) -> bool:
+    return not record.ok or not record.imported
+
+
+@dataclass(frozen=True)
+class LevelResult(Record):
     scenario: str
     runtime: str
     call: str  # the call as a user writes it, with how N of them run
     call_id: str
     mode: str  # processes | threads | multi (bridge.analysis.concurrency.MODES)
-    semantics: str
-    algorithm: str
+    semantics: str = jf(missing="")
+    algorithm: str = jf(missing="")
     size: int
-    hw: Hw
+    hw: Hw = jf(missing=Hw.ON)
     level: int
-    api: str = ""
     status: str = "ok"  # ok | unsupported | failed
-    reason: str = ""
-    batch: int = 0  # calls between two clock reads (0: openssl, which times itself)
-    windows: tuple[Window, ...] = ()
-    latency_ns: tuple[int, ...] = ()  # sampled per-call latencies, all workers
-    latency_note: str = ""  # why there are none
-    clock_ns: int | None = None  # what the clock reads add to each sampled latency
-    probe_ns: tuple[int, ...] = ()  # Erlang: how late the 1 ms probe woke, under load
-    probe_idle_ns: tuple[int, ...] = ()  # ... and before the load started
-    sched: dict[str, tuple[int, int]] | None = None  # scheduler type -> (active, total)
-    schedulers_online: int | None = None
-    dirty_cpu_schedulers_online: int | None = None
-    oversubscribed: bool = False
-    output_hex: str = ""
-    output_ok: bool | None = None  # None: nothing to check it against
-    # Imported (bridge import-speed of `openssl speed -multi N`): as posted.
-    source: str = "measured"
-    point_ops_per_s: float | None = None
-    children_ops_per_s: tuple[float, ...] = ()
-    source_line: int | None = None
+    reason: str = jf(omit=lambda r, v: r.ok, default="")
+    raw: LevelRaw = jf(flat=True, omit=_failed, default_factory=LevelRaw)
+    oversubscribed: bool = jf(omit=_failed, default=False)
+    output_ok: bool | None = jf(omit=_failed, default=None)  # None: nothing to check it against
+    # Imported (bridge import-speed of `openssl speed -multi N`): as posted
+    # (read back from the written median).
+    source: str = jf(omit=_measured, default="measured")
+    point_ops_per_s: float | None = jf(write=False, default=None)
+    children_ops_per_s: tuple[float, ...] = jf(omit=lambda r, v: not r.ok or not v, default=())
+    source_line: int | None = jf(omit=_measured, default=None)
+
+    json_derived_keys: ClassVar = (
+        *("ops_per_s", "bytes_per_s", "worker_ops_per_s", "dropped_windows"),
+        *("latency", "probe", "probe_idle", "scheduler_utilisation"),
+    )
+    # Keys of the raw record not listed here come after these.
+    json_order: ClassVar = (
+        *("scenario", "runtime", "call", "call_id", "mode", "semantics", "algorithm"),
+        *("size", "hw", "level", "status", "reason", "source", "source_line"),
+        *("api", "oversubscribed", "ops_per_s", "bytes_per_s", "worker_ops_per_s"),
+        *("windows", "dropped_windows", "batch", "latency", "latency_note", "clock_ns"),
+        *("latency_ns", "probe", "probe_idle", "probe_ns", "probe_idle_ns"),
+        *("scheduler_utilisation", "sched", "schedulers_online", "dirty_cpu_schedulers_online"),
+        *("children_ops_per_s", "output_hex", "output_ok"),
+    )
 
     @property
     def ok(self) -> bool:
@@ -154,11 +189,11 @@ class LevelResult:
 
     def complete_windows(self) -> list[Window]:
         """Windows that every worker took part in."""
-        return [w for w in self.windows if w and all(c > 0 and ns > 0 for c, ns in w)]
+        return [w for w in self.raw.windows if w and all(c > 0 and ns > 0 for c, ns in w)]
 
     @property
     def dropped_windows(self) -> int:
-        return len(self.windows) - len(self.complete_windows())
+        return len(self.raw.windows) - len(self.complete_windows())
 
     def window_ops(self) -> list[float]:
         """Aggregate throughput of each complete window: the sum of each
@@ -183,120 +218,57 @@ class LevelResult:
         return None
 
     def latency(self) -> Spread | None:
-        return Spread.of(self.latency_ns)
+        return Spread.of(self.raw.latency_ns)
 
     def probe(self) -> Spread | None:
-        return Spread.of(self.probe_ns)
+        return Spread.of(self.raw.probe_ns)
 
     def probe_idle(self) -> Spread | None:
-        return Spread.of(self.probe_idle_ns)
+        return Spread.of(self.raw.probe_idle_ns)
+
+    @property
+    def output_hex(self) -> str:
+        return self.raw.output.hex()
 
     def utilisation(self) -> dict[str, float] | None:
-        if not self.sched:
+        if not self.raw.sched:
             return None
-        return {k: (a / t if t else 0.0) for k, (a, t) in self.sched.items()}
+        return {k: (a / t if t else 0.0) for k, (a, t) in self.raw.sched.items()}
 
-    def to_json(self) -> Json:
-        d: Json = {
-            "scenario": self.scenario,
-            "runtime": self.runtime,
-            "call": self.call,
-            "call_id": self.call_id,
-            "mode": self.mode,
-            "semantics": self.semantics,
-            "algorithm": self.algorithm,
-            "size": self.size,
-            "hw": self.hw,
-            "level": self.level,
-            "status": self.status,
-        }
-        if self.status != "ok":
-            d["reason"] = self.reason
-            return d
+    def json_derived(self) -> Json:
+        """The figures readers of the JSON want, from the raw data."""
+        if not self.ok:
+            return {}
         s = self.ops()
-        ci = [s.ci95[0], s.ci95[1]] if s and self.windows else None
+        ci = [s.ci95[0], s.ci95[1]] if s and self.raw.windows else None
         median = s.median if s else None
-        if self.imported:
-            d["source"] = "imported"
-            d["source_line"] = self.source_line
-        d.update(
-            api=self.api,
-            oversubscribed=self.oversubscribed,
-            ops_per_s={"median": median, "ci95": ci},
-            bytes_per_s={
+        d: Json = {
+            "ops_per_s": {"median": median, "ci95": ci},
+            "bytes_per_s": {
                 "median": median * self.size if median is not None else None,
                 "ci95": [ci[0] * self.size, ci[1] * self.size] if ci else None,
             },
-            worker_ops_per_s=self.worker_ops(),
-            windows=[[list(p) for p in w] for w in self.windows],
-            dropped_windows=self.dropped_windows,
-            batch=self.batch,
-        )
+            "worker_ops_per_s": self.worker_ops(),
+            "dropped_windows": self.dropped_windows,
+        }
         lat = self.latency()
         d["latency"] = lat.to_json() if lat else None
-        if self.latency_note:
-            d["latency_note"] = self.latency_note
-        if self.clock_ns is not None:
-            d["clock_ns"] = self.clock_ns
-        d["latency_ns"] = list(self.latency_ns)
-        if self.probe_ns or self.probe_idle_ns:
+        if self.raw.probe_ns or self.raw.probe_idle_ns:
             probe, idle = self.probe(), self.probe_idle()
             d["probe"] = probe.to_json() if probe else None
             d["probe_idle"] = idle.to_json() if idle else None
-            d["probe_ns"] = list(self.probe_ns)
-            d["probe_idle_ns"] = list(self.probe_idle_ns)
-        if self.sched is not None:
+        if self.raw.sched is not None:
             d["scheduler_utilisation"] = self.utilisation()
-            d["sched"] = {k: list(v) for k, v in self.sched.items()}
-        if self.schedulers_online is not None:
-            d["schedulers_online"] = self.schedulers_online
-            d["dirty_cpu_schedulers_online"] = self.dirty_cpu_schedulers_online
-        if self.children_ops_per_s:
-            d["children_ops_per_s"] = list(self.children_ops_per_s)
-        d["output_hex"] = self.output_hex
-        d["output_ok"] = self.output_ok
         return d
 
     @classmethod
-    def from_json(cls, d: Json) -> LevelResult:
+    def json_read(cls, d: Json) -> Json:
         imported = d.get("source") == "imported"
-        sched = d.get("sched")
-        return cls(
-            scenario=d["scenario"],
-            runtime=d["runtime"],
-            call=d["call"],
-            call_id=d["call_id"],
-            mode=d["mode"],
-            semantics=d.get("semantics", ""),
-            algorithm=d.get("algorithm", ""),
-            size=int(d["size"]),
-            hw=Hw(d.get("hw", "on")),
-            level=int(d["level"]),
-            api=d.get("api", ""),
-            status=d.get("status", "ok"),
-            reason=d.get("reason", ""),
-            batch=int(d.get("batch", 0)),
-            windows=tuple(tuple((int(c), int(ns)) for c, ns in w) for w in d.get("windows", ())),
-            latency_ns=tuple(int(x) for x in d.get("latency_ns", ())),
-            latency_note=d.get("latency_note", ""),
-            clock_ns=d.get("clock_ns"),
-            probe_ns=tuple(int(x) for x in d.get("probe_ns", ())),
-            probe_idle_ns=tuple(int(x) for x in d.get("probe_idle_ns", ())),
-            sched=None if sched is None else {k: (int(v[0]), int(v[1])) for k, v in sched.items()},
-            schedulers_online=d.get("schedulers_online"),
-            dirty_cpu_schedulers_online=d.get("dirty_cpu_schedulers_online"),
-            oversubscribed=bool(d.get("oversubscribed", False)),
-            output_hex=d.get("output_hex", ""),
-            output_ok=d.get("output_ok"),
-            source=d.get("source", "measured"),
-            point_ops_per_s=float(d["ops_per_s"]["median"]) if imported else None,
-            children_ops_per_s=tuple(float(x) for x in d.get("children_ops_per_s", ())),
-            source_line=d.get("source_line"),
-        )
+        return {"point_ops_per_s": float(d["ops_per_s"]["median"]) if imported else None}
 
 
 @dataclass(frozen=True)
-class Scaling:
+class Scaling(Record):
     """throughput(level) / throughput(1) for one group of level cells, with a
     bootstrap 95% CI over their windows; efficiency = scaling / level."""
 
@@ -308,75 +280,22 @@ class Scaling:
     hw: Hw
     level: int
     scaling: float
-    ci95: tuple[float, float] | None  # None: too few windows (or runs) for one
+    ci95: tuple[float, float] | None = jf(missing=None)  # None: too few windows (or runs)
     efficiency: float
     oversubscribed: bool = False
 
-    def to_json(self) -> Json:
-        return {
-            "scenario": self.scenario,
-            "runtime": self.runtime,
-            "call_id": self.call_id,
-            "mode": self.mode,
-            "size": self.size,
-            "hw": self.hw,
-            "level": self.level,
-            "scaling": self.scaling,
-            "ci95": list(self.ci95) if self.ci95 else None,
-            "efficiency": self.efficiency,
-            "oversubscribed": self.oversubscribed,
-        }
-
-    @classmethod
-    def from_json(cls, d: Json) -> Scaling:
-        ci = d.get("ci95")
-        return cls(
-            scenario=d["scenario"],
-            runtime=d["runtime"],
-            call_id=d["call_id"],
-            mode=d["mode"],
-            size=int(d["size"]),
-            hw=Hw(d.get("hw", "on")),
-            level=int(d["level"]),
-            scaling=float(d["scaling"]),
-            ci95=(float(ci[0]), float(ci[1])) if ci else None,
-            efficiency=float(d["efficiency"]),
-            oversubscribed=bool(d.get("oversubscribed", False)),
-        )
-
 
 @dataclass(frozen=True)
-class Concurrency:
+class Concurrency(Record):
     """The whole block: the levels asked for, how they were run, the cells,
     the scaling figures, and the warnings a reader must see."""
 
-    levels: tuple[int, ...]
+    levels: tuple[int, ...] = jf(missing=())
     window_ms: int | None = None
     schedulers: int | None = None  # --schedulers: the node ran with +S N:N
-    machine: Machine = field(default_factory=Machine)
+    machine: Machine = jf(decode=lambda v: Machine.from_json(v or {}), default_factory=Machine)
     cells: tuple[LevelResult, ...] = ()
     scaling: tuple[Scaling, ...] = ()
     warnings: tuple[str, ...] = ()
 
-    def to_json(self) -> Json:
-        return {
-            "levels": list(self.levels),
-            "window_ms": self.window_ms,
-            "schedulers": self.schedulers,
-            "machine": self.machine.to_json(),
-            "warnings": list(self.warnings),
-            "scaling": [s.to_json() for s in self.scaling],
-            "cells": [c.to_json() for c in self.cells],
-        }
-
-    @classmethod
-    def from_json(cls, d: Json) -> Concurrency:
-        return cls(
-            levels=tuple(int(n) for n in d.get("levels", ())),
-            window_ms=d.get("window_ms"),
-            schedulers=d.get("schedulers"),
-            machine=Machine.from_json(dict(d.get("machine") or {})),
-            cells=tuple(LevelResult.from_json(c) for c in d.get("cells", ())),
-            scaling=tuple(Scaling.from_json(s) for s in d.get("scaling", ())),
-            warnings=tuple(str(w) for w in d.get("warnings", ())),
-        )
+    json_order: ClassVar = ("levels", "window_ms", "schedulers", "machine", "warnings", "scaling")

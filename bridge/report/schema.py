@@ -1,6 +1,6 @@
 """The report schema ("bridge.report/1"): every part of a report is a frozen
-record with its own `to_json`/`from_json`, and this module reads and writes
-whole reports.
+record, read and written by one codec (bridge.report.codec), and this module
+reads and writes whole reports.
 
 Render, compare and plot read these records and nothing else, so a report
 written today still renders later. The schema is documented in
@@ -10,8 +10,9 @@ changing the meaning of a field bumps the version, and `Report.from_json`
 keeps reading every older version. Version handling lives in `check_schema`
 alone.
 
-Each record writes its keys in the order reports have always had them, so a
-report read and written again is the same text.
+Each record writes its keys in the order reports have always had them (its
+`json_order` where that is not the field order), so a report read and
+written again is the same text.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from bridge import plain, stats
 from bridge.errors import UsageError
 from bridge.report import levels
+from bridge.report.codec import EMPTY, NONE, Json, Record, jf
 from bridge.report.hw import Hw, HwMode
 
 SCHEMA = "bridge.report/1"
@@ -32,7 +34,18 @@ SCHEMA_NAME, SCHEMA_VERSION = SCHEMA.split("/")
 SCHEMA_VERSION_INT = int(SCHEMA_VERSION)
 MAX_REPORT_BYTES = 256 * 1024 * 1024
 
-Json = dict[str, Any]
+
+# Omit rules the records share.
+def _failed(record: Any, value: Any) -> bool:
+    return not record.ok
+
+
+def _measured(record: Any, value: Any) -> bool:
+    return not record.ok or not record.imported
+
+
+def _untimed(record: Any, value: Any) -> bool:
+    return bool(record.unsupported)
 
 
 # -- identities --------------------------------------------------------------
@@ -49,6 +62,27 @@ class OutputKey:
 
     def text(self) -> str:
         return f"{self.runtime} {self.call_id} hw={self.hw}"
+
+    @staticmethod
+    def texts(keys: Any) -> Any:
+        """A list or dict of output keys as JSON ("erlang@25.2.3 macN hw=on")."""
+        if isinstance(keys, dict):
+            return {k.text(): v for k, v in keys.items()}
+        return [k.text() for k in keys]
+
+    @classmethod
+    def parse_map(cls, texts: Any) -> dict[OutputKey, str]:
+        """A dict keyed by output keys, from JSON (its values are text)."""
+        if not isinstance(texts, dict):
+            raise TypeError(f"expected an object keyed by outputs, got {type(texts).__name__}")
+        return {cls.parse(k): str(v) for k, v in texts.items()}
+
+    @classmethod
+    def parse_all(cls, texts: Any) -> tuple[OutputKey, ...]:
+        """A list of output keys, from JSON."""
+        if not isinstance(texts, list):
+            raise TypeError(f"expected a list of output keys, got {type(texts).__name__}")
+        return tuple(cls.parse(k) for k in texts)
 
     @classmethod
     def parse(cls, text: str) -> OutputKey:
@@ -76,7 +110,7 @@ class CellKey:
 
 
 @dataclass(frozen=True)
-class Runtime:
+class Runtime(Record):
     """One runtime as it ran: kind erlang | python | openssl, with provenance.
     `details` holds the kind-specific provenance (free-form by design: each
     kind knows different things); `hw` says whether features were masked."""
@@ -85,7 +119,8 @@ class Runtime:
     kind: str
     executable: str
     version: str
-    details: dict[str, Any] = field(default_factory=dict)
+    # Spliced into the runtime's object, before "hw": every key the others do not claim.
+    details: dict[str, Any] = jf(flat=True, default_factory=dict)
     hw: Hw = Hw.ON
 
     @property
@@ -99,25 +134,9 @@ class Runtime:
         node = self.details.get("node")
         return str(node.get("host", "")) if isinstance(node, dict) else ""
 
-    def to_json(self) -> Json:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "executable": self.executable,
-            "version": self.version,
-            **self.details,
-            "hw": self.hw,
-        }
-
-    @classmethod
-    def from_json(cls, d: Json) -> Runtime:
-        core = {k: d[k] for k in ("id", "kind", "executable", "version")}
-        details = {k: v for k, v in d.items() if k not in core and k != "hw"}
-        return cls(**core, details=details, hw=Hw(d.get("hw", "on")))
-
 
 @dataclass(frozen=True)
-class Result:
+class Result(Record):
     """One cell: a scenario's call on one runtime, at one size and hw state.
 
     `samples` are raw sample durations in ns; sample i covered `loops` calls
@@ -127,22 +146,31 @@ class Result:
     scenario: str
     runtime: str
     call: str  # as the user would write it, e.g. "crypto:macN(hmac, sha, Key, Data, 10)"
-    call_id: str  # stable name for matching across reports, e.g. "macN"
-    api: str  # the function actually used, e.g. "crypto:macN/5"
-    semantics: str  # what one operation includes, e.g. "one-shot: key set up on every call"
-    algorithm: str
+    call_id: str = jf(missing="")  # stable name for matching across reports, e.g. "macN"
+    api: str = jf(missing="")  # the function actually used, e.g. "crypto:macN/5"
+    # what one operation includes, e.g. "one-shot: key set up on every call"
+    semantics: str = jf(missing="")
+    algorithm: str = jf(missing="")
     size: int
-    hw: Hw  # on = the machine as found
-    samples: tuple[int, ...]
-    loops: int | tuple[int, ...]
-    output_hex: str
-    inputs: dict[str, str] | None = None
+    hw: Hw = jf(missing=Hw.ON)  # on = the machine as found
+    samples: tuple[int, ...] = jf(omit=_failed, missing=())
+    loops: int | tuple[int, ...] = jf(omit=_failed, missing=1)
+    output_hex: str = jf(omit=_failed, missing="")
+    inputs: dict[str, Any] | None = jf(omit=lambda r, v: not r.ok or not v, default=None)
     status: str = "ok"  # ok | unsupported
-    reason: str = ""
-    # Imported numbers (bridge import-speed) have no samples: one value as posted.
-    source: str = "measured"  # measured | imported
-    point_ns: float | None = None
-    source_line: int | None = None
+    reason: str = jf(omit=lambda r, v: r.ok, default="")
+    # Imported numbers (bridge import-speed) have no samples: one value as posted
+    # (read back from the written median).
+    source: str = jf(omit=_measured, default="measured")  # measured | imported
+    point_ns: float | None = jf(write=False, default=None)
+    source_line: int | None = jf(omit=_measured, default=None)
+
+    json_derived_keys: ClassVar = ("ns_per_op", "ops_per_s", "bytes_per_s")
+    json_order: ClassVar = (
+        *("scenario", "runtime", "call", "call_id", "api", "semantics", "algorithm"),
+        *("size", "hw", "status", "reason", "source", "source_line"),
+        *("ns_per_op", "ops_per_s", "bytes_per_s", "loops", "samples", "output_hex", "inputs"),
+    )
 
     @property
     def key(self) -> CellKey:
@@ -169,127 +197,65 @@ class Result:
     def median(self) -> float:
         return self.summary().median
 
-    def to_json(self) -> Json:
-        d: Json = {
-            "scenario": self.scenario,
-            "runtime": self.runtime,
-            "call": self.call,
-            "call_id": self.call_id,
-            "api": self.api,
-            "semantics": self.semantics,
-            "algorithm": self.algorithm,
-            "size": self.size,
-            "hw": self.hw,
-            "status": self.status,
-        }
-        if self.status != "ok":
-            d["reason"] = self.reason
-            return d
+    def json_derived(self) -> Json:
+        """The figures readers of the JSON want, from the samples."""
+        if not self.ok:
+            return {}
         s = self.summary()
         ops = 1e9 / s.median if s.median > 0 else 0.0
-        if self.imported:
-            d["source"] = "imported"
-            d["source_line"] = self.source_line
-        d.update(
-            ns_per_op={
-                "median": s.median,
-                "ci95": [s.ci95[0], s.ci95[1]] if self.samples else None,
-                "mean": s.mean,
-                "stdev": s.stdev if self.samples else None,
-                "min": s.min,
-            },
-            ops_per_s=ops,
-            bytes_per_s=ops * self.size,
-            loops=self.loops if isinstance(self.loops, int) else list(self.loops),
-            samples=list(self.samples),
-            output_hex=self.output_hex,
-        )
-        if self.inputs:
-            d["inputs"] = self.inputs
-        return d
+        ns_per_op = {
+            "median": s.median,
+            "ci95": [s.ci95[0], s.ci95[1]] if self.samples else None,
+            "mean": s.mean,
+            "stdev": s.stdev if self.samples else None,
+            "min": s.min,
+        }
+        return {"ns_per_op": ns_per_op, "ops_per_s": ops, "bytes_per_s": ops * self.size}
 
     @classmethod
-    def from_json(cls, d: Json) -> Result:
-        loops = d.get("loops", 1)
+    def json_read(cls, d: Json) -> Json:
         imported = d.get("source") == "imported"
-        return cls(
-            scenario=d["scenario"],
-            runtime=d["runtime"],
-            call=d["call"],
-            call_id=d.get("call_id", d["call"]),
-            api=d.get("api", ""),
-            semantics=d.get("semantics", ""),
-            algorithm=d.get("algorithm", ""),
-            size=int(d["size"]),
-            hw=Hw(d.get("hw", "on")),
-            samples=tuple(int(s) for s in d.get("samples", ())),
-            loops=loops if isinstance(loops, int) else tuple(int(n) for n in loops),
-            output_hex=d.get("output_hex", ""),
-            inputs=d.get("inputs"),
-            status=d.get("status", "ok"),
-            reason=d.get("reason", ""),
-            source=d.get("source", "measured"),
-            point_ns=float(d["ns_per_op"]["median"]) if imported else None,
-            source_line=d.get("source_line"),
-        )
+        return {
+            "call_id": d.get("call_id", d["call"]),
+            "point_ns": float(d["ns_per_op"]["median"]) if imported else None,
+        }
 
 
 # -- checks, verdicts, fits --------------------------------------------------
 
 
 @dataclass(frozen=True)
-class InteropCheck:
+class InteropCheck(Record):
     """Per scenario and size: each runtime's output against the reference.
     Outputs a runtime cannot give independently are listed as unchecked."""
 
     scenario: str
     size: int
     reference: str
-    reference_from: str
-    outputs: dict[OutputKey, str]
+    reference_from: str = jf(missing="")
+    outputs: dict[OutputKey, str] = jf(encode=OutputKey.texts, decode=OutputKey.parse_map)
     match: bool
-    mismatched: tuple[OutputKey, ...] = ()
-    unchecked: tuple[OutputKey, ...] | None = ()  # None: a report from before the field
+    mismatched: tuple[OutputKey, ...] = jf(
+        encode=OutputKey.texts, decode=OutputKey.parse_all, default=()
+    )
+    # None: a report from before the field
+    unchecked: tuple[OutputKey, ...] | None = jf(
+        omit=NONE, missing=None, encode=OutputKey.texts, decode=OutputKey.parse_all, default=()
+    )
     # Why an output is not checked, for calls that declare it (optional:
     # written only when there is one).
-    unchecked_reasons: dict[OutputKey, str] = field(default_factory=dict)
+    unchecked_reasons: dict[OutputKey, str] = jf(
+        omit=EMPTY, encode=OutputKey.texts, decode=OutputKey.parse_map, default_factory=dict
+    )
 
-    def to_json(self) -> Json:
-        d: Json = {
-            "scenario": self.scenario,
-            "size": self.size,
-            "reference": self.reference,
-            "reference_from": self.reference_from,
-            "outputs": {k.text(): v for k, v in self.outputs.items()},
-        }
-        if self.unchecked is not None:
-            d["unchecked"] = [k.text() for k in self.unchecked]
-        if self.unchecked_reasons:
-            d["unchecked_reasons"] = {k.text(): v for k, v in self.unchecked_reasons.items()}
-        d["match"] = self.match
-        d["mismatched"] = [k.text() for k in self.mismatched]
-        return d
-
-    @classmethod
-    def from_json(cls, d: Json) -> InteropCheck:
-        unchecked = d.get("unchecked")
-        return cls(
-            scenario=d["scenario"],
-            size=int(d["size"]),
-            reference=d["reference"],
-            reference_from=d.get("reference_from", ""),
-            outputs={OutputKey.parse(k): v for k, v in d["outputs"].items()},
-            match=bool(d["match"]),
-            mismatched=tuple(OutputKey.parse(k) for k in d.get("mismatched", ())),
-            unchecked=None if unchecked is None else tuple(OutputKey.parse(k) for k in unchecked),
-            unchecked_reasons={
-                OutputKey.parse(k): str(v) for k, v in d.get("unchecked_reasons", {}).items()
-            },
-        )
+    json_order: ClassVar = (
+        *("scenario", "size", "reference", "reference_from", "outputs"),
+        *("unchecked", "unchecked_reasons", "match", "mismatched"),
+    )
 
 
 @dataclass(frozen=True)
-class HwVerdict:
+class HwVerdict(Record):
     """Does a runtime's call use a hardware feature (see bridge.hw.verdicts)?"""
 
     scenario: str
@@ -299,43 +265,13 @@ class HwVerdict:
     feature: str  # one feature, or several masked together: "aes+pclmul"
     size: int
     verdict: str
-    speedup: float | None
-    speedup_ci95: tuple[float, float] | None
-    explanation: str
-
-    def to_json(self) -> Json:
-        return {
-            "scenario": self.scenario,
-            "runtime": self.runtime,
-            "call": self.call,
-            "call_id": self.call_id,
-            "feature": self.feature,
-            "size": self.size,
-            "verdict": self.verdict,
-            "speedup": self.speedup,
-            "speedup_ci95": list(self.speedup_ci95) if self.speedup_ci95 else None,
-            "explanation": self.explanation,
-        }
-
-    @classmethod
-    def from_json(cls, d: Json) -> HwVerdict:
-        ci = d.get("speedup_ci95")
-        return cls(
-            scenario=d["scenario"],
-            runtime=d["runtime"],
-            call=d["call"],
-            call_id=d["call_id"],
-            feature=d["feature"],
-            size=int(d["size"]),
-            verdict=d["verdict"],
-            speedup=d.get("speedup"),
-            speedup_ci95=(ci[0], ci[1]) if ci else None,
-            explanation=d.get("explanation", ""),
-        )
+    speedup: float | None = jf(missing=None)
+    speedup_ci95: tuple[float, float] | None = jf(missing=None)
+    explanation: str = jf(missing="")
 
 
 @dataclass(frozen=True)
-class CostFit:
+class CostFit(Record):
     """The cost model of one call over a sweep: ns per call = a + b * bytes."""
 
     scenario: str
@@ -350,28 +286,9 @@ class CostFit:
     max_rel_residual: float
     sizes: tuple[int, ...]
 
-    def to_json(self) -> Json:
-        return {
-            "scenario": self.scenario,
-            "runtime": self.runtime,
-            "call": self.call,
-            "call_id": self.call_id,
-            "hw": self.hw,
-            "a_ns": self.a_ns,
-            "b_ns_per_byte": self.b_ns_per_byte,
-            "gb_per_s": self.gb_per_s,
-            "r2": self.r2,
-            "max_rel_residual": self.max_rel_residual,
-            "sizes": list(self.sizes),
-        }
-
-    @classmethod
-    def from_json(cls, d: Json) -> CostFit:
-        return cls(**{**d, "hw": Hw(d["hw"]), "sizes": tuple(d["sizes"])})
-
 
 @dataclass(frozen=True)
-class TcFigure:
+class TcFigure(Record):
     """--method tc: the thread's timer:tc harness on one Erlang cell, beside
     bridge's own median; or why this call cannot be timed that way."""
 
@@ -380,43 +297,23 @@ class TcFigure:
     call_id: str
     size: int
     hw: Hw
-    call: str = ""
-    bridge_median_ns: float = 0.0
-    api: str = ""
-    n: int = 0
-    min_us: int = 0
-    max_us: int = 0
-    median_us: int = 0
-    avg_us: int = 0
-    zero_us_calls: int = 0
-    unsupported: str = ""
+    # The figures: not written for a call timer:tc cannot time.
+    call: str = jf(omit=_untimed, default="")
+    bridge_median_ns: float = jf(omit=_untimed, default=0.0)
+    api: str = jf(omit=_untimed, default="")
+    n: int = jf(omit=_untimed, default=0)
+    min_us: int = jf(omit=_untimed, default=0)
+    max_us: int = jf(omit=_untimed, default=0)
+    median_us: int = jf(omit=_untimed, default=0)
+    avg_us: int = jf(omit=_untimed, default=0)
+    zero_us_calls: int = jf(omit=_untimed, default=0)
+    unsupported: str = jf(omit=EMPTY, default="")
 
-    def to_json(self) -> Json:
-        head: Json = {"scenario": self.scenario, "runtime": self.runtime}
-        tail: Json = {"call_id": self.call_id, "size": self.size, "hw": self.hw}
-        if self.unsupported:
-            return {**head, **tail, "unsupported": self.unsupported}
-        return {
-            **head,
-            "call": self.call,
-            **tail,
-            "bridge_median_ns": self.bridge_median_ns,
-            "api": self.api,
-            "n": self.n,
-            "min_us": self.min_us,
-            "max_us": self.max_us,
-            "median_us": self.median_us,
-            "avg_us": self.avg_us,
-            "zero_us_calls": self.zero_us_calls,
-        }
-
-    @classmethod
-    def from_json(cls, d: Json) -> TcFigure:
-        return cls(**{**d, "hw": Hw(d["hw"])})
+    json_order: ClassVar = ("scenario", "runtime", "call")
 
 
 @dataclass(frozen=True)
-class Decomposition:
+class Decomposition(Record):
     """What share of a call is set-up (importing a key, keying an AEAD
     context), and what the call costs with the set-up done once
     (bridge.analysis.decompose). `method`: "by difference" (the whole call minus a
@@ -446,19 +343,9 @@ class Decomposition:
             return None
         return self.setup_ns / self.total_ns
 
-    def to_json(self) -> Json:
-        d = dict(self.__dict__)
-        d["setup_ci95"] = list(self.setup_ci95) if self.setup_ci95 else None
-        return d
-
-    @classmethod
-    def from_json(cls, d: Json) -> Decomposition:
-        ci = d.get("setup_ci95")
-        return cls(**{**d, "setup_ci95": (ci[0], ci[1]) if ci else None})
-
 
 @dataclass(frozen=True)
-class UnstableCell:
+class UnstableCell(Record):
     """A cell whose 95% CI stayed wider than the target: --until-stable's, or
     the run's own (settings.ci_target: ±2%, ±5% with --quick)."""
 
@@ -469,36 +356,20 @@ class UnstableCell:
     hw: Hw
     ci_halfwidth: float
 
-    def to_json(self) -> Json:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_json(cls, d: Json) -> UnstableCell:
-        return cls(**{**d, "hw": Hw(d["hw"])})
-
 
 @dataclass(frozen=True)
-class UpgradeSize:
+class UpgradeSize(Record):
     """One message size in an upgrade view: both medians and new/old."""
 
     size: int
     old_ns: float
     new_ns: float
     ratio: float
-    ratio_ci95: tuple[float, float] | None  # None: no samples (imported numbers)
-
-    def to_json(self) -> Json:
-        ci = self.ratio_ci95
-        return {**self.__dict__, "ratio_ci95": list(ci) if ci else None}
-
-    @classmethod
-    def from_json(cls, d: Json) -> UpgradeSize:
-        ci = d.get("ratio_ci95")
-        return cls(**{**d, "ratio_ci95": (ci[0], ci[1]) if ci else None})
+    ratio_ci95: tuple[float, float] | None = jf(missing=None)  # None: no samples (imported)
 
 
 @dataclass(frozen=True)
-class Upgrade:
+class Upgrade(Record):
     """Two versions of one runtime kind on the same call (bridge.analysis.upgrade):
     new/old per size, and the cost model of each (ns per call = a + b*bytes)
     to say whether the difference is per call or per byte. `per_call` and
@@ -525,25 +396,9 @@ class Upgrade:
     per_call: str = "unknown"
     per_byte: str = "unknown"
 
-    def to_json(self) -> Json:
-        d = dict(self.__dict__)
-        d["sizes"] = [s.to_json() for s in self.sizes]
-        for name in ("delta_a_ci95", "b_ratio_ci95"):
-            d[name] = list(d[name]) if d[name] else None
-        return d
-
-    @classmethod
-    def from_json(cls, d: Json) -> Upgrade:
-        pairs = {
-            name: (d[name][0], d[name][1]) if d.get(name) else None
-            for name in ("delta_a_ci95", "b_ratio_ci95")
-        }
-        sizes = tuple(UpgradeSize.from_json(s) for s in d["sizes"])
-        return cls(**{**d, **pairs, "hw": Hw(d["hw"]), "sizes": sizes})
-
 
 @dataclass(frozen=True)
-class Difference:
+class Difference(Record):
     """One runtime's median against another's in the same run, with its
     significance (bridge.analysis.versus): against the first-named runtime of its kind
     (same call, size, hw), or against the fastest row of its table.
@@ -566,52 +421,18 @@ class Difference:
     ci95: tuple[float, float] | None
     verdict: str
     rounds: int | None = None  # rounds with samples on both sides
-    note: str = ""
+    note: str = jf(omit=EMPTY, default="")
 
     @property
     def significant(self) -> bool:
         return self.verdict in ("faster", "slower")
-
-    def to_json(self) -> Json:
-        d: Json = {
-            "scenario": self.scenario,
-            "size": self.size,
-            "hw": self.hw,
-            "against": self.against,
-            "runtime": self.runtime,
-            "call_id": self.call_id,
-            "baseline_runtime": self.baseline_runtime,
-            "baseline_call_id": self.baseline_call_id,
-            "ratio": self.ratio,
-            "ci95": list(self.ci95) if self.ci95 else None,
-            "verdict": self.verdict,
-            "rounds": self.rounds,
-        }
-        if self.note:
-            d["note"] = self.note
-        return d
-
-    @classmethod
-    def from_json(cls, d: Json) -> Difference:
-        ci = d.get("ci95")
-        return cls(
-            **{k: d[k] for k in ("scenario", "size", "against", "runtime", "call_id")},
-            hw=Hw(d["hw"]),
-            baseline_runtime=d["baseline_runtime"],
-            baseline_call_id=d["baseline_call_id"],
-            ratio=float(d["ratio"]),
-            ci95=(ci[0], ci[1]) if ci else None,
-            verdict=d["verdict"],
-            rounds=d.get("rounds"),
-            note=d.get("note", ""),
-        )
 
 
 # -- noise -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class CellShape:
+class CellShape(Record):
     """A cell whose samples are bimodal or drift (bridge.analysis.stability names the
     tests); `statistic` is Ashman's D or Spearman's z."""
 
@@ -624,16 +445,9 @@ class CellShape:
     statistic: float
     detail: str
 
-    def to_json(self) -> Json:
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_json(cls, d: Json) -> CellShape:
-        return cls(**{**d, "hw": Hw(d["hw"])})
-
 
 @dataclass(frozen=True)
-class BusyProcess:
+class BusyProcess(Record):
     """Another process that used a CPU during the run: `cpu` is its average
     share of one CPU."""
 
@@ -641,22 +455,15 @@ class BusyProcess:
     name: str
     cpu: float
 
-    def to_json(self) -> Json:
-        return {"pid": self.pid, "name": self.name, "cpu": self.cpu}
-
-    @classmethod
-    def from_json(cls, d: Json) -> BusyProcess:
-        return cls(int(d["pid"]), str(d["name"]), float(d["cpu"]))
-
 
 @dataclass(frozen=True)
-class Noise:
+class Noise(Record):
     """The machine during the run (bridge.analysis.noise): load, the CPU time that
     went elsewhere, other busy processes, cells with bimodal or drifting
     samples, and the warnings these gave. Shares are of all CPU time, over
     `seconds`; `*_cpus` are average numbers of CPUs. None: not measurable here."""
 
-    seconds: float
+    seconds: float = jf(missing=0.0)
     cpus: int | None = None
     load_before: tuple[float, ...] | None = None
     load_after: tuple[float, ...] | None = None
@@ -671,193 +478,81 @@ class Noise:
     warnings: tuple[str, ...] = ()
     advice: str = ""
 
-    def to_json(self) -> Json:
-        return {
-            "seconds": self.seconds,
-            "cpus": self.cpus,
-            "load_before": None if self.load_before is None else list(self.load_before),
-            "load_after": None if self.load_after is None else list(self.load_after),
-            "busy": self.busy,
-            "steal": self.steal,
-            "iowait": self.iowait,
-            "bridge_cpus": self.bridge_cpus,
-            "driver_cpus": self.driver_cpus,
-            "others_cpus": self.others_cpus,
-            "busy_processes": [p.to_json() for p in self.busy_processes],
-            "cells": [c.to_json() for c in self.cells],
-            "warnings": list(self.warnings),
-            "advice": self.advice,
-        }
-
-    @classmethod
-    def from_json(cls, d: Json) -> Noise:
-        def triple(key: str) -> tuple[float, ...] | None:
-            v = d.get(key)
-            return None if v is None else tuple(float(x) for x in v)
-
-        return cls(
-            seconds=float(d.get("seconds", 0.0)),
-            cpus=d.get("cpus"),
-            load_before=triple("load_before"),
-            load_after=triple("load_after"),
-            busy=d.get("busy"),
-            steal=d.get("steal"),
-            iowait=d.get("iowait"),
-            bridge_cpus=d.get("bridge_cpus"),
-            driver_cpus=d.get("driver_cpus"),
-            others_cpus=d.get("others_cpus"),
-            busy_processes=tuple(BusyProcess.from_json(p) for p in d.get("busy_processes", ())),
-            cells=tuple(CellShape.from_json(c) for c in d.get("cells", ())),
-            warnings=tuple(str(w) for w in d.get("warnings", ())),
-            advice=str(d.get("advice", "")),
-        )
+    json_order: ClassVar = (
+        *("seconds", "cpus", "load_before", "load_after", "busy", "steal", "iowait"),
+        *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "cells"),
+    )
 
 
 # -- problems ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class RunError:
+class RunError(Record):
     """What failed: kind worker (died, hung, broke the protocol; with the tail
     of its stderr) | call | mismatch | interrupted."""
 
-    runtime: str
-    kind: str
-    message: str
-    stderr_tail: str | None = None
-
-    def to_json(self) -> Json:
-        d: Json = {"runtime": self.runtime, "kind": self.kind, "message": self.message}
-        if self.stderr_tail is not None:
-            d["stderr_tail"] = self.stderr_tail
-        return d
-
-    @classmethod
-    def from_json(cls, d: Json) -> RunError:
-        return cls(d.get("runtime", ""), d.get("kind", ""), d["message"], d.get("stderr_tail"))
+    runtime: str = jf(missing="")
+    kind: str = jf(missing="")
+    message: str = jf()
+    stderr_tail: str | None = jf(omit=NONE, default=None)
 
 
 @dataclass(frozen=True)
-class Skipped:
+class Skipped(Record):
     """A runtime that could not run here, and why. `requested` names the
     option that asked for it (--erl, --python, --openssl); "" for a runtime
     bridge chose itself (the one on PATH)."""
 
-    runtime: str
-    kind: str
-    reason: str
-    requested: str = ""
-
-    def to_json(self) -> Json:
-        d: Json = {"runtime": self.runtime, "kind": self.kind, "reason": self.reason}
-        if self.requested:
-            d["requested"] = self.requested
-        return d
-
-    @classmethod
-    def from_json(cls, d: Json) -> Skipped:
-        return cls(d.get("runtime", ""), d.get("kind", ""), d["reason"], d.get("requested", ""))
+    runtime: str = jf(missing="")
+    kind: str = jf(missing="")
+    reason: str = jf()
+    requested: str = jf(omit=EMPTY, default="")
 
 
 # -- the hardware experiment -------------------------------------------------
 
 
 @dataclass(frozen=True)
-class MaskCheck:
+class MaskCheck(Record):
     """Evidence that a mask string does what bridge means (`openssl version -c`).
     ok None: not checked, and `note` says why."""
 
-    ok: bool | None
-    by: str | None = None
-    note: str | None = None
-    detected: str | None = None
-    masked: str | None = None
+    ok: bool | None = jf(missing=None)
+    by: str | None = jf(omit=NONE, default=None)
+    note: str | None = jf(omit=NONE, default=None)
+    detected: str | None = jf(omit=NONE, default=None)
+    masked: str | None = jf(omit=NONE, default=None)
 
-    def to_json(self) -> Json:
-        d: Json = {} if self.by is None else {"by": self.by}
-        d["ok"] = self.ok
-        for name in ("note", "detected", "masked"):
-            if getattr(self, name) is not None:
-                d[name] = getattr(self, name)
-        return d
-
-    @classmethod
-    def from_json(cls, d: Json) -> MaskCheck:
-        return cls(
-            ok=d.get("ok"),
-            by=d.get("by"),
-            note=d.get("note"),
-            detected=d.get("detected"),
-            masked=d.get("masked"),
-        )
+    json_order: ClassVar = ("by", "ok")
 
 
 @dataclass(frozen=True)
-class MaskUsed:
+class MaskUsed(Record):
     variable: str  # OPENSSL_ia32cap | OPENSSL_armcap
     value: str
     features: tuple[str, ...]
 
-    def to_json(self) -> Json:
-        return {"variable": self.variable, "value": self.value, "features": list(self.features)}
-
-    @classmethod
-    def from_json(cls, d: Json) -> MaskUsed:
-        return cls(d["variable"], d["value"], tuple(d["features"]))
-
 
 @dataclass(frozen=True)
-class HwExperiment:
+class HwExperiment(Record):
     """What the A/B experiment could do for one runtime: the mask of its
     masked twin, the evidence for it, and the features it could not test."""
 
     runtime: str
-    mask: MaskUsed | None
-    mask_check: MaskCheck | None
-    untestable: dict[str, str]  # feature -> verdict (cpu-lacks, masked, cannot-test)
-
-    def to_json(self) -> Json:
-        return {
-            "runtime": self.runtime,
-            "mask": None if self.mask is None else self.mask.to_json(),
-            "mask_check": None if self.mask_check is None else self.mask_check.to_json(),
-            "untestable": dict(self.untestable),
-        }
-
-    @classmethod
-    def from_json(cls, d: Json) -> HwExperiment:
-        mask, check = d.get("mask"), d.get("mask_check")
-        return cls(
-            runtime=d["runtime"],
-            mask=MaskUsed.from_json(mask) if mask else None,
-            mask_check=MaskCheck.from_json(check) if check is not None else None,
-            untestable=dict(d.get("untestable", {})),
-        )
+    mask: MaskUsed | None = jf(missing=None, decode=lambda v: MaskUsed.from_json(v) if v else None)
+    mask_check: MaskCheck | None = jf(missing=None)
+    # feature -> verdict (cpu-lacks, masked, cannot-test)
+    untestable: dict[str, str] = jf(missing={})
 
 
 @dataclass(frozen=True)
-class Hardware:
+class Hardware(Record):
     """The report's `hardware` block: the hw mode and one experiment per
     runtime. Imported reports have none (an empty block)."""
 
-    hw: HwMode | None = None
-    experiments: tuple[HwExperiment, ...] | None = None
-
-    def to_json(self) -> Json:
-        d: Json = {}
-        if self.hw is not None:
-            d["hw"] = self.hw
-        if self.experiments is not None:
-            d["experiments"] = [e.to_json() for e in self.experiments]
-        return d
-
-    @classmethod
-    def from_json(cls, d: Json) -> Hardware:
-        exps = d.get("experiments")
-        return cls(
-            hw=None if d.get("hw") is None else HwMode(d["hw"]),
-            experiments=None if exps is None else tuple(HwExperiment.from_json(e) for e in exps),
-        )
+    hw: HwMode | None = jf(omit=NONE, default=None)  # the run's mode
+    experiments: tuple[HwExperiment, ...] | None = jf(omit=NONE, default=None)
 
     def experiment(self, runtime_id: str) -> HwExperiment | None:
         return next((e for e in self.experiments or () if e.runtime == runtime_id), None)
@@ -867,15 +562,15 @@ class Hardware:
 
 
 @dataclass(frozen=True)
-class Report:
-    bridge_version: str
-    created: str
-    command: list[str]
-    reproduce: str
-    settings: dict[str, Any]
-    environment: dict[str, Any]
-    runtimes: tuple[Runtime, ...]
-    results: tuple[Result, ...]
+class Report(Record):
+    bridge_version: str = jf(missing="")
+    created: str = jf(missing="")
+    command: list[str] = jf(missing=[])
+    reproduce: str = jf(missing="")
+    settings: dict[str, Any] = jf(missing={})
+    environment: dict[str, Any] = jf(missing={})
+    runtimes: tuple[Runtime, ...] = jf()
+    results: tuple[Result, ...] = jf()
     interop: tuple[InteropCheck, ...] = ()
     errors: tuple[RunError, ...] = ()
     skipped: tuple[Skipped, ...] = ()
@@ -887,17 +582,22 @@ class Report:
     fits: tuple[CostFit, ...] = ()
     tc: tuple[TcFigure, ...] = ()
     # None: a report from before the section (renderers compute it then).
-    differences: tuple[Difference, ...] | None = None
-    # Written only when there is one, so earlier reports re-serialise as they were.
-    upgrades: tuple[Upgrade, ...] = ()
+    differences: tuple[Difference, ...] | None = jf(omit=NONE, default=None)
+    # Optional sections, written only when there is one, so earlier reports
+    # re-serialise as they were.
+    upgrades: tuple[Upgrade, ...] = jf(omit=EMPTY, default=())
     # --concurrency: level cells and scaling (bridge.report.levels); absent otherwise.
-    concurrency: levels.Concurrency | None = None
-    # Optional (written only when there are any): reports from before it and
-    # runs without set-up rows re-serialise unchanged.
-    decompositions: tuple[Decomposition, ...] = ()
+    concurrency: levels.Concurrency | None = jf(omit=NONE, default=None)
+    decompositions: tuple[Decomposition, ...] = jf(omit=EMPTY, default=())
     # Added later: absent from older reports, and then not written back.
-    noise: Noise | None = None
+    noise: Noise | None = jf(omit=NONE, default=None)
     schema: str = SCHEMA
+
+    json_order: ClassVar = (
+        *("schema", "bridge_version", "created", "command", "reproduce", "settings"),
+        *("scenarios", "environment", "runtimes", "results", "interop", "verdicts"),
+        *("hardware", "unstable", "fits", "tc", "differences", "errors", "skipped", "noise"),
+    )
 
     def runtime(self, runtime_id: str) -> Runtime | None:
         return next((r for r in self.runtimes if r.id == runtime_id), None)
@@ -925,85 +625,20 @@ class Report:
     def imported_from(self) -> str | None:
         return self.settings.get("imported_from")
 
-    def to_json(self) -> Json:
-        d = self._to_json()
-        # Optional sections, written only when there is one, so earlier
-        # reports re-serialise as they were.
-        if self.upgrades:
-            d["upgrades"] = [u.to_json() for u in self.upgrades]
-        if self.concurrency is not None:
-            d["concurrency"] = self.concurrency.to_json()
-        if self.decompositions:
-            d["decompositions"] = [x.to_json() for x in self.decompositions]
-        return d
-
-    def _to_json(self) -> Json:
-        return {
-            "schema": self.schema,
-            "bridge_version": self.bridge_version,
-            "created": self.created,
-            "command": list(self.command),
-            "reproduce": self.reproduce,
-            "settings": self.settings,
-            "scenarios": list(self.scenarios),
-            "environment": self.environment,
-            "runtimes": [r.to_json() for r in self.runtimes],
-            "results": [r.to_json() for r in self.results],
-            "interop": [c.to_json() for c in self.interop],
-            "verdicts": [v.to_json() for v in self.verdicts],
-            "hardware": self.hardware.to_json(),
-            "unstable": [u.to_json() for u in self.unstable],
-            "fits": [f.to_json() for f in self.fits],
-            "tc": [t.to_json() for t in self.tc],
-            **(
-                {}
-                if self.differences is None
-                else {"differences": [x.to_json() for x in self.differences]}
-            ),
-            "errors": [e.to_json() for e in self.errors],
-            "skipped": [s.to_json() for s in self.skipped],
-            **({} if self.noise is None else {"noise": self.noise.to_json()}),
-        }
+    @classmethod
+    def json_read(cls, d: Json) -> Json:
+        return {"schema": SCHEMA}  # check_schema has read the version
 
     @classmethod
     def from_json(cls, d: Any, source: str = "report") -> Report:
+        """A report from its JSON: check_schema says which versions are read;
+        anything malformed is one UsageError line."""
         if not isinstance(d, dict):
             raise UsageError(f"{source}: not a bridge report (the top level is not an object)")
         check_schema(d.get("schema"), source)
 
-        def each(name: str, record: Any) -> tuple:
-            return tuple(record.from_json(x) for x in d.get(name, ()))
-
         try:
-            return cls(
-                schema=SCHEMA,
-                bridge_version=str(d.get("bridge_version", "")),
-                created=str(d.get("created", "")),
-                command=list(d.get("command", [])),
-                reproduce=str(d.get("reproduce", "")),
-                settings=dict(d.get("settings", {})),
-                scenarios=tuple(dict(s) for s in d.get("scenarios", ())),
-                environment=dict(d.get("environment", {})),
-                runtimes=tuple(Runtime.from_json(r) for r in d["runtimes"]),
-                results=tuple(Result.from_json(r) for r in d["results"]),
-                interop=each("interop", InteropCheck),
-                verdicts=each("verdicts", HwVerdict),
-                hardware=Hardware.from_json(dict(d.get("hardware", {}))),
-                unstable=each("unstable", UnstableCell),
-                fits=each("fits", CostFit),
-                tc=each("tc", TcFigure),
-                upgrades=each("upgrades", Upgrade),
-                differences=None if "differences" not in d else each("differences", Difference),
-                errors=each("errors", RunError),
-                skipped=each("skipped", Skipped),
-                concurrency=(
-                    levels.Concurrency.from_json(d["concurrency"])
-                    if d.get("concurrency") is not None
-                    else None
-                ),
-                decompositions=each("decompositions", Decomposition),
-                noise=Noise.from_json(d["noise"]) if d.get("noise") is not None else None,
-            )
+            return super().from_json(d)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"{source}: malformed bridge report ({_describe(exc)})") from None
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bridge.catalog import calls
@@ -32,6 +32,7 @@ from bridge.errors import OperationError
 from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.report.levels import LevelRaw
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 from bridge.wire import codec
@@ -88,28 +89,10 @@ class LevelPlan:
     same_output: bool = True
 
 
-@dataclass
-class LevelBatch:
-    """One round of a level cell (see bridge.report.levels for the meanings)."""
-
-    api: str
-    batch: int
-    windows: list[tuple[tuple[int, int], ...]]  # per window, per worker (calls, ns)
-    latency_ns: list[int]
-    output: bytes
-    latency_note: str = ""
-    probe_ns: list[int] = field(default_factory=list)
-    probe_idle_ns: list[int] = field(default_factory=list)
-    sched: dict[str, tuple[int, int]] | None = None
-    schedulers_online: int | None = None
-    dirty_cpu_schedulers_online: int | None = None
-    clock_ns: int | None = None  # what the clock reads add to a sampled latency
-
-
-def level_windows(per_worker: list) -> list[tuple[tuple[int, int], ...]]:
+def level_windows(per_worker: list) -> tuple[tuple[tuple[int, int], ...], ...]:
     """A worker's reply lists its windows; a level cell keeps them by window."""
     rows = [[(int(c), int(ns)) for c, ns in ws] for ws in per_worker]
-    return [tuple(w) for w in zip(*rows, strict=True)] if rows else []
+    return tuple(tuple(w) for w in zip(*rows, strict=True)) if rows else ()
 
 
 class Runtime:
@@ -148,7 +131,7 @@ class Runtime:
     def tc(self, job: Job, n: int) -> dict[str, Any]:
         raise OperationError("unsupported", f"--method tc does not time {job.call.id}")
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """One round of N workers making the call at once (--concurrency)."""
         raise OperationError("unsupported", f"{self.kind} does not run calls concurrently")
 
@@ -311,17 +294,17 @@ class WorkerRuntime(Runtime):
         return 2 * planned_ms / 1000 + self.settings.timeout_slack_s
 
 
-def level_batch(reply: dict[str, Any]) -> LevelBatch:
-    """A `conc` reply as a LevelBatch."""
+def level_batch(reply: dict[str, Any]) -> LevelRaw:
+    """A `conc` reply as one round's raw record."""
     sched = reply.get("sched")
-    return LevelBatch(
+    return LevelRaw(
         api=text(reply["api"]),
         batch=int(reply["batch"]),
         windows=level_windows(reply["windows"]),
-        latency_ns=[int(x) for ws in reply["latency_ns"] for x in ws],
+        latency_ns=tuple(int(x) for ws in reply["latency_ns"] for x in ws),
         output=reply["output"],
-        probe_ns=[int(x) for x in reply.get("probe_ns", [])],
-        probe_idle_ns=[int(x) for x in reply.get("probe_idle_ns", [])],
+        probe_ns=tuple(int(x) for x in reply.get("probe_ns", [])),
+        probe_idle_ns=tuple(int(x) for x in reply.get("probe_idle_ns", [])),
         sched=None if sched is None else {str(k): (int(a), int(t)) for k, a, t in sched},
         schedulers_online=reply.get("schedulers_online"),
         dirty_cpu_schedulers_online=reply.get("dirty_cpu_schedulers_online"),

@@ -15,7 +15,8 @@ from typing import Any
 from bridge.errors import OperationError, RuntimeUnavailable
 from bridge.report import schema
 from bridge.report.hw import Hw
-from bridge.runtimes.base import Job, LevelBatch, LevelPlan, WorkerRuntime, level_batch
+from bridge.report.levels import LevelRaw
+from bridge.runtimes.base import Job, LevelPlan, WorkerRuntime, level_batch
 from bridge.settings import Settings
 from bridge.system import environment, otp
 from bridge.wire import codec
@@ -93,7 +94,7 @@ class ErlangRuntime(WorkerRuntime):
         reply = codec.props(self.worker.call("tc", args, timeout=timeout))
         return {k: text(v) if isinstance(v, bytes) else v for k, v in reply.items()}
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """N processes in this node behind a barrier, with the scheduler
         probe (erl/bridge_concurrency.erl)."""
         assert self.worker is not None

@@ -39,7 +39,8 @@ from bridge.hw import ab, hardware
 from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import Hw
-from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
+from bridge.report.levels import LevelRaw
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelPlan, Runtime
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 
@@ -324,7 +325,7 @@ class OpensslRuntime(Runtime):
             argv = [self.executable, "speed", *options, algorithm]
         return argv, " ".join(["speed", *([mode] if mode else []), algorithm])
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """`openssl speed -multi N`: N forked processes, one window per run.
         Each child writes its own +R record (count, elapsed) to stderr; those
         are the raw figures, one per worker. A run that fails costs this
@@ -357,11 +358,10 @@ class OpensslRuntime(Runtime):
         key = (sc.name, sc.algorithm, inputs)
         if key not in self._output_cache:
             self._output_cache[key] = self._output(sc, inputs)
-        return LevelBatch(
+        return LevelRaw(
             api=f"{api}, -multi {n}",
             batch=0,
-            windows=windows,
-            latency_ns=[],
+            windows=tuple(windows),
             output=self._output_cache[key],
             latency_note="openssl speed counts calls for a fixed time; it times no single call",
         )

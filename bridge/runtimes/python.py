@@ -19,9 +19,9 @@ from typing import Any
 from bridge.errors import OperationError, WorkerError
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.report.levels import LevelRaw
 from bridge.runtimes.base import (
     Job,
-    LevelBatch,
     LevelPlan,
     WorkerRuntime,
     level_batch,
@@ -85,7 +85,7 @@ class PythonRuntime(WorkerRuntime):
 
     # -- concurrency -----------------------------------------------------------
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         assert self.worker is not None
         if plan.mode == "threads":
             args = self.conc_args(job, plan, plan.level)
@@ -93,7 +93,7 @@ class PythonRuntime(WorkerRuntime):
             return level_batch(codec.props(reply))
         return self._processes(job, plan)
 
-    def _processes(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def _processes(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """N processes, each given the same start on CLOCK_MONOTONIC. A process
         other than the first that dies or hangs costs this level's cell only:
         the extra processes are stopped and started afresh when next needed."""
@@ -109,7 +109,7 @@ class PythonRuntime(WorkerRuntime):
                 sent.append((w, w.send("conc", args)))
             except WorkerError as exc:
                 sent.append((w, exc))
-        replies: list[LevelBatch] = []
+        replies: list[LevelRaw] = []
         failures: list[str] = []
         unsupported: list[str] = []
         for w, request in sent:
@@ -159,20 +159,20 @@ def _died(exc: WorkerError, level: int) -> str:
     return f"at level {level}, {exc.one_line()}{said}"
 
 
-def _merge(replies: list[LevelBatch], plan: LevelPlan) -> LevelBatch:
+def _merge(replies: list[LevelRaw], plan: LevelPlan) -> LevelRaw:
     """One process's reply per worker: their windows side by side."""
     first = replies[0]
     if plan.same_output and any(r.output != first.output for r in replies):
         raise OperationError("failed", "the worker processes computed different bytes")
-    windows = [
+    windows = tuple(
         tuple(pair for w in same_window for pair in w)
         for same_window in zip(*(r.windows for r in replies), strict=True)
-    ]
-    return LevelBatch(
+    )
+    return LevelRaw(
         api=first.api,
         batch=first.batch,
         windows=windows,
-        latency_ns=[x for r in replies for x in r.latency_ns],
+        latency_ns=tuple(x for r in replies for x in r.latency_ns),
         output=first.output,
         clock_ns=first.clock_ns,
     )

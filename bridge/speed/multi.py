@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from bridge.analysis import concurrency
 from bridge.report.hw import Hw
-from bridge.report.levels import Concurrency, LevelResult, Machine
+from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine
 from bridge.speed.parse import Entry, Run
 
 IMPORTED_LEVEL = "as posted: one number from openssl speed -multi output, no samples"
@@ -53,7 +53,7 @@ def _cell(run, rid, e, call_id, label, *, level, children) -> LevelResult:
         size=e.size,
         hw=Hw.ON,
         level=level,
-        api=f"openssl speed ({e.source})",
+        raw=LevelRaw(api=f"openssl speed ({e.source})"),
         source="imported",
         point_ops_per_s=e.ops_per_s,
         children_ops_per_s=children,

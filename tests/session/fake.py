@@ -17,7 +17,8 @@ from bridge.measure.plan import Plan
 from bridge.measure.seams import Seams
 from bridge.measure.twins import TwinGuesses
 from bridge.report import levels, schema
-from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime, RuntimeSpec
+from bridge.report.levels import LevelRaw
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelPlan, Runtime, RuntimeSpec
 
 FAKE_CPU = hardware.Cpu(
     arch="x86_64",
@@ -133,7 +134,7 @@ class FakeRuntime(Runtime):
             output=output,
         )
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """Scripted windows of 100 ms: each of the N workers completes
         level_ops / 10 calls in each."""
         self.log.benches += 1
@@ -147,15 +148,15 @@ class FakeRuntime(Runtime):
         calls = round(self.script.level_ops(job, plan.level, plan.mode) / 10)
         window = tuple((calls, 100_000_000) for _ in range(plan.level))
         erlang = self.script.kind == "erlang"
-        return LevelBatch(
+        return LevelRaw(
             api=f"fake {job.call.op}",
             batch=plan.batch or 10,
-            windows=[window] * plan.windows,
-            latency_ns=[] if self.script.kind == "openssl" else [1000, 2000, 3000],
+            windows=(window,) * plan.windows,
+            latency_ns=() if self.script.kind == "openssl" else (1000, 2000, 3000),
             output=interop.reference(job.scenario, job.inputs) or b"",
             latency_note="counts only" if self.script.kind == "openssl" else "",
-            probe_ns=[50_000, 60_000] if erlang else [],
-            probe_idle_ns=[40_000] if erlang and plan.idle_probe_ms else [],
+            probe_ns=(50_000, 60_000) if erlang else (),
+            probe_idle_ns=(40_000,) if erlang and plan.idle_probe_ms else (),
             sched={"normal": (90, 100), "dirty_cpu": (0, 100)} if erlang else None,
             schedulers_online=2 if erlang else None,
             dirty_cpu_schedulers_online=2 if erlang else None,

@@ -87,7 +87,7 @@ def test_scaling_efficiency_and_figures_per_level():
     assert two.ci95 is not None and two.ci95[0] <= two.scaling <= two.ci95[1]
     c = cells(report)[("erlang", "processes", 2)]
     assert c.latency().n == 9 and c.probe().n == 6 and c.probe_idle().n == 1
-    assert c.schedulers_online == 2 and c.utilisation()["normal"] == 0.9
+    assert c.raw.schedulers_online == 2 and c.utilisation()["normal"] == 0.9
     assert c.output_ok is True and c.call == "crypto:hash(sha256, Data) ×2 processes"
 
 
@@ -149,8 +149,10 @@ def test_interrupt_in_a_level_keeps_what_was_measured():
     outcome, _ = run(level_plan(), [ERL, PY, OPENSSL], log=log)
     assert outcome.interrupted
     got = cells(outcome.report)
-    assert got[("erlang", "processes", 1)].ok and len(got[("erlang", "processes", 1)].windows) == 4
-    assert len(got[("python", "threads", 2)].windows) == 2  # round 1 only
+    assert (
+        got[("erlang", "processes", 1)].ok and len(got[("erlang", "processes", 1)].raw.windows) == 4
+    )
+    assert len(got[("python", "threads", 2)].raw.windows) == 2  # round 1 only
     assert all(e[0] == "stop" for e in log.events[-3:])
 
 

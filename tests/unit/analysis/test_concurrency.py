@@ -5,6 +5,7 @@ included), compare and plot."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -16,7 +17,7 @@ from bridge.errors import UsageError
 from bridge.render import RENDERERS
 from bridge.report import schema
 from bridge.report.hw import Hw
-from bridge.report.levels import Concurrency, LevelResult, Machine, Spread, percentile
+from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine, Spread, percentile
 from bridge.system import topology
 from tests.conftest import FIXTURES
 
@@ -35,19 +36,25 @@ def cell(level=1, calls=(1000,), windows=20, mode="processes", runtime="erlang@2
         size=16384,
         hw=Hw.ON,
         level=level,
-        api="crypto:hash/2",
-        windows=tuple(window for _ in range(windows)),
-        latency_ns=tuple(range(1000, 1100)),
-        output_hex="00",
+        raw=LevelRaw(
+            api="crypto:hash/2",
+            windows=tuple(window for _ in range(windows)),
+            latency_ns=tuple(range(1000, 1100)),
+            output=b"\x00",
+        ),
         output_ok=True,
     )
-    return LevelResult(**{**base, **kw})
+    raw_keys = {f.name for f in dataclasses.fields(LevelRaw)}
+    raw = {k: v for k, v in kw.items() if k in raw_keys}
+    rest = {k: v for k, v in kw.items() if k not in raw_keys}
+    base["raw"] = dataclasses.replace(base["raw"], **raw)
+    return LevelResult(**{**base, **rest})
 
 
 def test_window_figures_drop_windows_a_worker_missed():
     c = cell(level=2, calls=(900, 1100))
     missed = ((0, 0), (5, 1_000_000_000))
-    c = LevelResult(**{**c.__dict__, "windows": (*c.windows, missed)})
+    c = dataclasses.replace(c, raw=dataclasses.replace(c.raw, windows=(*c.raw.windows, missed)))
     assert c.dropped_windows == 1
     assert set(c.window_ops()) == {2000.0}
     assert c.worker_ops() == [900.0, 1100.0]

@@ -102,7 +102,7 @@ def test_level_cells_read_back_with_the_state():
         size=16,
         hw=Hw.OFF,
         level=2,
-        windows=(((10, 100), (10, 120)),),
+        raw=levels.LevelRaw(windows=(((10, 100), (10, 120)),)),
     )
     scaling = levels.Scaling("s", "r", "c", "threads", 16, Hw.OFF, 2, 1.9, None, 0.95)
     for record in (cell, scaling):
