@@ -3,16 +3,19 @@
 # make test-fast  the in-process tier only: unit tests and the session with fake runtimes
 # make bench  bridge's overhead and wall times, and bridge against independent
 #             harnesses (bench/agreement.py)
-# make lint   ruff (lint + format check), erlc with all warnings as errors, and
+# make lint   ruff (lint + format check), the import layers (lint-imports, see
+#             pyproject.toml), erlc with all warnings as errors, and
 #             dialyzer on erl/ (scripts/dialyzer.sh; builds its PLT on first use)
 # make setup  install what is missing: Erlang + crypto, openssl, ./.venv
+# make docs   check the generated pages (scripts/gen-docs --check), then build
+#             the site in strict mode into site/ (installs the docs extra if missing)
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system run test test-fast lint bench clean
+.PHONY: setup system run test test-fast lint bench docs clean
 
 setup: system $(STAMP)
 
@@ -44,6 +47,7 @@ test-fast: $(STAMP)
 lint: setup
 	$(BIN)/ruff check bridge tests bench
 	$(BIN)/ruff format --check bridge tests bench
+	$(BIN)/lint-imports --no-cache
 	@d=$$(mktemp -d) && erlc +warn_all +warnings_as_errors -o $$d erl/*.erl tests/erl/*.erl bench/harness/*.erl; rc=$$?; rm -rf $$d; exit $$rc
 	scripts/dialyzer.sh
 
@@ -53,5 +57,14 @@ bench: setup
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/agreement.py
 
+# The site: the generated pages must be current (cli.md, bridge.1 and the
+# findings' render blocks), then mkdocs builds it in strict mode (a broken link
+# or anchor fails). mkdocs-material comes from the `docs` extra, installed
+# into the venv the first time.
+docs: $(STAMP)
+	@test -x $(BIN)/mkdocs || $(BIN)/python -m pip install -q -e '.[docs]'
+	$(BIN)/python scripts/gen-docs --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d site
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis site

@@ -25,8 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from bridge import otp, stats
-from bridge.port import Worker
+from bridge import stats
+from bridge.system import otp
+from bridge.wire.port import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,7 +39,7 @@ def erlang_argv() -> list[str]:
 
 
 def python_argv() -> list[str]:
-    return [sys.executable, "-m", "bridge.worker"]
+    return [sys.executable, "-m", "bridge.pyworker.worker"]
 
 
 def start_times(argv: list[str], runs: int) -> stats.Summary:
@@ -78,7 +79,7 @@ def wall_of_run(
     extra: list[str], runs: int, forget_twins: bool = False
 ) -> tuple[stats.Summary, list[dict]]:
     """Wall times of `bridge run hmac-sha1 EXTRA`, start to exit. forget_twins:
-    as a first run, with no twin's mask kept from before (bridge.startup)."""
+    as a first run, with no twin's mask kept from before (bridge.measure.startup)."""
     times, reports = [], []
     for _ in range(runs):
         if forget_twins:

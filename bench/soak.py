@@ -18,7 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from bridge import runner, scenario
+from bridge.catalog import scenario
+from bridge.measure import runner
+from bridge.measure.plan import Plan
 from bridge.settings import Settings
 
 SETTINGS = Settings(warmup_ms=5, rewarm_ms=2, sample_ms=2, samples=4, rounds=2, openssl_runs=1)
@@ -44,7 +46,7 @@ def live_workers() -> int:
                 cmd = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"bridge_worker\x00main" in cmd or b"-m\x00bridge.worker" in cmd:
+            if b"bridge_worker\x00main" in cmd or b"-m\x00bridge.pyworker.worker" in cmd:
                 n += 1
     return n
 
@@ -60,7 +62,7 @@ def main() -> int:
         name, hw = SEQUENCE[i % len(SEQUENCE)]
         sc = scenario.load(name)
         sc = type(sc)(**{**sc.__dict__, "sizes": sc.sizes[:2]})  # keep each run short
-        plan = runner.Plan(scenarios=(sc,), settings=SETTINGS, seed=i, hw=hw)
+        plan = Plan(scenarios=(sc,), settings=SETTINGS, seed=i, hw=hw)
         outcome = runner.execute(plan)
         workers = live_workers()
         rows.append(

@@ -1,14 +1,12 @@
 """Errors bridge reports to users, and the exit statuses they map to.
 
-Library code raises these; only `bridge.cli` turns them into a message and an
+Library code raises these; only `bridge.cli.main` turns them into a message and an
 exit status.
 """
 
 from __future__ import annotations
 
 import enum
-
-from bridge import plain
 
 
 class ExitStatus(enum.IntEnum):
@@ -30,10 +28,10 @@ class BridgeError(Exception):
         self.hint = hint
 
     def one_line(self) -> str:
-        """The message on one line, with any control character in it (from a
-        report, a scenario file or a runtime's output) escaped."""
+        """The message on one line. It may quote a report, a scenario file or
+        a runtime's output: whatever prints it escapes it (bridge.plain)."""
         text = self.message if not self.hint else f"{self.message} ({self.hint})"
-        return plain.printable(" ".join(text.split()))
+        return " ".join(text.split())
 
 
 class UsageError(BridgeError):
@@ -75,4 +73,4 @@ class BadTerm(ProtocolError):
 class BridgeWarning(UserWarning):
     """Something the user should know that does not stop the run (a damaged
     cache entry compiled again, a cache that cannot be written). Library code
-    issues it with warnings.warn; bridge.cli prints it as one line on stderr."""
+    issues it with warnings.warn; bridge.cli.main prints it as one line on stderr."""

@@ -1,5 +1,5 @@
-"""How long and how often to measure. Vocabulary (used in code, README and
-reports alike):
+"""How long and how often to measure. Vocabulary (used in code, the docs and
+reports alike; docs/guide/numbers.md):
 
 - warm-up: calls run first and discarded (NIF loading, caches, fetches);
 - loop: back-to-back calls timed as one; `loops` is calibrated so that one
@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass
 class Settings:
     # Chosen on a noisy 2-vCPU VM whose slow spells last 0.5-1 s: many short
     # samples in many rounds keep the median in the undisturbed cluster
-    # (bench/overhead.py; README "bridge's own overhead").
-    # Time budget (README "How long a run takes"): a default hmac-sha1 A/B is
+    # (bench/overhead.py; docs/findings/overhead.md).
+    # Time budget (docs/findings/overhead.md, "How long a run takes"): a default hmac-sha1 A/B is
     # 6 worker cells of warm-up + 100 x 5 ms + 19 re-warm-ups, and 2 openssl
     # cells of 5 one-second runs; 18 s in all, starts included, leaves under
     # 0.9 s per worker cell on a busy machine. The samples stay (the CI needs
@@ -111,7 +111,7 @@ QUICK = Settings(
 @dataclass(frozen=True)
 class Bound:
     """The range of one setting, for the command line (click reads it) and
-    for --replay (bridge.replay checks a report's settings against it), so
+    for --replay (bridge.cli.replay checks a report's settings against it), so
     that the two cannot drift apart."""
 
     option: str  # the `bridge run` option that sets it ("" where none does)

@@ -1,7 +1,7 @@
 %% bridge_agent: what bridge loads into a running node that it measures over
 %% Erlang distribution (`bridge run SCENARIO --node NAME@HOST --measure`).
 %%
-%% It is never loaded under this name. bridge/agent.py compiles it, with the
+%% It is never loaded under this name. bridge/nodes/agent.py compiles it, with the
 %% measurement modules it calls (bridge_ops, bridge_args, bridge_api,
 %% bridge_loops, bridge_measure, bridge_info), renamed bridge_node_<hash>_<job>
 %% and built by the node's own OTP release (or the nearest older one), so that

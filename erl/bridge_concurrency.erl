@@ -3,7 +3,7 @@
 %% shows how late a process that asks to wake every millisecond wakes while
 %% the load runs.
 %%
-%% The procedure (the Python worker follows the same one, bridge/pyconc.py):
+%% The procedure (the Python worker follows the same one, bridge/pyworker/conc.py):
 %%  1. the batch: calls made back to back between two clock reads, calibrated
 %%     (on one process, before the others start) so that a batch lasts about
 %%     an eighth of a window; a later round passes the batch it got;

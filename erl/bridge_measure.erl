@@ -1,7 +1,7 @@
 %% bridge_measure: timing a loop of calls, and the erlang-questions thread's
 %% own timer:tc harness.
 %%
-%% The procedure is the one in bridge/pyops.py, so that both workers are
+%% The procedure is the one in bridge/pyworker/ops.py, so that both workers are
 %% measured alike:
 %%  1. warm-up and calibration: run the loop with 1, 2, 4, ... iterations
 %%     until one run lasts at least half a sample and WarmupNs have passed;

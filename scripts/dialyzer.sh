@@ -3,7 +3,7 @@
 #
 # The PLT (erts kernel stdlib crypto) takes a few minutes to build, so it is
 # built on first use and kept in bridge's cache directory, found the way
-# bridge/otp.py cache_root() finds it: $BRIDGE_CACHE_DIR/bridge, else
+# bridge/system/otp.py cache_root() finds it: $BRIDGE_CACHE_DIR/bridge, else
 # $XDG_CACHE_HOME/bridge, else ~/.cache/bridge. It is named by the full OTP
 # version (dialyzer-otp25.2.3.plt): dialyzer refuses a PLT written by another
 # dialyzer release, and after an upgrade the old file is simply not used.

@@ -143,7 +143,7 @@ def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
 
 def worker_pids() -> set[int]:
     """PIDs of this test session's bridge worker processes (beam.smp running
-    bridge_worker, or python -m bridge.worker), found through /proc. Workers
+    bridge_worker, or python -m bridge.pyworker.worker), found through /proc. Workers
     of other test sessions on the same machine (another checkout, CI) are not
     this session's: a worker inherits BRIDGE_CACHE_DIR, which is per session."""
     marker = f"BRIDGE_CACHE_DIR={os.environ.get('BRIDGE_CACHE_DIR', '')}".encode()
@@ -154,7 +154,10 @@ def worker_pids() -> set[int]:
         try:
             cmdline = (entry / "cmdline").read_bytes()
             # The worker command lines exactly: `erlc .../bridge_worker.erl` is not one.
-            if b"bridge_worker\x00main" not in cmdline and b"-m\x00bridge.worker" not in cmdline:
+            if (
+                b"bridge_worker\x00main" not in cmdline
+                and b"-m\x00bridge.pyworker.worker" not in cmdline
+            ):
                 continue
             if marker not in (entry / "environ").read_bytes().split(b"\x00"):
                 continue
@@ -190,7 +193,7 @@ def no_leftovers():
     assert not left, f"worker processes outlived the test: {sorted(left)}"
 
 
-# What a run says about the machine and the spread of its samples (bridge.noise,
+# What a run says about the machine and the spread of its samples (bridge.analysis.noise,
 # unstable cells): it depends on the load and on short test settings, so a test
 # that checks its own warnings leaves these out.
 NOISE_WARNINGS = (

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bridge import model
 from bridge.render import markdown, table, text
+from bridge.report import schema
 
 
-def _json(report: model.Report) -> str:
-    return model.dumps(report)
+def _json(report: schema.Report) -> str:
+    return schema.dumps(report)
 
 
-RENDERERS: dict[str, Callable[[model.Report], str]] = {
+RENDERERS: dict[str, Callable[[schema.Report], str]] = {
     "table": table.render,
     "markdown": markdown.render,
     "text": text.render,

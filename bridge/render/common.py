@@ -9,35 +9,38 @@ from collections import defaultdict
 import tabulate as tabulate_module
 from tabulate import tabulate
 
-from bridge import ab, calls, model, stats, verdicts, versus, vocab
+from bridge import stats
+from bridge.analysis import versus
+from bridge.catalog import calls, vocab
+from bridge.hw import ab, verdicts
+from bridge.hw.hardware import (
+    MASK_VARS,  # the other variables of an `env` record are the user's (--env)
+)
 from bridge.render import ratios, titles, units
-
-# The masks bridge sets for hw off: the other variables of a runtime's `env`
-# record were given by the user (--env). As bridge.runtimes.base.MASK_VARS.
-MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
+from bridge.report import schema
 
 
-def title(report: model.Report) -> str:
+def title(report: schema.Report) -> str:
     if report.imported_from is not None:
         return f"bridge {report.bridge_version} · imported from {report.imported_from}"
     return f"bridge {report.bridge_version} · {report.created} · seed {report.seed}"
 
 
-def by_scenario(report: model.Report) -> dict[str, list[model.Result]]:
-    groups: dict[str, list[model.Result]] = defaultdict(list)
+def by_scenario(report: schema.Report) -> dict[str, list[schema.Result]]:
+    groups: dict[str, list[schema.Result]] = defaultdict(list)
     for r in report.results:
         groups[r.scenario].append(r)
     return dict(groups)
 
 
-def scenario_description(report: model.Report, name: str) -> str:
+def scenario_description(report: schema.Report, name: str) -> str:
     """The description, its sizes made to match the sizes actually run (the
     results'), whatever --sizes chose (bridge.render.titles)."""
     sizes = [r.size for r in report.results if r.scenario == name]
     return titles.sized(report.description(name), sizes)
 
 
-def who(report: model.Report, runtime_id: str, call: str) -> str:
+def who(report: schema.Report, runtime_id: str, call: str) -> str:
     """A call named with its runtime kind ("Erlang crypto:hash(...)"), and
     with its runtime ("... on erlang@23.2.6") when the report has several
     runtimes of that kind: otherwise two lines would differ only in numbers."""
@@ -45,7 +48,7 @@ def who(report: model.Report, runtime_id: str, call: str) -> str:
     return f"{base} on {runtime_id}" if _several(report, runtime_id) else base
 
 
-def explanation(report: model.Report, v: model.HwVerdict) -> str:
+def explanation(report: schema.Report, v: schema.HwVerdict) -> str:
     """A verdict's stored explanation, naming its runtime where the report has
     several of its kind. Composed here from the record's fields, so reports
     written before the names read right too."""
@@ -57,16 +60,16 @@ def explanation(report: model.Report, v: model.HwVerdict) -> str:
     return f"{v.runtime}: {v.explanation}"
 
 
-def _kind_and_call(report: model.Report, runtime_id: str, call: str) -> str:
+def _kind_and_call(report: schema.Report, runtime_id: str, call: str) -> str:
     kind = report.kind_of(runtime_id)
     return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
 
 
-def _several(report: model.Report, runtime_id: str) -> bool:
+def _several(report: schema.Report, runtime_id: str) -> bool:
     return report.kind_of(runtime_id) in versus.several(report)
 
 
-def ordered(report: model.Report, results: list[model.Result]) -> list[model.Result]:
+def ordered(report: schema.Report, results: list[schema.Result]) -> list[schema.Result]:
     """The same call side by side: by runtime kind, call, size and hw, then
     runtime, so erlang@25 and erlang@27 rows of one call sit together."""
 
@@ -76,7 +79,7 @@ def ordered(report: model.Report, results: list[model.Result]) -> list[model.Res
             seen.setdefault(key(r), len(seen))
         return seen
 
-    def kind(r: model.Result) -> str:
+    def kind(r: schema.Result) -> str:
         return report.kind_of(r.runtime)
 
     kinds = first_seen(kind)
@@ -90,23 +93,23 @@ def ordered(report: model.Report, results: list[model.Result]) -> list[model.Res
             kinds[kind(r)],
             call_ids[(kind(r), r.call_id)],
             r.size,
-            r.hw != "on",
+            r.hw.masked,
             hosts[_host(report, r.runtime)],
             runtimes[r.runtime],
         ),
     )
 
 
-def _host(report: model.Report, runtime_id: str) -> str:
+def _host(report: schema.Report, runtime_id: str) -> str:
     rt = report.runtime(runtime_id)
     return rt.node_host if rt is not None else ""
 
 
-def verdict_lines(report: model.Report, scenario: str) -> list[str]:
+def verdict_lines(report: schema.Report, scenario: str) -> list[str]:
     """One line per call and feature. A sweep whose sizes all say `used`
     becomes one line with the slow-down at each size; anything else keeps
     its per-size explanation."""
-    groups: dict[tuple[str, str, str], list[model.HwVerdict]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[schema.HwVerdict]] = defaultdict(list)
     for v in report.verdicts:
         if v.scenario == scenario:
             groups[(v.runtime, v.call_id, v.feature)].append(v)
@@ -129,7 +132,7 @@ def size_text(n: int) -> str:
     return verdicts.size_text(n)
 
 
-def provenance_items(report: model.Report) -> list[str]:
+def provenance_items(report: schema.Report) -> list[str]:
     """Provenance as short items (CPU, OS, each runtime), for markdown and text."""
     env = report.environment
     items = []
@@ -152,7 +155,7 @@ def provenance_items(report: model.Report) -> list[str]:
     return items
 
 
-def warning_lines(report: model.Report) -> list[str]:
+def warning_lines(report: schema.Report) -> list[str]:
     """Differences between runtimes that change what the numbers mean."""
     seen: dict[str, str] = {}
     for rt in report.runtimes:
@@ -177,7 +180,7 @@ def warning_lines(report: model.Report) -> list[str]:
     return [""] + lines if lines else []
 
 
-def compare_key(report: model.Report, r: model.Result) -> tuple[int, str, str]:
+def compare_key(report: schema.Report, r: schema.Result) -> tuple[int, str, str]:
     """Rows that "× fastest" compares: same size and hw; sign and verify apart."""
     return (r.size, r.hw, calls.role(report.kind_of(r.runtime), r.call_id))
 
@@ -185,7 +188,7 @@ def compare_key(report: model.Report, r: model.Result) -> tuple[int, str, str]:
 class Fastest:
     """The fastest median per comparable group of rows (see compare_key)."""
 
-    def __init__(self, report: model.Report, results: list[model.Result]) -> None:
+    def __init__(self, report: schema.Report, results: list[schema.Result]) -> None:
         self.report = report
         self.best: dict[tuple[int, str, str], float] = {}
         for r in results:
@@ -194,18 +197,18 @@ class Fastest:
                 m, key = r.median(), compare_key(report, r)
                 self.best[key] = min(self.best.get(key, m), m)
 
-    def ratio(self, r: model.Result) -> float | None:
+    def ratio(self, r: schema.Result) -> float | None:
         if calls.is_part(self.report.kind_of(r.runtime), r.call_id):
             return None
         best = self.best.get(compare_key(self.report, r))
         return r.median() / best if best and r.median() > 0 else None
 
 
-def fastest(report: model.Report, results: list[model.Result]) -> Fastest:
+def fastest(report: schema.Report, results: list[schema.Result]) -> Fastest:
     return Fastest(report, results)
 
 
-def match_by_result(report: model.Report) -> dict[int, str]:
+def match_by_result(report: schema.Report) -> dict[int, str]:
     """id(result) -> 'yes' | 'NO' | 'unchecked' | 'part' (a part of a call,
     whose output is no MAC), from the interop checks."""
     out = {}
@@ -222,7 +225,7 @@ def match_by_result(report: model.Report) -> dict[int, str]:
     return out
 
 
-def unsupported(results: list[model.Result]) -> tuple[dict[int, str], list[str]]:
+def unsupported(results: list[schema.Result]) -> tuple[dict[int, str], list[str]]:
     """A short mark per unsupported cell (id(result) -> "u1") and the notes
     that go under the table: a long reason cannot widen the table."""
     notes: dict[str, str] = {}
@@ -234,7 +237,7 @@ def unsupported(results: list[model.Result]) -> tuple[dict[int, str], list[str]]
 
 
 def cells(
-    r: model.Result, fastest: Fastest, match: dict, x: str = "×", unit: str = units.BYTES
+    r: schema.Result, fastest: Fastest, match: dict, x: str = "×", unit: str = units.BYTES
 ) -> dict[str, str]:
     """The figures every renderer shows for an ok result, formatted once.
     MB/s only where sizes are bytes."""
@@ -275,14 +278,14 @@ def si(x: float) -> str:
     return f"{x:,.1f}"
 
 
-def semantics_marks(results: list[model.Result]) -> dict[str, int]:
+def semantics_marks(results: list[schema.Result]) -> dict[str, int]:
     marks: dict[str, int] = {}
     for r in results:
         marks.setdefault(r.semantics, len(marks) + 1)
     return marks
 
 
-def semantics_warning(results: list[model.Result]) -> list[str]:
+def semantics_warning(results: list[schema.Result]) -> list[str]:
     """Say it beside the numbers when a table mixes per-call key setup with a
     reused key: the ratio between such rows is not a speed difference."""
     kinds = {r.semantics for r in results if r.ok}
@@ -295,7 +298,7 @@ def semantics_warning(results: list[model.Result]) -> list[str]:
     return []
 
 
-def provenance_lines(report: model.Report) -> list[str]:
+def provenance_lines(report: schema.Report) -> list[str]:
     env = report.environment
     if not env:  # an imported report: the runs say what they know
         return [f"{rt.id}: {runtime_summary(rt)}" for rt in report.runtimes]
@@ -312,7 +315,7 @@ def provenance_lines(report: model.Report) -> list[str]:
     return lines
 
 
-def given_summary(rt: model.Runtime) -> str:
+def given_summary(rt: schema.Runtime) -> str:
     """What the user gave one runtime (--env, --libcrypto), and the proof
     that a --libcrypto library was the one loaded."""
     given = {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
@@ -324,7 +327,7 @@ def given_summary(rt: model.Runtime) -> str:
     return text
 
 
-def runtime_summary(rt: model.Runtime) -> str:
+def runtime_summary(rt: schema.Runtime) -> str:
     d = rt.details
     if rt.kind == "erlang":
         return (
@@ -368,7 +371,7 @@ def _node_summary(node) -> str:
     return text
 
 
-def problem_lines(report: model.Report) -> list[str]:
+def problem_lines(report: schema.Report) -> list[str]:
     lines = []
     for s in report.skipped:
         asked = f" (asked for with {s.requested})" if s.requested else ""
@@ -404,7 +407,7 @@ def simple_table(rows, headers, width: int | None = None, **kw) -> list[str]:
 
 
 def fit_lines(
-    report: model.Report, scenario: str, short: bool = False, width: int | None = None
+    report: schema.Report, scenario: str, short: bool = False, width: int | None = None
 ) -> list[str]:
     """The cost model under a sweep's table (short: call ids, for 72 columns)."""
     fs = [f for f in report.fits if f.scenario == scenario]
@@ -429,7 +432,7 @@ def fit_lines(
     ]
 
 
-def tc_lines(report: model.Report, scenario: str) -> list[str]:
+def tc_lines(report: schema.Report, scenario: str) -> list[str]:
     """--method tc beside bridge's own figure: what timer:tc could resolve."""
     rows = []
     for t in report.tc:

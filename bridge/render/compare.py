@@ -8,7 +8,7 @@ import textwrap
 from tabulate import tabulate
 
 from bridge import plain
-from bridge.compare import Comparison
+from bridge.analysis.compare import Comparison
 from bridge.render import common, upgrade
 
 

@@ -11,9 +11,10 @@ from collections import defaultdict
 
 from tabulate import tabulate
 
-from bridge import concurrency, model
-from bridge.levels import Concurrency, LevelResult, Machine, Scaling, Spread
+from bridge.analysis import concurrency
 from bridge.render import common
+from bridge.report import schema
+from bridge.report.levels import Concurrency, LevelResult, Machine, Scaling, Spread
 
 HOW = (
     "N workers of the same call, started together, over the same {window} ms windows;"
@@ -25,7 +26,7 @@ HOW = (
 )
 
 
-def block(report: model.Report) -> Concurrency | None:
+def block(report: schema.Report) -> Concurrency | None:
     c = report.concurrency
     return c if c is not None and c.cells else None
 
@@ -84,7 +85,7 @@ def ops_ci(cell: LevelResult, sep: str = "–") -> tuple[str, str]:
         return "-", "-"
     if cell.imported:
         return common.si(s.median), "as posted"
-    if not cell.windows or s.n < concurrency.MIN_FOR_CI:
+    if not cell.raw.windows or s.n < concurrency.MIN_FOR_CI:
         return common.si(s.median), f"n={s.n}"
     return common.si(s.median), f"{common.si(s.ci95[0])}{sep}{common.si(s.ci95[1])}"
 
@@ -122,7 +123,7 @@ def probe_text(cell: LevelResult, ascii_only: bool = False) -> str:
 # -- the terminal table --------------------------------------------------------
 
 
-def table_lines(report: model.Report) -> list[str]:
+def table_lines(report: schema.Report) -> list[str]:
     c = block(report)
     if c is None:
         return []
@@ -235,7 +236,7 @@ def machine_lines(c: Concurrency, ascii_only: bool = False) -> list[str]:
 
 
 def note_lines(
-    report: model.Report, c: Concurrency, marks: dict[str, str], width: int = 100
+    report: schema.Report, c: Concurrency, marks: dict[str, str], width: int = 100
 ) -> list[str]:
     out = [""]
     seen: dict[str, str] = {}
@@ -252,8 +253,8 @@ def note_lines(
         out += textwrap.wrap(f"[{mark}] {text}", width, subsequent_indent="     ")
     clocks: dict[str, list[int]] = defaultdict(list)
     for cell in c.cells:
-        if cell.clock_ns is not None:
-            clocks[cell.runtime].append(cell.clock_ns)
+        if cell.raw.clock_ns is not None:
+            clocks[cell.runtime].append(cell.raw.clock_ns)
     if clocks:
         each = ", ".join(f"{rid} {dur(max(v))}" for rid, v in clocks.items())
         out += textwrap.wrap(
@@ -261,7 +262,7 @@ def note_lines(
             f" {each}.",
             width,
         )
-    notes = {cell.latency_note for cell in c.cells if cell.latency_note}
+    notes = {cell.raw.latency_note for cell in c.cells if cell.raw.latency_note}
     for note in sorted(notes):
         out += textwrap.wrap(f"No latency for openssl: {note}.", width)
     for w in c.warnings:
@@ -272,7 +273,7 @@ def note_lines(
 # -- markdown --------------------------------------------------------------------
 
 
-def markdown_lines(report: model.Report) -> list[str]:
+def markdown_lines(report: schema.Report) -> list[str]:
     c = block(report)
     if c is None:
         return []
@@ -325,7 +326,7 @@ def markdown_lines(report: model.Report) -> list[str]:
 # -- text (72 columns) -----------------------------------------------------------
 
 
-def text_lines(report: model.Report, width: int = 72) -> list[str]:
+def text_lines(report: schema.Report, width: int = 72) -> list[str]:
     c = block(report)
     if c is None:
         return []
@@ -383,7 +384,7 @@ def text_lines(report: model.Report, width: int = 72) -> list[str]:
     return out
 
 
-def _n_label(report: model.Report, cell: LevelResult) -> str:
+def _n_label(report: schema.Report, cell: LevelResult) -> str:
     """The call with N for the level: one line for all levels of a call."""
     if " ×" in cell.call:
         m = concurrency.mode(report.kind_of(cell.runtime), cell.mode)
@@ -394,7 +395,7 @@ def _n_label(report: model.Report, cell: LevelResult) -> str:
 # -- sentences -------------------------------------------------------------------
 
 
-def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
+def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
     """E.g. "sha256 at 16 KiB, 2 workers: Erlang crypto:hash scales 1.90x on 2
     schedulers (95% CI 1.80-2.00); Python threads 1.02x, processes 1.93x;
     openssl speed -multi 2 -evp sha256 1.95x." and the probe's findings."""
@@ -434,7 +435,9 @@ def _who(kind: str, cell: LevelResult, level: int) -> str:
     base = cell.call.split(" ×")[0]
     if kind == "erlang":
         where = (
-            f" on {_plural(cell.schedulers_online, 'scheduler')}" if cell.schedulers_online else ""
+            f" on {_plural(cell.raw.schedulers_online, 'scheduler')}"
+            if cell.raw.schedulers_online
+            else ""
         )
         return f"Erlang {base} in {level} processes{where}"
     if kind == "python":
@@ -453,7 +456,7 @@ def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
     out = []
     top: dict[tuple, LevelResult] = {}
     for cell in c.cells:
-        if cell.ok and cell.probe_ns:
+        if cell.ok and cell.raw.probe_ns:
             key = (cell.scenario, cell.runtime, cell.call_id, cell.size)
             if key not in top or cell.level > top[key].level:
                 top[key] = cell
@@ -463,7 +466,7 @@ def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
         base = cell.call.split(" ×")[0]
         idle_text = f" (idle: p99 {dur(idle.p99_ns, ascii_only)})" if idle else ""
         procs = "1 process" if cell.level == 1 else f"{cell.level} processes"
-        scheds = _plural(cell.schedulers_online, "scheduler")
+        scheds = _plural(cell.raw.schedulers_online, "scheduler")
         out.append(
             f"While {procs} ran {base} at {common.size_text(cell.size)}"
             f" on {scheds}, a process asking to wake every 1 ms"
@@ -478,9 +481,9 @@ def _where(cell: LevelResult) -> str:
     processes busy all the time keep min(N, S) of S normal schedulers busy,
     unless their calls run elsewhere (dirty CPU schedulers). The dirty
     schedulers' own wall time is shown but not used: on a busy machine it read
-    low (README, "Crypto under concurrency")."""
+    low (docs/guide/concurrency.md)."""
     u = cell.utilisation()
-    s = cell.schedulers_online
+    s = cell.raw.schedulers_online
     if not u or not s:
         return ""
     normal = u.get("normal", 0.0)

@@ -1,4 +1,4 @@
-"""The cost decomposition (bridge.decompose) in sentences: how much of a call
+"""The cost decomposition (bridge.analysis.decompose) in sentences: how much of a call
 is set-up, and what the call costs with the set-up done once. One sentence
 per call; a call measured at several sizes lists them in it."""
 
@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import decompose, model, vocab
+from bridge.analysis import decompose
+from bridge.catalog import vocab
 from bridge.render import units
+from bridge.report import schema
 
 
-def sentences(report: model.Report, scenario: str) -> list[str]:
-    groups: dict[tuple[str, str], list[model.Decomposition]] = defaultdict(list)
+def sentences(report: schema.Report, scenario: str) -> list[str]:
+    groups: dict[tuple[str, str], list[schema.Decomposition]] = defaultdict(list)
     for d in report.decompositions:
         if d.scenario == scenario:
             groups[(d.runtime, d.call_id)].append(d)
@@ -19,7 +21,7 @@ def sentences(report: model.Report, scenario: str) -> list[str]:
     return [_sentence(report, sorted(ds, key=lambda d: d.size), unit) for ds in groups.values()]
 
 
-def lines(report: model.Report, scenario: str) -> list[str]:
+def lines(report: schema.Report, scenario: str) -> list[str]:
     """The block under a scenario's table (the table view has no summary)."""
     found = sentences(report, scenario)
     if not found:
@@ -29,7 +31,7 @@ def lines(report: model.Report, scenario: str) -> list[str]:
     ]
 
 
-def _sentence(report: model.Report, ds: list[model.Decomposition], unit: str) -> str:
+def _sentence(report: schema.Report, ds: list[schema.Decomposition], unit: str) -> str:
     d0 = ds[0]
     kind = report.kind_of(d0.runtime)
     who = f"{vocab.KIND_NAMES.get(kind, kind)} {d0.call}"
@@ -38,10 +40,10 @@ def _sentence(report: model.Report, ds: list[model.Decomposition], unit: str) ->
         return f"{who}: {d0.setup} cannot be timed apart here ({d0.note})."
     sizes = len(split) > 1
 
-    def at(d: model.Decomposition) -> str:
+    def at(d: schema.Decomposition) -> str:
         return f" at {units.short(d.size, unit)}" if sizes else ""
 
-    def per_size(values: list[tuple[model.Decomposition, float | None]]) -> str:
+    def per_size(values: list[tuple[schema.Decomposition, float | None]]) -> str:
         figures = ", ".join(_us(v) for _, v in values)
         where = f" at {', '.join(units.short(d.size, unit) for d, _ in values)}" if sizes else ""
         return figures + where
@@ -67,7 +69,7 @@ def _sentence(report: model.Report, ds: list[model.Decomposition], unit: str) ->
     return text + "."
 
 
-def _verb(d: model.Decomposition) -> str:
+def _verb(d: schema.Decomposition) -> str:
     for rule in decompose.RULES:
         if rule.whole == d.call_id and rule.setup == d.setup:
             return rule.done

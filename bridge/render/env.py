@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import model, plain, quietness, vocab
-from bridge.quietness import Quietness
+from bridge import plain
+from bridge.analysis import quietness
+from bridge.analysis.quietness import Quietness
+from bridge.catalog import vocab
 from bridge.render import common
+from bridge.report import schema
 
 
 @plain.escaped
 def render_env(
     env: dict[str, Any],
-    runtimes: list[model.Runtime],
+    runtimes: list[schema.Runtime],
     hw: dict[str, Any],
     quiet: Quietness | None = None,
 ) -> str:

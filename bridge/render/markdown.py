@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from bridge import model, plain
+from bridge import plain
 from bridge.render import common, concurrency, ratios, summary, units, upgrade
 from bridge.render import noise as noise_view
+from bridge.report import schema
 
 
 @plain.escaped
-def render(report: model.Report) -> str:
+def render(report: schema.Report) -> str:
     out = [f"### {common.title(report)}", ""]
     out += [f"- {s.strip()}" for s in summary.sentences(report)]
     for scenario, results in common.by_scenario(report).items():
@@ -31,7 +32,7 @@ def render(report: model.Report) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _table(report: model.Report, results: list[model.Result]) -> list[str]:
+def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     marks = common.semantics_marks(results)
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)

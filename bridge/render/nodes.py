@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import textwrap
 
-from bridge import model, plain
+from bridge import plain
+from bridge.report import schema
 
 WIDTH = 100
 
 
 @plain.escaped
-def render_nodes(runtimes: list[model.Runtime], ab: dict[str, str]) -> str:
+def render_nodes(runtimes: list[schema.Runtime], ab: dict[str, str]) -> str:
     out: list[str] = []
     for rt in runtimes:
         out += [*node_lines(rt, ab.get(rt.id, "")), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
-def node_lines(rt: model.Runtime, ab: str) -> list[str]:
+def node_lines(rt: schema.Runtime, ab: str) -> list[str]:
     d, node = rt.details, rt.details.get("node", {})
     flavor = d.get("emu_flavor") or "emu"
     lines = [
@@ -61,7 +62,7 @@ def node_lines(rt: model.Runtime, ab: str) -> list[str]:
     return lines
 
 
-def _crypto(rt: model.Runtime) -> str:
+def _crypto(rt: schema.Runtime) -> str:
     d = rt.details
     if not d.get("crypto_lib"):
         return f"{d.get('crypto_app_version') or '?'}, not loaded on the node"

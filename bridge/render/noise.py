@@ -1,20 +1,20 @@
 """What every view says about noise: cells whose CI missed the run's target
-(marked unstable), and the machine's noise warnings (bridge.noise), with the
+(marked unstable), and the machine's noise warnings (bridge.analysis.noise), with the
 figures behind them."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import model
+from bridge.report import schema
 
 
-def target(report: model.Report) -> float | None:
+def target(report: schema.Report) -> float | None:
     s = report.settings
     return s.get("until_stable") or s.get("ci_target")
 
 
-def unstable_lines(report: model.Report) -> list[str]:
+def unstable_lines(report: schema.Report) -> list[str]:
     """One paragraph: the cells by runtime, call and hw, each with its CI."""
     if not report.unstable:
         return []
@@ -29,7 +29,7 @@ def unstable_lines(report: model.Report) -> list[str]:
     return [f"{head}: {cells}. Rerun with --until-stable to sample them until they are stable."]
 
 
-def machine_line(n: model.Noise) -> str:
+def machine_line(n: schema.Noise) -> str:
     """The figures, warned about or not: load, steal, others' CPU."""
     parts = [f"{n.seconds:.1f} s"]
     if n.load_before is not None and n.load_after is not None:
@@ -41,7 +41,7 @@ def machine_line(n: model.Noise) -> str:
     return "During the run: " + ", ".join(parts) + "."
 
 
-def lines(report: model.Report) -> list[str]:
+def lines(report: schema.Report) -> list[str]:
     """Paragraphs (one string each), for every view to lay out its own way."""
     out = unstable_lines(report)
     if report.noise is not None:

@@ -1,5 +1,5 @@
 """`× first named` and `× fastest` as the views print them: the ratio, its
-95% bootstrap CI and whether the difference is real (bridge.versus).
+95% bootstrap CI and whether the difference is real (bridge.analysis.versus).
 
     2.35× (2.20–2.51) sig    the CI clears ±3% and the rounds agree
     1.06× (1.01–1.08) noise  it does not (or the rounds disagree: drift)
@@ -10,14 +10,16 @@
 
 from __future__ import annotations
 
-from bridge import calls, compare, model, versus
+from bridge.analysis import compare, versus
+from bridge.catalog import calls
+from bridge.report import schema
 
 FIRST, FASTEST = versus.FIRST, versus.FASTEST
 WORDS = {"faster": "sig", "slower": "sig", "within noise": "noise", versus.UNRESOLVED: "?"}
 
 
 class Ratios:
-    def __init__(self, report: model.Report) -> None:
+    def __init__(self, report: schema.Report) -> None:
         self.report = report
         self.diffs = versus.of(report)
         self.by = versus.index(self.diffs)
@@ -28,10 +30,10 @@ class Ratios:
         """Is there a `× first named` column: does a kind have several runtimes?"""
         return bool(self.kinds)
 
-    def get(self, against: str, r: model.Result) -> model.Difference | None:
+    def get(self, against: str, r: schema.Result) -> schema.Difference | None:
         return self.by.get(versus.key_of(against, r))
 
-    def cell(self, against: str, r: model.Result, x: str = "×", dash: str = "–") -> str:
+    def cell(self, against: str, r: schema.Result, x: str = "×", dash: str = "–") -> str:
         if not r.ok:
             return ""
         d = self.get(against, r)
@@ -45,7 +47,7 @@ class Ratios:
             return f"1.00{x}" if baseline else ""
         return text(d, x, dash)
 
-    def legend(self, results: list[model.Result], x: str = "×") -> list[str]:
+    def legend(self, results: list[schema.Result], x: str = "×") -> list[str]:
         """What the marks mean, for the marks these rows show."""
         shown = [d for r in results for a in (FIRST, FASTEST) if (d := self.get(a, r))]
         words = {WORDS.get(d.verdict, "") for d in shown} - {""}
@@ -62,7 +64,7 @@ class Ratios:
         return ["; ".join(parts) + "."]
 
 
-def text(d: model.Difference, x: str = "×", dash: str = "–") -> str:
+def text(d: schema.Difference, x: str = "×", dash: str = "–") -> str:
     head = f"{d.ratio:.2f}{x}"
     if d.ci95 is None:
         return head  # as posted: no samples, no CI
@@ -72,7 +74,7 @@ def text(d: model.Difference, x: str = "×", dash: str = "–") -> str:
     return f"{head} ({d.ci95[0]:.2f}{dash}{d.ci95[1]:.2f}) {word}"
 
 
-def prose(d: model.Difference, x: str = "×", dash: str = "–") -> str:
+def prose(d: schema.Difference, x: str = "×", dash: str = "–") -> str:
     """The same for a sentence: words instead of marks."""
     head = f"{d.ratio:.2f}{x}"
     if d.ci95 is None:
@@ -82,7 +84,7 @@ def prose(d: model.Difference, x: str = "×", dash: str = "–") -> str:
     return f"{head} (CI {d.ci95[0]:.2f}{dash}{d.ci95[1]:.2f}: {d.verdict})"
 
 
-def resolution_warning(report: model.Report, diffs) -> list[str]:
+def resolution_warning(report: schema.Report, diffs) -> list[str]:
     """Say so when the settings were too short to tell differences between
     runtimes from drift, rather than letting drift look significant."""
     short = [d for d in diffs if d.verdict == versus.UNRESOLVED]

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge import ab, calls, interop, model, versus
+from bridge.analysis import interop, versus
+from bridge.catalog import calls
+from bridge.hw import ab
 from bridge.render import common, concurrency, ratios, units, upgrade
 from bridge.render import decompose as decomposition
+from bridge.report import schema
+from bridge.report.hw import Hw
 
 
-def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
+def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
     x = "x" if ascii_only else "×"
     dash = "-" if ascii_only else "–"
     ratio = ratios.Ratios(report)
@@ -34,7 +38,7 @@ def sentences(report: model.Report, ascii_only: bool = False) -> list[str]:
 
 def _speed_sentence(
     scenario: str,
-    results: list[model.Result],
+    results: list[schema.Result],
     ratio: ratios.Ratios,
     x: str,
     dash: str,
@@ -45,7 +49,9 @@ def _speed_sentence(
     ok = [
         r
         for r in results
-        if r.ok and r.hw == "on" and not calls.is_part(ratio.report.kind_of(r.runtime), r.call_id)
+        if r.ok
+        and not r.hw.masked
+        and not calls.is_part(ratio.report.kind_of(r.runtime), r.call_id)
     ]
     if not ok:
         return []
@@ -53,7 +59,7 @@ def _speed_sentence(
     at_size = sorted((r for r in ok if r.size == size), key=lambda r: r.median())
     best, others = at_size[0], at_size[1:]
 
-    def verdict(r: model.Result) -> str | None:
+    def verdict(r: schema.Result) -> str | None:
         d = ratio.get(ratios.FASTEST, r)
         return d.verdict if d else None
 
@@ -87,8 +93,8 @@ def _speed_sentence(
     return [sentence]
 
 
-def _verdict_sentences(report: model.Report, scenario: str, x: str) -> list[str]:
-    groups: dict[tuple[str, str, str], list[model.HwVerdict]] = defaultdict(list)
+def _verdict_sentences(report: schema.Report, scenario: str, x: str) -> list[str]:
+    groups: dict[tuple[str, str, str], list[schema.HwVerdict]] = defaultdict(list)
     for v in report.verdicts:
         if v.scenario == scenario:
             groups[(v.runtime, v.call, v.feature)].append(v)
@@ -115,23 +121,23 @@ def _verdict_sentences(report: model.Report, scenario: str, x: str) -> list[str]
 
 
 def _version_sentences(
-    report: model.Report,
+    report: schema.Report,
     scenario: str,
-    results: list[model.Result],
+    results: list[schema.Result],
     ratio: ratios.Ratios,
     x: str,
     dash: str,
 ) -> list[str]:
     """Each runtime against the first-named of its kind, call by call, at
     every size: the ratio of times, its CI and whether it is a difference."""
-    groups: dict[tuple[str, str, str], list[model.Difference]] = defaultdict(list)
+    groups: dict[tuple[str, str, Hw], list[schema.Difference]] = defaultdict(list)
     for r in results:
         d = ratio.get(ratios.FIRST, r)
         if d is not None:
             groups[(d.baseline_runtime, r.call, r.hw)].append(d)
     out = []
     for (first, call, hw), ds in groups.items():
-        hw_text = f" (hw {hw})" if any(r.hw != "on" for r in results) else ""
+        hw_text = f" (hw {hw})" if any(r.hw.masked for r in results) else ""
         per_size = []
         for size in sorted({d.size for d in ds}):
             each = [f"{d.runtime} {ratios.prose(d, x, dash)}" for d in ds if d.size == size]
@@ -142,7 +148,7 @@ def _version_sentences(
     return out
 
 
-def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
+def _interop_sentence(report: schema.Report, scenario: str) -> list[str]:
     """Say what the check was: equal to a reference, signatures verified, or
     agreement between runtimes; and which outputs were not checked at all."""
     checks = [c for c in report.interop if c.scenario == scenario]
@@ -194,7 +200,7 @@ def _interop_sentence(report: model.Report, scenario: str) -> list[str]:
     return out
 
 
-def _is_part(kinds: dict[str, str], r: model.Result) -> bool:
+def _is_part(kinds: dict[str, str], r: schema.Result) -> bool:
     call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
     return call is not None and call.check is calls.Check.PART
 

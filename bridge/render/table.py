@@ -7,14 +7,15 @@ import textwrap
 
 from tabulate import tabulate
 
-from bridge import model, plain
+from bridge import plain
 from bridge.render import common, concurrency, ratios, units, upgrade
 from bridge.render import decompose as decomposition
 from bridge.render import noise as noise_view
+from bridge.report import schema
 
 
 @plain.escaped
-def render(report: model.Report) -> str:
+def render(report: schema.Report) -> str:
     out = [common.title(report), ""]
     out += common.provenance_lines(report)
     for scenario, rows in common.by_scenario(report).items():
@@ -37,11 +38,11 @@ def render(report: model.Report) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _table(report: model.Report, results: list[model.Result]) -> list[str]:
+def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     marks = common.semantics_marks(results)
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
-    with_hw = any(r.hw != "on" for r in results)
+    with_hw = any(r.hw.masked for r in results)
     ratio = ratios.Ratios(report)
     vs_first = ratio.shows_first
     unsupported, notes = common.unsupported(results)

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import textwrap
 
-from bridge import model, plain
+from bridge import plain
 from bridge.render import common, concurrency, ratios, shell, summary, units, upgrade
 from bridge.render import noise as noise_view
+from bridge.report import schema
 
 WIDTH = 72
 
 
 @plain.escaped
-def render(report: model.Report) -> str:
+def render(report: schema.Report) -> str:
     out = [*_wrap(common.title(report)), ""]
     for sentence in summary.sentences(report, ascii_only=True):
         out += _wrap(sentence.strip(), indent="  " if sentence.startswith("  ") else "")
@@ -39,7 +40,7 @@ def render(report: model.Report) -> str:
     return text
 
 
-def _table(report: model.Report, results: list[model.Result]) -> list[str]:
+def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     marks = common.semantics_marks(results)
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
@@ -83,7 +84,7 @@ def _table(report: model.Report, results: list[model.Result]) -> list[str]:
 
 
 def _ratio_table(
-    report: model.Report, results: list[model.Result], keys: dict[tuple[str, str], int]
+    report: schema.Report, results: list[schema.Result], keys: dict[tuple[str, str], int]
 ) -> list[str]:
     """x first named and x fastest with their CIs and verdicts: a table of
     their own, since the main one has no room for them in 72 columns."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bridge import verdicts
+from bridge.hw import verdicts
 
 UNIT = r"(?:B|bytes|KiB|MiB|GiB)"
 SCALE = {"B": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}

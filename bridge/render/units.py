@@ -5,8 +5,9 @@ and a throughput in MB/s is left out where it would mean nothing."""
 
 from __future__ import annotations
 
-from bridge import model, verdicts
-from bridge.scenario import KINDS
+from bridge.catalog.scenario import KINDS
+from bridge.hw import verdicts
+from bridge.report import schema
 
 BYTES = "bytes"
 
@@ -16,7 +17,7 @@ def of_kind(kind: str) -> str:
     return cls.size_unit if cls else BYTES
 
 
-def unit(report: model.Report, scenario: str) -> str:
+def unit(report: schema.Report, scenario: str) -> str:
     """The unit of a scenario's sizes, from the report's scenario data (a
     report without it, or from before a kind existed, counts bytes)."""
     return of_kind(report.scenario_kind(scenario))

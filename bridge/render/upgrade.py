@@ -1,4 +1,4 @@
-"""The upgrade view in each format (bridge.upgrade computes it): one sentence
+"""The upgrade view in each format (bridge.analysis.upgrade computes it): one sentence
 per call saying where the difference between two versions lives, and a table
 of new/old per size beside the cost model of each version."""
 
@@ -9,21 +9,22 @@ from collections.abc import Sequence
 
 from tabulate import tabulate
 
-from bridge import model, upgrade
+from bridge.analysis import upgrade
 from bridge.render import common
+from bridge.report import schema
 
 HEADING = "Upgrade view: new against old, per size, and the cost model (ns per call = a + b·bytes)"
 
 
-def sentences(upgrades: Sequence[model.Upgrade], ascii_only: bool = False) -> list[str]:
+def sentences(upgrades: Sequence[schema.Upgrade], ascii_only: bool = False) -> list[str]:
     return [upgrade.sentence(u, "x" if ascii_only else "×") for u in upgrades]
 
 
-def of(report: model.Report, scenario: str) -> list[model.Upgrade]:
+def of(report: schema.Report, scenario: str) -> list[schema.Upgrade]:
     return [u for u in report.upgrades if u.scenario == scenario]
 
 
-def wide(upgrades: Sequence[model.Upgrade], fmt: str = "table", width: int = 100) -> list[str]:
+def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 100) -> list[str]:
     """Table and markdown: the sentences, then one row per call with new/old
     at every size."""
     if not upgrades:
@@ -60,7 +61,7 @@ def wide(upgrades: Sequence[model.Upgrade], fmt: str = "table", width: int = 100
     return lines
 
 
-def narrow(upgrades: Sequence[model.Upgrade], width: int = 72) -> list[str]:
+def narrow(upgrades: Sequence[schema.Upgrade], width: int = 72) -> list[str]:
     """Text (72 columns, ASCII): per call, which two runtimes, their cost
     models, then one row per size (the sentences open the text view)."""
     lines: list[str] = []

@@ -1,0 +1,1 @@
+"""The runtimes bridge measures: Erlang nodes, Python workers, openssl."""

@@ -1,12 +1,12 @@
 """The narrow interface every runtime kind implements, and the shared
 worker-backed implementation used by the Erlang and Python runtimes.
 
-A runtime is driven by the session (bridge.session) through these calls:
+A runtime is driven by the session (bridge.measure.session) through these calls:
 
     launch()                   optional: begin starting (spawn a process) and
                                return at once, so that the session can boot
                                several runtimes side by side
-    start() -> model.Runtime   start it (a worker process, or a probe of the
+    start() -> schema.Runtime   start it (a worker process, or a probe of the
                                openssl binary), or finish what launch() began,
                                and return its provenance
     bench(job, plan) -> Batch  one batch of samples of one call
@@ -19,17 +19,25 @@ session holds it in an ExitStack.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bridge import calls, codec, libcrypto, model, proc
+from bridge.catalog import calls
+from bridge.catalog.inputs import Inputs
+from bridge.catalog.scenario import Scenario
 from bridge.errors import OperationError
-from bridge.inputs import Inputs
-from bridge.port import Worker
-from bridge.scenario import Scenario
+from bridge.hw.hardware import MASK_VARS
+from bridge.report import schema
+from bridge.report.hw import Hw
+from bridge.report.levels import LevelRaw
 from bridge.settings import Settings
+from bridge.system import libcrypto, proc
+from bridge.wire import codec
+from bridge.wire.codec import text
+from bridge.wire.port import Worker
 
 
 @dataclass(frozen=True)
@@ -81,33 +89,10 @@ class LevelPlan:
     same_output: bool = True
 
 
-@dataclass
-class LevelBatch:
-    """One round of a level cell (see bridge.levels for the meanings)."""
-
-    api: str
-    batch: int
-    windows: list[tuple[tuple[int, int], ...]]  # per window, per worker (calls, ns)
-    latency_ns: list[int]
-    output: bytes
-    latency_note: str = ""
-    probe_ns: list[int] = field(default_factory=list)
-    probe_idle_ns: list[int] = field(default_factory=list)
-    sched: dict[str, tuple[int, int]] | None = None
-    schedulers_online: int | None = None
-    dirty_cpu_schedulers_online: int | None = None
-    clock_ns: int | None = None  # what the clock reads add to a sampled latency
-
-
-def level_windows(per_worker: list) -> list[tuple[tuple[int, int], ...]]:
+def level_windows(per_worker: list) -> tuple[tuple[tuple[int, int], ...], ...]:
     """A worker's reply lists its windows; a level cell keeps them by window."""
     rows = [[(int(c), int(ns)) for c, ns in ws] for ws in per_worker]
-    return [tuple(w) for w in zip(*rows, strict=True)] if rows else []
-
-
-# The capability masks bridge sets for hw "off" runs: the only environment
-# variables a report records.
-MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
+    return tuple(tuple(w) for w in zip(*rows, strict=True)) if rows else ()
 
 
 class Runtime:
@@ -116,7 +101,7 @@ class Runtime:
     samples_are_processes: ClassVar[bool] = False
 
     def __init__(
-        self, settings: Settings, hw: str = "on", mask_env: Mapping[str, str] | None = None
+        self, settings: Settings, hw: Hw = Hw.ON, mask_env: Mapping[str, str] | None = None
     ):
         self.settings = settings
         self.hw = hw
@@ -133,7 +118,7 @@ class Runtime:
         does it all). A runtime that launched something is stopped by
         stop(), whether or not start() followed."""
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         raise NotImplementedError
 
     def stop(self) -> None:
@@ -146,18 +131,18 @@ class Runtime:
     def tc(self, job: Job, n: int) -> dict[str, Any]:
         raise OperationError("unsupported", f"--method tc does not time {job.call.id}")
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """One round of N workers making the call at once (--concurrency)."""
         raise OperationError("unsupported", f"{self.kind} does not run calls concurrently")
 
     def rename(self, runtime_id: str) -> None:
         self.id = runtime_id
 
-    def problems(self) -> list[model.RunError]:
+    def problems(self) -> list[schema.RunError]:
         """What went wrong in stop(), for the report (stop itself never raises)."""
         return []
 
-    def __enter__(self) -> model.Runtime:
+    def __enter__(self) -> schema.Runtime:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -186,7 +171,7 @@ class Runtime:
         """Only the variables bridge sets or reads, and those given for this
         runtime, for the report: nothing inherited from bridge's environment
         (a --libcrypto directory is recorded on its own, see
-        bridge.runtimes.libcrypto)."""
+        bridge.runtimes.other_libcrypto)."""
         env = self.child_env()
         return {**{k: env.get(k) for k in MASK_VARS}, **self.given_env}
 
@@ -200,18 +185,18 @@ class WorkerRuntime(Runtime):
 
     start_timeout = 30.0
 
-    def __init__(self, settings: Settings, hw: str = "on", mask_env=None):
+    def __init__(self, settings: Settings, hw: Hw = Hw.ON, mask_env=None):
         super().__init__(settings, hw, mask_env)
         self.worker: Worker | None = None
 
     def argv(self) -> list[str]:
         raise NotImplementedError
 
-    def describe(self, info: dict[str, Any]) -> model.Runtime:
+    def describe(self, info: dict[str, Any]) -> schema.Runtime:
         raise NotImplementedError
 
     def worker_options(self) -> dict[str, Any]:
-        """More keyword arguments for bridge.port.Worker: a working directory,
+        """More keyword arguments for bridge.wire.port.Worker: a working directory,
         a hint about start-up output, a postmortem."""
         return {}
 
@@ -234,7 +219,7 @@ class WorkerRuntime(Runtime):
             self.stop()  # what a subclass made for the start goes too
             raise
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         try:
             self.launch()
             assert self.worker is not None
@@ -287,7 +272,7 @@ class WorkerRuntime(Runtime):
         )
 
     def conc_args(self, job: Job, plan: LevelPlan, workers: int) -> dict[str, Any]:
-        """The `conc` request of bridge_concurrency.erl and bridge.pyconc."""
+        """The `conc` request of bridge_concurrency.erl and bridge.pyworker.conc."""
         args = {
             **job.wire_args(),
             "workers": workers,
@@ -309,17 +294,17 @@ class WorkerRuntime(Runtime):
         return 2 * planned_ms / 1000 + self.settings.timeout_slack_s
 
 
-def level_batch(reply: dict[str, Any]) -> LevelBatch:
-    """A `conc` reply as a LevelBatch."""
+def level_batch(reply: dict[str, Any]) -> LevelRaw:
+    """A `conc` reply as one round's raw record."""
     sched = reply.get("sched")
-    return LevelBatch(
+    return LevelRaw(
         api=text(reply["api"]),
         batch=int(reply["batch"]),
         windows=level_windows(reply["windows"]),
-        latency_ns=[int(x) for ws in reply["latency_ns"] for x in ws],
+        latency_ns=tuple(int(x) for ws in reply["latency_ns"] for x in ws),
         output=reply["output"],
-        probe_ns=[int(x) for x in reply.get("probe_ns", [])],
-        probe_idle_ns=[int(x) for x in reply.get("probe_idle_ns", [])],
+        probe_ns=tuple(int(x) for x in reply.get("probe_ns", [])),
+        probe_idle_ns=tuple(int(x) for x in reply.get("probe_idle_ns", [])),
         sched=None if sched is None else {str(k): (int(a), int(t)) for k, a, t in sched},
         schedulers_online=reply.get("schedulers_online"),
         dirty_cpu_schedulers_online=reply.get("dirty_cpu_schedulers_online"),
@@ -327,6 +312,51 @@ def level_batch(reply: dict[str, Any]) -> LevelBatch:
     )
 
 
-def text(value: Any) -> str:
-    """A wire value (binary or atom) as str."""
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+# -- what the session starts -------------------------------------------------
+
+# (hw, mask environment) -> a runtime, not started yet
+Factory = Callable[[Hw, Mapping[str, str] | None], Runtime]
+
+
+@dataclass(frozen=True)
+class RuntimeSpec:
+    """A runtime to start: its kind, what the user called it, and how to make it."""
+
+    kind: str
+    label: str
+    make: Factory
+    hw: Hw = Hw.ON
+    mask_env: Mapping[str, str] | None = None
+    # A masked twin shares its partner's id: that is how results and verdicts pair.
+    same_id: str | None = None
+    # False for a running node (--node): its libcrypto read the masks when it
+    # started, so it has no masked twin.
+    maskable: bool = True
+    # The option that asked for this runtime (--erl, --python, --openssl), or
+    # "" when bridge chose it: one that was asked for and cannot run fails the run.
+    requested: str = ""
+
+    def build(self) -> Runtime:
+        return self.make(self.hw, self.mask_env)
+
+    def masked(self, label: str, mask_env: Mapping[str, str], same_id: str) -> RuntimeSpec:
+        return dataclasses.replace(
+            self, label=label, hw=Hw.OFF, mask_env=dict(mask_env), same_id=same_id, requested=""
+        )
+
+
+@dataclass
+class Live:
+    """A started runtime: its driver, its provenance, and whether it still runs."""
+
+    driver: Runtime
+    info: schema.Runtime
+    alive: bool = True
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind

@@ -4,7 +4,7 @@ The node runs as
 `erl -noshell -noinput -boot ROOT/bin/no_dot_erlang -pa CACHE -s bridge_worker main`:
 no -sname/-name, so no distribution, no epmd and no listening socket; the
 ERL_*FLAGS variables that could add them are removed from its environment.
-It starts apart from the user's Erlang set-up (bridge.otp): no ~/.erlang, no
+It starts apart from the user's Erlang set-up (bridge.system.otp): no ~/.erlang, no
 ERL_LIBS, a private working directory that also receives any crash dump.
 """
 
@@ -12,16 +12,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import codec, environment, model, otp
 from bridge.errors import OperationError, RuntimeUnavailable
-from bridge.runtimes.base import Job, LevelBatch, LevelPlan, WorkerRuntime, level_batch, text
+from bridge.report import schema
+from bridge.report.hw import Hw
+from bridge.report.levels import LevelRaw
+from bridge.runtimes.base import Job, LevelPlan, WorkerRuntime, level_batch
 from bridge.settings import Settings
+from bridge.system import environment, otp
+from bridge.wire import codec
+from bridge.wire.codec import text
 
 
 class ErlangRuntime(WorkerRuntime):
     kind = "erlang"
 
-    def __init__(self, installation: otp.Installation, settings: Settings, hw="on", mask_env=None):
+    def __init__(
+        self, installation: otp.Installation, settings: Settings, hw: Hw = Hw.ON, mask_env=None
+    ):
         super().__init__(settings, hw, mask_env)
         self.installation = installation
         self._node_dir: otp.NodeDir | None = None  # made on first use, per start
@@ -87,7 +94,7 @@ class ErlangRuntime(WorkerRuntime):
         reply = codec.props(self.worker.call("tc", args, timeout=timeout))
         return {k: text(v) if isinstance(v, bytes) else v for k, v in reply.items()}
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """N processes in this node behind a barrier, with the scheduler
         probe (erl/bridge_concurrency.erl)."""
         assert self.worker is not None
@@ -103,7 +110,7 @@ class ErlangRuntime(WorkerRuntime):
                 hint=crypto_hint(reason),
             )
 
-    def describe(self, info: dict[str, Any]) -> model.Runtime:
+    def describe(self, info: dict[str, Any]) -> schema.Runtime:
         version = text(info["otp_version"])
         pid = self.worker.pid if self.worker else None
         crypto_info = {
@@ -115,7 +122,7 @@ class ErlangRuntime(WorkerRuntime):
         ]
         apis = {k: text(v) for k, v in info.get("apis", [])}
         libcrypto = info_lib[0]["version_text"] if info_lib else ""
-        return model.Runtime(
+        return schema.Runtime(
             id=f"erlang@{version}",
             kind="erlang",
             executable=str(self.installation.erl),

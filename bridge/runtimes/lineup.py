@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from bridge import otp
+from bridge.runtimes.base import RuntimeSpec
 from bridge.runtimes.erlang import ErlangRuntime
 from bridge.runtimes.openssl import OpensslRuntime
 from bridge.runtimes.python import PythonRuntime
-from bridge.session import RuntimeSpec
 from bridge.settings import Settings
+from bridge.system import otp
 
 
 def specs(

@@ -21,11 +21,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bridge import ab, calls, hardware, libcrypto, model, proc, vocab
-from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
-from bridge.inputs import Inputs
-from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
-from bridge.scenario import (
+from bridge.catalog import calls, vocab
+from bridge.catalog.inputs import Inputs
+from bridge.catalog.scenario import (
     AgreementScenario,
     CipherScenario,
     EddsaScenario,
@@ -36,7 +34,15 @@ from bridge.scenario import (
     RsaScenario,
     Scenario,
 )
+from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
+from bridge.hw import ab, hardware
+from bridge.hw.hardware import MASK_VARS
+from bridge.report import schema
+from bridge.report.hw import Hw
+from bridge.report.levels import LevelRaw
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelPlan, Runtime
 from bridge.settings import Settings
+from bridge.system import libcrypto, proc
 
 # +R:<count>:<name>:<elapsed seconds>, written to stderr by `speed -mr`.
 MR_RESULT = re.compile(r"^\+R:(\d+):([^:]+):([\d.]+)\s*$", re.MULTILINE)
@@ -127,36 +133,36 @@ def _plain_path(version: tuple[int, int, int]) -> str:
     return "EVP_Digest" if version >= (3, 0, 0) else "the digest's own functions"
 
 
-def mask_evidence(clis: Sequence[str | None], ctx: ab.HwContext) -> model.MaskCheck:
+def mask_evidence(clis: Sequence[str | None], ctx: ab.HwContext) -> schema.MaskCheck:
     """Check a runtime's mask string with an openssl CLI of the same
     generation as its libcrypto: the first --openssl given, or the one on PATH."""
     cli = next((o for o in clis if o), None) or shutil.which("openssl")
     if cli is None or ctx.library is None or ctx.mask is None:
-        return model.MaskCheck(ok=None, note="no openssl CLI to check the mask with")
+        return schema.MaskCheck(ok=None, note="no openssl CLI to check the mask with")
     try:
         version = proc.run([cli, "version"], timeout=15).stdout.decode(errors="replace")
     except (OSError, subprocess.TimeoutExpired):
-        return model.MaskCheck(ok=None, note=f"could not run {cli}")
+        return schema.MaskCheck(ok=None, note=f"could not run {cli}")
     cli_lib = hardware.parse_library(version)
     if cli_lib is None or hardware.generation(cli_lib[1]) != hardware.generation(ctx.library[1]):
-        return model.MaskCheck(ok=None, note=f"{cli} is not of the same OpenSSL generation")
+        return schema.MaskCheck(ok=None, note=f"{cli} is not of the same OpenSSL generation")
     return check_mask(cli, ctx.mask, dict(os.environ))
 
 
-def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> model.MaskCheck:
+def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> schema.MaskCheck:
     """Evidence that a mask string does what bridge means: `openssl version -c`
     (OpenSSL 3.x) prints the effective vector. The feature's bits must be
     clear with the mask and everything else as detected."""
-    base = {k: v for k, v in env.items() if k not in ("OPENSSL_ia32cap", "OPENSSL_armcap")}
+    base = {k: v for k, v in env.items() if k not in MASK_VARS}
     try:
         plain = proc.run([executable, "version", "-c"], env=base, timeout=15)
         masked = proc.run([executable, "version", "-c"], env={**base, **mask.env()}, timeout=15)
     except (OSError, subprocess.TimeoutExpired):
-        return model.MaskCheck(ok=None, by=executable, note="could not run openssl version -c")
+        return schema.MaskCheck(ok=None, by=executable, note="could not run openssl version -c")
     found = parse_ia32_vector(plain.stdout.decode(errors="replace"))
     got = parse_ia32_vector(masked.stdout.decode(errors="replace"))
     if mask.variable != "OPENSSL_ia32cap" or found is None or got is None:
-        return model.MaskCheck(
+        return schema.MaskCheck(
             ok=None, by=executable, note="this openssl does not print its vector"
         )
     expected = list(found)
@@ -164,7 +170,7 @@ def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> mod
         word, bit = hardware.IA32_BITS[feature]
         expected[word] &= ~bit
     ok = got[: len(expected)] == expected
-    return model.MaskCheck(
+    return schema.MaskCheck(
         ok=ok,
         by=f"{executable} version -c",
         detected=":".join(f"0x{w:x}" for w in found),
@@ -176,7 +182,9 @@ class OpensslRuntime(Runtime):
     kind = "openssl"
     samples_are_processes = True
 
-    def __init__(self, settings: Settings, hw="on", mask_env=None, executable: str | None = None):
+    def __init__(
+        self, settings: Settings, hw: Hw = Hw.ON, mask_env=None, executable: str | None = None
+    ):
         super().__init__(settings, hw, mask_env)
         self.requested = executable
         self.executable = ""
@@ -199,7 +207,7 @@ class OpensslRuntime(Runtime):
             },
         )
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         self.executable = self._resolve()
         out = self._run([self.executable, "version", "-a"], timeout=15, what="version -a")
         parsed = parse_version(out)
@@ -214,7 +222,7 @@ class OpensslRuntime(Runtime):
         self.id = f"openssl@{version_id(out)}"
         # Private directory (0700) for input files; removed on exit.
         self._tmp = tempfile.TemporaryDirectory(prefix="bridge-openssl-")
-        return model.Runtime(
+        return schema.Runtime(
             id=self.id,
             kind="openssl",
             executable=self.executable,
@@ -317,7 +325,7 @@ class OpensslRuntime(Runtime):
             argv = [self.executable, "speed", *options, algorithm]
         return argv, " ".join(["speed", *([mode] if mode else []), algorithm])
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """`openssl speed -multi N`: N forked processes, one window per run.
         Each child writes its own +R record (count, elapsed) to stderr; those
         are the raw figures, one per worker. A run that fails costs this
@@ -350,11 +358,10 @@ class OpensslRuntime(Runtime):
         key = (sc.name, sc.algorithm, inputs)
         if key not in self._output_cache:
             self._output_cache[key] = self._output(sc, inputs)
-        return LevelBatch(
+        return LevelRaw(
             api=f"{api}, -multi {n}",
             batch=0,
-            windows=windows,
-            latency_ns=[],
+            windows=tuple(windows),
             output=self._output_cache[key],
             latency_note="openssl speed counts calls for a fixed time; it times no single call",
         )

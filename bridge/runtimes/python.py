@@ -1,10 +1,10 @@
-"""Python `hashlib`/`hmac`, timed in a worker process (`python -m bridge.worker`).
+"""Python `hashlib`/`hmac`, timed in a worker process (`python -m bridge.pyworker.worker`).
 
 The worker is a separate interpreter, never the driver, because libcrypto reads
 the hardware masks once, when it is loaded.
 
 Under --concurrency the Python runtime runs a call two ways: N threads in
-its one worker (bridge.pyconc), and N worker processes. The extra processes
+its one worker (bridge.pyworker.conc), and N worker processes. The extra processes
 are started the first time a level needs them and kept for the rest of the
 run, each with the same interpreter and environment (the hardware mask
 included) as the first.
@@ -16,18 +16,21 @@ import sys
 import time
 from typing import Any
 
-from bridge import codec, environment, model
 from bridge.errors import OperationError, WorkerError
-from bridge.port import Worker
+from bridge.report import schema
+from bridge.report.hw import Hw
+from bridge.report.levels import LevelRaw
 from bridge.runtimes.base import (
     Job,
-    LevelBatch,
     LevelPlan,
     WorkerRuntime,
     level_batch,
     text,
 )
 from bridge.settings import Settings
+from bridge.system import environment
+from bridge.wire import codec
+from bridge.wire.port import Worker
 
 # Time given to send a `conc` request to each of N processes before their
 # common start: the warm-up that follows absorbs a process that is late.
@@ -39,22 +42,24 @@ class PythonRuntime(WorkerRuntime):
     kind = "python"
     start_timeout = 20.0
 
-    def __init__(self, settings: Settings, hw="on", mask_env=None, executable: str | None = None):
+    def __init__(
+        self, settings: Settings, hw: Hw = Hw.ON, mask_env=None, executable: str | None = None
+    ):
         super().__init__(settings, hw, mask_env)
         self.executable = executable or sys.executable
         self.extras: list[Worker] = []  # worker processes 2..N for the processes mode
 
     def argv(self) -> list[str]:
-        return [self.executable, "-m", "bridge.worker"]
+        return [self.executable, "-m", "bridge.pyworker.worker"]
 
     def worker_options(self) -> dict[str, Any]:
-        # What runs before bridge.worker takes over its standard output.
+        # What runs before bridge.pyworker.worker takes over its standard output.
         return {"startup_hint": "a sitecustomize.py, usercustomize.py or .pth file?"}
 
-    def describe(self, info: dict[str, Any]) -> model.Runtime:
+    def describe(self, info: dict[str, Any]) -> schema.Runtime:
         version = text(info["python_version"])
         pid = self.worker.pid if self.worker else None
-        return model.Runtime(
+        return schema.Runtime(
             id=f"python@{version}",
             kind="python",
             executable=self.executable,
@@ -80,7 +85,7 @@ class PythonRuntime(WorkerRuntime):
 
     # -- concurrency -----------------------------------------------------------
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         assert self.worker is not None
         if plan.mode == "threads":
             args = self.conc_args(job, plan, plan.level)
@@ -88,7 +93,7 @@ class PythonRuntime(WorkerRuntime):
             return level_batch(codec.props(reply))
         return self._processes(job, plan)
 
-    def _processes(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def _processes(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """N processes, each given the same start on CLOCK_MONOTONIC. A process
         other than the first that dies or hangs costs this level's cell only:
         the extra processes are stopped and started afresh when next needed."""
@@ -104,7 +109,7 @@ class PythonRuntime(WorkerRuntime):
                 sent.append((w, w.send("conc", args)))
             except WorkerError as exc:
                 sent.append((w, exc))
-        replies: list[LevelBatch] = []
+        replies: list[LevelRaw] = []
         failures: list[str] = []
         unsupported: list[str] = []
         for w, request in sent:
@@ -154,20 +159,20 @@ def _died(exc: WorkerError, level: int) -> str:
     return f"at level {level}, {exc.one_line()}{said}"
 
 
-def _merge(replies: list[LevelBatch], plan: LevelPlan) -> LevelBatch:
+def _merge(replies: list[LevelRaw], plan: LevelPlan) -> LevelRaw:
     """One process's reply per worker: their windows side by side."""
     first = replies[0]
     if plan.same_output and any(r.output != first.output for r in replies):
         raise OperationError("failed", "the worker processes computed different bytes")
-    windows = [
+    windows = tuple(
         tuple(pair for w in same_window for pair in w)
         for same_window in zip(*(r.windows for r in replies), strict=True)
-    ]
-    return LevelBatch(
+    )
+    return LevelRaw(
         api=first.api,
         batch=first.batch,
         windows=windows,
-        latency_ns=[x for r in replies for x in r.latency_ns],
+        latency_ns=tuple(x for r in replies for x in r.latency_ns),
         output=first.output,
         clock_ns=first.clock_ns,
     )

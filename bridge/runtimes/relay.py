@@ -8,7 +8,7 @@ It is started as
         -kernel dist_auto_connect never -pa CACHE -s bridge_worker main
 
 - no -sname/-name: distribution starts only when the first node_connect
-  arrives, with the name the driver chose (bridge.distribution.own_name);
+  arrives, with the name the driver chose (bridge.nodes.distribution.own_name);
 - -dist_listen false (OTP 23+): it never listens, so it takes no port and
   registers with no epmd, and it needs none running here. -hidden goes with
   it: it joins no cluster, and the node sees it only in nodes(hidden);
@@ -26,11 +26,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from bridge import codec, otp, plain
+from bridge import plain
 from bridge.errors import RuntimeUnavailable
-from bridge.port import Worker
-from bridge.proc import erlang_env
-from bridge.runtimes.base import text
+from bridge.system import otp
+from bridge.system.proc import erlang_env
+from bridge.wire import codec
+from bridge.wire.codec import text
+from bridge.wire.port import Worker
 
 # -dist_listen arrived in OTP 23 (kernel 7.0).
 MIN_RELAY_RELEASE = 23

@@ -4,7 +4,7 @@ own hidden node (bridge.runtimes.relay): probed read-only for `bridge env
 
 Starting one connects (bridge_remote checks the node's epmd, cookie and
 release), probes it, and for --measure loads bridge's agent, renamed and
-compiled for the node's release (bridge.agent). Its results come back as the
+compiled for the node's release (bridge.nodes.agent). Its results come back as the
 runtime erlang@<OTP>@<node>, with the same calls, checks and report as a
 local Erlang runtime, measured under a duty cycle (--max-load).
 
@@ -24,13 +24,16 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
-from bridge import agent, discover, model, nodeprobe, otp
-from bridge.distribution import NodeName, NodePlan, own_name
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
-from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime, text
+from bridge.nodes import agent, probe
+from bridge.nodes.distribution import NodeName, NodePlan, own_name
+from bridge.report import schema
+from bridge.report.hw import Hw
+from bridge.runtimes.base import Batch, BatchPlan, Job, Runtime, RuntimeSpec
 from bridge.runtimes.relay import Relays
-from bridge.session import RuntimeSpec
 from bridge.settings import Settings
+from bridge.system import discover, otp
+from bridge.wire.codec import text
 
 # Replies that mean the node, not the call, is the problem.
 NODE_GONE = ("nodedown", "timeout")
@@ -90,7 +93,7 @@ class RemoteRuntime(Runtime):
         settings: Settings,
         compilers: Compilers | None = None,
     ) -> None:
-        super().__init__(settings, "on", None)
+        super().__init__(settings, Hw.ON, None)
         self.target = target
         self.plan = plan
         self.relays = relays
@@ -98,12 +101,12 @@ class RemoteRuntime(Runtime):
         self.id = f"erlang@{target}"
         self.relay = None
         self.build: agent.Build | None = None
-        self.facts: nodeprobe.NodeFacts | None = None
-        self._problems: list[model.RunError] = []
+        self.facts: probe.NodeFacts | None = None
+        self._problems: list[schema.RunError] = []
 
     # -- start ----------------------------------------------------------------
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         self.relay = self.relays.acquire(self.target.domain)
         try:
             self._connect()
@@ -133,12 +136,12 @@ class RemoteRuntime(Runtime):
             hint = f"cookie from {self.plan.cookie_file}" if exc.kind == "refused" else None
             raise RuntimeUnavailable(self._about(exc.message), hint=hint) from None
 
-    def _probe(self) -> nodeprobe.NodeFacts:
+    def _probe(self) -> probe.NodeFacts:
         try:
             props = self._call("node_probe", {"node": str(self.target)}, PROBE_CALL_S)
         except OperationError as exc:
             raise RuntimeUnavailable(self._about(f"the probe failed: {exc.message}")) from None
-        return nodeprobe.from_props(str(self.target), props)
+        return probe.from_props(str(self.target), props)
 
     def _load(self) -> None:
         assert self.facts is not None
@@ -245,7 +248,7 @@ class RemoteRuntime(Runtime):
             why = "still loaded after the purge"
         if left:
             self._problems.append(
-                model.RunError(
+                schema.RunError(
                     self.id,
                     "node",
                     f"{self.target}: bridge's modules {', '.join(left)}: {why} (its guard"
@@ -255,17 +258,17 @@ class RemoteRuntime(Runtime):
         else:
             self.build = None
 
-    def problems(self) -> list[model.RunError]:
+    def problems(self) -> list[schema.RunError]:
         return list(self._problems)
 
 
 def describe(
-    f: nodeprobe.NodeFacts,
+    f: probe.NodeFacts,
     target: NodeName,
     plan: NodePlan,
     build: agent.Build | None,
     crypto_loaded_before: bool,
-) -> model.Runtime:
+) -> schema.Runtime:
     """The node as a runtime of the report: the provenance a local Erlang
     runtime has, the node's own host and environment, and how bridge
     reached it. crypto_loaded_before: whether crypto was loaded before bridge
@@ -289,7 +292,7 @@ def describe(
         },
         "crypto_loaded_before": crypto_loaded_before,
         **({"maps_error": f.maps_error} if f.maps_error else {}),
-        "provenance": nodeprobe.verdict(f),
+        "provenance": probe.verdict(f),
         "reached_by": "Erlang distribution: bridge's hidden node, connecting out only",
     }
     if build is not None:
@@ -316,13 +319,13 @@ def describe(
         "env": dict(f.env),
         "node": node,
     }
-    return model.Runtime(
+    return schema.Runtime(
         id=f"erlang@{version}@{target}",
         kind="erlang",
         executable=str(target),
         version=f"OTP {version}",
         details=details,
-        hw="on",
+        hw=Hw.ON,
     )
 
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from bridge import scenario
+from bridge.catalog import scenario
 from tests.conftest import bridge_cmd, needs_erl, needs_openssl
 
 pytestmark = [needs_erl, needs_openssl]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import inputs
+from bridge.catalog import inputs
 from tests.conftest import (
     FAST_ARGS,
     ROOT,
@@ -250,7 +250,7 @@ def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, si
     out = tmp_path / "r.json"
     before = worker_pids()
     proc = start_bridge("--samples", "200", "--sample-ms", "20", "--hw", "on", out=out)
-    _wait_for_worker(b"-m\x00bridge.worker")  # every runtime is up: round 1 begins
+    _wait_for_worker(b"-m\x00bridge.pyworker.worker")  # every runtime is up: round 1 begins
     time.sleep(2.5)
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
@@ -308,8 +308,8 @@ def test_every_run_option_has_a_plan_field():
     # `bridge run` hands its options to plans.RunOptions by name.
     import dataclasses
 
-    from bridge.cli import run
-    from bridge.plans import RunOptions
+    from bridge.cli.plans import RunOptions
+    from bridge.cli.run import run
 
     options = {p.name for p in run.params} - {"replay", "as_recorded", "yes", "output", "fmt"}
     assert options == {f.name for f in dataclasses.fields(RunOptions)}

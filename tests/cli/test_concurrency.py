@@ -8,7 +8,7 @@ Timings are asserted only where the effect is large: two Python worker
 processes hashing 16 KiB do more than 1.15x the work of one (on an idle 2-core
 machine about 1.9x; on this shared one, 1.09x to 2.17x was measured, and bare
 processes outside bridge did 1.35-1.40x at a load average of 2.8; with Linux
-autogroup on a busy machine each process has a share of its own, see README)."""
+autogroup on a busy machine each process has a share of its own, see docs/guide/concurrency.md)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from bridge import speedparse
+from bridge.speed import parse
 from tests.conftest import ROOT, bridge_cmd, needs_erl, needs_openssl, wait_gone, worker_pids
 
 pytestmark = [needs_erl, needs_openssl]
@@ -145,7 +145,7 @@ FAKE_PYTHON = """#!{python}
 # A Python worker that serves, except as an extra process of a level: that
 # one (it was never asked for 'info', as only the first worker is) exits.
 import os
-from bridge import pyops, worker
+from bridge.pyworker import ops as pyops, worker
 seen = []
 real = pyops.handle
 def handle(op, args):
@@ -231,7 +231,7 @@ def test_multi_output_of_the_live_binaries_parses(bullseye, mr):
         argv += ["-mr", "sha256"] if mr else ["sha256"]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
-        (run,) = speedparse.parse(done.stdout + done.stderr).runs
+        (run,) = parse.parse(done.stdout + done.stderr).runs
         assert run.multi == 2 and sorted(run.children) == [0, 1], openssl
         (entry,) = run.entries
         assert entry.size == 1024 and entry.algorithm == "sha256"

@@ -43,7 +43,8 @@ FAKE_WORKER = """#!{python}
 # A Python worker that behaves until it is asked to measure, then breaks the
 # protocol the way MODE says.
 import os, sys
-from bridge import codec, worker
+from bridge.wire import codec
+from bridge.pyworker import worker
 MODE = {mode!r}
 real_send = codec.Channel.send
 def send(self, term):
@@ -183,7 +184,7 @@ def test_worker_that_hangs_is_timed_out(tmp_path, no_leftovers):
             py = {
                 p
                 for p in worker_pids() - before
-                if b"-m\x00bridge.worker" in Path(f"/proc/{p}/cmdline").read_bytes()
+                if b"-m\x00bridge.pyworker.worker" in Path(f"/proc/{p}/cmdline").read_bytes()
             }
             time.sleep(0.05)
         assert py, "python worker did not start"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import environment
+from bridge.system import environment
 from tests.conftest import bridge_cmd, needs_erl, needs_openssl
 
 pytestmark = [needs_erl, needs_openssl]
@@ -109,7 +109,7 @@ def test_env_command(tmp_path):
 
 @sha_ni
 def test_a_stale_twin_mask_in_the_cache_costs_time_never_a_wrong_twin(tmp_path, no_leftovers):
-    """Each twin's mask is kept for the next run (bridge.startup), which
+    """Each twin's mask is kept for the next run (bridge.measure.startup), which
     launches the twin beside its partner. A kept mask that is wrong (another
     library since, a hand-edited cache) must be stopped unused and the right
     twin run instead."""

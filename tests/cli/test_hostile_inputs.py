@@ -78,7 +78,7 @@ def test_devices_and_fifos_are_refused_at_once(tmp_path, device, request):
 def test_a_fifo_replacing_a_file_after_the_check_cannot_block(tmp_path, monkeypatch):
     """The descriptor is opened non-blocking and checked again: a FIFO
     without a writer does not hang the open."""
-    from bridge import readlimit
+    from bridge import plain
     from bridge.errors import UsageError
 
     path = tmp_path / "f"
@@ -86,7 +86,7 @@ def test_a_fifo_replacing_a_file_after_the_check_cannot_block(tmp_path, monkeypa
     real_stat = os.stat
     monkeypatch.setattr(os, "stat", lambda p, *a, **k: real_stat(REPORT))  # stat saw a file
     with pytest.raises(UsageError, match="is a FIFO"):
-        readlimit.read_bytes(path, 1 << 20, "not a report")
+        plain.read_bytes(path, 1 << 20, "not a report")
 
 
 def _stdin(data_cmd: str) -> subprocess.CompletedProcess:

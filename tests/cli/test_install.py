@@ -1,6 +1,6 @@
 """bridge as people install a CLI tool: the built wheel, installed into a
 fresh venv, runs from any directory. The Erlang worker's sources (erl/), the
-built-in scenarios (scenarios/) and the report's JSON Schema (bridge/schema/)
+built-in scenarios (scenarios/) and the report's JSON Schema (bridge/report/)
 travel in it as package data.
 
 Nothing is downloaded when it can be avoided: the wheel is built with this
@@ -76,8 +76,8 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_from_anywhere(tmp_path, no_
         assert f"bridge/_erl/{path.name}" in names
     for path in (ROOT / "scenarios").glob("*.toml"):
         assert f"bridge/_scenarios/{path.name}" in names
-    for path in (ROOT / "bridge" / "schema").glob("*.schema.json"):
-        assert f"bridge/schema/{path.name}" in names
+    for path in (ROOT / "bridge" / "report").glob("*.schema.json"):
+        assert f"bridge/report/{path.name}" in names
 
     house = _wheelhouse(_requirements(wheel))
     venv = tmp_path / "venv"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import libcrypto
+from bridge.system import libcrypto
 from tests.conftest import (
     FAST_ARGS,
     ROOT,

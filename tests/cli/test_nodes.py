@@ -325,7 +325,7 @@ def test_probe_refusals_are_one_line(otp25, home, env_for, epmd_port, tmp_path):
 
 
 def test_bad_node_options_exit_2_in_one_line(tmp_path):
-    # The cases are in tests/unit/test_distribution.py; here, the exit status
+    # The cases are in tests/unit/nodes/test_distribution.py; here, the exit status
     # and the single line on stderr, through the real CLI.
     loose = tmp_path / "cookie"
     loose.write_text("c")

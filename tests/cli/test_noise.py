@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from bridge import model
+from bridge.report import schema
 from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl, needs_openssl
 
 BUSY_LOOP = "import os\nos.sched_setaffinity(0, {0})\nwhile True:\n    pass\n"
@@ -30,7 +30,7 @@ def test_a_run_beside_a_busy_loop_warns_and_names_it(tmp_path, no_leftovers):
     assert done.returncode == 0, done.stderr
     assert "bridge: warning: other processes used" in done.stderr
     assert "bridge: advice: run again on a quieter machine" in done.stderr
-    noise = model.load(out).noise
+    noise = schema.load(out).noise
     assert noise is not None and noise.seconds > 0 and noise.cpus == os.cpu_count()
     assert noise.load_before is not None and noise.load_after is not None
     assert noise.steal is not None and noise.busy is not None

@@ -1,7 +1,7 @@
 """Output never destroys, and signals never lose a report: -o through a
 symlink, to a FIFO and to /dev/stdout; a full disk at -o and at plot -o; a
 stdout that refuses; and two, three or five quick signals during a real run
-(bridge.signals). Real processes throughout: the CLI in a subprocess, a real
+(bridge.system.signals). Real processes throughout: the CLI in a subprocess, a real
 Erlang node and Python worker where a run is signalled."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge import model, signals
+from bridge.report import schema
+from bridge.system import signals
 from tests.conftest import (
     FAST_ARGS,
     FIXTURES,
@@ -55,14 +56,14 @@ def test_output_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path)
     done = run_to(str(link))
     assert done.returncode == 0, done.stderr
     assert link.is_symlink() and os.readlink(link) == str(target)
-    assert model.load(target).results  # the target has the report
+    assert schema.load(target).results  # the target has the report
     assert stat.S_IMODE(target.stat().st_mode) == 0o640  # its mode kept
     assert sorted(os.listdir(elsewhere)) == ["real.json"]  # no temporary left
     # A dangling link: the report goes where it points.
     dangling = tmp_path / "dangling.json"
     dangling.symlink_to(elsewhere / "new.json")
     assert run_to(str(dangling)).returncode == 0
-    assert dangling.is_symlink() and model.load(elsewhere / "new.json").results
+    assert dangling.is_symlink() and schema.load(elsewhere / "new.json").results
     # ... if that directory exists.
     nowhere = tmp_path / "nowhere.json"
     nowhere.symlink_to(tmp_path / "no" / "x.json")
@@ -144,7 +145,7 @@ def test_a_full_disk_at_output_shows_the_results_and_keeps_the_report(tmp_path, 
     kept = Path(line[len(head) :])
     assert kept.parent == Path(os.environ["BRIDGE_CACHE_DIR"]) / "bridge" / "unsaved"
     assert kept.name.startswith("r-") and kept.suffix == ".json"
-    assert model.load(kept).results
+    assert schema.load(kept).results
     assert "Traceback" not in done.stderr
 
 
@@ -194,7 +195,7 @@ def test_run_with_a_full_stdout_still_writes_or_keeps_the_report(tmp_path, no_le
     out = tmp_path / "r.json"
     done = _to_dev_full("run", "hmac-sha1", *PYTHON_ONLY, "-o", str(out))
     assert done.returncode == 1
-    assert model.load(out).results  # written, though stdout refused the table
+    assert schema.load(out).results  # written, though stdout refused the table
     assert "bridge: error: stdout: No space left on device" in done.stderr.splitlines()
     assert "Traceback" not in done.stderr
     # No -o: the report is kept, and the line says where.
@@ -203,7 +204,7 @@ def test_run_with_a_full_stdout_still_writes_or_keeps_the_report(tmp_path, no_le
     (line,) = [x for x in done.stderr.splitlines() if x.startswith("bridge: error:")]
     head = "bridge: error: stdout: No space left on device; the report is kept in "
     assert line.startswith(head), line
-    assert model.load(Path(line[len(head) :])).results
+    assert schema.load(Path(line[len(head) :])).results
 
 
 def test_a_closed_stdout_ends_bridge_quietly(tmp_path):
@@ -299,7 +300,7 @@ def test_quick_signals_keep_a_valid_partial_report(tmp_path, sig, gaps):
             proc.communicate()
     assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig], stderr
     assert "Traceback" not in stderr
-    report = model.load(out)  # valid, and whole
+    report = schema.load(out)  # valid, and whole
     assert any(e.kind == "interrupted" for e in report.errors)
     assert f"report written to {out}" in stderr
     assert not wait_gone(worker_pids() - before)
@@ -344,7 +345,7 @@ def test_signals_while_the_report_is_written_are_held_until_it_is(tmp_path, no_l
     assert "hmac-sha1" in stdout  # the results came first
     saved = tmp_path / "saved.json"
     saved.write_bytes(b"".join(chunks))
-    assert model.load(saved).results
+    assert schema.load(saved).results
     assert os.listdir(tmp) == []
 
 

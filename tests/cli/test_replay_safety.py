@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import model
+from bridge.report import schema
 from tests.conftest import FIXTURES, ROOT, bridge_cmd, needs_erl, needs_openssl
 from tests.integration.test_workers import _listening_inodes
 
@@ -146,7 +146,7 @@ def test_replayed_erl_flags_run_nothing_open_no_listener_and_start_no_epmd(base,
         warned = f": {name} from the report is not replayed: "
         assert any(line.startswith("bridge: warning: erlang@") and warned in line for line in lines)
     # The new report does not carry them on: the next replay is clean.
-    for rt in model.load(again).runtimes:
+    for rt in schema.load(again).runtimes:
         assert not {k for k in rt.details["env"] if k.startswith(("ERL_", "LD_"))}
     (erl,) = [rt for rt in base["runtimes"] if rt["kind"] == "erlang"]
     if mode:  # the report's own erl, listed with the (no) variables it gets
@@ -190,7 +190,7 @@ def test_report_executables_are_not_run_by_default(base, tmp_path):
     assert "(OTP " in erl
     for name in ("PYTHONPATH", "LD_PRELOAD", "OPENSSL_CONF"):
         assert f": {name} from the report is not replayed" in done.stderr
-    again = model.load(tmp_path / "again.json")
+    again = schema.load(tmp_path / "again.json")
     assert str(evil) not in {rt.executable for rt in again.runtimes}
 
 
@@ -254,7 +254,7 @@ def test_replayed_settings_are_bounded_as_the_command_line(base, tmp_path, field
     done = bridge_cmd("run", "--replay", str(report))
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
-    # The report's JSON Schema (bridge/schema) refuses wrong types when the
+    # The report's JSON Schema (bridge/report) refuses wrong types when the
     # report is read; the replay's own check refuses values outside the
     # command line's bounds. Either way: one line, naming the field.
     checked = (

@@ -12,7 +12,8 @@ import os
 
 import pytest
 
-from bridge import compare, model
+from bridge.analysis import compare
+from bridge.report import schema
 from tests.conftest import FIXTURES, bridge_cmd, needs_erl, needs_openssl
 
 FIX = FIXTURES
@@ -91,7 +92,7 @@ def test_hw_on_against_hw_off_sha256_is_significant_at_large_sizes(tmp_path):
     on, off = tmp_path / "on.json", tmp_path / "off.json"
     assert bridge_cmd("run", "sha256", *common, "--hw", "on", "-o", str(on)).returncode == 0
     assert bridge_cmd("run", "sha256", *common, "--hw", "off", "-o", str(off)).returncode == 0
-    rows = compare.pair(model.load(on), model.load(off))
+    rows = compare.pair(schema.load(on), schema.load(off))
     big = [r for r in rows if r.size >= 8192]
     assert big and all(r.verdict == "slower" and r.hw_a == "on" and r.hw_b == "off" for r in big)
 
@@ -119,7 +120,7 @@ def test_replay_reruns_and_compares(tmp_path):
     done = bridge_cmd("run", "--replay", str(out), "-o", str(again))
     assert done.returncode == 0, done.stderr
     assert "now against r.json (then)" in done.stdout
-    old, new = model.load(out), model.load(again)
+    old, new = schema.load(out), schema.load(again)
     assert new.settings == old.settings and new.scenarios == old.scenarios
     assert {r.call_id for r in new.results} == {r.call_id for r in old.results}
     assert [r.output_hex for r in new.results] == [r.output_hex for r in old.results]
@@ -149,7 +150,7 @@ def test_until_stable_records_cells_that_missed_the_target(tmp_path):
         str(out),
     )
     assert done.returncode == 0, done.stderr
-    report = model.load(out)
+    report = schema.load(out)
     assert report.unstable and "did not reach the target" in done.stderr
     assert all(len(r.samples) > 4 for r in report.results)  # extra rounds were taken
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import plans
+from bridge.cli import plans
 from bridge.errors import UsageError
 from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl
 from tests.fsutil import fill, small_fs

@@ -9,12 +9,13 @@ import os
 
 import pytest
 
-from bridge import scenario
+from bridge.catalog import scenario
 from tests.conftest import bridge_cmd, needs_erl, needs_openssl
 
 
 def test_real_sha256_sweep_has_smaller_b_with_sha_ni(tmp_path):
-    from bridge import environment, model
+    from bridge.report import schema
+    from bridge.system import environment
     from tests.conftest import bridge_cmd, needs_erl
 
     if not environment.cpu().has("sha"):
@@ -40,7 +41,7 @@ def test_real_sha256_sweep_has_smaller_b_with_sha_ni(tmp_path):
         str(out),
     )
     assert done.returncode == 0, done.stderr
-    report = model.load(out)
+    report = schema.load(out)
     by_hw = {f.hw: f for f in report.fits}
     for f in by_hw.values():
         assert f.a_ns > 0 and f.b_ns_per_byte > 0

@@ -12,7 +12,7 @@ import json
 import os
 import stat
 
-from bridge import otp
+from bridge.system import otp
 from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl, needs_openssl, own_stderr
 from tests.fsutil import read_only, small_fs
 

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from bridge import otp
+from bridge.system import otp
 from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl
 
 pytestmark = needs_erl

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bridge import environment, hardware, speedparse
+from bridge.hw import hardware
 from bridge.runtimes import openssl as openssl_runtime
+from bridge.speed import parse
+from bridge.system import environment
 from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl, needs_openssl
 
 pytestmark = [needs_erl, needs_openssl]
@@ -128,7 +130,7 @@ def merged_output(argv: list[str]) -> str:
 def test_real_111_speed_output_parses_in_both_forms(tmp_path, bullseye):
     args = ["speed", "-bytes", "16384", "-seconds", "1", "-evp", "sha256"]
     human = f"$ openssl {' '.join(args)}\n" + merged_output([str(bullseye.openssl), *args])
-    (run,) = speedparse.parse(human).runs
+    (run,) = parse.parse(human).runs
     assert run.version.startswith("OpenSSL 1.1.1w") and run.evp is True
     (entry,) = [e for e in run.entries if e.source == "table"]
     assert (entry.algorithm, entry.size) == ("sha256", 16384) and entry.bytes_per_s > 1e6
@@ -139,7 +141,7 @@ def test_real_111_speed_output_parses_in_both_forms(tmp_path, bullseye):
     mr = merged_output([str(bullseye.openssl), *mr_args])
     ((count, seconds),) = openssl_runtime.parse_mr_runs(mr)
     assert count > 0 and seconds > 0
-    entries = speedparse.parse(mr).runs[0].entries
+    entries = parse.parse(mr).runs[0].entries
     (summary,) = [e for e in entries if e.source == "mr"]
     assert summary.bytes_per_s == pytest.approx(count * 16384 / seconds, rel=0.01)
 
@@ -168,7 +170,7 @@ def sha256_16k_rate(openssl: Path, env: dict[str, str]) -> float:
     argv = [str(openssl), "speed", "-mr", "-elapsed", "-bytes", "16384", "-seconds", "1"]
     done = subprocess.run([*argv, "-evp", "sha256"], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
-    (run,) = speedparse.parse(done.stdout).runs
+    (run,) = parse.parse(done.stdout).runs
     return run.entries[0].bytes_per_s
 
 

@@ -10,8 +10,10 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge import importer, model, scenario, speedparse
+from bridge.catalog import scenario
 from bridge.errors import BridgeError
+from bridge.report import schema
+from bridge.speed import importer, parse
 from tests.conftest import FIXTURES
 
 BOUNDED = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -76,7 +78,7 @@ speedish = st.lists(
 @given(json_values)
 def test_report_loader_on_any_json(data):
     with contextlib.suppress(BridgeError):
-        model.Report.from_json(data)
+        schema.Report.from_json(data)
 
 
 @BOUNDED
@@ -84,10 +86,10 @@ def test_report_loader_on_any_json(data):
 def test_report_loader_on_a_real_report_with_one_field_broken(field, value):
     data = dict(REPORT, **{field: value})
     try:
-        report = model.Report.from_json(data)
+        report = schema.Report.from_json(data)
     except BridgeError:
         return
-    model.dumps(report)  # what loads also renders to JSON
+    schema.dumps(report)  # what loads also renders to JSON
 
 
 @BOUNDED
@@ -96,7 +98,7 @@ def test_report_file_loader_on_any_bytes(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("r") / "r.json"
     path.write_bytes(data)
     with contextlib.suppress(BridgeError):
-        model.load(path)
+        schema.load(path)
 
 
 @BOUNDED
@@ -123,10 +125,10 @@ def test_speed_parser_on_speed_shaped_noise(lines):
         report, _ = importer.to_report(text, "fuzz", ["bridge"])
     except BridgeError:
         return
-    model.Report.from_json(json.loads(model.dumps(report)))  # a valid report
+    schema.Report.from_json(json.loads(schema.dumps(report)))  # a valid report
 
 
 @BOUNDED
 @given(st.text(max_size=2000))
 def test_speed_parser_on_any_text(text):
-    speedparse.parse(text)
+    parse.parse(text)

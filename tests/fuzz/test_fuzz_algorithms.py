@@ -8,7 +8,7 @@ import contextlib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge import scenario
+from bridge.catalog import scenario
 from bridge.errors import BridgeError
 
 values = st.recursive(

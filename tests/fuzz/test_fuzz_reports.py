@@ -3,7 +3,7 @@ report, mutated at random paths (a field deleted, replaced by any JSON value,
 retyped, or given another value of its own type), read by `report` in every
 format, `compare` (as baseline and as candidate) and `plot`. The only
 outcomes allowed are output or one clean error line: the report is checked
-(bridge.reportcheck) before any renderer sees it, and what passes the checks
+(bridge.report.check) before any renderer sees it, and what passes the checks
 must render."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import click
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge import cli
+from bridge.cli import main as commands
 from bridge.errors import BridgeError
 from tests.conftest import FIXTURES
 
@@ -108,7 +108,7 @@ class Mutated:
 def _run(args: list[str]) -> None:
     """The command in-process, as bridge.cli.main runs it, minus the exit."""
     try:
-        cli.cli.main(args, standalone_mode=False, prog_name="bridge")
+        commands.cli.main(args, standalone_mode=False, prog_name="bridge")
     except BridgeError as exc:
         line = exc.one_line()
         assert line and "\n" not in line and "Traceback" not in line, line

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bridge import otp
 from bridge.errors import BridgeWarning
+from bridge.system import otp
 from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl, own_stderr
 
 pytestmark = needs_erl
@@ -91,7 +91,7 @@ def test_verify_says_what_is_wrong(cache, inst):
 
 SCRIPT = """
 import sys
-from bridge import otp
+from bridge.system import otp
 build = otp.build_worker(otp.locate(None))
 print(build.path, build.note, otp.verify(build.path))
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import discover
+from bridge.system import discover
 from tests.conftest import needs_erl
 
 

@@ -14,9 +14,10 @@ import time
 
 import pytest
 
-from bridge import codec, otp
 from bridge.errors import WorkerError
-from bridge.port import Worker, excerpt
+from bridge.system import otp
+from bridge.wire import codec
+from bridge.wire.port import Worker, excerpt
 from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl, own_stderr
 
 GREETING = codec.frame((codec.atom("ready"), 1, [(codec.atom("kind"), codec.atom("fake"))]))
@@ -171,7 +172,7 @@ def test_python_worker_text_before_greeting_is_one_clear_line(tmp_path, no_lefto
 
 
 def test_python_worker_buffered_start_up_print_goes_to_stderr(tmp_path, no_leftovers):
-    # Not yet written out when bridge.worker takes over fd 1 (a buffered
+    # Not yet written out when bridge.pyworker.worker takes over fd 1 (a buffered
     # stdout): the worker flushes it to stderr, and the run goes on.
     python = python_with_sitecustomize(tmp_path, 'print("hello from sitecustomize")\n')
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}

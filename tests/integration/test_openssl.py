@@ -10,11 +10,13 @@ import subprocess
 
 import pytest
 
-from bridge import calls, environment, hardware, inputs, scenario
+from bridge.catalog import calls, inputs, scenario
+from bridge.hw import hardware
 from bridge.runtimes.base import BatchPlan, Job
 from bridge.runtimes.openssl import OpensslRuntime, parse_ia32_vector
+from bridge.system import environment
 from tests.conftest import FAST, needs_openssl
-from tests.unit.test_hardware import DISABLED
+from tests.unit.hw.test_hardware import DISABLED
 
 
 def _live_openssl_3():

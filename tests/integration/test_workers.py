@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from bridge import codec, ec, otp
+from bridge.crypto import ec
 from bridge.errors import OperationError, WorkerError
-from bridge.port import Worker
+from bridge.system import otp
+from bridge.wire import codec
+from bridge.wire.port import Worker
 from tests.conftest import needs_erl, wait_gone
 
 KEY = bytes(range(1, 21))
@@ -37,7 +39,7 @@ def erlang_worker() -> Worker:
 
 
 def python_worker() -> Worker:
-    return Worker("python", [sys.executable, "-m", "bridge.worker"], dict(os.environ))
+    return Worker("python", [sys.executable, "-m", "bridge.pyworker.worker"], dict(os.environ))
 
 
 WORKERS = [

@@ -10,12 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridge import hardware, interop, levels, model, noise
+from bridge.analysis import interop, noise
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
-from bridge.runner import Plan, Seams
-from bridge.runtimes.base import Batch, BatchPlan, Job, LevelBatch, LevelPlan, Runtime
-from bridge.session import RuntimeSpec
-from bridge.startup import TwinGuesses
+from bridge.hw import hardware
+from bridge.measure.plan import Plan
+from bridge.measure.seams import Seams
+from bridge.measure.twins import TwinGuesses
+from bridge.report import levels, schema
+from bridge.report.levels import LevelRaw
+from bridge.runtimes.base import Batch, BatchPlan, Job, LevelPlan, Runtime, RuntimeSpec
 
 FAKE_CPU = hardware.Cpu(
     arch="x86_64",
@@ -77,7 +80,7 @@ class FakeRuntime(Runtime):
     def launch(self) -> None:
         self.log.events.append(("launch", self.script.kind, self.hw, dict(self.mask_env)))
 
-    def start(self) -> model.Runtime:
+    def start(self) -> schema.Runtime:
         self.log.events.append(("start", self.script.kind, self.hw, dict(self.mask_env)))
         if self.script.start_error is not None:
             raise self.script.start_error
@@ -93,7 +96,7 @@ class FakeRuntime(Runtime):
         }[self.script.kind]
         version = library if self.script.kind == "openssl" else self.script.version
         self.id = f"{self.script.kind}@{self.script.version}"
-        return model.Runtime(
+        return schema.Runtime(
             id=self.id,
             kind=self.script.kind,
             executable=f"/fake/{self.script.kind}",
@@ -131,7 +134,7 @@ class FakeRuntime(Runtime):
             output=output,
         )
 
-    def bench_level(self, job: Job, plan: LevelPlan) -> LevelBatch:
+    def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """Scripted windows of 100 ms: each of the N workers completes
         level_ops / 10 calls in each."""
         self.log.benches += 1
@@ -145,15 +148,15 @@ class FakeRuntime(Runtime):
         calls = round(self.script.level_ops(job, plan.level, plan.mode) / 10)
         window = tuple((calls, 100_000_000) for _ in range(plan.level))
         erlang = self.script.kind == "erlang"
-        return LevelBatch(
+        return LevelRaw(
             api=f"fake {job.call.op}",
             batch=plan.batch or 10,
-            windows=[window] * plan.windows,
-            latency_ns=[] if self.script.kind == "openssl" else [1000, 2000, 3000],
+            windows=(window,) * plan.windows,
+            latency_ns=() if self.script.kind == "openssl" else (1000, 2000, 3000),
             output=interop.reference(job.scenario, job.inputs) or b"",
             latency_note="counts only" if self.script.kind == "openssl" else "",
-            probe_ns=[50_000, 60_000] if erlang else [],
-            probe_idle_ns=[40_000] if erlang and plan.idle_probe_ms else [],
+            probe_ns=(50_000, 60_000) if erlang else (),
+            probe_idle_ns=(40_000,) if erlang and plan.idle_probe_ms else (),
             sched={"normal": (90, 100), "dirty_cpu": (0, 100)} if erlang else None,
             schedulers_online=2 if erlang else None,
             dirty_cpu_schedulers_online=2 if erlang else None,
@@ -193,7 +196,7 @@ def seams(
     return Seams(
         specs=specs,
         cpu=FAKE_CPU,
-        check_mask=lambda plan, ctx: model.MaskCheck(ok=mask_ok, by="fake check"),
+        check_mask=lambda plan, ctx: schema.MaskCheck(ok=mask_ok, by="fake check"),
         environment=lambda: {"arch": "x86_64", "cpu_model": "Fake CPU"},
         clock=clock,
         machine=lambda: FAKE_MACHINE,

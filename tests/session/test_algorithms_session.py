@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from bridge import runner, scenario
+from bridge.catalog import scenario
+from bridge.measure import runner
+from bridge.measure.plan import Plan
+from bridge.report.hw import HwMode
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams
 
@@ -19,8 +22,8 @@ def per_op(job, hw, n) -> float:
 
 
 def run(*names):
-    plan = runner.Plan(
-        scenarios=tuple(scenario.load(n) for n in names), settings=SETTINGS, seed=1, hw="on"
+    plan = Plan(
+        scenarios=tuple(scenario.load(n) for n in names), settings=SETTINGS, seed=1, hw=HwMode.ON
     )
     scripts = [
         Script(kind="erlang", version="25.2.3", per_op_ns=per_op),

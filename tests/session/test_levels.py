@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
-from bridge import model, scenario
+from bridge.catalog import scenario
 from bridge.errors import OperationError, WorkerError
+from bridge.report import schema
 from bridge.settings import Settings
 from tests.session.fake import Log, Script
 from tests.session.test_session import ERL, PY, plan, run
@@ -36,7 +37,7 @@ def level_plan(levels=(1, 2), **over):
     return plan(hash_scenario(levels, **over), settings=SETTINGS)
 
 
-def cells(report: model.Report):
+def cells(report: schema.Report):
     assert report.concurrency is not None
     return {(c.runtime.split("@")[0], c.mode, c.level): c for c in report.concurrency.cells}
 
@@ -86,7 +87,7 @@ def test_scaling_efficiency_and_figures_per_level():
     assert two.ci95 is not None and two.ci95[0] <= two.scaling <= two.ci95[1]
     c = cells(report)[("erlang", "processes", 2)]
     assert c.latency().n == 9 and c.probe().n == 6 and c.probe_idle().n == 1
-    assert c.schedulers_online == 2 and c.utilisation()["normal"] == 0.9
+    assert c.raw.schedulers_online == 2 and c.utilisation()["normal"] == 0.9
     assert c.output_ok is True and c.call == "crypto:hash(sha256, Data) ×2 processes"
 
 
@@ -148,8 +149,10 @@ def test_interrupt_in_a_level_keeps_what_was_measured():
     outcome, _ = run(level_plan(), [ERL, PY, OPENSSL], log=log)
     assert outcome.interrupted
     got = cells(outcome.report)
-    assert got[("erlang", "processes", 1)].ok and len(got[("erlang", "processes", 1)].windows) == 4
-    assert len(got[("python", "threads", 2)].windows) == 2  # round 1 only
+    assert (
+        got[("erlang", "processes", 1)].ok and len(got[("erlang", "processes", 1)].raw.windows) == 4
+    )
+    assert len(got[("python", "threads", 2)].raw.windows) == 2  # round 1 only
     assert all(e[0] == "stop" for e in log.events[-3:])
 
 
@@ -169,8 +172,8 @@ def test_levels_above_the_cpus_are_oversubscribed_and_said_so():
 
 def test_the_concurrency_block_reads_back_unchanged():
     outcome, _ = run(level_plan(), [ERL, PY, OPENSSL])
-    text = model.dumps(outcome.report)
-    again = model.dumps(model.Report.from_json(json.loads(text)))
+    text = schema.dumps(outcome.report)
+    again = schema.dumps(schema.Report.from_json(json.loads(text)))
     assert again == text
 
 

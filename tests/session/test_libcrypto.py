@@ -11,10 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from bridge import libcrypto, model, runner
-from bridge.libcrypto import Directory, Library, Mapped
-from bridge.runtimes.libcrypto import NotLoaded
-from bridge.session import RuntimeSpec
+from bridge.measure import runner
+from bridge.measure.plan import Plan
+from bridge.measure.seams import Seams
+from bridge.report import schema
+from bridge.report.hw import HwMode
+from bridge.runtimes.base import RuntimeSpec
+from bridge.runtimes.other_libcrypto import NotLoaded
+from bridge.system import libcrypto
+from bridge.system.libcrypto import Directory, Library, Mapped
 from tests.session.fake import FAKE_CPU, FakeRuntime, Log, Script
 from tests.session.test_session import SETTINGS, mac_scenario
 
@@ -66,14 +71,14 @@ def execute(tmp_path, system, soname=None, obeys=True, kinds=("python",), hw="bo
             for s in scripts
         ]
 
-    seams = runner.Seams(
+    seams = Seams(
         specs=specs,
         cpu=FAKE_CPU,
-        check_mask=lambda plan, ctx: model.MaskCheck(ok=True, by="fake check"),
+        check_mask=lambda plan, ctx: schema.MaskCheck(ok=True, by="fake check"),
         environment=lambda: {},
     )
-    plan = runner.Plan(
-        scenarios=(mac_scenario(),), settings=SETTINGS, seed=1, hw=hw, libcrypto=(found,)
+    plan = Plan(
+        scenarios=(mac_scenario(),), settings=SETTINGS, seed=1, hw=HwMode(hw), libcrypto=(found,)
     )
     return runner.execute(plan, seams=seams), log
 
@@ -145,17 +150,17 @@ def test_a_refusal_stops_every_runtime_already_started(tmp_path, system_libcrypt
 def test_a_runtime_that_cannot_show_its_maps_is_skipped(tmp_path, system_libcrypto):
     log = Log()
     script = Script(kind="python")
-    seams = runner.Seams(
+    seams = Seams(
         specs=lambda plan: [
             RuntimeSpec("python", "fake", lambda hw, env: FakeRuntime(script, log, hw, env))
         ],
         cpu=FAKE_CPU,
-        check_mask=lambda plan, ctx: model.MaskCheck(ok=True),
+        check_mask=lambda plan, ctx: schema.MaskCheck(ok=True),
         environment=lambda: {},
     )
     found = directory(tmp_path, "libcrypto.so.3")
-    plan = runner.Plan(
-        scenarios=(mac_scenario(),), settings=SETTINGS, seed=1, hw="on", libcrypto=(found,)
+    plan = Plan(
+        scenarios=(mac_scenario(),), settings=SETTINGS, seed=1, hw=HwMode.ON, libcrypto=(found,)
     )
     (skipped,) = runner.execute(plan, seams=seams).report.skipped
     assert "cannot tell which libcrypto it loads" in skipped.reason

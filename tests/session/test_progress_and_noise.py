@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from bridge import model, noise, runner
+from bridge.analysis import noise
+from bridge.measure import runner
+from bridge.report import schema
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams
 from tests.session.test_session import ERL, PY, mac_scenario, plan
@@ -89,12 +91,12 @@ def test_the_report_carries_what_the_machine_did_during_the_run():
     n = report.noise
     assert n is not None and n.seconds == 10.0 and n.cpus == 2
     assert n.others_cpus == 1.0 and n.bridge_cpus == 0.9
-    assert n.busy_processes == (model.BusyProcess(50, "burner", 1.0),)
+    assert n.busy_processes == (schema.BusyProcess(50, "burner", 1.0),)
     assert [c.shape for c in n.cells] == ["drift"]
     assert n.warnings[0].startswith("other processes used 1.0 of 2 CPUs")
     assert "drifting samples" in n.warnings[1]
     assert n.advice
-    assert model.Report.from_json(report.to_json()) == report
+    assert schema.Report.from_json(report.to_json()) == report
 
 
 def test_a_mask_string_is_checked_once_per_run():
@@ -102,11 +104,11 @@ def test_a_mask_string_is_checked_once_per_run():
 
     def check(plan, ctx):
         checked.append(ctx.runtime_id)
-        return model.MaskCheck(ok=True, by="fake check")
+        return schema.MaskCheck(ok=True, by="fake check")
 
     fake = dataclasses.replace(seams([PY, ERL], Log()), check_mask=check)
     report = runner.execute(plan(hw="both"), seams=fake).report
     assert len(checked) == 1  # both runtimes use OpenSSL 3.0 and the same mask
     assert [e.mask_check for e in report.hardware.experiments] == [
-        model.MaskCheck(ok=True, by="fake check")
+        schema.MaskCheck(ok=True, by="fake check")
     ] * 2

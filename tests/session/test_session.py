@@ -9,8 +9,12 @@ import json
 
 import pytest
 
-from bridge import model, runner, scenario
+from bridge.catalog import scenario
 from bridge.errors import OperationError, WorkerError
+from bridge.measure import runner
+from bridge.measure.plan import Plan
+from bridge.report import schema
+from bridge.report.hw import HwMode
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams, unavailable
 
@@ -33,8 +37,8 @@ def mac_scenario(**over) -> scenario.Scenario:
     return scenario.parse(data, "test.toml")
 
 
-def plan(*scenarios, hw="on", settings=SETTINGS) -> runner.Plan:
-    return runner.Plan(scenarios=scenarios or (mac_scenario(),), settings=settings, seed=1, hw=hw)
+def plan(*scenarios, hw="on", settings=SETTINGS) -> Plan:
+    return Plan(scenarios=scenarios or (mac_scenario(),), settings=settings, seed=1, hw=HwMode(hw))
 
 
 PY, ERL = Script(kind="python"), Script(kind="erlang", version="25.2.3")
@@ -176,8 +180,8 @@ def test_wrong_bytes_are_a_mismatch_error_naming_the_cell():
     assert len(mismatch) == 2
     assert "python@3.11.0 hmac.digest hw=on" in mismatch[0].message
     check = report.interop[0]
-    assert model.OutputKey("python@3.11.0", "hmac.digest", "on") in check.mismatched
-    assert model.OutputKey("erlang@25.2.3", "macN", "on") not in check.mismatched
+    assert schema.OutputKey("python@3.11.0", "hmac.digest", "on") in check.mismatched
+    assert schema.OutputKey("erlang@25.2.3", "macN", "on") not in check.mismatched
 
 
 def test_two_runtimes_with_one_id_are_told_apart():
@@ -228,8 +232,8 @@ def test_timer_tc_runs_on_erlang_cells_only():
 
 def test_the_assembled_report_survives_json_unchanged():
     outcome, _ = run(plan(hw="both"), [PY, ERL])
-    text = model.dumps(outcome.report)
-    assert model.dumps(model.Report.from_json(json.loads(text))) == text
+    text = schema.dumps(outcome.report)
+    assert schema.dumps(schema.Report.from_json(json.loads(text))) == text
 
 
 def test_a_run_keeps_its_differences_with_the_report():
@@ -239,4 +243,4 @@ def test_a_run_keeps_its_differences_with_the_report():
     diffs = report.differences
     assert diffs is not None and {d.against for d in diffs} == {"fastest"}
     assert len(diffs) == len(report.results) - 2  # one fastest per size
-    assert json.loads(model.dumps(report))["differences"] == [d.to_json() for d in diffs]
+    assert json.loads(schema.dumps(report))["differences"] == [d.to_json() for d in diffs]

@@ -1,4 +1,4 @@
-"""Bringing up the line-up (bridge.startup): runtimes launched in waves and
+"""Bringing up the line-up (bridge.measure.startup): runtimes launched in waves and
 committed in line-up order, and twins launched beside their partners when a
 past run knew their mask, with the guess checked before the twin is used."""
 
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from bridge.errors import BridgeWarning
-from bridge.startup import TwinGuesses
+from bridge.measure.twins import TwinGuesses
 from tests.session.fake import Log, Script, unavailable
 from tests.session.test_session import ERL, PY, plan, run
 

@@ -8,10 +8,12 @@ import re
 
 import pytest
 
-from bridge import compare, model, plain
+from bridge import plain
+from bridge.analysis import compare
 from bridge.errors import BridgeError, UsageError
 from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
+from bridge.report import schema
 from tests.conftest import FIXTURES
 
 # A terminal escape (clear the screen, set the title), BEL, a C1 CSI, a
@@ -30,9 +32,12 @@ def test_printable_escapes_controls_and_bidi():
 
 
 def test_error_lines_are_escaped():
+    """An error is one line; bridge.cli escapes it where it prints it (the
+    CLI tests check the printed line)."""
     exc = UsageError(f"r.json: runtime {EVIL!s}", hint="see\nthis")
-    line = exc.one_line()
-    assert not RAW.search(line) and "\n" not in line
+    line = plain.printable(exc.one_line())
+    assert "\n" not in exc.one_line()
+    assert not RAW.search(line)
     assert "\\x1b[2J" in line and "\\u202e" in line
     assert BridgeError("plain words").one_line() == "plain words"
 
@@ -46,7 +51,7 @@ def test_whole_numbers_are_ascii_digits(text, expected):
     assert plain.whole_number(text) == expected
 
 
-def hostile_report(tmp_path) -> model.Report:
+def hostile_report(tmp_path) -> schema.Report:
     """A real report (tests/fixtures/roundtrip/run-mix1.json) with EVIL in a
     runtime id, its version, every call, the scenario descriptions, the
     command, the errors and the skip reasons."""
@@ -68,7 +73,7 @@ def hostile_report(tmp_path) -> model.Report:
     assert data["errors"] and data["skipped"]  # the fixture has both, so both are shown
     path = tmp_path / "hostile.json"
     path.write_text(json.dumps(data))
-    return model.load(path)
+    return schema.load(path)
 
 
 @pytest.mark.parametrize("fmt", sorted(RENDERERS))
@@ -82,21 +87,21 @@ def test_no_view_of_a_report_emits_a_control_character(fmt, tmp_path):
 @pytest.mark.parametrize("fmt", ["table", "markdown", "text", "json"])
 def test_compare_emits_no_control_character(fmt, tmp_path):
     hostile = hostile_report(tmp_path)
-    plain_one = model.load(FIXTURES / "roundtrip" / "run-mix1.json")
+    plain_one = schema.load(FIXTURES / "roundtrip" / "run-mix1.json")
     out = render_compare(compare.compare([plain_one, hostile], ["a\x1b[1m", "b\u202e"]), fmt)
     assert not RAW.search(out), RAW.findall(out)
 
 
 def test_run_errors_make_one_error_line():
-    from bridge import cli
+    from bridge.cli import run as commands
 
-    def err(message: str) -> model.RunError:
-        return model.RunError("erlang@25.2.3", "worker", message)
+    def err(message: str) -> schema.RunError:
+        return schema.RunError("erlang@25.2.3", "worker", message)
 
     one = err("erlang@25.2.3 died during hmac-sha1 (killed by signal 9)")
-    assert cli._failures((one, one)) == one.message  # the same failure once
+    assert commands._failures((one, one)) == one.message  # the same failure once
     three = (one, err("python@3.11 broke the protocol"), err(f"openssl@3.0 said {EVIL}"))
-    line = cli._failures(three)
+    line = commands._failures(three)
     assert line.startswith("3 failures: erlang@25.2.3 died during hmac-sha1")
     assert line.endswith("(and 1 more in the report)")
-    assert not RAW.search(BridgeError(cli._failures(three[2:])).one_line())
+    assert not RAW.search(plain.printable(BridgeError(commands._failures(three[2:])).one_line()))

@@ -124,10 +124,12 @@ def _ks(sample: list[float], exact: dict[float, float]) -> float:
 
 def test_a_bootstrap_of_many_samples_is_quick():
     """2000 resamples of two cells of 10,000 samples (--samples' limit):
-    resamples made the plain way took 11 s here, the exact draws 0.34 s."""
+    resamples made the plain way took 11 s here, the exact draws 0.34 s.
+    Counted in CPU time, which other jobs on a shared machine do not inflate:
+    the bound tells the two ways apart, it is no speed target."""
     a = [100 + (i % 97) for i in range(10_000)]
     b = [110 + (i % 89) for i in range(10_000)]
-    started = time.perf_counter()
+    started = time.process_time()
     ratio, (lo, hi) = stats.relative_ci(a, b)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 4.0
     assert lo <= ratio <= hi

@@ -1,0 +1,1 @@
+"""Pure functions over results: stability, fits, comparisons, upgrades, noise."""

@@ -1,0 +1,291 @@
+"""Line up reports (`bridge compare A.json B.json ...`) and say whether each
+difference is real or noise.
+
+Results are matched by scenario, runtime *kind*, call and size (level
+cells of --concurrency also by mode and level: bridge.analysis.compare), never by
+runtime id, so OTP 25 on one machine lines up with OTP 27 on another; the
+n-th runtime of a kind in one report pairs with the n-th in the other.
+Running nodes measured over distribution (--node) pair by host instead: the
+node on db1 with the node on db1, whatever release each runs. The hw
+state is matched too, except where each report has only one state for a cell
+(a hw-on run against a hw-off run): those pair across, and the row says so.
+
+For each pair: ratio = median(B)/median(A) per call, with a bootstrap 95% CI
+from the raw samples. The difference is *significant* when the CI clears a
+3% noise margin on either side, *within noise* otherwise. Imported reports
+(openssl speed text) have no samples: the ratio is shown, the significance
+is unknown.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from bridge import stats
+from bridge.analysis import upgrade
+from bridge.report import schema
+from bridge.report.hw import Hw
+from bridge.report.levels import LevelResult
+
+MARGIN = 0.03
+
+
+@dataclass(frozen=True)
+class Row:
+    scenario: str
+    kind: str
+    call: str
+    call_id: str
+    size: int
+    hw_a: Hw
+    hw_b: Hw
+    runtime_a: str
+    runtime_b: str
+    median_a: float
+    median_b: float
+    ratio: float
+    ci95: tuple[float, float] | None
+    verdict: str  # faster | slower | within noise | unknown (no samples)
+
+    def to_json(self) -> dict:
+        return {**self.__dict__, "ci95": list(self.ci95) if self.ci95 else None}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    labels: list[str]  # one per report
+    pairs: list[tuple[int, list[Row]]]  # (index of the report compared with the first, rows)
+    # (what, value in each report; None where that report cannot have it)
+    environment_diff: list[tuple[str, list[str | None]]]
+    # Per report compared with the first: the upgrade view (bridge.analysis.upgrade),
+    # where a runtime's version differs between the two.
+    upgrades: dict[int, list[schema.Upgrade]] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "schema": "bridge.compare/1",
+            "reports": self.labels,
+            "comparisons": [
+                {
+                    "baseline": self.labels[0],
+                    "other": self.labels[i],
+                    "rows": [r.to_json() for r in rows],
+                    "upgrades": [u.to_json() for u in self.upgrades.get(i, [])],
+                }
+                for i, rows in self.pairs
+            ],
+            "environment_diff": [{"what": w, "values": v} for w, v in self.environment_diff],
+        }
+
+
+def _cells(report: schema.Report) -> dict[tuple, dict[Hw, schema.Result]]:
+    """(scenario, kind, call_id, size, (host, nth runtime of that kind on
+    it)) -> {hw: result}. The host is "" for runtimes bridge started itself."""
+    order: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    where: dict[str, tuple[str, str]] = {}
+    for rt in report.runtimes:
+        group = (rt.kind, rt.node_host)
+        order[group].setdefault(rt.id, len(order[group]))
+        where.setdefault(rt.id, group)
+    cells: dict[tuple, dict[Hw, schema.Result]] = defaultdict(dict)
+    for r in report.results:
+        if not r.ok:
+            continue
+        kind = report.kind_of(r.runtime)
+        group = where.get(r.runtime, (kind, ""))
+        nth = order[group].get(r.runtime, 0)
+        cells[(r.scenario, kind, r.call_id, r.size, (group[1], nth))][r.hw] = r
+    return cells
+
+
+def pair(a: schema.Report, b: schema.Report, margin: float = MARGIN) -> list[Row]:
+    rows = [_row(key, ra, rb, margin) for key, ra, rb in matched(_cells(a), _cells(b))]
+    # Levels (--concurrency) line up the same way, each level with its own.
+    return rows + level_pairs(a, b, margin)
+
+
+T = TypeVar("T")
+
+
+def matched(
+    ca: Mapping[tuple, Mapping[Hw, T]], cb: Mapping[tuple, Mapping[Hw, T]]
+) -> Iterator[tuple[tuple, T, T]]:
+    """(key, a, b) for each cell both reports have, by key and then by hw;
+    a key with a single hw state on each side pairs those two, whichever
+    they are. Results and level cells (bridge.analysis.compare) alike."""
+    for key, by_hw_a in ca.items():
+        by_hw_b = cb.get(key)
+        if not by_hw_b:
+            continue
+        matches = [(hw, hw) for hw in by_hw_a if hw in by_hw_b]
+        if not matches and len(by_hw_a) == 1 and len(by_hw_b) == 1:
+            matches = [(next(iter(by_hw_a)), next(iter(by_hw_b)))]
+        for hw_a, hw_b in matches:
+            yield key, by_hw_a[hw_a], by_hw_b[hw_b]
+
+
+def judge(
+    a: Sequence[float], b: Sequence[float], margin: float = MARGIN
+) -> tuple[float, tuple[float, float], str]:
+    """median(b)/median(a) with its bootstrap 95% CI from the raw samples,
+    and the call: slower | faster (the CI clears the margin) | within noise.
+    bridge.analysis.versus judges runtimes within one run by the same rule."""
+    ratio, ci = stats.relative_ci(a, b)
+    if ci[0] > 1 + margin:
+        return ratio, ci, "slower"
+    if ci[1] < 1 - margin:
+        return ratio, ci, "faster"
+    return ratio, ci, "within noise"
+
+
+def _row(key: tuple, ra: schema.Result, rb: schema.Result, margin: float) -> Row:
+    a, b = ra.per_op_ns(), rb.per_op_ns()
+    ma, mb = stats.summarize(a).median, stats.summarize(b).median
+    if ra.samples and rb.samples:
+        ratio, ci, verdict = judge(a, b, margin)
+    else:
+        ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
+    scenario, kind, call_id, size, _ = key
+    return Row(
+        scenario,
+        kind,
+        rb.call,
+        call_id,
+        size,
+        ra.hw,
+        rb.hw,
+        ra.runtime,
+        rb.runtime,
+        ma,
+        mb,
+        ratio,
+        ci,
+        verdict,
+    )
+
+
+ENV_FIELDS = (
+    ("CPU", "cpu_model"),
+    ("arch", "arch"),
+    ("OS", "os"),
+    ("kernel", "kernel"),
+    ("CPU flags", "cpu_flags"),
+)
+
+
+def environment_diff(reports: list[schema.Report]) -> list[tuple[str, list[str | None]]]:
+    """What differs between the environments: CPU, OS, kernel, OTP, OpenSSL...
+
+    A value is None where a report cannot have it: an imported `openssl speed`
+    paste has no environment block and no Erlang or Python runtimes, so its
+    empty fields are not differences. A row is listed when the reports that
+    can have it disagree."""
+    table: list[tuple[str, list[str | None]]] = []
+    measured = [not r.imported_from for r in reports]
+    for label, key in ENV_FIELDS:
+        values = [
+            _text(r.environment.get(key, "")) if m else None
+            for r, m in zip(reports, measured, strict=True)
+        ]
+        table.append((label, values))
+    for kind, what in (("erlang", "OTP"), ("python", "Python"), ("openssl", "openssl CLI")):
+        can = measured if kind != "openssl" else [True] * len(reports)
+        table.append(
+            (what, [_versions(r, kind) if c else None for r, c in zip(reports, can, strict=True)])
+        )
+    table.append(
+        (
+            "Erlang's libcrypto",
+            [_erlang_lib(r) if m else None for r, m in zip(reports, measured, strict=True)],
+        )
+    )
+    return [(w, v) for w, v in table if len({x for x in v if x is not None}) > 1]
+
+
+def _text(value) -> str:
+    return " ".join(value) if isinstance(value, list) else str(value)
+
+
+def _versions(report: schema.Report, kind: str) -> str:
+    return ", ".join(dict.fromkeys(rt.version for rt in report.runtimes if rt.kind == kind)) or "-"
+
+
+def _erlang_lib(report: schema.Report) -> str:
+    libs = [rt.details.get("crypto_lib", "") for rt in report.runtimes if rt.kind == "erlang"]
+    return ", ".join(dict.fromkeys(libs)) or "-"
+
+
+def compare(reports: list[schema.Report], labels: list[str]) -> Comparison:
+    pairs = [(i, pair(reports[0], reports[i])) for i in range(1, len(reports))]
+    upgrades = {
+        i: upgrade.between(reports[0], reports[i], labels[0], labels[i])
+        for i in range(1, len(reports))
+    }
+    return Comparison(
+        labels=labels,
+        pairs=pairs,
+        environment_diff=environment_diff(reports),
+        upgrades={i: u for i, u in upgrades.items() if u},
+    )
+
+
+# -- level cells (--concurrency) -------------------------------------------------
+# `bridge compare` for level cells (--concurrency): the same call at the
+# same level lines up across reports, matched like results are (by scenario,
+# runtime kind and its n-th runtime, call, mode, size and hw), never by
+# runtime id. Each pair is a `Row`: time per call is the aggregate
+# one (1 / throughput), ratio B/A with a bootstrap CI over the windows.
+
+
+def _level_cells(report: schema.Report) -> dict[tuple, dict[Hw, LevelResult]]:
+    if report.concurrency is None:
+        return {}
+    order: dict[str, dict[str, int]] = defaultdict(dict)
+    for rt in report.runtimes:
+        order[rt.kind].setdefault(rt.id, len(order[rt.kind]))
+    out: dict[tuple, dict[Hw, LevelResult]] = defaultdict(dict)
+    for c in report.concurrency.cells:
+        if not c.ok or c.ops() is None:
+            continue
+        kind = report.kind_of(c.runtime)
+        nth = order[kind].get(c.runtime, 0)
+        out[(c.scenario, kind, c.call_id, c.mode, c.size, c.level, nth)][c.hw] = c
+    return out
+
+
+def level_pairs(a: schema.Report, b: schema.Report, margin: float) -> list[Row]:
+    """Rows for the level cells both reports have."""
+    both = matched(_level_cells(a), _level_cells(b))
+    return [_level_row(key, ca, cb, margin) for key, ca, cb in both]
+
+
+def _level_row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float) -> Row:
+    scenario, kind, call_id, mode, size, level, _ = key
+    xa = [1e9 / x for x in ca.window_ops()]
+    xb = [1e9 / x for x in cb.window_ops()]
+    sa, sb = ca.ops(), cb.ops()
+    assert sa is not None and sb is not None
+    ma, mb = 1e9 / sa.median, 1e9 / sb.median
+    if len(xa) >= 2 and len(xb) >= 2:
+        ratio, ci, verdict = judge(xa, xb, margin)
+    else:
+        ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
+    return Row(
+        scenario,
+        kind,
+        cb.call,
+        f"{call_id} ×{level} {mode}",
+        size,
+        ca.hw,
+        cb.hw,
+        ca.runtime,
+        cb.runtime,
+        ma,
+        mb,
+        ratio,
+        ci,
+        verdict,
+    )

@@ -1,0 +1,341 @@
+"""The machine during a run, shown rather than hidden.
+
+A snapshot is taken before the runtimes start and another after they have
+stopped (and been reaped). Between the two:
+
+- load average (/proc/loadavg), before and after;
+- where the CPU time went (/proc/stat): busy, stolen by the hypervisor
+  (steal: another guest on the host), waiting for I/O;
+- bridge's own CPU time (getrusage of the driver and its reaped children:
+  workers, openssl runs, erlc), so that what remains of the busy time is
+  other processes' (`others_cpus`), and which processes those were: every
+  process alive at both snapshots, from /proc/PID/stat; the driver's alone
+  (`driver_cpus`: it sleeps in select while a worker measures);
+- per cell, bimodal or drifting samples (bridge.analysis.stability).
+
+`warnings` turns these into sentences when they matter; the frequency
+governor and SMT siblings come from the environment block
+(bridge.system.environment). The parsers and `warnings` are pure and tested on
+canned /proc text; `snapshot` is the only part that reads the machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bridge.analysis import stability
+from bridge.report import schema
+
+# When others' CPU use is worth a warning: a quarter of a CPU on a small
+# machine (bridge measures on one CPU and the rest shares caches and the
+# scheduler with it), a tenth of the machine on a large one.
+OTHERS_MIN_CPUS = 0.25
+OTHERS_MIN_SHARE = 0.10
+STEAL_MIN = 0.02  # of all CPU time
+# A process shown by name: at least this share of one CPU.
+BUSY_PROCESS_MIN = 0.10
+BUSY_PROCESSES_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """One line of /proc/stat, in clock ticks."""
+
+    user: int
+    nice: int
+    system: int
+    idle: int
+    iowait: int
+    irq: int
+    softirq: int
+    steal: int
+
+    @property
+    def busy(self) -> int:
+        return self.user + self.nice + self.system + self.irq + self.softirq
+
+    @property
+    def total(self) -> int:
+        return self.busy + self.idle + self.iowait + self.steal
+
+    def minus(self, other: CpuTimes) -> CpuTimes:
+        return CpuTimes(*(a - b for a, b in zip(self._values(), other._values(), strict=True)))
+
+    def _values(self) -> tuple[int, ...]:
+        return (
+            self.user,
+            self.nice,
+            self.system,
+            self.idle,
+            self.iowait,
+            self.irq,
+            self.softirq,
+            self.steal,
+        )
+
+
+def parse_stat(text: str) -> dict[str, CpuTimes]:
+    """The `cpu` (all CPUs) and `cpuN` lines of /proc/stat. Kernels before
+    2.6.11 have no steal column: it reads as 0."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0].startswith("cpu"):
+            values = [int(v) for v in parts[1:9]] + [0] * (8 - len(parts[1:9]))
+            out[parts[0]] = CpuTimes(*values)
+    return out
+
+
+def parse_loadavg(text: str) -> tuple[float, float, float]:
+    one, five, fifteen = (float(v) for v in text.split()[:3])
+    return one, five, fifteen
+
+
+def parse_pid_stat(text: str) -> tuple[str, int]:
+    """(name, utime + stime in ticks) from /proc/PID/stat. The name is in
+    parentheses and may itself hold spaces and parentheses."""
+    head, _, tail = text.rpartition(")")
+    name = head.partition("(")[2]
+    fields = tail.split()
+    # fields[0] is the state (field 3); utime and stime are fields 14 and 15.
+    return name, int(fields[11]) + int(fields[12])
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    wall: float
+    stat: CpuTimes | None = None
+    load: tuple[float, float, float] | None = None
+    processes: Mapping[int, tuple[str, int]] = field(default_factory=dict)
+    own_cpu_s: float = 0.0  # the driver and its reaped children
+    driver_cpu_s: float = 0.0  # the driver alone
+    own_pid: int = 0
+
+
+def snapshot(proc: Path = Path("/proc")) -> Snapshot:
+    """The machine now. Whatever cannot be read (not Linux, a locked-down
+    /proc) is left out."""
+    stat = load = None
+    with contextlib.suppress(OSError, ValueError):
+        stat = parse_stat((proc / "stat").read_text()).get("cpu")
+    with contextlib.suppress(OSError, ValueError):
+        load = parse_loadavg((proc / "loadavg").read_text())
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return Snapshot(
+        wall=time.monotonic(),
+        stat=stat,
+        load=load,
+        processes=_processes(proc),
+        own_cpu_s=own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
+        driver_cpu_s=own.ru_utime + own.ru_stime,
+        own_pid=os.getpid(),
+    )
+
+
+def _processes(proc: Path) -> dict[int, tuple[str, int]]:
+    found = {}
+    try:
+        entries = list(proc.iterdir())
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            found[int(entry.name)] = parse_pid_stat((entry / "stat").read_text())
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or unreadable
+    return found
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What happened between two snapshots."""
+
+    seconds: float
+    cpus: int | None
+    load_before: tuple[float, float, float] | None
+    load_after: tuple[float, float, float] | None
+    busy: float | None
+    steal: float | None
+    iowait: float | None
+    bridge_cpus: float | None
+    others_cpus: float | None
+    busy_processes: tuple[schema.BusyProcess, ...]
+    driver_cpus: float | None = None
+
+
+def usage(
+    before: Snapshot, after: Snapshot, cpus: int | None, ticks_per_s: int | None = None
+) -> Usage:
+    seconds = max(after.wall - before.wall, 0.0)
+    hz = ticks_per_s or _ticks_per_s()
+    busy = steal = iowait = bridge = others = driver = None
+    if before.stat and after.stat and seconds > 0:
+        delta = after.stat.minus(before.stat)
+        if delta.total > 0:
+            busy = delta.busy / delta.total
+            steal = delta.steal / delta.total
+            iowait = delta.iowait / delta.total
+            bridge = max(after.own_cpu_s - before.own_cpu_s, 0.0) / seconds
+            driver = max(after.driver_cpu_s - before.driver_cpu_s, 0.0) / seconds
+            busy_cpus = delta.busy / hz / seconds
+            others = max(busy_cpus - bridge, 0.0)
+    return Usage(
+        seconds=seconds,
+        cpus=cpus,
+        load_before=before.load,
+        load_after=after.load,
+        busy=busy,
+        steal=steal,
+        iowait=iowait,
+        bridge_cpus=bridge,
+        others_cpus=others,
+        busy_processes=_busy_processes(before, after, seconds, hz),
+        driver_cpus=driver,
+    )
+
+
+def _busy_processes(
+    before: Snapshot, after: Snapshot, seconds: float, hz: int
+) -> tuple[schema.BusyProcess, ...]:
+    """Processes alive at both snapshots (bridge's workers were not yet) that
+    used at least BUSY_PROCESS_MIN of a CPU in between, busiest first."""
+    if seconds <= 0:
+        return ()
+    found = []
+    for pid, (name, ticks) in after.processes.items():
+        if pid == after.own_pid or pid not in before.processes:
+            continue
+        then_name, then_ticks = before.processes[pid]
+        if then_name != name:
+            continue  # the pid was reused
+        share = (ticks - then_ticks) / hz / seconds
+        if share >= BUSY_PROCESS_MIN:
+            found.append(schema.BusyProcess(pid, name, round(share, 3)))
+    found.sort(key=lambda p: -p.cpu)
+    return tuple(found[:BUSY_PROCESSES_SHOWN])
+
+
+def _ticks_per_s() -> int:
+    try:
+        return os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError, AttributeError):
+        return 100
+
+
+# -- cells -------------------------------------------------------------------
+
+
+def cell_shapes(results: Iterable[schema.Result]) -> tuple[schema.CellShape, ...]:
+    """Cells whose samples are bimodal or drift (bridge.analysis.stability)."""
+    out = []
+    for r in results:
+        if not r.ok or r.imported or not r.samples:
+            continue
+        values = r.per_op_ns()
+        key = (r.scenario, r.runtime, r.call_id, r.size, r.hw)
+        split = stability.bimodal(values)
+        if split is not None:
+            share = split.high_n / (split.low_n + split.high_n)
+            detail = (
+                f"two clusters: {1 - share:.0%} of the samples near {split.low_mean:,.0f} ns,"
+                f" {share:.0%} near {split.high_mean:,.0f} ns (Ashman's D {split.ashman_d:.1f})"
+            )
+            out.append(schema.CellShape(*key, "bimodal", round(split.ashman_d, 2), detail))
+        trend = stability.drift(values)
+        if trend is not None:
+            detail = (
+                f"the level moved {trend.shift:+.1%} from the first third of the samples to"
+                f" the last (Spearman z {trend.z:+.1f})"
+            )
+            out.append(schema.CellShape(*key, "drift", round(trend.z, 2), detail))
+    return tuple(out)
+
+
+# -- warnings ----------------------------------------------------------------
+
+
+def warnings(
+    use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[str, Any]
+) -> tuple[str, ...]:
+    out = []
+    cpus = use.cpus or environment.get("cpu_count") or 1
+    others = use.others_cpus
+    busy_machine = others is not None and others >= max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus)
+    if busy_machine:
+        text = f"other processes used {others:.1f} of {cpus} CPUs during the run"
+        if use.load_after is not None:
+            text += f" (load average {use.load_after[0]:.1f})"
+        if use.busy_processes:
+            names = ", ".join(f"{p.name} pid {p.pid} {p.cpu:.0%}" for p in use.busy_processes)
+            text += f"; busiest: {names}"
+        out.append(text + ": they share the CPUs and caches with the measurement")
+    if use.steal is not None and use.steal >= STEAL_MIN:
+        out.append(
+            f"the hypervisor gave {use.steal:.0%} of this machine's CPU time to other"
+            " guests (steal): numbers are slower and spread wider than on a quiet host"
+        )
+    governor = environment.get("cpu_governor")
+    if governor and governor != "performance":
+        out.append(
+            f"CPU frequency governor '{governor}': the clock changes with load, so the"
+            " numbers can drift; 'performance' holds it steady"
+        )
+    siblings = environment.get("smt_siblings") or []
+    if siblings and busy_machine:
+        pairs = "; ".join(",".join(map(str, group)) for group in siblings[:4])
+        out.append(
+            f"SMT: CPUs {pairs} share a core, so a busy process on a sibling slows the"
+            " measured runtime"
+        )
+    for c in cells:
+        what = "bimodal" if c.shape == "bimodal" else "drifting"
+        out.append(f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw}): {what} samples, {c.detail}")
+    return tuple(out)
+
+
+def advice(use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[str, Any]) -> str:
+    """What to do about it, when the machine or the samples were noisy."""
+    cpus = use.cpus or environment.get("cpu_count") or 1
+    others = use.others_cpus or 0.0
+    if others < max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus) and not cells:
+        return ""
+    return (
+        "run again on a quieter machine, pin bridge to its quietest CPU"
+        " (taskset -c N bridge run ...; bridge env measures each CPU), or add --until-stable"
+    )
+
+
+def record(
+    use: Usage, results: Iterable[schema.Result], environment: Mapping[str, Any]
+) -> schema.Noise:
+    cells = cell_shapes(results)
+    return schema.Noise(
+        seconds=round(use.seconds, 3),
+        cpus=use.cpus,
+        load_before=use.load_before,
+        load_after=use.load_after,
+        busy=_round(use.busy),
+        steal=_round(use.steal),
+        iowait=_round(use.iowait),
+        bridge_cpus=_round(use.bridge_cpus),
+        driver_cpus=_round(use.driver_cpus),
+        others_cpus=_round(use.others_cpus),
+        busy_processes=use.busy_processes,
+        cells=cells,
+        warnings=warnings(use, cells, environment),
+        advice=advice(use, cells, environment),
+    )
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)

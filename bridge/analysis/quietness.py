@@ -1,0 +1,193 @@
+"""`bridge env`'s quietness check: how steady is this machine right now, on
+which CPU, and what to do about it.
+
+A fixed loop (pure Python arithmetic, calibrated to last about one bridge
+sample, 5 ms) runs back to back for a few seconds, on each CPU in turn
+(pinned with sched_setaffinity, when there are at most 8; otherwise where the
+scheduler puts it). Its durations should all be equal: their spread is the
+machine's noise, as a measurement sees it. Per CPU:
+
+- CV: stdev / mean of the durations;
+- robust CV: 1.4826 x MAD / median, which a few long stalls do not inflate;
+- slow: the share of samples more than 5% slower than the median;
+- worst: the slowest sample over the median.
+
+Verdict: quiet when every CPU's robust CV is at most 1% and its slow share
+at most 5%; noisy when one is over 3% or 20%; otherwise "some noise". The
+measuring code is the only part that touches the machine; `summarize`,
+`verdict` and `advice` are pure.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bridge.analysis import noise
+
+SAMPLE_S = 0.005
+MIN_SAMPLES = 5  # however short --quietness-seconds is
+SLOW = 1.05  # a sample this much over the median counts as slow
+MAX_PINNED_CPUS = 8
+QUIET_CV, QUIET_SLOW = 0.01, 0.05
+NOISY_CV, NOISY_SLOW = 0.03, 0.20
+
+
+@dataclass(frozen=True)
+class CpuQuietness:
+    cpu: int | None  # None: not pinned
+    samples: int
+    cv: float
+    robust_cv: float
+    slow: float
+    worst: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cpu": self.cpu,
+            "samples": self.samples,
+            "cv": round(self.cv, 5),
+            "robust_cv": round(self.robust_cv, 5),
+            "slow": round(self.slow, 4),
+            "worst": round(self.worst, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Quietness:
+    seconds: float
+    cpus: tuple[CpuQuietness, ...]
+    usage: noise.Usage | None
+    verdict: str  # quiet | some noise | noisy
+    advice: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        u = self.usage
+        during = {}
+        if u is not None:
+            during = {
+                "load_after": list(u.load_after) if u.load_after else None,
+                "steal": u.steal,
+                "others_cpus": u.others_cpus,
+                "busy_processes": [p.to_json() for p in u.busy_processes],
+            }
+        return {
+            "seconds": self.seconds,
+            "loop": f"a fixed pure-Python loop of about {SAMPLE_S * 1000:g} ms, back to back",
+            "cpus": [c.to_json() for c in self.cpus],
+            "during": during,
+            "verdict": self.verdict,
+            "advice": list(self.advice),
+        }
+
+
+def summarize(cpu: int | None, durations: Sequence[float]) -> CpuQuietness:
+    mean = statistics.fmean(durations)
+    median = statistics.median(durations)
+    mad = statistics.median(abs(d - median) for d in durations)
+    return CpuQuietness(
+        cpu=cpu,
+        samples=len(durations),
+        cv=statistics.pstdev(durations) / mean if mean > 0 else 0.0,
+        robust_cv=1.4826 * mad / median if median > 0 else 0.0,
+        slow=sum(d > SLOW * median for d in durations) / len(durations),
+        worst=max(durations) / median if median > 0 else 1.0,
+    )
+
+
+def verdict(cpus: Sequence[CpuQuietness]) -> str:
+    if any(c.robust_cv > NOISY_CV or c.slow > NOISY_SLOW for c in cpus):
+        return "noisy"
+    if all(c.robust_cv <= QUIET_CV and c.slow <= QUIET_SLOW for c in cpus):
+        return "quiet"
+    return "some noise"
+
+
+def advice(cpus: Sequence[CpuQuietness], usage: noise.Usage | None, found: str) -> list[str]:
+    if found == "quiet":
+        return ["quiet enough: the default run should give CIs within ±2%"]
+    out = []
+    pinned = [c for c in cpus if c.cpu is not None]
+    if len(pinned) > 1:
+        best = min(pinned, key=_noisiness)
+        worst = max(pinned, key=_noisiness)
+        # Only when one CPU is clearly quieter: against noise spread evenly
+        # over the CPUs, pinning does not help.
+        if _noisiness(best) < 0.5 * _noisiness(worst):
+            out.append(
+                f"pin bridge to CPU {best.cpu}, the quietest here: taskset -c {best.cpu}"
+                " bridge run ... (the workers inherit it)"
+            )
+    out.append(
+        "add --until-stable: bridge keeps sampling each cell until its 95% CI is within ±2%"
+        " (or --max-time passes), and marks the cells that never get there"
+    )
+    if usage is not None and usage.busy_processes:
+        names = ", ".join(f"{p.name} (pid {p.pid}, {p.cpu:.0%})" for p in usage.busy_processes)
+        out.append(f"busy meanwhile: {names}")
+    if usage is not None and usage.steal is not None and usage.steal >= noise.STEAL_MIN:
+        out.append(
+            f"the hypervisor took {usage.steal:.0%} of the CPU time (steal): other guests"
+            " on this host are busy; pinning does not help against that"
+        )
+    return out
+
+
+def _noisiness(c: CpuQuietness) -> float:
+    return c.robust_cv + c.slow
+
+
+# -- measuring ---------------------------------------------------------------
+
+
+def _loop(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+
+def _calibrate(clock: Callable[[], float]) -> int:
+    n = 1000
+    while True:
+        t0 = clock()
+        _loop(n)
+        took = clock() - t0
+        if took >= SAMPLE_S / 2:
+            return max(1, round(n * SAMPLE_S / took))
+        n *= 2
+
+
+def _run(n: int, seconds: float, clock: Callable[[], float]) -> list[float]:
+    durations: list[float] = []
+    end = clock() + seconds
+    while clock() < end or len(durations) < MIN_SAMPLES:
+        t0 = clock()
+        _loop(n)
+        durations.append(clock() - t0)
+    return durations
+
+
+def check(seconds: float = 3.0, clock: Callable[[], float] = time.perf_counter) -> Quietness:
+    """Run the loop for `seconds` in all, split over the CPUs bridge may use."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    targets: list[int | None] = list(allowed) if 1 < len(allowed) <= MAX_PINNED_CPUS else [None]
+    before = noise.snapshot()
+    n = _calibrate(clock)
+    found = []
+    for cpu in targets:
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+        try:
+            _loop(n)  # the first run after a move pays for cold caches
+            found.append(summarize(cpu, _run(n, seconds / len(targets), clock)))
+        finally:
+            if cpu is not None:
+                os.sched_setaffinity(0, allowed)
+    use = noise.usage(before, noise.snapshot(), os.cpu_count())
+    result = verdict(found)
+    return Quietness(seconds, tuple(found), use, result, tuple(advice(found, use, result)))

@@ -1,0 +1,210 @@
+"""Runtimes against each other within one run: `× first named` (each runtime
+against the first-named runtime of its kind, same call, size and hw) and
+`× fastest` (each row against the fastest row of its table), each with its
+significance. Pure functions over a report.
+
+The method and margin are `bridge compare`'s (compare.judge): the ratio of
+medians with a bootstrap 95% CI from the raw samples, significant when the
+CI clears ±3%. One guard is added, because within a run the samples of two
+cells are not independent draws: they were taken in interleaved rounds, and
+a slow spell of a shared machine that lands on one runtime's batch of a
+round moves all of that batch. So a difference is only called when
+ - each side has samples in at least MIN_ROUNDS of the same rounds
+   (otherwise: "unresolved": drift and a difference cannot be told apart;
+   --quick gives openssl cells 2 runs, so its openssl rows are unresolved),
+ - and the rounds agree: round by round (the two batches taken moments
+   apart), the ratio lies on the same side of 1 in every round when there
+   are at most 5; beyond that, in so many rounds that a fair coin would
+   agree that often less than 5% of the time (a one-sided sign test: 20 of
+   30, 15 of 20). A CI that clears the margin while the rounds disagree is
+   drift (batches moved by a slow spell), and is called within noise.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+
+from bridge import settings
+from bridge.analysis import compare
+from bridge.catalog import calls
+from bridge.report import schema
+
+MIN_ROUNDS = 3
+ALL_AGREE_UP_TO = 5
+SIGN_TEST_ALPHA = 0.05
+FIRST, FASTEST = "first-named", "fastest"
+UNRESOLVED, UNKNOWN = "unresolved", "unknown (no samples)"
+DRIFT = ": drift"  # how the note of a difference the rounds contradict ends
+
+
+def of(report: schema.Report) -> tuple[schema.Difference, ...]:
+    """The report's own section, or, for a report from before it, computed now
+    (once per report: every view asks several times, and each bootstrap
+    costs tens of milliseconds)."""
+    if report.differences is not None:
+        return report.differences
+    for seen, diffs in _computed:
+        if seen is report:
+            return diffs
+    diffs = differences(report)
+    _computed.insert(0, (report, diffs))
+    del _computed[4:]
+    return diffs
+
+
+# The last few reports computed by `of`, by identity (reports are unhashable).
+_computed: list[tuple[schema.Report, tuple[schema.Difference, ...]]] = []
+
+
+def differences(report: schema.Report) -> tuple[schema.Difference, ...]:
+    out = [*_versus_first(report), *_versus_fastest(report)]
+    return tuple(out)
+
+
+def index(diffs: Sequence[schema.Difference]) -> dict[tuple, schema.Difference]:
+    """(against, scenario, runtime, call_id, size, hw) -> its difference."""
+    return {(d.against, d.scenario, d.runtime, d.call_id, d.size, d.hw): d for d in diffs}
+
+
+def key_of(against: str, r: schema.Result) -> tuple:
+    return (against, r.scenario, r.runtime, r.call_id, r.size, r.hw)
+
+
+def several(report: schema.Report) -> dict[str, list[str]]:
+    """Runtime ids per kind, in the order they were named, for the kinds that
+    have more than one (a masked twin shares its runtime's id)."""
+    ids: dict[str, list[str]] = defaultdict(list)
+    for rt in report.runtimes:
+        if rt.id not in ids[rt.kind]:
+            ids[rt.kind].append(rt.id)
+    for r in report.results:  # a hand-made report may name runtimes it does not list
+        kind = report.kind_of(r.runtime)
+        if r.runtime not in ids[kind]:
+            ids[kind].append(r.runtime)
+    return {k: v for k, v in ids.items() if len(v) > 1}
+
+
+def _versus_first(report: schema.Report) -> list[schema.Difference]:
+    kinds = several(report)
+    order = {rid: i for ids in kinds.values() for i, rid in enumerate(ids)}
+    groups: dict[tuple, list[schema.Result]] = defaultdict(list)
+    for r in report.results:
+        kind = report.kind_of(r.runtime)
+        if _valid(r) and kind in kinds:
+            groups[(r.scenario, kind, r.call_id, r.size, r.hw)].append(r)
+    out = []
+    for rows in groups.values():
+        rows.sort(key=lambda r: order[r.runtime])
+        first = rows[0]
+        out += [_judge(report, FIRST, first, r) for r in rows[1:]]
+    return out
+
+
+def _versus_fastest(report: schema.Report) -> list[schema.Difference]:
+    groups: dict[tuple, list[schema.Result]] = defaultdict(list)
+    for r in report.results:
+        kind = report.kind_of(r.runtime)
+        if _valid(r) and not calls.is_part(kind, r.call_id):  # parts do not compete
+            role = calls.role(kind, r.call_id)
+            groups[(r.scenario, r.size, r.hw, role)].append(r)
+    out = []
+    for rows in groups.values():
+        best = min(rows, key=lambda r: r.median())
+        out += [_judge(report, FASTEST, best, r) for r in rows if r is not best]
+    return out
+
+
+def _valid(r: schema.Result) -> bool:
+    """A cell a ratio can be made of: measured, with a time above zero (a
+    pasted `openssl speed` line can say 0 operations)."""
+    return r.ok and r.median() > 0
+
+
+def _judge(
+    report: schema.Report, against: str, base: schema.Result, r: schema.Result
+) -> schema.Difference:
+    def record(ratio, ci, verdict, rounds=None, note="") -> schema.Difference:
+        return schema.Difference(
+            scenario=r.scenario,
+            size=r.size,
+            hw=r.hw,
+            against=against,
+            runtime=r.runtime,
+            call_id=r.call_id,
+            baseline_runtime=base.runtime,
+            baseline_call_id=base.call_id,
+            ratio=ratio,
+            ci95=ci,
+            verdict=verdict,
+            rounds=rounds,
+            note=note,
+        )
+
+    if not base.samples or not r.samples:
+        return record(r.median() / base.median(), None, UNKNOWN)
+    ratio, ci, verdict = compare.judge(base.per_op_ns(), r.per_op_ns())
+    ra, rb = rounds_of(report, base), rounds_of(report, r)
+    if ra is None or rb is None:  # no round plan in the settings: the CI alone
+        return record(ratio, ci, verdict)
+    paired = sorted(set(ra) & set(rb))
+    k = len(paired)
+    if k < MIN_ROUNDS:
+        note = (
+            f"{k} round{'s' if k != 1 else ''} with samples on both sides; a difference"
+            f" needs {MIN_ROUNDS} to be told from drift"
+        )
+        return record(ratio, ci, UNRESOLVED, k, note)
+    if verdict in ("faster", "slower"):
+        per_round = [statistics.median(rb[i]) / statistics.median(ra[i]) for i in paired]
+        agree = sum((x > 1) if verdict == "slower" else (x < 1) for x in per_round)
+        need = k if k <= ALL_AGREE_UP_TO else agreeing_rounds_needed(k)
+        if agree < need:
+            note = f"the CI clears the margin but only {agree} of {k} rounds agree{DRIFT}"
+            return record(ratio, ci, "within noise", k, note)
+    return record(ratio, ci, verdict, k)
+
+
+def is_drift(d: schema.Difference) -> bool:
+    """A CI that clears the margin, called within noise because the rounds disagree."""
+    return d.verdict == "within noise" and d.note.endswith(DRIFT)
+
+
+def agreeing_rounds_needed(k: int, alpha: float = SIGN_TEST_ALPHA) -> int:
+    """The fewest of k rounds that must agree for a one-sided sign test at
+    `alpha`: P(Binomial(k, 1/2) >= a) <= alpha."""
+    tail = 0.0
+    for a in range(k, -1, -1):
+        tail += math.comb(k, a) / 2**k
+        if tail > alpha:
+            return a + 1
+    return 0
+
+
+def rounds_of(report: schema.Report, r: schema.Result) -> dict[int, list[float]] | None:
+    """A cell's per-call times by round, as the session took them: round i
+    holds samples_in_round(i) samples (openssl and whole-file cells:
+    openssl_runs_in_round(i)), then --until-stable rounds of the first
+    round's size. None when the report does not say how it sampled."""
+    s = report.settings
+    if not isinstance(s.get("rounds"), int) or not isinstance(s.get("samples"), int):
+        return None
+    n_rounds = max(1, s["rounds"])
+    few = (
+        report.kind_of(r.runtime) == "openssl" or report.scenario_kind(r.scenario) == "file-digest"
+    )
+    total = s.get("openssl_runs", 5) if few else s["samples"]
+    values = r.per_op_ns()
+    out: dict[int, list[float]] = {}
+    pos, i = 0, 0
+    while pos < len(values):
+        size = settings.spread(total, n_rounds, i if i < n_rounds else 0)
+        if i >= n_rounds and size == 0:
+            size = len(values) - pos  # samples past the plan: one more round
+        if size:
+            out[i] = values[pos : pos + size]
+            pos += size
+        i += 1
+    return out

@@ -1,0 +1,1 @@
+"""What can be measured: calls, scenarios, vocabulary, inputs."""

@@ -1,0 +1,611 @@
+"""Scenario files: load scenarios/*.toml into frozen records, and validate.
+
+A scenario is data, never code: it names an operation kind, an algorithm,
+its parameters, and calls from the closed table in bridge.catalog.calls. Every
+validation error names the file, the key, and what was expected.
+
+Scenarios differ by kind, so each kind is its own record (a tagged union):
+a hash scenario has a digest, a MAC scenario a digest, a key length and a
+MAC length, a cipher scenario a cipher, a signature scenario a curve and a
+digest; random bytes, key derivation (PBKDF2), EdDSA, RSA and key agreement
+each have their own. They share the fields of `Scenario`. The TOML format is
+the same for all: a `kind` key says which record a file is.
+
+`sizes` are message sizes in bytes for most kinds; a kind whose cells vary
+by something else says so in `size_unit` (PBKDF2: iterations), and the
+renderers label the column with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bridge import plain
+from bridge.catalog import calls, vocab
+from bridge.errors import UsageError
+
+# The built-in scenarios, as package data: bridge/_scenarios links to the
+# repository's scenarios/ in a checkout; a wheel holds copies.
+BUILTIN_DIR = Path(resources.files("bridge").joinpath("_scenarios")).resolve()
+MAX_FILE_BYTES = 64 * 1024
+MAX_SIZE = 1 << 30  # 1 GiB: inputs are generated in memory
+MAX_FILE_SIZE = 16 << 30  # file-digest sizes are file sizes, written to disk
+MAX_ITERATIONS = 10_000_000  # kdf sizes are iteration counts: 10 M takes seconds per call
+# A scenario's name, as the built-in ones are spelt: it is a file name, a
+# label in every table and a key in reports, so no controls, no bidi
+# overrides, no separators and a length a file system takes.
+NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+NAME_RULE = (
+    "at most 64 lower-case letters, digits, '.', '_' and '-', starting with a letter or digit"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """What every kind of scenario has."""
+
+    kind: ClassVar[str] = ""
+    # Cells whose one call takes about a second (a whole file): few samples.
+    long_calls: ClassVar[bool] = False
+    # What `sizes` count: bytes, except where a kind says otherwise.
+    size_unit: ClassVar[str] = "bytes"
+
+    name: str
+    description: str
+    sizes: tuple[int, ...]
+    features: tuple[str, ...] = ()
+    calls: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    path: str = ""
+    source: str = ""  # where the benchmark comes from
+    # Levels of concurrency to run it at (bridge.analysis.concurrency); () = one call
+    # at a time only, as always.
+    concurrency: tuple[int, ...] = ()
+
+    @property
+    def algorithm(self) -> str:
+        raise NotImplementedError
+
+    def params(self) -> dict[str, Any]:
+        """What a worker needs to know of the scenario to make a call
+        (the inputs travel separately)."""
+        return {}
+
+    def with_sizes(self, sizes: tuple[int, ...]) -> Scenario:
+        return dataclasses.replace(self, sizes=sizes)
+
+    def with_concurrency(self, levels: tuple[int, ...]) -> Scenario:
+        return dataclasses.replace(self, concurrency=levels)
+
+    def to_json(self) -> dict[str, Any]:
+        """The scenario as data: `parse(to_json())` gives it back (replay).
+        Keys in the order reports have always had them."""
+        d: dict[str, Any] = {"name": self.name, "description": self.description}
+        d["kind"] = self.kind
+        d.update(self._head_json())
+        d["sizes"] = list(self.sizes)
+        d.update(self._mid_json())
+        d["features"] = list(self.features)
+        d["calls"] = {k: list(v) for k, v in self.calls.items()}
+        if self.source:
+            d["source"] = self.source
+        d.update(self._tail_json())
+        if self.concurrency:
+            d["concurrency"] = list(self.concurrency)
+        return d
+
+    def _head_json(self) -> dict[str, Any]:
+        return {}
+
+    def _mid_json(self) -> dict[str, Any]:
+        return {}
+
+    def _tail_json(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class HashScenario(Scenario):
+    kind: ClassVar[str] = "hash"
+    digest: str
+
+    @property
+    def algorithm(self) -> str:
+        return self.digest
+
+    def params(self) -> dict[str, Any]:
+        return {"digest": self.digest}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"digest": self.digest}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileDigestScenario(HashScenario):
+    """A streaming digest of a generated file: `sizes` are file sizes."""
+
+    kind: ClassVar[str] = "file-digest"
+    long_calls: ClassVar[bool] = True
+    CHUNK: ClassVar[int] = 65536  # bytes per read in the streaming calls
+
+    def params(self) -> dict[str, Any]:
+        return {"digest": self.digest, "chunk": self.CHUNK}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MacScenario(Scenario):
+    kind: ClassVar[str] = "mac"
+    digest: str
+    key_bytes: int
+    mac_bytes: int = 0  # 0: the full MAC; otherwise cut to this many bytes
+
+    @property
+    def algorithm(self) -> str:
+        return f"hmac-{self.digest}"
+
+    def params(self) -> dict[str, Any]:
+        return {"digest": self.digest, "mac_bytes": self.mac_bytes}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"digest": self.digest}
+
+    def _mid_json(self) -> dict[str, Any]:
+        return {"key_bytes": self.key_bytes, "mac_bytes": self.mac_bytes}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CipherScenario(Scenario):
+    kind: ClassVar[str] = "cipher"
+    cipher: str
+
+    @property
+    def algorithm(self) -> str:
+        return self.cipher
+
+    @property
+    def spec(self) -> vocab.Cipher:
+        return vocab.CIPHERS[self.cipher]
+
+    def params(self) -> dict[str, Any]:
+        return {"cipher": self.cipher}
+
+    def _tail_json(self) -> dict[str, Any]:
+        return {"cipher": self.cipher}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SignatureScenario(Scenario):
+    """ECDSA: sign and verify a message hashed with `digest`."""
+
+    kind: ClassVar[str] = "sign"
+    curve: str
+    digest: str
+
+    @property
+    def algorithm(self) -> str:
+        return f"ecdsa-{self.curve}"
+
+    def params(self) -> dict[str, Any]:
+        return {"curve": self.curve, "digest": self.digest}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"digest": self.digest}
+
+    def _tail_json(self) -> dict[str, Any]:
+        return {"curve": self.curve}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RandomScenario(Scenario):
+    """Random bytes from each runtime's generator: sizes are the bytes asked for."""
+
+    kind: ClassVar[str] = "random"
+
+    @property
+    def algorithm(self) -> str:
+        return "random"
+
+
+@dataclass(frozen=True, kw_only=True)
+class KdfScenario(Scenario):
+    """PBKDF2-HMAC with `digest`: sizes are iteration counts, not bytes."""
+
+    kind: ClassVar[str] = "kdf"
+    size_unit: ClassVar[str] = "iterations"
+    digest: str
+    key_bytes: int  # the derived key's length
+    salt_bytes: int = 16
+
+    @property
+    def algorithm(self) -> str:
+        return f"pbkdf2-{self.digest}"
+
+    def params(self) -> dict[str, Any]:
+        return {"digest": self.digest, "key_bytes": self.key_bytes}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"digest": self.digest, "key_bytes": self.key_bytes, "salt_bytes": self.salt_bytes}
+
+
+@dataclass(frozen=True, kw_only=True)
+class EddsaScenario(Scenario):
+    """EdDSA sign and verify of a message (Ed25519 hashes it itself)."""
+
+    kind: ClassVar[str] = "eddsa"
+    curve: str
+
+    @property
+    def algorithm(self) -> str:
+        return self.curve
+
+    def params(self) -> dict[str, Any]:
+        return {"curve": self.curve}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"curve": self.curve}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RsaScenario(Scenario):
+    """RSA sign and verify of a message hashed with `digest`, PKCS#1 v1.5 and
+    PSS (the padding is the call's: both fit one key)."""
+
+    kind: ClassVar[str] = "rsa"
+    bits: int
+    digest: str
+
+    @property
+    def algorithm(self) -> str:
+        return f"rsa-{self.bits}"
+
+    @property
+    def salt_bytes(self) -> int:
+        """PSS salt: as long as the digest (vocab, PSS)."""
+        return vocab.DIGESTS[self.digest].size
+
+    def params(self) -> dict[str, Any]:
+        return {"bits": self.bits, "digest": self.digest, "salt_bytes": self.salt_bytes}
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"bits": self.bits, "digest": self.digest}
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgreementScenario(Scenario):
+    """Key agreement (X25519, ECDH): sizes hold the shared secret's length,
+    the one size such a cell has; --sizes leaves it alone."""
+
+    kind: ClassVar[str] = "agreement"
+    curve: str
+
+    @property
+    def algorithm(self) -> str:
+        return "x25519" if self.curve == "x25519" else f"ecdh-{self.curve}"
+
+    @property
+    def spec(self) -> vocab.Agreement:
+        return vocab.AGREEMENTS[self.curve]
+
+    def params(self) -> dict[str, Any]:
+        return {"curve": self.curve}
+
+    def with_sizes(self, sizes: tuple[int, ...]) -> Scenario:
+        return self
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"curve": self.curve}
+
+
+KINDS: dict[str, type[Scenario]] = {
+    cls.kind: cls
+    for cls in (
+        MacScenario,
+        HashScenario,
+        CipherScenario,
+        FileDigestScenario,
+        SignatureScenario,
+        RandomScenario,
+        KdfScenario,
+        EddsaScenario,
+        RsaScenario,
+        AgreementScenario,
+    )
+}
+
+
+def find(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Path:
+    """A scenario by name (searched in extra_dirs, then built-ins) or by path."""
+    candidate = Path(name_or_path)
+    if name_or_path.endswith(".toml") or "/" in name_or_path:
+        try:
+            found = candidate.is_file()
+        except (OSError, ValueError) as exc:  # a name too long, a NUL
+            reason = getattr(exc, "strerror", None) or "not a file name"
+            raise UsageError(f"scenario file {name_or_path[:200]!r}: {reason}") from None
+        if not found:
+            raise UsageError(f"scenario file {name_or_path}: no such file")
+        return candidate
+    check_name(name_or_path)
+    for directory in (*extra_dirs, BUILTIN_DIR):
+        path = directory / f"{name_or_path}.toml"
+        if path.is_file():
+            return path
+    names = ", ".join(available(extra_dirs)) or "none"
+    raise UsageError(f"unknown scenario {name_or_path!r}; known scenarios: {names}")
+
+
+def check_name(name: str) -> None:
+    """Refuse a scenario name that no scenario can have, before it is used as a file name."""
+    if not NAME.fullmatch(name):
+        shown = repr(name) if len(name) <= 80 else repr(name[:77]) + "..."
+        raise UsageError(
+            f"{shown} is not a scenario name ({NAME_RULE}; or give a path ending in .toml)"
+        )
+
+
+def available(extra_dirs: tuple[Path, ...] = ()) -> list[str]:
+    names = set()
+    for directory in (*extra_dirs, BUILTIN_DIR):
+        if directory.is_dir():
+            names.update(p.stem for p in directory.glob("*.toml"))
+    return sorted(names)
+
+
+def load(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Scenario:
+    path = find(name_or_path, extra_dirs)
+    where = f"scenario file {path}"
+    try:
+        raw = plain.read_bytes(path, MAX_FILE_BYTES, "not a scenario")
+    except plain.TooLarge as exc:
+        raise UsageError(
+            f"scenario file {exc.message} (the limit is {MAX_FILE_BYTES} bytes)"
+        ) from None
+    except UsageError as exc:
+        raise UsageError(f"scenario file {exc.message}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{where}: not UTF-8 text") from None
+    # tomllib recurses into arrays and inline tables: bound them first; dotted
+    # keys and table headers nest without brackets, so the result is bounded too.
+    plain.check_toml_depth(text, where)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{where}: not valid TOML ({exc})") from None
+    except RecursionError:  # nesting the scan above missed
+        raise UsageError(f"{where}: nested deeper than {plain.MAX_DEPTH} levels") from None
+    plain.check_data_depth(data, where)
+    return parse(data, str(path))
+
+
+def parse(data: dict[str, Any], where: str) -> Scenario:
+    """Validate one scenario (a TOML table, or a report's `scenarios` entry)."""
+    v = _Validator(data, where)
+    name = v.string("name")
+    if not NAME.fullmatch(name):
+        raise v.fail("name", NAME_RULE)
+    kind = v.choice("kind", tuple(KINDS))
+    fields = _PARSERS[kind](v)
+    if kind == "kdf":
+        sizes = v.sizes("sizes", MAX_ITERATIONS, what="iteration counts")
+    else:
+        sizes = v.sizes("sizes", MAX_FILE_SIZE if kind == "file-digest" else MAX_SIZE)
+    block = vocab.CIPHERS[fields["cipher"]].block if kind == "cipher" else 1
+    if any(n % block for n in sizes):
+        raise v.fail(
+            "sizes", f"multiples of {block} bytes ({fields['cipher']} is used without padding)"
+        )
+    if kind == "mac":
+        fields["key_bytes"] = v.integer("key_bytes", 1, 1024)
+        fields["mac_bytes"] = v.integer(
+            "mac_bytes", 0, vocab.DIGESTS[fields["digest"]].size, default=0
+        )
+    if kind == "agreement":
+        secret = vocab.AGREEMENTS[fields["curve"]].secret_bytes
+        if sizes != (secret,):
+            raise v.fail("sizes", f"[{secret}], the shared secret's length")
+    features = v.features("features")
+    table = v.calls("calls", kind)
+    if kind == "cipher" and not vocab.CIPHERS[fields["cipher"]].aead:
+        v.no_aead_calls(table, fields["cipher"])
+    levels = v.levels("concurrency", kind)
+    v.no_unknown_keys(KINDS[kind])
+    return KINDS[kind](
+        name=name,
+        description=v.string("description"),
+        sizes=sizes,
+        features=features,
+        calls=table,
+        path=where,
+        source=v.string("source", default=""),
+        concurrency=levels,
+        **fields,
+    )
+
+
+def _digest_fields(v: _Validator) -> dict[str, Any]:
+    return {"digest": v.choice("digest", tuple(vocab.DIGESTS))}
+
+
+def _cipher_fields(v: _Validator) -> dict[str, Any]:
+    return {"cipher": v.choice("cipher", tuple(vocab.CIPHERS))}
+
+
+def _signature_fields(v: _Validator) -> dict[str, Any]:
+    digest = v.choice("digest", tuple(vocab.DIGESTS))
+    return {"curve": v.choice("curve", tuple(vocab.CURVES)), "digest": digest}
+
+
+def _no_fields(v: _Validator) -> dict[str, Any]:
+    return {}
+
+
+def _kdf_fields(v: _Validator) -> dict[str, Any]:
+    return {
+        "digest": v.choice("digest", tuple(d for d in vocab.DIGESTS if d.startswith("sha"))),
+        "key_bytes": v.integer("key_bytes", 1, 1024),
+        "salt_bytes": v.integer("salt_bytes", 8, 1024, default=16),
+    }
+
+
+def _eddsa_fields(v: _Validator) -> dict[str, Any]:
+    return {"curve": v.choice("curve", tuple(vocab.ED_CURVES))}
+
+
+def _rsa_fields(v: _Validator) -> dict[str, Any]:
+    bits = v.data.get("bits")
+    if not isinstance(bits, int) or isinstance(bits, bool) or bits not in vocab.RSA_SPEED:
+        raise v.fail("bits", "one of " + ", ".join(map(str, vocab.RSA_SPEED)))
+    return {"bits": bits, "digest": v.choice("digest", ("sha256", "sha384", "sha512"))}
+
+
+def _agreement_fields(v: _Validator) -> dict[str, Any]:
+    return {"curve": v.choice("curve", tuple(vocab.AGREEMENTS))}
+
+
+_PARSERS = {
+    "mac": _digest_fields,
+    "hash": _digest_fields,
+    "file-digest": _digest_fields,
+    "cipher": _cipher_fields,
+    "sign": _signature_fields,
+    "random": _no_fields,
+    "kdf": _kdf_fields,
+    "eddsa": _eddsa_fields,
+    "rsa": _rsa_fields,
+    "agreement": _agreement_fields,
+}
+
+
+class _Validator:
+    COMMON = {"name", "description", "kind", "sizes", "features", "calls", "source", "concurrency"}
+    # Every key any kind may have, for the "unknown key" message.
+    ALL = COMMON | {"digest", "cipher", "curve", "key_bytes", "mac_bytes", "salt_bytes", "bits"}
+
+    def __init__(self, data: dict[str, Any], where: str) -> None:
+        self.data = data
+        self.where = where
+
+    def fail(self, key: str, expected: str) -> UsageError:
+        got = self.data.get(key, "nothing")
+        shown = repr(got) if len(repr(got)) <= 40 else repr(got)[:37] + "..."
+        return UsageError(
+            f"scenario file {self.where}: key '{key}': expected {expected}, got {shown}"
+        )
+
+    def string(self, key: str, default: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if not isinstance(value, str) or not value.strip() or len(value) > 500:
+            if value == "" and default == "":
+                return ""
+            raise self.fail(key, "a non-empty string of at most 500 characters")
+        return value
+
+    def choice(self, key: str, options: tuple[str, ...]) -> str:
+        value = self.data.get(key)
+        if value not in options:
+            raise self.fail(key, "one of " + ", ".join(options))
+        return value
+
+    def integer(self, key: str, lo: int, hi: int, default: int | None = None) -> int:
+        value = self.data.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+            raise self.fail(key, f"an integer from {lo} to {hi}")
+        return value
+
+    def sizes(
+        self, key: str, limit: int = MAX_SIZE, what: str = "message sizes in bytes"
+    ) -> tuple[int, ...]:
+        value = self.data.get(key)
+        if (
+            not isinstance(value, list)
+            or not value
+            or len(value) > 64
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in value)
+            or not all(1 <= s <= limit for s in value)
+        ):
+            raise self.fail(key, f"a list of 1 to 64 {what}, 1 to {limit}")
+        if len(set(value)) != len(value):
+            raise self.fail(key, "distinct sizes")
+        return tuple(value)
+
+    def levels(self, key: str, kind: str) -> tuple[int, ...]:
+        """Levels of concurrency: distinct whole numbers, 1 to 1024; level 1
+        is added, since scaling is relative to it."""
+        if key not in self.data:
+            return ()
+        value = self.data[key]
+        if kind == "file-digest":
+            raise self.fail(key, "no levels for kind 'file-digest' (one whole file per call)")
+        if (
+            not isinstance(value, list)
+            or not value
+            or len(value) > 16
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in value)
+            or not all(1 <= n <= 1024 for n in value)
+            or len(set(value)) != len(value)
+        ):
+            raise self.fail(key, "a list of 1 to 16 distinct levels, whole numbers from 1 to 1024")
+        return tuple(sorted({1, *value}))
+
+    def features(self, key: str) -> tuple[str, ...]:
+        value = self.data.get(key, [])
+        if not isinstance(value, list) or not all(f in vocab.FEATURES for f in value):
+            raise self.fail(key, "a list drawn from " + ", ".join(vocab.FEATURES))
+        return tuple(value)
+
+    def calls(self, key: str, kind: str) -> dict[str, tuple[str, ...]]:
+        value = self.data.get(key)
+        if not isinstance(value, dict) or not value:
+            raise self.fail(key, "a table mapping runtimes (erlang, python, openssl) to call lists")
+        table: dict[str, tuple[str, ...]] = {}
+        for runtime, ids in value.items():
+            if runtime not in vocab.RUNTIME_KINDS:
+                raise UsageError(
+                    f"scenario file {self.where}: key 'calls.{runtime}': expected one of"
+                    f" {', '.join(vocab.RUNTIME_KINDS)}"
+                )
+            if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+                raise UsageError(
+                    f"scenario file {self.where}: key 'calls.{runtime}': expected a list of"
+                    f" call names"
+                )
+            for call_id in ids:
+                call = calls.lookup(runtime, call_id)
+                if call is None or kind not in call.kinds:
+                    fits = calls.serving(runtime, kind)
+                    raise UsageError(
+                        f"scenario file {self.where}: key 'calls.{runtime}': unknown call"
+                        f" {call_id!r} for kind '{kind}'; expected one of {', '.join(fits)}"
+                    )
+            table[runtime] = tuple(ids)
+        return table
+
+    def no_aead_calls(self, table: dict[str, tuple[str, ...]], cipher: str) -> None:
+        for runtime, ids in table.items():
+            for call_id in ids:
+                if calls.CALLS[runtime, call_id].op in calls.AEAD_OPS:
+                    raise UsageError(
+                        f"scenario file {self.where}: key 'calls.{runtime}': call {call_id!r}"
+                        f" needs an AEAD cipher, and {cipher} is not one"
+                    )
+
+    def no_unknown_keys(self, cls: type[Scenario]) -> None:
+        """A key of another kind ('cipher' in a hash scenario) is refused by
+        name; a key no kind has is listed against every key a file may have."""
+        own = self.COMMON | {f.name for f in dataclasses.fields(cls)} - {"path"}
+        for key in self.data:
+            if key in self.ALL and key not in own:
+                raise self.fail(key, f"no '{key}' for kind '{cls.kind}'")
+        unknown = sorted(set(self.data) - self.ALL)
+        if unknown:
+            raise UsageError(
+                f"scenario file {self.where}: unknown key '{unknown[0]}'; expected only"
+                f" {', '.join(sorted(self.ALL))}"
+            )

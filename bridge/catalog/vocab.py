@@ -1,0 +1,145 @@
+"""bridge's vocabulary, written down once: runtime kinds, hardware features,
+and the name each runtime gives every digest, cipher and curve.
+
+Scenario files use OpenSSL's names ("sha1", "aes-128-gcm", "p256"); Erlang's
+crypto, Python and `openssl speed` each spell them their own way. Every
+translation happens through these tables, nowhere else. Pure data: the
+Python worker imports this module too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RUNTIME_KINDS = ("erlang", "python", "openssl")
+KIND_NAMES = {"erlang": "Erlang", "python": "Python", "openssl": "openssl"}
+
+# Hardware features a scenario may name; bridge.hw.hardware knows their masks.
+FEATURES = ("sha", "aes", "pclmul", "avx2", "vaes", "vpclmul", "adx", "bmi2")
+FEATURE_NAMES = {
+    "sha": "SHA extensions (SHA-NI / ARMv8 SHA)",
+    "aes": "AES instructions (AES-NI / ARMv8 AES)",
+    "pclmul": "carry-less multiply (PCLMULQDQ / PMULL)",
+    "avx2": "AVX2",
+    # The wide-vector AES and carry-less multiply, 2 or 4 blocks per
+    # instruction: OpenSSL's AES-GCM paths for AVX512 (3.0+) and AVX2 (newer).
+    "vaes": "vector AES (VAES)",
+    "vpclmul": "vector carry-less multiply (VPCLMULQDQ)",
+    # Big-number arithmetic: MULX (BMI2) with the ADCX/ADOX carry chains (ADX)
+    # in OpenSSL's Montgomery multiplication (RSA), P-256 and X25519 code.
+    "adx": "ADX (ADCX/ADOX carry chains)",
+    "bmi2": "BMI2 (MULX)",
+}
+
+
+@dataclass(frozen=True)
+class Digest:
+    name: str  # OpenSSL's and the scenario's name, e.g. "sha3-256"
+    size: int  # output bytes
+    erlang: str  # crypto's atom: SHA-1 is 'sha'
+    hashlib: str  # hashlib's constructor name and hashlib.new() name
+
+    @property
+    def cryptography(self) -> str:
+        """The class name in cryptography.hazmat.primitives.hashes."""
+        return self.name.upper().replace("-", "_")
+
+
+DIGESTS: dict[str, Digest] = {
+    d.name: d
+    for d in (
+        Digest("sha1", 20, "sha", "sha1"),
+        Digest("sha224", 28, "sha224", "sha224"),
+        Digest("sha256", 32, "sha256", "sha256"),
+        Digest("sha384", 48, "sha384", "sha384"),
+        Digest("sha512", 64, "sha512", "sha512"),
+        Digest("md5", 16, "md5", "md5"),
+        Digest("sha3-256", 32, "sha3_256", "sha3_256"),
+        Digest("sha3-512", 64, "sha3_512", "sha3_512"),
+        # hashlib never takes BLAKE2 from OpenSSL (it blocks that constructor):
+        # the Python row is CPython's own code.
+        Digest("blake2b512", 64, "blake2b", "blake2b"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Cipher:
+    name: str  # OpenSSL's name
+    key_bytes: int
+    iv_bytes: int  # IV or nonce
+    block: int  # sizes must be multiples of this (no padding); 1 for AEAD and stream modes
+    aead: bool
+    python: str = ""  # the AEAD class in cryptography.hazmat.primitives.ciphers.aead
+
+    @property
+    def erlang(self) -> str:
+        """crypto's atom (OTP 22+), e.g. aes_128_gcm."""
+        return self.name.replace("-", "_")
+
+
+CIPHERS: dict[str, Cipher] = {
+    c.name: c
+    for c in (
+        Cipher("aes-128-cbc", 16, 16, 16, aead=False),
+        Cipher("aes-256-cbc", 32, 16, 16, aead=False),
+        Cipher("aes-128-gcm", 16, 12, 1, aead=True, python="AESGCM"),
+        Cipher("aes-256-gcm", 32, 12, 1, aead=True, python="AESGCM"),
+        Cipher("chacha20-poly1305", 32, 12, 1, aead=True, python="ChaCha20Poly1305"),
+    )
+}
+AEAD_TAG_BYTES = 16
+
+
+@dataclass(frozen=True)
+class Curve:
+    name: str  # the scenario's name, e.g. "p256"
+    erlang: str  # crypto's named curve atom
+    python: str  # the class in cryptography.hazmat.primitives.asymmetric.ec
+    speed: str  # the `openssl speed` algorithm
+
+
+CURVES: dict[str, Curve] = {
+    c.name: c
+    for c in (
+        Curve("p256", "secp256r1", "SECP256R1", "ecdsap256"),
+        Curve("p384", "secp384r1", "SECP384R1", "ecdsap384"),
+        Curve("p521", "secp521r1", "SECP521R1", "ecdsap521"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """A key-agreement curve: X25519 or ECDH on a NIST curve."""
+
+    name: str  # the scenario's name
+    erlang: str  # crypto's curve atom for compute_key/generate_key(ecdh, ...)
+    speed: str  # the `openssl speed` algorithm
+    secret_bytes: int  # the shared secret's length
+    public_bytes: int  # the encoded public key's length (X25519 raw, P-256 uncompressed)
+
+
+AGREEMENTS: dict[str, Agreement] = {
+    a.name: a
+    for a in (
+        Agreement("x25519", "x25519", "ecdhx25519", 32, 32),
+        Agreement("p256", "secp256r1", "ecdhp256", 32, 65),
+    )
+}
+
+
+@dataclass(frozen=True)
+class EdCurve:
+    name: str
+    erlang: str  # crypto's curve atom for sign(eddsa, none, Msg, [Priv, Curve])
+    speed: str  # the `openssl speed` algorithm
+
+
+ED_CURVES: dict[str, EdCurve] = {c.name: c for c in (EdCurve("ed25519", "ed25519", "ed25519"),)}
+
+# RSA modulus sizes a scenario may name, and their `openssl speed` algorithm.
+RSA_SPEED = {2048: "rsa2048", 3072: "rsa3072", 4096: "rsa4096"}
+# PSS as every runtime is told to make it: MGF1 over the message digest and
+# a salt as long as the digest (as TLS 1.3 requires), given explicitly in
+# bytes to every runtime.

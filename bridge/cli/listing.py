@@ -1,0 +1,94 @@
+"""`bridge list` and `bridge show` as text: the scenarios grouped by kind, and
+one scenario's calls per runtime with what each one measures, how its output
+is checked, and which release it needs. Reads scenario files and the call
+table; prints nothing itself (cli.py echoes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tabulate import tabulate
+
+from bridge import plain
+from bridge.catalog import calls, scenario, vocab
+from bridge.errors import UsageError
+
+KIND_TITLES = {
+    "hash": "digests",
+    "file-digest": "file digests",
+    "mac": "MACs",
+    "cipher": "ciphers and AEAD",
+    "sign": "ECDSA signatures",
+    "eddsa": "EdDSA signatures",
+    "rsa": "RSA signatures",
+    "agreement": "key agreement",
+    "kdf": "key derivation",
+    "random": "random bytes",
+}
+
+CHECKS = {
+    calls.Check.REFERENCE: "equal to the driver's reference",
+    calls.Check.SIGNATURE: "a fresh signature, verified by the driver",
+    calls.Check.ACCEPTS: "must accept the driver's signature",
+    calls.Check.DISTINCT: "two outputs: the length asked for, and different",
+    calls.Check.AGREEMENT: "a fresh key pair: the driver derives the same secret",
+}
+
+
+@plain.escaped
+def list_text(dirs: tuple[Path, ...] = ()) -> str:
+    """Every scenario, under a heading per kind (in scenario.KINDS order);
+    files that do not load are listed last, with the reason."""
+    groups: dict[str, list[list[str]]] = {kind: [] for kind in scenario.KINDS}
+    invalid = []
+    for name in scenario.available(dirs):
+        try:
+            sc = scenario.load(name, dirs)
+        except UsageError as exc:
+            invalid.append([name, exc.one_line()])
+            continue
+        groups[sc.kind].append([name, sc.description])
+    out: list[str] = []
+    for kind, rows in groups.items():
+        if rows:
+            out += [f"{kind}: {KIND_TITLES.get(kind, kind)}", *_table(rows), ""]
+    if invalid:
+        out += ["INVALID", *_table(invalid), ""]
+    return "\n".join(out)
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    text = tabulate(rows, tablefmt="plain", disable_numparse=True)
+    return ["  " + line for line in text.splitlines()]
+
+
+def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
+    """Where the file is, what it measures, each call per runtime, then the
+    file itself; the description lines start with '#', so the whole output
+    is still a valid scenario file."""
+    path = scenario.find(name, dirs)
+    sc = scenario.load(name, dirs)
+    unit = "" if sc.size_unit == "bytes" else f" {sc.size_unit}"
+    features = ", ".join(f"{f} ({vocab.FEATURE_NAMES.get(f, f)})" for f in sc.features)
+    out = [
+        f"# {path}",
+        f"# kind {sc.kind} ({KIND_TITLES.get(sc.kind, sc.kind)}): {sc.algorithm},"
+        f" sizes {', '.join(map(str, sc.sizes))}{unit}",
+        f"# hardware features for the A/B: {features or 'none'}",
+    ]
+    for runtime, ids in sc.calls.items():
+        out += ["#", f"# {runtime}:"]
+        for cid in ids:
+            out += [f"#   {line}" for line in _call_lines(calls.CALLS[runtime, cid], sc)]
+    # Escaped like any view; the file keeps its tabs, shown as it is.
+    head = plain.printable("\n".join(out) + "\n", keep_newlines=True)
+    return head + plain.printable(path.read_text(), keep_newlines=True, keep_tabs=True)
+
+
+def _call_lines(call: calls.Call, sc: scenario.Scenario) -> list[str]:
+    lines = [f"{call.id}: {call.label(sc, '')}", f"  measures: {call.semantics_for(sc)}"]
+    check = f"not checked ({call.unchecked})" if call.unchecked else CHECKS[call.check]
+    lines.append(f"  output: {check}")
+    if call.requires:
+        lines.append(f"  needs: {call.requires} (older releases give an unsupported result)")
+    return lines

@@ -1,0 +1,119 @@
+"""The commands that describe the machine: env (and env --node) and otp list."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from bridge import plain
+from bridge.cli import plans
+from bridge.cli.common import (
+    FloatRange,
+    connect_timeout_option,
+    cookie_file_option,
+    out,
+)
+from bridge.errors import ExitStatus, UsageError
+from bridge.settings import DEFAULT
+
+
+@click.command()
+@click.option(
+    "--erl", "erl", multiple=True, metavar="PATH", help="An erl to describe (repeatable)."
+)
+@click.option("--openssl", "openssl", multiple=True, metavar="PATH", help="An openssl to describe.")
+@click.option(
+    "--node",
+    "node",
+    multiple=True,
+    metavar="NAME@HOST",
+    help="Probe a running Erlang node instead, read-only (repeatable).",
+)
+@cookie_file_option
+@connect_timeout_option
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.option(
+    "--quietness-seconds",
+    type=FloatRange(0, 60),
+    default=3,
+    show_default=True,
+    help="How long to time a fixed loop to see how steady the machine is (0: skip).",
+)
+def env(*, erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds) -> None:
+    """Describe the machine and each runtime, without benchmarking: CPU features,
+    virtualisation, OS, each runtime's libcrypto, the masks bridge would use, and
+    how quiet the machine is (the spread of a fixed loop on each CPU), with advice.
+    With --node: what a running node uses (releases, libcrypto mapped, masks,
+    its host's CPU) and whether its SHA and AES paths use the hardware."""
+    if node:
+        if erl or openssl:
+            raise UsageError("--node probes running nodes: leave out --erl and --openssl")
+        from bridge.nodes import distribution
+
+        _env_nodes(distribution.node_plan(node, cookie_file, connect_timeout=connect_timeout), fmt)
+        return
+    if cookie_file is not None:
+        raise UsageError("--cookie-file goes with --node NAME@HOST")
+    from bridge.analysis import quietness
+    from bridge.measure.describe import describe
+    from bridge.render.env import render_env
+
+    plan = plans.for_env(tuple(erl), tuple(openssl))
+    environment_block, runtimes, hw = describe(plan)
+    quiet = quietness.check(quietness_seconds) if quietness_seconds > 0 else None
+    if fmt == "json":
+        data = {
+            "environment": environment_block,
+            "runtimes": [r.to_json() for r in runtimes],
+            "hardware": hw,
+        }
+        if quiet is not None:
+            data["quietness"] = quiet.to_json()
+        out(json.dumps(data, indent=1))
+        return
+    out(render_env(environment_block, runtimes, hw, quiet), nl=False)
+
+
+def _env_nodes(plan, fmt: str) -> None:
+    from bridge.measure import nodeenv
+    from bridge.render.nodes import render_nodes
+
+    found = nodeenv.probe_nodes(plan, DEFAULT)
+    if fmt == "json":
+        data = {
+            "nodes": [{**rt.to_json(), "ab": found.ab.get(rt.id, "")} for rt in found.runtimes],
+            "errors": found.failed,
+        }
+        out(json.dumps(data, indent=1))
+    elif found.runtimes:
+        out(render_nodes(found.runtimes, found.ab), nl=False)
+    for line in found.failed:
+        click.echo(f"bridge: error: {plain.printable(line)}", err=True)
+    if found.failed:
+        raise SystemExit(ExitStatus.RUN_FAILED)
+
+
+@click.group()
+def otp() -> None:
+    """Erlang/OTP installations."""
+
+
+@otp.command("list")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+def otp_list(fmt) -> None:
+    """List the OTP installations on this machine: erl on PATH, /usr/lib/erlang,
+    kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Each erl is started once to
+    load crypto, as a run would; broken ones are listed with the reason."""
+    from bridge.render.otp import render_otp
+    from bridge.system import discover
+
+    found = discover.discover()
+    if fmt == "json":
+        out(json.dumps([f.to_json() for f in found], indent=1))
+        return
+    out(render_otp(found))

@@ -1,0 +1,147 @@
+"""The command line. Each command parses its options, calls one library
+function, picks a renderer and echoes. This is the only place that turns
+errors into messages and exit statuses:
+
+  0 success · 1 a run failed (a worker died, outputs differ), or a file or
+  stdout could not be written · 2 bad input · 130 interrupted by Ctrl-C
+  (SIGINT) · 143 stopped by SIGTERM (both after saving what was measured).
+
+Results are printed before any file is written. When -o cannot be written
+(a full disk, a read-only file system), the report is kept in a new file in
+the cache (~/.cache/bridge/unsaved), TMPDIR or the working directory, the
+error line names it, and the status is 1 (also after a signal). A stdout that
+cannot be written gives one line (`bridge: error: stdout: ...`) and status 1;
+a closed pipe (`| head`) ends bridge quietly, with status 1 as click does.
+
+Signals (bridge.system.signals): the first SIGINT or SIGTERM stops the measurement.
+Signals that arrive after it, or once the measurement is over, are held
+until the report has been printed and written (or kept); a signal after that
+ends bridge at once. The status is the first signal's: 130 or 143.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import warnings
+
+import click
+
+import bridge
+from bridge import plain
+from bridge.cli import machine, reports, run, scenarios
+from bridge.cli.common import (
+    StdoutError,
+    out,
+)
+from bridge.errors import BridgeError, BridgeWarning, ExitStatus
+from bridge.system import signals
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(bridge.__version__, prog_name="bridge")
+def cli() -> None:
+    """Is my crypto fast, and is it using the hardware?
+
+    Times Erlang crypto, Python hashlib/hmac and the openssl CLI on
+    byte-identical inputs, and checks that they compute the same bytes.
+    """
+
+
+for command in (
+    run.run,
+    machine.env,
+    reports.import_speed,
+    machine.otp,
+    reports.report,
+    reports.compare,
+    reports.plot_command,
+    scenarios.list_scenarios,
+    scenarios.show,
+):
+    cli.add_command(command)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    # The library's BridgeWarnings are for the user: one line each, like the others.
+    if issubclass(category, BridgeWarning):
+        click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
+        click.echo(f"bridge: warning: {plain.printable(str(message))}", err=True)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+_python_showwarning = warnings.showwarning
+
+
+def main() -> None:
+    signals.install()
+    warnings.showwarning = _show_warning
+    # Messages for the user, whatever -W or PYTHONWARNINGS say about warnings.
+    warnings.simplefilter("default", BridgeWarning)
+    try:
+        try:
+            code = cli.main(standalone_mode=False, prog_name="bridge")
+            sys.stdout.flush()  # here, not at exit, where a full stdout is a traceback
+        finally:
+            # The command is over (its report, if any, is safe): a signal
+            # now would only break the message about how it ended.
+            signals.finish()
+    except click.exceptions.NoArgsIsHelpError as exc:
+        code = _help(exc)
+    except click.UsageError as exc:
+        click.echo(f"bridge: error: {plain.printable(exc.format_message())}", err=True)
+        code = ExitStatus.USAGE
+    except click.ClickException as exc:
+        click.echo(f"bridge: error: {plain.printable(exc.format_message())}", err=True)
+        code = exc.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("\nbridge: interrupted", err=True)
+        code = signals.status() or ExitStatus.INTERRUPTED
+    except StdoutError as exc:
+        if exc.errno != errno.EPIPE:  # a closed pipe is the reader's choice: quiet
+            click.echo(f"bridge: error: {plain.printable(exc.one_line())}", err=True)
+        code = ExitStatus.RUN_FAILED
+    except BridgeError as exc:
+        click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=False)
+        click.echo(f"bridge: error: {plain.printable(exc.one_line())}", err=True)
+        code = exc.status
+    except SystemExit as exc:
+        code = exc.code
+    except OSError as exc:
+        if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO) or not _stdout_refuses():
+            raise
+        if exc.errno != errno.EPIPE:
+            click.echo(f"bridge: error: stdout: {exc.strerror}", err=True)
+        code = ExitStatus.RUN_FAILED
+    if _stdout_refuses():
+        code = code or ExitStatus.RUN_FAILED
+    sys.exit(int(code or 0))
+
+
+def _help(exc: click.exceptions.NoArgsIsHelpError) -> int:
+    try:
+        out(exc.ctx.get_help() if exc.ctx else str(exc))
+    except StdoutError as err:
+        if err.errno != errno.EPIPE:
+            click.echo(f"bridge: error: {plain.printable(err.one_line())}", err=True)
+        return ExitStatus.RUN_FAILED
+    return ExitStatus.OK
+
+
+def _stdout_refuses() -> bool:
+    """Flush stdout; if it cannot take what is left, point fd 1 at /dev/null,
+    so that Python's own flush at exit has nothing to fail on."""
+    try:
+        sys.stdout.flush()
+        return False
+    except (OSError, ValueError):
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return True

@@ -1,0 +1,518 @@
+"""From command-line options (or a saved report) to a Plan.
+
+Everything `bridge run` decides before measuring lives here: the settings,
+the scenarios with --sizes/--file-size applied, --erl otp:N resolved, the
+default hw mode, and the `reproduce` command line that reruns the same
+measurement. Bad input raises UsageError; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from bridge import plain
+from bridge.analysis import concurrency
+from bridge.catalog import calls, scenario
+from bridge.errors import UsageError
+from bridge.hw.hardware import MASK_VARS
+from bridge.measure.plan import Plan
+from bridge.nodes import distribution
+from bridge.report import schema
+from bridge.settings import DEFAULT, QUICK, Settings
+from bridge.system import discover, libcrypto, output, runenv
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """`bridge run`'s options, as parsed by click (None where not given)."""
+
+    scenarios: tuple[str, ...]
+    quick: bool = False
+    samples: int | None = None
+    sample_ms: int | None = None
+    warmup_ms: int | None = None
+    rounds: int | None = None
+    openssl_runs: int | None = None
+    until_stable: float | None = None
+    max_time: int = 300
+    seed: int = 1
+    erl: tuple[str, ...] = ()
+    openssl: tuple[str, ...] = ()
+    python: tuple[str, ...] = ()
+    hw: str | None = None  # as given: from_options parses it (schema.HwMode)
+    runtimes: str | None = None  # None: every kind, or none beside --node
+    scenario_dirs: tuple[Path, ...] = ()
+    sizes: str | None = None
+    file_size: str | None = None
+    method: str = "bridge"
+    tc_calls: int | None = None
+    request_timeout: float = 30.0
+    node: tuple[str, ...] = ()
+    measure: bool = False
+    cookie_file: Path | None = None
+    max_load: float = distribution.MAX_LOAD
+    connect_timeout: float = distribution.CONNECT_TIMEOUT_S
+    # --env, each bound to the runtime option before it (bridge.system.runenv.bind).
+    env: tuple[runenv.Given, ...] = ()
+    libcrypto: tuple[str, ...] = ()
+    concurrency: str | None = None
+    schedulers: int | None = None
+
+
+def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
+    if not o.scenarios:
+        raise UsageError("name a scenario to run (bridge list shows them), or use --replay")
+    settings = settings_from(o)
+    nodes = node_plan(o)
+    # Beside --node, local runtimes run only when --runtimes names them.
+    default = () if nodes else calls.RUNTIME_KINDS
+    kinds = runtime_kinds(o.runtimes) if o.runtimes is not None else default
+    loaded = tuple(scenario.load(s, tuple(o.scenario_dirs)) for s in o.scenarios)
+    if o.sizes is not None:
+        wanted = parse_sizes(o.sizes)
+        loaded = tuple(sc.with_sizes(wanted) for sc in loaded)
+    if o.file_size is not None:
+        one = (parse_byte_count(o.file_size),)
+        loaded = tuple(
+            sc.with_sizes(one) if isinstance(sc, scenario.FileDigestScenario) else sc
+            for sc in loaded
+        )
+    if o.concurrency is not None:
+        levels = parse_levels(o.concurrency)
+        loaded = tuple(
+            sc.with_concurrency(levels) if concurrency.runs_levels(sc) else sc for sc in loaded
+        )
+    if o.hw is not None:
+        hw = schema.HwMode.parse(o.hw, "--hw")
+    else:
+        hw = schema.HwMode.default(bool(kinds) and any(sc.features for sc in loaded))
+    if nodes is not None:
+        check_nodes(loaded, kinds, hw)
+        check_node_options(o, kinds)
+    erl, erl_env = expand_erl_given(o.erl, runenv.for_option(o.env, "erl", len(o.erl)))
+    plan = Plan(
+        scenarios=loaded,
+        settings=settings,
+        seed=o.seed,
+        erl=erl or (None,),
+        openssl=o.openssl or (None,),
+        python=o.python or (None,),
+        kinds=kinds,
+        hw=hw,
+        command=command,
+        # otp:N resolved to paths, so the line does not depend on what
+        # discovery finds (when each --erl names one installation, so that
+        # each keeps its --env).
+        reproduce=reproduce(
+            dataclasses.replace(o, erl=erl) if len(erl) == len(o.erl) else o, settings, kinds, hw
+        ),
+        nodes=nodes,
+        env={
+            "erlang": erl_env,
+            "python": runenv.for_option(o.env, "python", len(o.python)),
+            "openssl": runenv.for_option(o.env, "openssl", len(o.openssl)),
+        },
+        libcrypto=libcrypto_dirs(o.libcrypto),
+    )
+    check_room(plan)
+    return plan
+
+
+def node_plan(o: RunOptions) -> distribution.NodePlan | None:
+    """--node and its options. Loading code into a running node is an
+    explicit choice: --node without --measure is refused."""
+    if not o.node:
+        for flag, given in (("--measure", o.measure), ("--cookie-file", o.cookie_file)):
+            if given:
+                raise UsageError(f"{flag} goes with --node NAME@HOST")
+        return None
+    if not o.measure:
+        raise UsageError(
+            "--node measures on a running node by loading bridge's agent into it: add"
+            " --measure to allow that (bridge env --node probes it without loading anything)"
+        )
+    return distribution.node_plan(
+        o.node,
+        o.cookie_file,
+        measure=True,
+        max_load=o.max_load,
+        connect_timeout=o.connect_timeout,
+    )
+
+
+def check_nodes(
+    loaded: tuple[scenario.Scenario, ...], kinds: tuple[str, ...], hw: schema.HwMode
+) -> None:
+    """Refuse a --node run in which a scenario would measure nothing: a node
+    runs Erlang calls, and not file digests (the file is written here); the
+    local runtimes beside it (--runtimes) may still measure such a scenario."""
+    if not any("erlang" in sc.calls for sc in loaded):
+        names = ", ".join(sc.name for sc in loaded)
+        raise UsageError(f"--node runs Erlang calls, and {names} has none")
+    for sc in loaded:
+        if any(k in sc.calls for k in kinds):
+            continue  # a local runtime measures it
+        if isinstance(sc, scenario.FileDigestScenario):
+            raise UsageError(
+                f"--node cannot measure {sc.name}: it reads a file that bridge writes on"
+                " this machine, which a node may not see (run it locally, or add"
+                " --runtimes erlang to measure it here beside the node)"
+            )
+        if "erlang" not in sc.calls:
+            raise UsageError(f"--node runs Erlang calls, and {sc.name} has none")
+    if hw.masks and not kinds:
+        raise UsageError(
+            f"--hw {hw}: a running node cannot be masked (its libcrypto read OPENSSL_ia32cap"
+            " when it started); measure it with --hw on, and run the A/B locally"
+            " (bridge env --node shows where)"
+        )
+
+
+def check_node_options(o: RunOptions, kinds: tuple[str, ...]) -> None:
+    """Options that only local runtimes honour, refused where --node would be
+    the only thing measured (a node is not restarted, re-linked or timed
+    with timer:tc: each would be ignored without a word)."""
+    local_only = (
+        ("--method tc", o.method == "tc", ("erlang",), "times local Erlang runtimes only"),
+        ("--schedulers", o.schedulers is not None, ("erlang",), "sets local Erlang's schedulers"),
+        ("--concurrency", o.concurrency is not None, calls.RUNTIME_KINDS, "runs local workers"),
+        ("--libcrypto", bool(o.libcrypto), calls.RUNTIME_KINDS, "reruns local runtimes"),
+    )
+    for flag, given, honoured_by, what in local_only:
+        if given and not any(k in kinds for k in honoured_by):
+            raise UsageError(
+                f"{flag} {what}: a running node ignores it, and no local runtime here takes it"
+                f" (drop {flag.split()[0]}, or add --runtimes erlang to measure one beside it)"
+            )
+
+
+def expand_erl_given(
+    erl: tuple[str, ...], given: tuple[dict[str, str], ...]
+) -> tuple[tuple[str, ...], tuple[dict[str, str], ...]]:
+    """expand_erl, keeping each --erl's variables with every installation it
+    names (--erl otp:23 --env LD_LIBRARY_PATH=... gives them to each OTP 23)."""
+    out: list[tuple[str, dict[str, str]]] = []
+    for spec, env in zip(erl, given, strict=True):
+        for path in expand_erl((spec,)):
+            if not spec.startswith("otp:") or (path, env) not in out:
+                out.append((path, env))
+    return tuple(p for p, _ in out), tuple(e for _, e in out)
+
+
+def libcrypto_dirs(given: tuple[str, ...]) -> tuple[libcrypto.Directory, ...]:
+    out: list[libcrypto.Directory] = []
+    for text in given:
+        found = libcrypto.resolve(text)
+        if all(d.dir != found.dir for d in out):
+            out.append(found)
+    return tuple(out)
+
+
+def settings_from(o: RunOptions) -> Settings:
+    base = QUICK if o.quick else DEFAULT
+    return dataclasses.replace(
+        base,
+        warmup_ms=base.warmup_ms if o.warmup_ms is None else o.warmup_ms,
+        sample_ms=o.sample_ms or base.sample_ms,
+        samples=o.samples or base.samples,
+        rounds=o.rounds or base.rounds,
+        openssl_runs=o.openssl_runs or base.openssl_runs,
+        until_stable=o.until_stable,
+        max_seconds=o.max_time,
+        timeout_slack_s=o.request_timeout,
+        tc_calls=(o.tc_calls or (100_000 if o.quick else 1_000_000)) if o.method == "tc" else None,
+        schedulers=o.schedulers,
+    )
+
+
+def runtime_given_env(rt: schema.Runtime) -> dict[str, str]:
+    """The variables a reported runtime was given with --env that a replay
+    may give it again: the harmless ones only (bridge.system.runenv.FROM_REPORT)."""
+    kept, _ = runenv.from_report(
+        {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
+    )
+    return kept
+
+
+def runtime_kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in calls.RUNTIME_KINDS]
+    if bad or not kinds:
+        raise UsageError(
+            f"--runtimes: unknown runtime {bad[0] if bad else text!r};"
+            f" expected a comma-separated list of {', '.join(calls.RUNTIME_KINDS)}"
+        )
+    return kinds
+
+
+def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
+    """--erl otp:27 names every working OTP 27 installation discovery finds."""
+    out: list[str] = []
+    for spec in erl:
+        if spec.startswith("otp:"):
+            if plain.whole_number(spec[4:]) is None:
+                raise UsageError(
+                    f"--erl {spec!r}: otp: takes a release number, e.g. otp:27 (digits 0-9)"
+                )
+            found = discover.resolve_group(spec)
+            if not found:
+                # Say why an installation of that release does not count.
+                broken = [f"{f.root}: {f.problem}" for f in discover.broken_in_group(spec)]
+                why = f": {'; '.join(broken)}" if broken else ""
+                raise UsageError(
+                    f"--erl {spec}: no working OTP {spec[4:]} installation found{why}",
+                    hint="bridge otp list shows what is installed",
+                )
+            out += [f for f in found if f not in out]
+        else:
+            out.append(spec)
+    return tuple(out)
+
+
+def check_writable(path: Path) -> None:
+    """Fail before measuring, not after: try to create a file where the
+    output will go (os.access says yes to root even where writing fails).
+    Through a symlink that is its target's directory; a FIFO, a device or
+    `-` is written in place and needs no new file (bridge.report.output.Target)."""
+    target = output.output_target(path)
+    if target.direct:
+        return
+    parent = target.directory
+    where = "" if target.path == Path(os.path.abspath(path)) else f" (where {path} points)"
+    if not parent.is_dir():
+        raise UsageError(f"--output {path}: directory {parent}{where} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".bridge-probe-", dir=parent)
+    except OSError as exc:
+        raise UsageError(
+            f"--output {path}: directory {parent}{where} is not writable ({exc.strerror})"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+# -- room for the run ---------------------------------------------------------
+
+# Left free on the file system after the generated files: a disk filled to the
+# last block makes everything else on the machine fail too.
+DISK_RESERVE = 64 << 20
+# Copies of the largest message alive at once besides the inputs the driver
+# keeps for each cell: its frame being built (payload, then header + payload)
+# in the driver, and in each worker process the frame read and the binary
+# decoded from it. An Erlang node may keep both until it collects garbage.
+DRIVER_COPIES = 2
+WORKER_COPIES = 2
+
+
+def check_room(plan: Plan) -> None:
+    """Refuse, before anything runs, a plan that cannot fit: the files of
+    file-digest scenarios against free disk in the temporary directory, and
+    generated messages against available memory. One line, with the numbers."""
+    directory = tempfile.gettempdir()
+    check_disk(plan, directory, free_disk(directory))
+    check_memory(plan, mem_available())
+
+
+def check_disk(plan: Plan, directory: str, free: int | None) -> None:
+    files = [
+        (sc.name, size)
+        for sc in plan.scenarios
+        if isinstance(sc, scenario.FileDigestScenario) and any(k in plan.kinds for k in sc.calls)
+        for size in sc.sizes
+    ]
+    need = sum(size for _, size in files)
+    if free is None or not files or need + DISK_RESERVE <= free:
+        return
+    what = (
+        f"{files[0][0]} writes a {_size(need)} file"
+        if len(files) == 1
+        else f"the file-digest scenarios write {len(files)} files ({_size(need)} in all)"
+    )
+    raise UsageError(
+        f"{what} into {directory}, which has {_size(free)} free"
+        f" ({_size(DISK_RESERVE)} of it is kept spare);"
+        " use a smaller --file-size, or set TMPDIR to a file system with more room"
+    )
+
+
+def check_memory(plan: Plan, available: int | None) -> None:
+    kept, workers, largest = _memory_use(plan)
+    need = kept + largest * (DRIVER_COPIES + WORKER_COPIES * workers)
+    if available is None or not largest or need <= available:
+        return
+    raise UsageError(
+        f"the generated messages (largest {_size(largest)}) need about {_size(need)} of memory:"
+        f" {_size(kept)} kept for the cells, plus copies in flight in the driver and"
+        f" {workers} worker process{'es' if workers != 1 else ''}; {_size(available)} is"
+        " available (MemAvailable); use smaller --sizes or fewer runtimes"
+    )
+
+
+def _memory_use(plan: Plan) -> tuple[int, int, int]:
+    """(bytes of messages the driver keeps, worker processes, largest message).
+    Each cell (a call at a size on a runtime, twice with --hw both) holds its
+    own inputs for the whole run; a masked twin is one more process."""
+    masked = plan.hw.masks and any(sc.features for sc in plan.scenarios)
+    cell_sets = len(plan.hw.states) if masked else 1
+    per_kind = {"erlang": len(plan.erl), "python": len(plan.python), "openssl": len(plan.openssl)}
+    runtimes = {k: n for k, n in per_kind.items() if k in plan.kinds}
+    kept, largest, used = 0, 0, set()
+    for sc in plan.scenarios:
+        if isinstance(sc, scenario.FileDigestScenario):
+            continue  # streamed from a file: see check_disk
+        for kind, n in runtimes.items():
+            calls = len(sc.calls.get(kind, ()))
+            if calls and sc.sizes:
+                used.add(kind)
+                kept += calls * n * cell_sets * sum(sc.sizes)
+                largest = max(largest, *sc.sizes)
+    workers = sum(runtimes[k] * (2 if masked else 1) for k in used if k != "openssl")
+    return kept, workers, largest
+
+
+def free_disk(directory: str) -> int | None:
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return None  # no such directory: creating files there fails with its own message
+    return st.f_bavail * st.f_frsize
+
+
+def mem_available(meminfo: str = "/proc/meminfo") -> int | None:
+    """MemAvailable in bytes (Linux 3.14+); None where it is not known."""
+    try:
+        with open(meminfo, encoding="ascii") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                if name == "MemAvailable" and value.split()[1:] == ["kB"]:
+                    return int(value.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def parse_byte_count(text: str) -> int:
+    """--file-size: 268435456, 256M, 1G (powers of 1024)."""
+    n = _byte_count(text)
+    if n is None or not 1 <= n <= scenario.MAX_FILE_SIZE:
+        raise UsageError(
+            f"--file-size: {text!r} is not a size; expected e.g. 268435456, 256M or 1G,"
+            f" at most {scenario.MAX_FILE_SIZE >> 30}G"
+        )
+    return n
+
+
+def _byte_count(text: str) -> int | None:
+    """268435456, 16k, 256M, 1GiB (powers of 1024, case-insensitive); None if not a count."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    t = text.strip().upper().removesuffix("IB").removesuffix("B")
+    scale = units.get(t[-1:], 1)
+    digits = t[:-1] if t[-1:] in units else t
+    n = plain.whole_number(digits)
+    return None if n is None else n * scale
+
+
+def parse_levels(text: str) -> tuple[int, ...]:
+    """--concurrency 1,2,4 (level 1 is added: scaling is relative to it)."""
+    try:
+        return concurrency.parse_levels(text)
+    except ValueError as exc:
+        raise UsageError(
+            f"--concurrency: {exc.args[0]!r} is not a level; expected whole numbers of"
+            f" concurrent workers from 1 to {concurrency.MAX_LEVEL}, comma-separated"
+        ) from None
+
+
+def parse_sizes(text: str) -> tuple[int, ...]:
+    """--sizes 16,64,1k: positive byte counts up to the scenario limit, with
+    the same K/M/G suffixes as --file-size."""
+    out: list[int] = []
+    for piece in text.split(","):
+        piece = piece.strip()
+        n = _byte_count(piece)
+        if n is None or not 1 <= n <= scenario.MAX_SIZE:
+            raise UsageError(
+                f"--sizes: {piece!r} is not a message size; expected byte counts"
+                f" from 1 to {scenario.MAX_SIZE} (or with K/M/G, e.g. 1k), comma-separated"
+            )
+        if n not in out:
+            out.append(n)
+    return tuple(out)
+
+
+def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: schema.HwMode) -> str:
+    """A command line that reruns the same measurement: every option that
+    changes what is measured, and none that only changes what is printed.
+    `o.erl` holds paths here, --erl otp:N already resolved: what otp:27 finds
+    depends on BRIDGE_OTP_PATH and on what is installed, which the line
+    cannot carry."""
+    argv = ["bridge", "run", *o.scenarios, "--seed", str(o.seed), "--hw", hw]
+    if o.sizes is not None:
+        argv += ["--sizes", ",".join(map(str, parse_sizes(o.sizes)))]
+    if o.file_size is not None:
+        argv += ["--file-size", str(parse_byte_count(o.file_size))]
+    base = QUICK if settings.quick else DEFAULT
+    if settings.quick:
+        argv.append("--quick")
+    for flag, value, default in (
+        ("--samples", settings.samples, base.samples),
+        ("--sample-ms", settings.sample_ms, base.sample_ms),
+        ("--warmup-ms", settings.warmup_ms, base.warmup_ms),
+        ("--rounds", settings.rounds, base.rounds),
+        ("--openssl-runs", settings.openssl_runs, base.openssl_runs),
+    ):
+        if value != default:
+            argv += [flag, str(value)]
+    if settings.until_stable is not None:
+        argv += [f"--until-stable={settings.until_stable}", "--max-time", str(o.max_time)]
+    if settings.tc_calls:
+        argv += ["--method", "tc", "--tc-calls", str(settings.tc_calls)]
+    if o.concurrency is not None:
+        argv += ["--concurrency", ",".join(map(str, parse_levels(o.concurrency)))]
+    if settings.schedulers:
+        argv += ["--schedulers", str(settings.schedulers)]
+    for flag, values in (("--erl", o.erl), ("--openssl", o.openssl), ("--python", o.python)):
+        for n, value in enumerate(values):
+            argv += [flag, value, *runenv.argv(o.env, flag[2:], n)]
+    for directory in o.libcrypto:
+        argv += ["--libcrypto", directory]
+    if kinds != (() if o.node else calls.RUNTIME_KINDS):
+        argv += ["--runtimes", ",".join(kinds)]
+    for node in dict.fromkeys(o.node):
+        argv += ["--node", node]
+    if o.node:
+        argv += ["--measure", "--max-load", f"{o.max_load:g}"]
+        if o.cookie_file is not None:
+            argv += ["--cookie-file", str(o.cookie_file)]
+    return shlex.join(argv)
+
+
+def for_env(erl: tuple[str, ...], openssl: tuple[str, ...]) -> Plan:
+    """`bridge env`: every runtime once, with the features of every built-in
+    scenario, so the masks for all of them are shown (nothing is measured)."""
+    features = tuple(
+        dict.fromkeys(f for s in scenario.available() for f in scenario.load(s).features)
+    )
+    probe = scenario.HashScenario(
+        name="env",
+        description="",
+        digest="sha256",
+        sizes=(16,),
+        features=features,
+        calls={"erlang": ("hash",), "python": ("hashlib",), "openssl": ("speed-evp",)},
+    )
+    return Plan(
+        scenarios=(probe,), settings=DEFAULT, seed=0, erl=erl or (None,), openssl=openssl or (None,)
+    )

@@ -1,0 +1,394 @@
+"""`bridge run`: from the options (or a saved report) to a plan, the run,
+then the results printed before any file is written, and the exit status."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from bridge import plain
+from bridge.cli import plans
+from bridge.cli.common import (
+    FloatRange,
+    StdoutError,
+    bounded,
+    connect_timeout_option,
+    cookie_file_option,
+    out,
+    save_report,
+    show_results,
+)
+from bridge.errors import BridgeError, ExitStatus, UsageError
+from bridge.measure import runner
+from bridge.measure.plan import Plan
+from bridge.render import RENDERERS
+from bridge.report import schema
+from bridge.system import runenv, signals
+
+
+class _RunCommand(click.Command):
+    """`bridge run`: an --env belongs to the runtime option before it, which
+    click's values alone (one tuple per option) cannot tell; its parser's
+    record of the options in command-line order can."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        line = list(args)  # the parser consumes its list
+        rest = super().parse_args(ctx, args)
+        _, _, order = self.make_parser(ctx).parse_args(args=line)
+        ctx.params["env"] = runenv.bind([p.name for p in order], ctx.params.get("env") or ())
+        return rest
+
+
+@click.command(cls=_RunCommand)
+@click.argument("scenarios", nargs=-1)
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Shorter, rougher measurement: 24 samples in 4 rounds, 1 openssl run per cell"
+    " (hmac-sha1 with the A/B: about 5 s; a six-size sweep with openssl: about half a minute,"
+    " see docs/guide/commands.md).",
+)
+@click.option("--samples", type=bounded("samples"), help="Samples per cell.")
+@click.option("--sample-ms", type=bounded("sample_ms"), help="Target duration of one sample.")
+@click.option("--warmup-ms", type=bounded("warmup_ms"), help="Warm-up time per cell.")
+@click.option("--rounds", type=bounded("rounds"), help="Interleaved rounds per cell.")
+@click.option("--openssl-runs", type=bounded("openssl_runs"), help="openssl speed runs per cell.")
+@click.option(
+    "--until-stable",
+    type=bounded("until_stable"),
+    is_flag=False,
+    flag_value=0.02,
+    default=None,
+    metavar="[CV]",
+    help="Keep sampling each cell until its 95% CI half-width is under CV of the"
+    " median (default 0.02), or --max-time passes.",
+)
+@click.option(
+    "--max-time",
+    type=bounded("max_seconds"),
+    default=300,
+    show_default=True,
+    help="Seconds --until-stable may spend in all.",
+)
+@click.option(
+    "--seed",
+    type=bounded("seed"),
+    default=1,
+    show_default=True,
+    help="Seed of the generated keys and messages.",
+)
+@click.option(
+    "--erl",
+    "erl",
+    multiple=True,
+    metavar="PATH|otp:N",
+    help="An erl to run (repeatable); otp:27 names every OTP 27 found. Default: erl on PATH.",
+)
+@click.option(
+    "--openssl",
+    "openssl",
+    multiple=True,
+    metavar="PATH",
+    help="An openssl binary to run (repeatable). Default: openssl on PATH.",
+)
+@click.option(
+    "--hw",
+    type=click.Choice(["on", "off", "both"]),
+    help="The machine as found (on), the scenario's hardware features masked (off),"
+    " or both, with verdicts. Default: both when the scenario names a feature.",
+)
+@click.option(
+    "--runtimes",
+    default=None,
+    help="Which runtime kinds to run, comma-separated. Default: erlang,python,openssl;"
+    " with --node, none beside the nodes.",
+)
+@click.option(
+    "--scenario-dir",
+    "scenario_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Also look for scenario files here.",
+)
+@click.option(
+    "--sizes",
+    help="Message sizes, comma-separated (16,1k,16k; K/M/G are powers of 1024),"
+    " instead of the scenario's.",
+)
+@click.option("--file-size", help="File size for file-digest scenarios, e.g. 64M or 1G.")
+@click.option(
+    "--method",
+    type=click.Choice(["bridge", "tc"]),
+    default="bridge",
+    show_default=True,
+    help="tc: also run the erlang-questions thread's timer:tc harness on the Erlang calls.",
+)
+@click.option(
+    "--tc-calls",
+    type=bounded("tc_calls"),
+    default=None,
+    help="Calls for --method tc (default 1000000 as in the thread; 100000 --quick).",
+)
+@click.option(
+    "--python",
+    "python",
+    multiple=True,
+    metavar="PATH",
+    help="A Python to run the Python worker (repeatable; bridge must be importable there)."
+    " Default: this one.",
+)
+@click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A variable for the runtime named just before (--erl, --python or --openssl),"
+    " e.g. --erl PATH --env LD_LIBRARY_PATH=DIR (repeatable). Recorded in the report.",
+)
+@click.option(
+    "--libcrypto",
+    "libcrypto",
+    multiple=True,
+    metavar="DIR",
+    help="Run every runtime again with the libcrypto of the same soname in DIR (or an"
+    " OpenSSL prefix's lib64/ or lib/), put in front of LD_LIBRARY_PATH (repeatable).",
+)
+@click.option(
+    "--request-timeout",
+    type=bounded("timeout_slack_s"),
+    default=30,
+    show_default=True,
+    help="Seconds a worker may take beyond the planned time before it counts as hung.",
+)
+@click.option(
+    "--node",
+    "node",
+    multiple=True,
+    metavar="NAME@HOST",
+    help="A running Erlang node to measure over distribution (repeatable); needs --measure.",
+)
+@click.option(
+    "--measure",
+    is_flag=True,
+    help="Allow bridge to load its agent into each --node (under a name of its own;"
+    " purged afterwards).",
+)
+@cookie_file_option
+@click.option(
+    "--max-load",
+    type=FloatRange(0.01, 1.0),
+    default=0.25,
+    show_default=True,
+    help="Largest share of one scheduler a measurement keeps busy on a --node.",
+)
+@connect_timeout_option
+@click.option(
+    "--concurrency",
+    metavar="N,N,...",
+    help="Also run each call with N workers at once, e.g. 1,2,4 (Erlang processes,"
+    " Python threads and processes, openssl speed -multi): throughput, scaling,"
+    " latency percentiles and the Erlang scheduler probe, per level.",
+)
+@click.option(
+    "--schedulers",
+    type=bounded("schedulers"),
+    help="Start the Erlang node with +S N:N (N schedulers, all online).",
+)
+@click.option(
+    "--replay",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Rerun what a saved report describes, on this machine's runtimes of the same"
+    " versions, then compare the new numbers with it.",
+)
+@click.option(
+    "--as-recorded",
+    is_flag=True,
+    help="With --replay: run the report's own executables and --libcrypto directories"
+    " (and its harmless variables), after listing them and asking.",
+)
+@click.option("--yes", is_flag=True, help="With --as-recorded: run without asking.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON report to this file.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(RENDERERS)),
+    default="table",
+    show_default=True,
+    help="What to print on stdout.",
+)
+def run(
+    replay: Path | None, as_recorded: bool, yes: bool, output: Path | None, fmt: str, **params
+) -> None:
+    """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
+    _check_as_recorded(replay, as_recorded, yes)
+    if output is not None:
+        plans.check_writable(output)
+    command = tuple(["bridge", *sys.argv[1:]])
+    if replay is not None:
+        if params["scenarios"]:
+            raise UsageError("--replay reruns the report's own scenarios: name none")
+        old = schema.load(replay)
+        plan = _replay_plan(old, replay, command, as_recorded, yes)
+    else:
+        # click gives repeatable options as tuples already; RunOptions has a
+        # field for every other option of this command.
+        plan = plans.from_options(plans.RunOptions(**params), command)
+    outcome, failure = _execute(plan, output, fmt)
+    if replay is not None and outcome.report.results and failure is None:
+        from bridge.analysis import compare as comparison
+        from bridge.render.compare import render as render_compare
+
+        pairs = comparison.compare([old, outcome.report], [f"{replay.name} (then)", "now"])
+        out("\n" + render_compare(pairs, "table" if fmt == "json" else fmt), nl=False)
+    if failure is not None:
+        raise failure
+    _exit_status(outcome)
+
+
+def _check_as_recorded(replay: Path | None, as_recorded: bool, yes: bool) -> None:
+    """Before anything is read or run: --as-recorded runs a report's own
+    programs, which takes the user's say-so, on a terminal or with --yes."""
+    if as_recorded and replay is None:
+        raise UsageError("--as-recorded goes with --replay REPORT")
+    if yes and not as_recorded:
+        raise UsageError("--yes goes with --replay REPORT --as-recorded")
+    if as_recorded and not yes and not sys.stdin.isatty():
+        raise UsageError(
+            "--as-recorded runs the report's own programs: confirm on a terminal,"
+            " or add --yes to run them without asking"
+        )
+
+
+def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan:
+    from bridge.cli import replay as replaying
+
+    replay = replaying.from_report(old, path, command, as_recorded=as_recorded)
+    for line in replay.mapping:
+        click.echo(line, err=True)
+    for warning in replay.warnings:
+        click.echo(f"bridge: warning: {warning}", err=True)
+    if as_recorded:
+        click.echo("replay --as-recorded runs, from the report:", err=True)
+        for line in replay.recorded:
+            click.echo(f"  {line}", err=True)
+        if not yes and not click.confirm("Run these?", default=False, err=True):
+            raise UsageError("--as-recorded: not confirmed; nothing was run")
+    return replay.plan
+
+
+def _execute(
+    plan: Plan, output: Path | None, fmt: str
+) -> tuple[runner.Outcome, BridgeError | None]:
+    """Run, print, then write: the results reach stdout before any file is
+    written, and a report that cannot be written where asked is kept
+    elsewhere (`_save`). Returns what failed in printing or saving."""
+    progress = _progress_printer()
+    with signals.guarding():
+        outcome = runner.execute(plan, progress=progress)
+        signals.hold()  # whatever happened, the report is saved before a signal acts
+        if progress:
+            click.echo("\r\033[K", err=True, nl=False)
+        text = schema.dumps(outcome.report)
+        try:
+            shown = show_results(RENDERERS[fmt](outcome.report))
+        except Exception:
+            lost = save_report(text, output)  # a renderer's bug does not lose the measurement
+            if lost is not None:
+                click.echo(f"bridge: error: {plain.printable(lost.one_line())}", err=True)
+            raise
+        failure = save_report(text, output, shown)
+    # The report is safe: a signal from here on ends bridge at once.
+    if output is not None and failure is None:
+        click.echo(f"report written to {output}", err=True)
+    if shown is not None and failure is None and output is not None:
+        failure = StdoutError(shown)
+    for skip in outcome.report.skipped:
+        what = plain.printable(f"{skip.runtime} could not run: {skip.reason}")
+        if skip.requested:  # asked for and not run: the run fails (exit status 1)
+            click.echo(f"bridge: error: {skip.requested} {what}", err=True)
+        else:
+            skipped = plain.printable(f"{skip.runtime}: {skip.reason}")
+            click.echo(f"bridge: warning: skipped {skipped}", err=True)
+    if outcome.report.concurrency is not None:
+        for warning in outcome.report.concurrency.warnings:
+            click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
+    for line in _noise_warnings(outcome.report):
+        click.echo(f"bridge: warning: {line}", err=True)
+    if outcome.report.noise and outcome.report.noise.advice:
+        click.echo(f"bridge: advice: {plain.printable(outcome.report.noise.advice)}", err=True)
+    return outcome, failure
+
+
+def _noise_warnings(report: schema.Report) -> list[str]:
+    """Cells that missed the CI target (one line each, or one for many), then
+    what the machine was doing (bridge.analysis.noise)."""
+    unstable = report.unstable
+    goal = report.settings.get("until_stable") or report.settings.get("ci_target")
+    target = f" ±{goal * 100:g}%" if goal else ""
+    lines = [
+        f"{u.runtime} {u.call_id} at {u.size} B (hw {u.hw}) did not reach the target{target}:"
+        f" ±{u.ci_halfwidth * 100:.1f}%"
+        for u in unstable
+    ]
+    if len(lines) > 4:
+        worst = max(unstable, key=lambda u: u.ci_halfwidth)
+        widest = f"{worst.runtime} {worst.call_id} at {worst.size} B"
+        lines = [
+            f"{len(unstable)} cells did not reach the target{target} (widest: {widest},"
+            f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"
+        ]
+    # Process names (from /proc, any user's) are escaped like a report's text.
+    return [
+        plain.printable(line)
+        for line in lines + list(report.noise.warnings if report.noise else ())
+    ]
+
+
+def _exit_status(outcome: runner.Outcome) -> None:
+    if outcome.interrupted or signals.status() is not None:
+        raise SystemExit(signals.status() or ExitStatus.INTERRUPTED)
+    if not outcome.report.results:
+        reasons = [s.reason for s in outcome.report.skipped]
+        reasons += [e.message for e in outcome.report.errors]
+        raise BridgeError("nothing was measured: " + "; ".join(reasons or ["no runtime ran"]))
+    # The others' results are kept and the report is written; but a runtime
+    # the user named that never ran is a failed run, not a success.
+    if outcome.failed:
+        raise BridgeError(_failures(outcome.report.errors))
+    if any(s.requested for s in outcome.report.skipped):
+        raise SystemExit(ExitStatus.RUN_FAILED)  # each said so on its own line
+
+
+def _failures(errors: tuple[schema.RunError, ...], shown: int = 2) -> str:
+    """The run errors as the one `bridge: error:` line: what failed, the
+    first few in full (the report and the table have them all)."""
+    messages = list(
+        dict.fromkeys(
+            e.message
+            if not e.runtime or e.message.startswith(e.runtime)
+            else f"{e.runtime}: {e.message}"
+            for e in errors
+        )
+    )
+    head = "; ".join(messages[:shown])
+    if len(messages) == 1:
+        return head
+    more = f" (and {len(messages) - shown} more in the report)" if len(messages) > shown else ""
+    return f"{len(messages)} failures: {head}{more}"
+
+
+def _progress_printer():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(message: str) -> None:
+        click.echo(f"\r\033[K{plain.printable(message)}", err=True, nl=False)
+
+    return show

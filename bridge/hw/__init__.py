@@ -1,0 +1,1 @@
+"""CPU features, the masks that switch them off, the A/B and its verdicts."""

@@ -1,0 +1,247 @@
+"""A/B runs: which features to mask for each runtime, and the verdicts.
+
+For every runtime started as found (hw "on"), `plan` decides whether a twin
+with the features masked (hw "off") can run, and with which mask. Features
+that cannot be tested get their verdict here, without numbers (cpu-lacks,
+masked, cannot-test). After the run, `verdict_list` pairs each on-result with
+its off-result and asks bridge.hw.verdicts for the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from bridge.catalog import calls, vocab
+from bridge.catalog.scenario import Scenario
+from bridge.hw import hardware, verdicts
+from bridge.report import schema
+from bridge.report.hw import Hw
+
+
+@dataclass
+class HwContext:
+    """What the A/B experiment can do for one runtime (filled while the run
+    starts; `record()` is its frozen form in the report)."""
+
+    runtime_id: str
+    library: tuple[str, tuple[int, int, int]] | None
+    mask: hardware.Mask | None = None
+    untestable: dict[str, verdicts.Verdict] = field(default_factory=dict)  # feature -> verdict
+    mask_check: schema.MaskCheck | None = None  # evidence the mask took effect
+
+    @property
+    def mask_failed(self) -> bool:
+        return self.mask_check is not None and self.mask_check.ok is False
+
+    def record(self) -> schema.HwExperiment:
+        mask = self.mask
+        return schema.HwExperiment(
+            runtime=self.runtime_id,
+            mask=None
+            if mask is None
+            else schema.MaskUsed(mask.variable, mask.value, mask.features),
+            mask_check=self.mask_check,
+            untestable={f: v.verdict for f, v in self.untestable.items()},
+        )
+
+
+def library_of(info: schema.Runtime) -> tuple[str, tuple[int, int, int]] | None:
+    """The libcrypto a runtime uses, as (name, version)."""
+    d = info.details
+    text = {
+        "erlang": d.get("crypto_lib", ""),
+        "python": d.get("ssl_openssl_version", ""),
+        # The CLI on another library (--libcrypto) says "(Library: ...)": the
+        # mask is parsed by the library, not by the CLI.
+        "openssl": info.version.partition("(Library:")[2] or info.version,
+    }.get(info.kind, "")
+    return hardware.parse_library(text)
+
+
+def mask_library(info: schema.Runtime) -> tuple[str, tuple[int, int, int]] | None:
+    """The library whose parser the mask string is written for. A Python
+    worker can load two: the system's (hashlib, ssl) and the one inside the
+    cryptography wheel. The newer generation's string also reads right on
+    the older ones of 1.1.1 and later (3.4+ wants ':' fields that 1.1.1-3.3
+    ignore, docs/reference/masks.md §2.3), so it is used for both; 1.0.2 stays as it
+    is (it cannot mask one feature anyway)."""
+    library = library_of(info)
+    extra = hardware.parse_library(str(info.details.get("cryptography_openssl_version") or ""))
+    if library is None or extra is None or extra[0] != "OpenSSL" or library[0] != "OpenSSL":
+        return library
+    if min(library[1], extra[1]) < (1, 1, 0):
+        return library
+    return max(library, extra, key=lambda lib: lib[1])
+
+
+def plan(
+    info: schema.Runtime,
+    features: Sequence[str],
+    cpu: hardware.Cpu,
+    env: Mapping[str, str],
+    armcap_detected: int | None,
+) -> HwContext:
+    library = library_of(info)
+    ctx = HwContext(runtime_id=info.id, library=library)
+    gen = hardware.generation(library[1]) if library else "3.0"
+    testable = []
+    for feature in features:
+        has = cpu.has(feature)
+        if has is False:
+            ctx.untestable[feature] = verdicts.decide(None, None, cpu_has=False)
+        elif has is None:
+            ctx.untestable[feature] = verdicts.decide(None, None, cpu_has=None)
+        elif hardware.feature_disabled_by(dict(env), feature, cpu.arch, gen):
+            ctx.untestable[feature] = verdicts.decide(None, None, already_masked=True)
+        else:
+            testable.append(feature)
+    if testable:
+        try:
+            ctx.mask = hardware.mask_for(
+                tuple(testable), cpu.arch, mask_library(info), armcap_detected
+            )
+        except hardware.CannotMask as exc:
+            for feature in testable:
+                ctx.untestable[feature] = verdicts.decide(None, None, cannot_mask=str(exc))
+    return ctx
+
+
+def via_openssl(info: schema.Runtime, call_id: str) -> bool:
+    """Does this call reach OpenSSL? Python may hash with built-in code."""
+    d = info.details
+    call = calls.lookup(info.kind, call_id)
+    route = call.route if call else calls.Route.LIBCRYPTO
+    if route is calls.Route.KERNEL:
+        return False  # e.g. os.urandom: the kernel's generator, no mask reaches it
+    if route is calls.Route.HMAC:
+        return str(d.get("hmac_impl", "")).startswith("_hashlib")
+    if route is calls.Route.HASHLIB:
+        return bool(d.get("hashlib_uses_openssl", True))
+    lib = library_of(info)
+    return lib is None or lib[0] == "OpenSSL"
+
+
+def verdict_list(
+    scenarios: Sequence[Scenario],
+    results: Sequence[schema.Result],
+    runtimes: Sequence[schema.Runtime],
+    contexts: Mapping[str, HwContext],
+) -> list[schema.HwVerdict]:
+    on_info = {rt.id: rt for rt in runtimes if not rt.masked}
+    by_key = {r.key: r for r in results}
+    out = []
+    for sc in scenarios:
+        for r in results:
+            if r.scenario != sc.name or r.hw.masked or not r.ok:
+                continue
+            ctx, info = contexts.get(r.runtime), on_info.get(r.runtime)
+            if ctx is None or info is None:
+                continue
+            off = by_key.get(_off(r.key))
+            for feature in _verdict_features(sc.features, ctx):
+                v = _decide(ctx, info, r, off, feature)
+                best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
+                out.append(
+                    schema.HwVerdict(
+                        scenario=sc.name,
+                        runtime=r.runtime,
+                        call=r.call,
+                        call_id=r.call_id,
+                        feature=feature,
+                        size=r.size,
+                        verdict=v.verdict,
+                        speedup=v.speedup,
+                        speedup_ci95=v.ci95,
+                        explanation=verdicts.explain(
+                            v,
+                            who=who(info, r.call),
+                            feature=feature_name(feature),
+                            size=r.size,
+                            best=best,
+                            larger_example=_larger_example(sc),
+                            unit=sc.size_unit,
+                        ),
+                    )
+                )
+    return out
+
+
+def _off(key: schema.CellKey) -> schema.CellKey:
+    return schema.CellKey(key.scenario, key.runtime, key.call_id, key.size, Hw.OFF)
+
+
+def _verdict_features(features: Sequence[str], ctx: HwContext) -> list[str]:
+    """One verdict per experiment: features masked together (AES-NI with
+    PCLMULQDQ for GCM) share one masked run, so they get one verdict, named
+    "aes+pclmul"; untestable features keep their own."""
+    out = [f for f in features if f in ctx.untestable]
+    if ctx.mask is not None:
+        together = [f for f in features if f in ctx.mask.features]
+        if together:
+            out.append("+".join(together))
+    return out
+
+
+def feature_name(feature: str) -> str:
+    parts = [vocab.FEATURE_NAMES.get(f, f) for f in feature.split("+")]
+    if len(parts) == 1:
+        return parts[0]
+    return " and ".join(p.split(" (")[0] for p in parts) + " (masked together)"
+
+
+def _decide(ctx, info, on, off, feature) -> verdicts.Verdict:
+    if feature in ctx.untestable:
+        return ctx.untestable[feature]
+    if not via_openssl(info, on.call_id):
+        return verdicts.decide(None, None, via_openssl=False)
+    if ctx.mask_failed:
+        return verdicts.decide(None, None, cannot_mask="the mask did not take effect")
+    if off is None or not off.ok:
+        return verdicts.decide(None, None, cannot_mask="the masked run has no measurement")
+    return verdicts.decide(on.per_op_ns(), off.per_op_ns())
+
+
+def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
+    """(size, speedup) of the largest off/on ratio of this call in its scenario."""
+    best = None
+    for other in results:
+        same = (other.scenario, other.runtime, other.call_id) == (r.scenario, r.runtime, r.call_id)
+        if not same or other.hw.masked or not other.ok:
+            continue
+        off = by_key.get(_off(other.key))
+        if off is None or not off.ok:
+            continue
+        ratio = off.median() / other.median()
+        if best is None or ratio > best[1]:
+            best = (other.size, ratio)
+    return best
+
+
+# Where a feature's gain shows when a call is mostly fixed cost: a sweep of
+# large messages of the same primitive.
+_LARGER = {"sha": "bridge run sha1", "aes": "bridge run aes-128-cbc"}
+
+
+def _larger_example(sc: Scenario) -> str:
+    for feature in sc.features:
+        if feature in _LARGER:
+            return _LARGER[feature]
+    return ""
+
+
+def who(info: schema.Runtime, call: str) -> str:
+    """A call named with its runtime kind: "Erlang crypto:hash(...)". openssl
+    calls already read "openssl speed ..."."""
+    if info.kind == "openssl":
+        return call
+    return f"{vocab.KIND_NAMES.get(info.kind, info.kind)} {call}"
+
+
+def kinds_features(scenarios: Sequence[Scenario], kind: str) -> tuple[str, ...]:
+    """Features relevant to a runtime kind: those of the scenarios it runs."""
+    seen: list[str] = []
+    for sc in scenarios:
+        if kind in sc.calls:
+            seen += [f for f in sc.features if f not in seen]
+    return tuple(seen)

@@ -1,0 +1,41 @@
+"""`bridge env`: start each runtime once, without measuring, and describe it."""
+
+from __future__ import annotations
+
+import os
+
+from bridge.hw import ab, hardware
+from bridge.measure.plan import Plan
+from bridge.measure.session import Progress, Session
+from bridge.measure.startup import runtime_specs
+from bridge.report import schema
+from bridge.runtimes.openssl import mask_evidence
+from bridge.system import environment
+
+
+def describe(
+    plan: Plan, progress: Progress | None = None
+) -> tuple[dict, list[schema.Runtime], dict]:
+    """Start each runtime once, without measuring: environment, provenance,
+    and the masks an A/B run would use (`bridge env`)."""
+    cpu = environment.cpu()
+    armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
+    experiments = []
+    with Session(plan.settings, progress) as session:
+        # All launched at once, to boot side by side (bridge.measure.startup).
+        for starting in [session.launch(spec) for spec in runtime_specs(plan)]:
+            session.ready(starting)
+            live = session.commit(starting)
+            if live is None:
+                continue
+            features = ab.kinds_features(plan.scenarios, live.kind)
+            ctx = ab.plan(live.info, features, cpu, os.environ, armcap)
+            if ctx.mask is not None:
+                ctx.mask_check = mask_evidence(plan.openssl, ctx)
+            experiments.append(ctx.record())
+    hw = {
+        "experiments": [e.to_json() for e in experiments],
+        "skipped": [s.to_json() for s in session.skipped],
+        "errors": [e.to_json() for e in session.errors],
+    }
+    return environment.collect(), [x.info for x in session.live], hw

@@ -1,0 +1,79 @@
+"""Run a plan: the runtimes it names (bridge.runtimes.lineup) brought up with
+their masked twins (bridge.measure.startup) in a session (bridge.measure.session) that
+measures the cells, then the outputs checked (bridge.analysis.interop) and the report
+assembled (bridge.measure.assemble).
+
+`Seams` (bridge.measure.seams) are the parts a fast test replaces; everything
+else is the real pipeline.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from bridge.analysis import interop, noise
+from bridge.catalog.inputs import RunInputs
+from bridge.measure import assemble, levelrun
+from bridge.measure.plan import Plan
+from bridge.measure.seams import Seams
+from bridge.measure.session import Progress, Session
+from bridge.measure.startup import Lineup, check_mask
+from bridge.report import schema
+
+
+@dataclass
+class Outcome:
+    report: schema.Report
+    interrupted: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.report.errors)
+
+
+def execute(plan: Plan, progress: Progress | None = None, seams: Seams | None = None) -> Outcome:
+    seams = seams or Seams()
+    specs = seams.the_specs(plan)
+    made = RunInputs(plan.seed)
+    kwargs = {"clock": seams.clock} if seams.clock else {}
+    interrupted = False
+    wanted_levels = sorted({n for sc in plan.scenarios for n in sc.concurrency})
+    machine = seams.machine() if wanted_levels else None
+    before = seams.snapshot()
+    try:
+        with Session(plan.settings, progress, **kwargs) as session:
+            guesses = seams.the_guesses()
+            cpu = seams.the_cpu()
+            starter = Lineup(plan, session, made, cpu, seams.check_mask or check_mask, guesses)
+            try:
+                starter.start(specs)
+                guesses.save()
+                session.measure()
+            except KeyboardInterrupt:
+                interrupted = True  # the first signal; later ones are held
+                session.interrupted()
+        # Every worker has been stopped and reaped: its CPU time is bridge's.
+        after = seams.snapshot()
+        outcome = session.outcome()
+        checks = interop.checks(
+            plan.scenarios, outcome.results, outcome.runtimes, made, made.file_references
+        )
+    finally:
+        made.close()
+    machine_block = seams.environment()
+    report = assemble.report(
+        scenarios=plan.scenarios,
+        outcome=outcome,
+        contexts=starter.contexts,
+        checks=checks,
+        settings={**plan.settings.to_json(), "seed": plan.seed},
+        hw=plan.hw,
+        environment=machine_block,
+        usage=noise.usage(before, after, machine_block.get("cpu_count")),
+        created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        command=plan.command,
+        reproduce=plan.reproduce,
+        concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),
+    )
+    return Outcome(report=report, interrupted=interrupted)

@@ -1,0 +1,470 @@
+"""The session: start runtimes, measure every cell in interleaved rounds, and
+stop every runtime on any exit. Nothing here prints; progress goes through a
+callback.
+
+Interleaving: all runtimes stay up for the whole run, and each cell (one call
+of one scenario at one size on one runtime) gets its samples in `rounds`
+batches, in turn with the other cells. A slow spell of a shared machine then
+lands on every runtime alike and shows in the spread, instead of silently
+shifting one runtime's whole number.
+
+Failure policy: a runtime that cannot start is *skipped* (with the reason);
+a runtime that dies or hangs is recorded in `errors`, stopped, and the others
+carry on; a call that this OTP/OpenSSL lacks becomes an `unsupported` result.
+Ctrl-C/SIGTERM stop the run (the caller records it). In every case the samples
+already taken stay in the outcome.
+
+Starting is in three steps, so that runtimes boot side by side: launch
+(spawn the process), ready (wait for it, give it its id), commit (add it to
+the run). The line-up (bridge.measure.startup) launches a batch, readies it, and
+commits every runtime in the order it was asked for, so a report is the same
+whichever booted first. Every launched runtime is stopped when the session
+ends, whatever happened. The session knows runtimes only through the narrow
+interface of bridge.runtimes.base.Runtime, so the fast tests drive it with a
+fake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from bridge import stats
+from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
+from bridge.measure import levelrun
+from bridge.measure.eta import Eta, duration
+from bridge.report import schema
+from bridge.report.levels import LevelResult
+from bridge.runtimes.base import Batch, BatchPlan, Job, Live, Runtime, RuntimeSpec
+from bridge.settings import Settings
+from bridge.system import signals
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Starting:
+    """A runtime between launch and commit: ready once `live` is set, or
+    failed with a reason to skip it or an error."""
+
+    spec: RuntimeSpec
+    driver: Runtime
+    live: Live | None = None
+    skipped: schema.Skipped | None = None
+    error: schema.RunError | None = None
+    # A launch or start that raised has stopped what it began (the contract
+    # of Runtime.start): the session does not stop it again.
+    gave_up: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.skipped is not None or self.error is not None
+
+
+@dataclass
+class Cell:
+    """One call of one scenario at one size on one runtime, filled round by round."""
+
+    live: Live
+    job: Job
+    api: str = ""
+    output: bytes = b""
+    samples: list[int] = field(default_factory=list)
+    loops: list[int] = field(default_factory=list)
+    unsupported: str = ""
+    failed: bool = False
+
+    @property
+    def key(self) -> schema.CellKey:
+        return schema.CellKey(
+            self.job.scenario.name, self.live.id, self.job.call.id, self.size, self.live.info.hw
+        )
+
+    @property
+    def size(self) -> int:
+        return self.job.inputs.size
+
+    @property
+    def active(self) -> bool:
+        return self.live.alive and not self.unsupported and not self.failed
+
+    def plan(self, settings: Settings, round_index: int) -> BatchPlan:
+        first = not self.loops
+        # One call of an openssl process or of a whole-file digest takes a
+        # second or so: those cells get the few samples of openssl_runs.
+        few = self.live.driver.samples_are_processes or self.job.scenario.long_calls
+        count = (
+            settings.openssl_runs_in_round(round_index)
+            if few
+            else settings.samples_in_round(round_index)
+        )
+        return BatchPlan(
+            samples=count,
+            warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
+            loops=None if first else self.loops[-1],
+        )
+
+    def planned_s(self, settings: Settings, round_index: int) -> float:
+        """What round `round_index` is planned to take on this cell, for the
+        ETA: warm-up and samples, or openssl runs (a whole-file digest is
+        guessed at a second a sample; the ETA corrects for it)."""
+        if self.live.driver.samples_are_processes or self.job.scenario.long_calls:
+            return settings.openssl_runs_in_round(round_index) * settings.openssl_seconds
+        warm = settings.warmup_ms if round_index == 0 else settings.rewarm_ms
+        return (warm + settings.samples_in_round(round_index) * settings.sample_ms) / 1000
+
+    def add(self, batch: Batch) -> None:
+        if self.samples and batch.output != self.output and not self.job.call.randomised:
+            raise WorkerError(
+                f"{self.live.id}: {self.job.call.id} gave different outputs in different rounds",
+                runtime=self.live.id,
+            )
+        self.api, self.output = batch.api, batch.output
+        self.samples += batch.samples
+        self.loops += batch.loops
+
+    def per_op_ns(self) -> list[float]:
+        return [s / n for s, n in zip(self.samples, self.loops, strict=True)]
+
+    def halfwidth(self) -> float | None:
+        """The 95% CI half-width relative to the median, once there are samples."""
+        if not self.samples:
+            return None
+        return stats.summarize(self.per_op_ns()).ci_halfwidth_rel
+
+    def result(self) -> schema.Result | None:
+        sc, call = self.job.scenario, self.job.call
+        common = dict(
+            scenario=sc.name,
+            runtime=self.live.id,
+            call_id=call.id,
+            semantics=call.semantics_for(sc),
+            algorithm=sc.algorithm,
+            size=self.size,
+            hw=self.live.info.hw,
+        )
+        if self.unsupported:
+            return schema.Result(
+                **common,
+                call=call.label(sc, ""),
+                api="",
+                samples=(),
+                loops=0,
+                output_hex="",
+                status="unsupported",
+                reason=self.unsupported,
+            )
+        if not self.samples:
+            return None
+        return schema.Result(
+            **common,
+            call=call.label(sc, self.api),
+            api=self.api,
+            samples=tuple(self.samples),
+            loops=self.loops[0] if len(set(self.loops)) == 1 else tuple(self.loops),
+            output_hex=self.output.hex(),
+            inputs=self.job.inputs.to_json(),
+        )
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a session measured and what went wrong, as report records."""
+
+    runtimes: tuple[schema.Runtime, ...]
+    results: tuple[schema.Result, ...]
+    errors: tuple[schema.RunError, ...]
+    skipped: tuple[schema.Skipped, ...]
+    tc: tuple[schema.TcFigure, ...]
+    unstable: tuple[schema.UnstableCell, ...]
+    levels: tuple[LevelResult, ...] = ()  # --concurrency (bridge.measure.levelrun)
+
+
+class Session:
+    def __init__(
+        self,
+        settings: Settings,
+        progress: Progress | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.shows_progress = progress is not None
+        self.note = progress or (lambda _msg: None)
+        self.clock = clock
+        self.live: list[Live] = []
+        self.cells: list[Cell] = []
+        self.errors: list[schema.RunError] = []
+        self.skipped: list[schema.Skipped] = []
+        self.tc: list[schema.TcFigure] = []
+        self.level_cells: list[levelrun.LevelCell] = []
+        self._stack = contextlib.ExitStack()
+        self._ids: set[str] = set()  # ids given to runtimes as found, when ready
+
+    def __enter__(self) -> Session:
+        self._stack.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> bool | None:
+        return self._stack.__exit__(*exc)
+
+    # -- runtimes --------------------------------------------------------------
+
+    def start(self, spec: RuntimeSpec) -> Live | None:
+        """Start a runtime and add it to the run (or record why not)."""
+        starting = self.launch(spec)
+        self.ready(starting)
+        return self.commit(starting)
+
+    def launch(self, spec: RuntimeSpec) -> Starting:
+        """Begin starting a runtime (Runtime.launch) and return at once. From
+        here on the session stops it when it ends."""
+        self.note(f"starting {spec.label}")
+        starting = Starting(spec, spec.build())
+        # Stopped on any exit from here on, even between launch and ready.
+        self._stack.callback(self._stop, starting)
+        try:
+            starting.driver.launch()
+        except (RuntimeUnavailable, WorkerError) as exc:
+            self._failed(starting, exc)
+        except BaseException:
+            starting.gave_up = True
+            raise
+        return starting
+
+    def ready(self, starting: Starting) -> None:
+        """Wait until a launched runtime is up, and give it its id: unique
+        among runtimes as found, in the order they are readied (two
+        installations of OTP 25.2.3 become erlang@25.2.3 and
+        erlang@25.2.3#2); a masked twin takes its partner's."""
+        if starting.failed or starting.live is not None:
+            return
+        spec, driver = starting.spec, starting.driver
+        try:
+            info = driver.start()
+        except (RuntimeUnavailable, WorkerError) as exc:
+            self._failed(starting, exc)
+            return
+        except BaseException:
+            starting.gave_up = True
+            raise
+        wanted = spec.same_id or _unique(info.id, self._ids)
+        if not info.masked:
+            self._ids.add(wanted)
+        if wanted != info.id:
+            info = dataclasses.replace(info, id=wanted)
+            driver.rename(wanted)
+        starting.live = Live(driver, info)
+
+    def commit(self, starting: Starting) -> Live | None:
+        """Add a readied runtime to the run, or record why it is not in it."""
+        if starting.skipped is not None:
+            self.skipped.append(starting.skipped)
+        if starting.error is not None:
+            self.errors.append(starting.error)
+        if starting.live is not None:
+            self.live.append(starting.live)
+        return starting.live
+
+    def discard(self, starting: Starting) -> None:
+        """Stop a launched runtime that the run will not use (a twin launched
+        on a wrong guess, bridge.measure.startup); it is never committed."""
+        self._stop(starting)
+        starting.gave_up = True
+
+    @staticmethod
+    def _stop(starting: Starting) -> None:
+        if not starting.gave_up:
+            starting.driver.stop()
+
+    def _failed(self, starting: Starting, exc: RuntimeUnavailable | WorkerError) -> None:
+        starting.gave_up = True
+        spec = starting.spec
+        if isinstance(exc, RuntimeUnavailable):
+            starting.skipped = schema.Skipped(
+                spec.label, spec.kind, exc.one_line(), requested=spec.requested
+            )
+        else:
+            starting.error = worker_error(exc, spec.label)
+
+    def add(self, live: Live, jobs: Iterable[Job]) -> None:
+        self.cells += [Cell(live, job) for job in jobs]
+
+    def add_levels(self, live: Live, jobs: Iterable[Job]) -> None:
+        """The level cells of these jobs (--concurrency), see bridge.measure.levelrun."""
+        self.level_cells += levelrun.cells(live, iter(jobs))
+
+    def _died(self, live: Live, exc: WorkerError) -> None:
+        # Gone or out of step: stop it now; its samples so far are kept.
+        self.errors.append(worker_error(exc, live.id))
+        live.alive = False
+        live.driver.stop()
+
+    # -- measuring -------------------------------------------------------------
+
+    def measure(self) -> None:
+        """The planned rounds, then --method tc, then --until-stable rounds."""
+        started = self.clock()
+        rounds = self.settings.rounds
+        planned = sum(c.planned_s(self.settings, r) for r in range(rounds) for c in self.cells)
+        # Only a progress line needs an ETA (and only then is the clock read for it).
+        eta = Eta(planned, self.clock) if self.shows_progress else None
+        for r in range(rounds):
+            self._round(self.cells, r, f"round {r + 1}/{rounds}", eta)
+            levelrun.run_round(
+                self.level_cells,
+                self.settings,
+                r,
+                f"round {r + 1}/{rounds}",
+                note=self.note,
+                record=self.errors.append,
+                died=self._died,
+            )
+        if self.settings.tc_calls:
+            self._timer_tc()
+        target = self.settings.until_stable
+        extra = 0
+        while target is not None:
+            unstable = [c for c in self.cells if c.live.alive and _misses(c, target)]
+            spent = self.clock() - started
+            if not unstable or spent > self.settings.max_seconds:
+                break
+            extra += 1
+            # An extra round is a first-round-sized batch (or one openssl run).
+            # How many it takes is unknown: the bound is --max-time.
+            left = duration(self.settings.max_seconds - spent)
+            label = f"extra round {extra} ({len(unstable)} unstable, at most {left} left)"
+            self._round(unstable, 0, label)
+        # From here the run only stops and saves: a signal now waits until
+        # the report is safe (bridge.system.signals).
+        signals.hold()
+
+    def _round(self, cells: list[Cell], r: int, label: str, eta: Eta | None = None) -> None:
+        """One batch for each of `cells`; a failure is recorded and stops that
+        cell (a call error) or that runtime (a worker error)."""
+        for cell in cells:
+            planned = cell.planned_s(self.settings, r)
+            batch_plan = cell.plan(self.settings, r)
+            if not cell.active or batch_plan.samples == 0:
+                if eta is not None:
+                    eta.finished(planned)  # its share of the plan will not be spent
+                continue
+            job = cell.job
+            self.note(
+                f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
+                f" ({self.cells.index(cell) + 1}/{len(self.cells)})"
+                + (eta.text() if eta is not None else "")
+            )
+            try:
+                cell.add(cell.live.driver.bench(job, batch_plan))
+            except OperationError as exc:
+                if exc.kind == "unsupported":
+                    cell.unsupported = exc.message
+                    continue
+                cell.failed = True
+                message = f"{cell.live.id}: {job.call.id} at {cell.size} B failed: {exc.message}"
+                self.errors.append(schema.RunError(cell.live.id, "call", message))
+            except WorkerError as exc:
+                self._died(cell.live, exc)
+            finally:
+                if eta is not None:
+                    eta.finished(planned)
+
+    def _timer_tc(self) -> None:
+        """--method tc: the thread's timer:tc harness on each Erlang cell."""
+        n = self.settings.tc_calls or 0
+        for cell in self.cells:
+            if cell.live.kind != "erlang" or not cell.live.alive or not cell.samples:
+                continue
+            key = cell.key
+            self.note(f"timer:tc x {n} [{key.runtime}] {key.call_id} {key.size} B")
+            try:
+                reply = cell.live.driver.tc(cell.job, n)
+            except OperationError as exc:
+                self.tc.append(
+                    schema.TcFigure(
+                        key.scenario,
+                        key.runtime,
+                        key.call_id,
+                        key.size,
+                        key.hw,
+                        unsupported=exc.message,
+                    )
+                )
+                continue
+            except WorkerError as exc:
+                self._died(cell.live, exc)
+                continue
+            self.tc.append(
+                schema.TcFigure(
+                    key.scenario,
+                    key.runtime,
+                    key.call_id,
+                    key.size,
+                    key.hw,
+                    call=cell.job.call.label(cell.job.scenario, cell.api),
+                    bridge_median_ns=stats.summarize(cell.per_op_ns()).median,
+                    **reply,
+                )
+            )
+
+    # -- what came of it -------------------------------------------------------
+
+    def interrupted(self) -> None:
+        self.errors.append(
+            schema.RunError(
+                "", "interrupted", "interrupted: the run was stopped before it finished"
+            )
+        )
+
+    def outcome(self) -> Outcome:
+        # --until-stable's target, or the run's own: a cell that misses it is
+        # marked unstable in every run, not only in --until-stable runs.
+        target = self.settings.until_stable or self.settings.ci_target
+        unstable = []
+        if target is not None:
+            for c in self.cells:
+                width = c.halfwidth() if not (c.unsupported or c.failed) else None
+                if width is not None and width > target:
+                    k = c.key
+                    unstable.append(
+                        schema.UnstableCell(k.scenario, k.runtime, k.call_id, k.size, k.hw, width)
+                    )
+        # What went wrong while a runtime stopped (a node's purge) is known
+        # once the session has stopped them.
+        stopping = [e for x in self.live for e in x.driver.problems()]
+        return Outcome(
+            runtimes=tuple(x.info for x in self.live),
+            results=tuple(r for r in (c.result() for c in self.cells) if r is not None),
+            errors=(*self.errors, *stopping),
+            skipped=tuple(self.skipped),
+            tc=tuple(self.tc),
+            unstable=tuple(unstable),
+            levels=tuple(levelrun.records(self.level_cells)),
+        )
+
+
+def _misses(cell: Cell, target: float) -> bool:
+    if cell.unsupported or cell.failed:
+        return False
+    width = cell.halfwidth()
+    return width is not None and width > target
+
+
+def _unique(rid: str, taken: set[str]) -> str:
+    n, candidate = 1, rid
+    while candidate in taken:
+        n += 1
+        candidate = f"{rid}#{n}"
+    return candidate
+
+
+def worker_error(exc: WorkerError, label: str) -> schema.RunError:
+    return schema.RunError(
+        runtime=exc.runtime or label,
+        kind="worker",
+        message=exc.one_line(),
+        stderr_tail=exc.stderr_tail,
+    )

@@ -1,0 +1,1 @@
+"""Running nodes over Erlang distribution: connect, probe, measure."""

@@ -1,0 +1,1 @@
+"""The Python worker process and its closed set of operations."""

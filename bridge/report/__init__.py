@@ -1,0 +1,1 @@
+"""The versioned report schema bridge.report/1: records, JSON codec, JSON Schema."""

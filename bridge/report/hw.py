@@ -1,0 +1,78 @@
+"""The two meanings of "hw": a cell's state and a run's mode.
+
+A cell ran either on the machine as found (`Hw.ON`) or with its scenario's
+hardware features masked from process start (`Hw.OFF`, bridge.hw.ab). A run
+asks for one of those or for both, an A/B with verdicts (`HwMode`: --hw, the
+report's `hardware.hw`). Both are StrEnums: a member is the str it names, so
+reports write the same JSON as before and a member equals its text.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Self
+
+from bridge.errors import UsageError
+
+
+class _Choice(StrEnum):
+    @classmethod
+    def _missing_(cls, value: object) -> None:
+        """A value that is none of the members: ValueError saying which are."""
+        shown = ascii(value)  # quoted, escaped: a report's text reaches a terminal
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise ValueError(f"{shown} is not one of {', '.join(cls)}")
+
+    @classmethod
+    def parse(cls, value: object, where: str) -> Self:
+        """`value` as a member, or a one-line UsageError that starts with `where`."""
+        try:
+            return cls(value)
+        except ValueError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+
+
+class Hw(_Choice):
+    """A cell's state: the machine as found, or the features masked."""
+
+    ON = "on"
+    OFF = "off"
+
+    @property
+    def masked(self) -> bool:
+        return self is Hw.OFF
+
+
+class HwMode(_Choice):
+    """What a run measures: the cells as found (on), only their masked twins
+    (off), or both, paired into hardware verdicts."""
+
+    ON = "on"
+    OFF = "off"
+    BOTH = "both"
+
+    @classmethod
+    def default(cls, names_features: bool) -> HwMode:
+        """Without --hw: the A/B when a scenario names a feature to mask."""
+        return cls.BOTH if names_features else cls.ON
+
+    @property
+    def masks(self) -> bool:
+        """Whether the run starts masked twins (off or both)."""
+        return self is not HwMode.ON
+
+    @property
+    def as_found(self) -> bool:
+        """Whether the run measures the machine as found (on or both)."""
+        return self is not HwMode.OFF
+
+    @property
+    def states(self) -> tuple[Hw, ...]:
+        """The cell states a maskable runtime runs, as found first."""
+        return (Hw.ON, Hw.OFF) if self is HwMode.BOTH else (Hw(self.value),)
+
+    @property
+    def levels_state(self) -> Hw:
+        """The state concurrency levels run in: as found, except with --hw
+        off, where only the masked twin runs."""
+        return Hw.OFF if self is HwMode.OFF else Hw.ON

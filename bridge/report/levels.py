@@ -1,0 +1,301 @@
+"""The report's optional `concurrency` block (schema bridge.report/1): one
+record per level cell, the scaling figures, and the machine they ran on.
+
+A *level cell* is one call of a scenario at one size on one runtime, made by
+N concurrent workers at once (N = the level) in one *mode*: Erlang processes
+in one node, Python threads in one interpreter, Python worker processes, or
+`openssl speed -multi N`. Its raw data are the *windows*: in window i, worker
+k completed `calls` calls in `ns` nanoseconds. A window that any worker
+missed (it recorded 0, 0) is left out of every figure, and counted.
+
+A level's measured data are one record, `LevelRaw`: what a runtime returns
+for a round (bridge.runtimes), what a level cell adds up over the rounds
+(bridge.measure.levelrun) and what a `LevelResult` keeps; its keys are the
+cell's own in the JSON. Like `schema.Result`, a record keeps the raw data and writes the figures
+derived from them beside it for readers of the JSON; reading a report takes
+the raw data back and derives the same figures again, so a report read and
+written again is the same text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from bridge import stats
+from bridge.report.codec import EMPTY, NONE, Json, Record, jf
+from bridge.report.hw import Hw
+
+Window = tuple[tuple[int, int], ...]  # per worker: (calls, ns)
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-quantile by the nearest-rank method: an observed value, never
+    an interpolation between two (a p99 is a latency that happened)."""
+    n = len(sorted_values)
+    return sorted_values[min(n - 1, max(0, math.ceil(q * n) - 1))]
+
+
+@dataclass(frozen=True)
+class Spread(Record):
+    """Percentiles of a set of durations (sampled latencies, probe lateness)."""
+
+    n: int
+    p50_ns: float
+    p99_ns: float
+    max_ns: float
+
+    @classmethod
+    def of(cls, values: Sequence[int]) -> Spread | None:
+        if not values:
+            return None
+        xs = sorted(values)
+        return cls(len(xs), percentile(xs, 0.5), percentile(xs, 0.99), float(xs[-1]))
+
+
+@dataclass(frozen=True)
+class Machine(Record):
+    """What the levels ran on: a level above the usable CPUs is oversubscribed."""
+
+    logical_cpus: int | None = None
+    usable_cpus: int | None = None  # this process's CPU affinity
+    physical_cores: int | None = None
+    smt_siblings: int | None = None  # hardware threads per core (1: no SMT)
+    sockets: int | None = None
+    loadavg_start: tuple[float, float, float] | None = None
+    loadavg_end: tuple[float, float, float] | None = None
+    # Linux's autogroup: CPU time is shared between sessions first (None:
+    # not Linux, or not known).
+    autogroup: bool | None = None
+
+    @property
+    def cpus(self) -> int | None:
+        return self.usable_cpus or self.logical_cpus
+
+
+def _no_probe(raw: LevelRaw, value: Any) -> bool:
+    return not (raw.probe_ns or raw.probe_idle_ns)
+
+
+@dataclass(frozen=True)
+class LevelRaw(Record):
+    """What a level cell measured: one round's from a runtime, all rounds'
+    in a result (`merged`). A new measured figure is a field here."""
+
+    api: str = ""
+    batch: int = 0  # calls between two clock reads (0: openssl, which times itself)
+    windows: tuple[Window, ...] = ()
+    latency_ns: tuple[int, ...] = ()  # sampled per-call latencies, all workers
+    latency_note: str = jf(omit=EMPTY, default="")  # why there are none
+    # What the clock reads add to each sampled latency.
+    clock_ns: int | None = jf(omit=NONE, default=None)
+    # Erlang: how late the 1 ms probe woke, under load, and before the load started.
+    probe_ns: tuple[int, ...] = jf(omit=_no_probe, default=())
+    probe_idle_ns: tuple[int, ...] = jf(omit=_no_probe, default=())
+    # scheduler type -> (active, total)
+    sched: dict[str, tuple[int, int]] | None = jf(omit=NONE, default=None)
+    schedulers_online: int | None = jf(omit=NONE, default=None)
+    dirty_cpu_schedulers_online: int | None = jf(
+        omit=lambda r, v: r.schedulers_online is None, default=None
+    )
+    # The bytes the call computed (the first round's).
+    output: bytes = jf(key="output_hex", encode=bytes.hex, decode=bytes.fromhex, default=b"")
+
+    def merged(self, later: LevelRaw) -> LevelRaw:
+        """This round's data followed by a later round's: the samples add up,
+        the figures a round reports about itself are the later round's."""
+        sched = self.sched
+        if later.sched is not None:
+            old = self.sched or {}
+            sched = {
+                k: (old.get(k, (0, 0))[0] + a, old.get(k, (0, 0))[1] + t)
+                for k, (a, t) in later.sched.items()
+            }
+        return dataclasses.replace(
+            later,
+            windows=self.windows + later.windows,
+            latency_ns=self.latency_ns + later.latency_ns,
+            probe_ns=self.probe_ns + later.probe_ns,
+            probe_idle_ns=self.probe_idle_ns + later.probe_idle_ns,
+            sched=sched,
+            clock_ns=self.clock_ns if later.clock_ns is None else later.clock_ns,
+            output=self.output or later.output,
+        )
+
+
+def _failed(record: Any, value: Any) -> bool:
+    return not record.ok
+
+
+def _measured(record: Any, value: Any) -> bool:
+    return not record.ok or not record.imported
+
+
+@dataclass(frozen=True)
+class LevelResult(Record):
+    scenario: str
+    runtime: str
+    call: str  # the call as a user writes it, with how N of them run
+    call_id: str
+    mode: str  # processes | threads | multi (bridge.analysis.concurrency.MODES)
+    semantics: str = jf(missing="")
+    algorithm: str = jf(missing="")
+    size: int
+    hw: Hw = jf(missing=Hw.ON)
+    level: int
+    status: str = "ok"  # ok | unsupported | failed
+    reason: str = jf(omit=lambda r, v: r.ok, default="")
+    raw: LevelRaw = jf(flat=True, omit=_failed, default_factory=LevelRaw)
+    oversubscribed: bool = jf(omit=_failed, default=False)
+    output_ok: bool | None = jf(omit=_failed, default=None)  # None: nothing to check it against
+    # Imported (bridge import-speed of `openssl speed -multi N`): as posted
+    # (read back from the written median).
+    source: str = jf(omit=_measured, default="measured")
+    point_ops_per_s: float | None = jf(write=False, default=None)
+    children_ops_per_s: tuple[float, ...] = jf(omit=lambda r, v: not r.ok or not v, default=())
+    source_line: int | None = jf(omit=_measured, default=None)
+
+    json_derived_keys: ClassVar = (
+        *("ops_per_s", "bytes_per_s", "worker_ops_per_s", "dropped_windows"),
+        *("latency", "probe", "probe_idle", "scheduler_utilisation"),
+    )
+    # Keys of the raw record not listed here come after these.
+    json_order: ClassVar = (
+        *("scenario", "runtime", "call", "call_id", "mode", "semantics", "algorithm"),
+        *("size", "hw", "level", "status", "reason", "source", "source_line"),
+        *("api", "oversubscribed", "ops_per_s", "bytes_per_s", "worker_ops_per_s"),
+        *("windows", "dropped_windows", "batch", "latency", "latency_note", "clock_ns"),
+        *("latency_ns", "probe", "probe_idle", "probe_ns", "probe_idle_ns"),
+        *("scheduler_utilisation", "sched", "schedulers_online", "dirty_cpu_schedulers_online"),
+        *("children_ops_per_s", "output_hex", "output_ok"),
+    )
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def imported(self) -> bool:
+        return self.source == "imported"
+
+    @property
+    def group(self) -> tuple[str, str, str, str, int, Hw]:
+        """The cells that differ only by level: scaling compares within one."""
+        return (self.scenario, self.runtime, self.call_id, self.mode, self.size, self.hw)
+
+    def complete_windows(self) -> list[Window]:
+        """Windows that every worker took part in."""
+        return [w for w in self.raw.windows if w and all(c > 0 and ns > 0 for c, ns in w)]
+
+    @property
+    def dropped_windows(self) -> int:
+        return len(self.raw.windows) - len(self.complete_windows())
+
+    def window_ops(self) -> list[float]:
+        """Aggregate throughput of each complete window: the sum of each
+        worker's calls per second in it."""
+        return [sum(c * 1e9 / ns for c, ns in w) for w in self.complete_windows()]
+
+    def worker_ops(self) -> list[float]:
+        """Each worker's median calls per second: shows a worker that was
+        starved (an unfair lock, the GIL) next to one that was not."""
+        done = self.complete_windows()
+        if not done:
+            return list(self.children_ops_per_s)
+        workers = range(len(done[0]))
+        return [statistics.median(w[k][0] * 1e9 / w[k][1] for w in done) for k in workers]
+
+    def ops(self) -> stats.Summary | None:
+        values = self.window_ops()
+        if values:
+            return stats.summarize(values)
+        if self.point_ops_per_s is not None:
+            return stats.summarize([self.point_ops_per_s])
+        return None
+
+    def latency(self) -> Spread | None:
+        return Spread.of(self.raw.latency_ns)
+
+    def probe(self) -> Spread | None:
+        return Spread.of(self.raw.probe_ns)
+
+    def probe_idle(self) -> Spread | None:
+        return Spread.of(self.raw.probe_idle_ns)
+
+    @property
+    def output_hex(self) -> str:
+        return self.raw.output.hex()
+
+    def utilisation(self) -> dict[str, float] | None:
+        if not self.raw.sched:
+            return None
+        return {k: (a / t if t else 0.0) for k, (a, t) in self.raw.sched.items()}
+
+    def json_derived(self) -> Json:
+        """The figures readers of the JSON want, from the raw data."""
+        if not self.ok:
+            return {}
+        s = self.ops()
+        ci = [s.ci95[0], s.ci95[1]] if s and self.raw.windows else None
+        median = s.median if s else None
+        d: Json = {
+            "ops_per_s": {"median": median, "ci95": ci},
+            "bytes_per_s": {
+                "median": median * self.size if median is not None else None,
+                "ci95": [ci[0] * self.size, ci[1] * self.size] if ci else None,
+            },
+            "worker_ops_per_s": self.worker_ops(),
+            "dropped_windows": self.dropped_windows,
+        }
+        lat = self.latency()
+        d["latency"] = lat.to_json() if lat else None
+        if self.raw.probe_ns or self.raw.probe_idle_ns:
+            probe, idle = self.probe(), self.probe_idle()
+            d["probe"] = probe.to_json() if probe else None
+            d["probe_idle"] = idle.to_json() if idle else None
+        if self.raw.sched is not None:
+            d["scheduler_utilisation"] = self.utilisation()
+        return d
+
+    @classmethod
+    def json_read(cls, d: Json) -> Json:
+        imported = d.get("source") == "imported"
+        return {"point_ops_per_s": float(d["ops_per_s"]["median"]) if imported else None}
+
+
+@dataclass(frozen=True)
+class Scaling(Record):
+    """throughput(level) / throughput(1) for one group of level cells, with a
+    bootstrap 95% CI over their windows; efficiency = scaling / level."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    mode: str
+    size: int
+    hw: Hw
+    level: int
+    scaling: float
+    ci95: tuple[float, float] | None = jf(missing=None)  # None: too few windows (or runs)
+    efficiency: float
+    oversubscribed: bool = False
+
+
+@dataclass(frozen=True)
+class Concurrency(Record):
+    """The whole block: the levels asked for, how they were run, the cells,
+    the scaling figures, and the warnings a reader must see."""
+
+    levels: tuple[int, ...] = jf(missing=())
+    window_ms: int | None = None
+    schedulers: int | None = None  # --schedulers: the node ran with +S N:N
+    machine: Machine = jf(decode=lambda v: Machine.from_json(v or {}), default_factory=Machine)
+    cells: tuple[LevelResult, ...] = ()
+    scaling: tuple[Scaling, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    json_order: ClassVar = ("levels", "window_ms", "schedulers", "machine", "warnings", "scaling")

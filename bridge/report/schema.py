@@ -1,0 +1,716 @@
+"""The report schema ("bridge.report/1"): every part of a report is a frozen
+record, read and written by one codec (bridge.report.codec), and this module
+reads and writes whole reports.
+
+Render, compare and plot read these records and nothing else, so a report
+written today still renders later. The schema is documented in
+docs/reference/report-schema.md and published as report-1.schema.json.
+Rules for changing it: adding optional fields keeps version 1; removing or
+changing the meaning of a field bumps the version, and `Report.from_json`
+keeps reading every older version. Version handling lives in `check_schema`
+alone.
+
+Each record writes its keys in the order reports have always had them (its
+`json_order` where that is not the field order), so a report read and
+written again is the same text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from bridge import plain, stats
+from bridge.errors import UsageError
+from bridge.report import levels
+from bridge.report.codec import EMPTY, NONE, Json, Record, jf
+from bridge.report.hw import Hw, HwMode
+
+SCHEMA = "bridge.report/1"
+SCHEMA_NAME, SCHEMA_VERSION = SCHEMA.split("/")
+SCHEMA_VERSION_INT = int(SCHEMA_VERSION)
+MAX_REPORT_BYTES = 256 * 1024 * 1024
+
+
+# Omit rules the records share.
+def _failed(record: Any, value: Any) -> bool:
+    return not record.ok
+
+
+def _measured(record: Any, value: Any) -> bool:
+    return not record.ok or not record.imported
+
+
+def _untimed(record: Any, value: Any) -> bool:
+    return bool(record.unsupported)
+
+
+# -- identities --------------------------------------------------------------
+
+
+@dataclass(frozen=True, order=True)
+class OutputKey:
+    """Whose output an interop check lists: a call on a runtime, hw on or off.
+    Written "erlang@25.2.3 macN hw=on" in the JSON; parsed in `parse` only."""
+
+    runtime: str
+    call_id: str
+    hw: Hw
+
+    def text(self) -> str:
+        return f"{self.runtime} {self.call_id} hw={self.hw}"
+
+    @staticmethod
+    def texts(keys: Any) -> Any:
+        """A list or dict of output keys as JSON ("erlang@25.2.3 macN hw=on")."""
+        if isinstance(keys, dict):
+            return {k.text(): v for k, v in keys.items()}
+        return [k.text() for k in keys]
+
+    @classmethod
+    def parse_map(cls, texts: Any) -> dict[OutputKey, str]:
+        """A dict keyed by output keys, from JSON (its values are text)."""
+        if not isinstance(texts, dict):
+            raise TypeError(f"expected an object keyed by outputs, got {type(texts).__name__}")
+        return {cls.parse(k): str(v) for k, v in texts.items()}
+
+    @classmethod
+    def parse_all(cls, texts: Any) -> tuple[OutputKey, ...]:
+        """A list of output keys, from JSON."""
+        if not isinstance(texts, list):
+            raise TypeError(f"expected a list of output keys, got {type(texts).__name__}")
+        return tuple(cls.parse(k) for k in texts)
+
+    @classmethod
+    def parse(cls, text: str) -> OutputKey:
+        head, _, hw = text.rpartition(" hw=")
+        runtime, _, call_id = head.partition(" ")
+        return cls(runtime, call_id, Hw(hw))
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """One cell: a call of a scenario at one size, on one runtime, hw on or off."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: Hw
+
+    @property
+    def output(self) -> OutputKey:
+        return OutputKey(self.runtime, self.call_id, self.hw)
+
+
+# -- runtimes and results ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Runtime(Record):
+    """One runtime as it ran: kind erlang | python | openssl, with provenance.
+    `details` holds the kind-specific provenance (free-form by design: each
+    kind knows different things); `hw` says whether features were masked."""
+
+    id: str
+    kind: str
+    executable: str
+    version: str
+    # Spliced into the runtime's object, before "hw": every key the others do not claim.
+    details: dict[str, Any] = jf(flat=True, default_factory=dict)
+    hw: Hw = Hw.ON
+
+    @property
+    def masked(self) -> bool:
+        return self.hw.masked
+
+    @property
+    def node_host(self) -> str:
+        """The host of a running node measured over distribution (details
+        "node", from `--node`); "" for a runtime bridge started itself."""
+        node = self.details.get("node")
+        return str(node.get("host", "")) if isinstance(node, dict) else ""
+
+
+@dataclass(frozen=True)
+class Result(Record):
+    """One cell: a scenario's call on one runtime, at one size and hw state.
+
+    `samples` are raw sample durations in ns; sample i covered `loops` calls
+    (or `loops[i]` calls, when runs differ in length, as openssl speed runs do).
+    """
+
+    scenario: str
+    runtime: str
+    call: str  # as the user would write it, e.g. "crypto:macN(hmac, sha, Key, Data, 10)"
+    call_id: str = jf(missing="")  # stable name for matching across reports, e.g. "macN"
+    api: str = jf(missing="")  # the function actually used, e.g. "crypto:macN/5"
+    # what one operation includes, e.g. "one-shot: key set up on every call"
+    semantics: str = jf(missing="")
+    algorithm: str = jf(missing="")
+    size: int
+    hw: Hw = jf(missing=Hw.ON)  # on = the machine as found
+    samples: tuple[int, ...] = jf(omit=_failed, missing=())
+    loops: int | tuple[int, ...] = jf(omit=_failed, missing=1)
+    output_hex: str = jf(omit=_failed, missing="")
+    inputs: dict[str, Any] | None = jf(omit=lambda r, v: not r.ok or not v, default=None)
+    status: str = "ok"  # ok | unsupported
+    reason: str = jf(omit=lambda r, v: r.ok, default="")
+    # Imported numbers (bridge import-speed) have no samples: one value as posted
+    # (read back from the written median).
+    source: str = jf(omit=_measured, default="measured")  # measured | imported
+    point_ns: float | None = jf(write=False, default=None)
+    source_line: int | None = jf(omit=_measured, default=None)
+
+    json_derived_keys: ClassVar = ("ns_per_op", "ops_per_s", "bytes_per_s")
+    json_order: ClassVar = (
+        *("scenario", "runtime", "call", "call_id", "api", "semantics", "algorithm"),
+        *("size", "hw", "status", "reason", "source", "source_line"),
+        *("ns_per_op", "ops_per_s", "bytes_per_s", "loops", "samples", "output_hex", "inputs"),
+    )
+
+    @property
+    def key(self) -> CellKey:
+        return CellKey(self.scenario, self.runtime, self.call_id, self.size, self.hw)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def imported(self) -> bool:
+        return self.source == "imported"
+
+    def per_op_ns(self) -> list[float]:
+        if not self.samples and self.point_ns is not None:
+            return [self.point_ns]
+        if isinstance(self.loops, int):
+            return [s / self.loops for s in self.samples]
+        return [s / n for s, n in zip(self.samples, self.loops, strict=True)]
+
+    def summary(self) -> stats.Summary:
+        return stats.summarize(self.per_op_ns())
+
+    def median(self) -> float:
+        return self.summary().median
+
+    def json_derived(self) -> Json:
+        """The figures readers of the JSON want, from the samples."""
+        if not self.ok:
+            return {}
+        s = self.summary()
+        ops = 1e9 / s.median if s.median > 0 else 0.0
+        ns_per_op = {
+            "median": s.median,
+            "ci95": [s.ci95[0], s.ci95[1]] if self.samples else None,
+            "mean": s.mean,
+            "stdev": s.stdev if self.samples else None,
+            "min": s.min,
+        }
+        return {"ns_per_op": ns_per_op, "ops_per_s": ops, "bytes_per_s": ops * self.size}
+
+    @classmethod
+    def json_read(cls, d: Json) -> Json:
+        imported = d.get("source") == "imported"
+        return {
+            "call_id": d.get("call_id", d["call"]),
+            "point_ns": float(d["ns_per_op"]["median"]) if imported else None,
+        }
+
+
+# -- checks, verdicts, fits --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InteropCheck(Record):
+    """Per scenario and size: each runtime's output against the reference.
+    Outputs a runtime cannot give independently are listed as unchecked."""
+
+    scenario: str
+    size: int
+    reference: str
+    reference_from: str = jf(missing="")
+    outputs: dict[OutputKey, str] = jf(encode=OutputKey.texts, decode=OutputKey.parse_map)
+    match: bool
+    mismatched: tuple[OutputKey, ...] = jf(
+        encode=OutputKey.texts, decode=OutputKey.parse_all, default=()
+    )
+    # None: a report from before the field
+    unchecked: tuple[OutputKey, ...] | None = jf(
+        omit=NONE, missing=None, encode=OutputKey.texts, decode=OutputKey.parse_all, default=()
+    )
+    # Why an output is not checked, for calls that declare it (optional:
+    # written only when there is one).
+    unchecked_reasons: dict[OutputKey, str] = jf(
+        omit=EMPTY, encode=OutputKey.texts, decode=OutputKey.parse_map, default_factory=dict
+    )
+
+    json_order: ClassVar = (
+        *("scenario", "size", "reference", "reference_from", "outputs"),
+        *("unchecked", "unchecked_reasons", "match", "mismatched"),
+    )
+
+
+@dataclass(frozen=True)
+class HwVerdict(Record):
+    """Does a runtime's call use a hardware feature (see bridge.hw.verdicts)?"""
+
+    scenario: str
+    runtime: str
+    call: str
+    call_id: str
+    feature: str  # one feature, or several masked together: "aes+pclmul"
+    size: int
+    verdict: str
+    speedup: float | None = jf(missing=None)
+    speedup_ci95: tuple[float, float] | None = jf(missing=None)
+    explanation: str = jf(missing="")
+
+
+@dataclass(frozen=True)
+class CostFit(Record):
+    """The cost model of one call over a sweep: ns per call = a + b * bytes."""
+
+    scenario: str
+    runtime: str
+    call: str
+    call_id: str
+    hw: Hw
+    a_ns: float
+    b_ns_per_byte: float
+    gb_per_s: float | None
+    r2: float
+    max_rel_residual: float
+    sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TcFigure(Record):
+    """--method tc: the thread's timer:tc harness on one Erlang cell, beside
+    bridge's own median; or why this call cannot be timed that way."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: Hw
+    # The figures: not written for a call timer:tc cannot time.
+    call: str = jf(omit=_untimed, default="")
+    bridge_median_ns: float = jf(omit=_untimed, default=0.0)
+    api: str = jf(omit=_untimed, default="")
+    n: int = jf(omit=_untimed, default=0)
+    min_us: int = jf(omit=_untimed, default=0)
+    max_us: int = jf(omit=_untimed, default=0)
+    median_us: int = jf(omit=_untimed, default=0)
+    avg_us: int = jf(omit=_untimed, default=0)
+    zero_us_calls: int = jf(omit=_untimed, default=0)
+    unsupported: str = jf(omit=EMPTY, default="")
+
+    json_order: ClassVar = ("scenario", "runtime", "call")
+
+
+@dataclass(frozen=True)
+class Decomposition(Record):
+    """What share of a call is set-up (importing a key, keying an AEAD
+    context), and what the call costs with the set-up done once
+    (bridge.analysis.decompose). `method`: "by difference" (the whole call minus a
+    prepared call) or "timed alone" (a call that does only the set-up, when
+    there is no prepared call); `alone_ns` is the set-up alone whenever a
+    runtime can time it. Without numbers, `note` says why it cannot be split."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    call: str
+    size: int
+    setup: str  # what the set-up is, e.g. "importing the key"
+    method: str = ""
+    total_ns: float | None = None
+    setup_ns: float | None = None
+    setup_ci95: tuple[float, float] | None = None
+    prepared: str = ""  # the call that does the work without the set-up
+    prepared_ns: float | None = None
+    alone: str = ""  # the call that does only the set-up
+    alone_ns: float | None = None
+    note: str = ""
+
+    @property
+    def share(self) -> float | None:
+        if self.setup_ns is None or not self.total_ns:
+            return None
+        return self.setup_ns / self.total_ns
+
+
+@dataclass(frozen=True)
+class UnstableCell(Record):
+    """A cell whose 95% CI stayed wider than the target: --until-stable's, or
+    the run's own (settings.ci_target: ±2%, ±5% with --quick)."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: Hw
+    ci_halfwidth: float
+
+
+@dataclass(frozen=True)
+class UpgradeSize(Record):
+    """One message size in an upgrade view: both medians and new/old."""
+
+    size: int
+    old_ns: float
+    new_ns: float
+    ratio: float
+    ratio_ci95: tuple[float, float] | None = jf(missing=None)  # None: no samples (imported)
+
+
+@dataclass(frozen=True)
+class Upgrade(Record):
+    """Two versions of one runtime kind on the same call (bridge.analysis.upgrade):
+    new/old per size, and the cost model of each (ns per call = a + b*bytes)
+    to say whether the difference is per call or per byte. `per_call` and
+    `per_byte` are more | less | same | unknown; `same` means within noise."""
+
+    scenario: str
+    kind: str
+    call: str
+    call_id: str
+    hw: Hw
+    old: str  # runtime id ("label: id" in a comparison of reports)
+    new: str
+    old_version: str  # e.g. "OTP 23.2.6 on OpenSSL 1.1.1w"
+    new_version: str
+    sizes: tuple[UpgradeSize, ...]
+    old_a_ns: float | None = None
+    old_b_ns_per_byte: float | None = None
+    new_a_ns: float | None = None
+    new_b_ns_per_byte: float | None = None
+    delta_a_ns: float | None = None
+    delta_a_ci95: tuple[float, float] | None = None
+    b_ratio: float | None = None
+    b_ratio_ci95: tuple[float, float] | None = None
+    per_call: str = "unknown"
+    per_byte: str = "unknown"
+
+
+@dataclass(frozen=True)
+class Difference(Record):
+    """One runtime's median against another's in the same run, with its
+    significance (bridge.analysis.versus): against the first-named runtime of its kind
+    (same call, size, hw), or against the fastest row of its table.
+
+    ratio = median(runtime) / median(baseline), with a bootstrap 95% CI from
+    the raw samples, as `bridge compare` computes it. verdict: faster | slower
+    (the CI clears the noise margin and the interleaved rounds agree) | within
+    noise | unresolved (too few rounds to tell a difference from drift) |
+    unknown (no samples)."""
+
+    scenario: str
+    size: int
+    hw: Hw
+    against: str  # first-named | fastest
+    runtime: str
+    call_id: str
+    baseline_runtime: str
+    baseline_call_id: str
+    ratio: float
+    ci95: tuple[float, float] | None
+    verdict: str
+    rounds: int | None = None  # rounds with samples on both sides
+    note: str = jf(omit=EMPTY, default="")
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("faster", "slower")
+
+
+# -- noise -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CellShape(Record):
+    """A cell whose samples are bimodal or drift (bridge.analysis.stability names the
+    tests); `statistic` is Ashman's D or Spearman's z."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: Hw
+    shape: str  # bimodal | drift
+    statistic: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class BusyProcess(Record):
+    """Another process that used a CPU during the run: `cpu` is its average
+    share of one CPU."""
+
+    pid: int
+    name: str
+    cpu: float
+
+
+@dataclass(frozen=True)
+class Noise(Record):
+    """The machine during the run (bridge.analysis.noise): load, the CPU time that
+    went elsewhere, other busy processes, cells with bimodal or drifting
+    samples, and the warnings these gave. Shares are of all CPU time, over
+    `seconds`; `*_cpus` are average numbers of CPUs. None: not measurable here."""
+
+    seconds: float = jf(missing=0.0)
+    cpus: int | None = None
+    load_before: tuple[float, ...] | None = None
+    load_after: tuple[float, ...] | None = None
+    busy: float | None = None
+    steal: float | None = None
+    iowait: float | None = None
+    bridge_cpus: float | None = None
+    others_cpus: float | None = None
+    busy_processes: tuple[BusyProcess, ...] = ()
+    cells: tuple[CellShape, ...] = ()
+    driver_cpus: float | None = None
+    warnings: tuple[str, ...] = ()
+    advice: str = ""
+
+    json_order: ClassVar = (
+        *("seconds", "cpus", "load_before", "load_after", "busy", "steal", "iowait"),
+        *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "cells"),
+    )
+
+
+# -- problems ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunError(Record):
+    """What failed: kind worker (died, hung, broke the protocol; with the tail
+    of its stderr) | call | mismatch | interrupted."""
+
+    runtime: str = jf(missing="")
+    kind: str = jf(missing="")
+    message: str = jf()
+    stderr_tail: str | None = jf(omit=NONE, default=None)
+
+
+@dataclass(frozen=True)
+class Skipped(Record):
+    """A runtime that could not run here, and why. `requested` names the
+    option that asked for it (--erl, --python, --openssl); "" for a runtime
+    bridge chose itself (the one on PATH)."""
+
+    runtime: str = jf(missing="")
+    kind: str = jf(missing="")
+    reason: str = jf()
+    requested: str = jf(omit=EMPTY, default="")
+
+
+# -- the hardware experiment -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MaskCheck(Record):
+    """Evidence that a mask string does what bridge means (`openssl version -c`).
+    ok None: not checked, and `note` says why."""
+
+    ok: bool | None = jf(missing=None)
+    by: str | None = jf(omit=NONE, default=None)
+    note: str | None = jf(omit=NONE, default=None)
+    detected: str | None = jf(omit=NONE, default=None)
+    masked: str | None = jf(omit=NONE, default=None)
+
+    json_order: ClassVar = ("by", "ok")
+
+
+@dataclass(frozen=True)
+class MaskUsed(Record):
+    variable: str  # OPENSSL_ia32cap | OPENSSL_armcap
+    value: str
+    features: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HwExperiment(Record):
+    """What the A/B experiment could do for one runtime: the mask of its
+    masked twin, the evidence for it, and the features it could not test."""
+
+    runtime: str
+    mask: MaskUsed | None = jf(missing=None, decode=lambda v: MaskUsed.from_json(v) if v else None)
+    mask_check: MaskCheck | None = jf(missing=None)
+    # feature -> verdict (cpu-lacks, masked, cannot-test)
+    untestable: dict[str, str] = jf(missing={})
+
+
+@dataclass(frozen=True)
+class Hardware(Record):
+    """The report's `hardware` block: the hw mode and one experiment per
+    runtime. Imported reports have none (an empty block)."""
+
+    hw: HwMode | None = jf(omit=NONE, default=None)  # the run's mode
+    experiments: tuple[HwExperiment, ...] | None = jf(omit=NONE, default=None)
+
+    def experiment(self, runtime_id: str) -> HwExperiment | None:
+        return next((e for e in self.experiments or () if e.runtime == runtime_id), None)
+
+
+# -- the report --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report(Record):
+    bridge_version: str = jf(missing="")
+    created: str = jf(missing="")
+    command: list[str] = jf(missing=[])
+    reproduce: str = jf(missing="")
+    settings: dict[str, Any] = jf(missing={})
+    environment: dict[str, Any] = jf(missing={})
+    runtimes: tuple[Runtime, ...] = jf()
+    results: tuple[Result, ...] = jf()
+    interop: tuple[InteropCheck, ...] = ()
+    errors: tuple[RunError, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    # What was run, as scenario data (bridge.catalog.scenario parses it for --replay).
+    scenarios: tuple[dict[str, Any], ...] = ()
+    verdicts: tuple[HwVerdict, ...] = ()
+    hardware: Hardware = field(default_factory=Hardware)
+    unstable: tuple[UnstableCell, ...] = ()
+    fits: tuple[CostFit, ...] = ()
+    tc: tuple[TcFigure, ...] = ()
+    # None: a report from before the section (renderers compute it then).
+    differences: tuple[Difference, ...] | None = jf(omit=NONE, default=None)
+    # Optional sections, written only when there is one, so earlier reports
+    # re-serialise as they were.
+    upgrades: tuple[Upgrade, ...] = jf(omit=EMPTY, default=())
+    # --concurrency: level cells and scaling (bridge.report.levels); absent otherwise.
+    concurrency: levels.Concurrency | None = jf(omit=NONE, default=None)
+    decompositions: tuple[Decomposition, ...] = jf(omit=EMPTY, default=())
+    # Added later: absent from older reports, and then not written back.
+    noise: Noise | None = jf(omit=NONE, default=None)
+    schema: str = SCHEMA
+
+    json_order: ClassVar = (
+        *("schema", "bridge_version", "created", "command", "reproduce", "settings"),
+        *("scenarios", "environment", "runtimes", "results", "interop", "verdicts"),
+        *("hardware", "unstable", "fits", "tc", "differences", "errors", "skipped", "noise"),
+    )
+
+    def runtime(self, runtime_id: str) -> Runtime | None:
+        return next((r for r in self.runtimes if r.id == runtime_id), None)
+
+    def kind_of(self, runtime_id: str) -> str:
+        """The kind of a runtime named in a result. Every result's runtime is
+        in `runtimes`; the id's prefix is only a fallback for hand-made files."""
+        rt = self.runtime(runtime_id)
+        return rt.kind if rt else runtime_id.split("@")[0].split("#")[0]
+
+    def description(self, scenario: str) -> str:
+        return str(self._scenario_data(scenario).get("description", ""))
+
+    def scenario_kind(self, scenario: str) -> str:
+        return str(self._scenario_data(scenario).get("kind", ""))
+
+    def _scenario_data(self, name: str) -> dict[str, Any]:
+        return next((sc for sc in self.scenarios if sc.get("name") == name), {})
+
+    @property
+    def seed(self) -> Any:
+        return self.settings.get("seed")
+
+    @property
+    def imported_from(self) -> str | None:
+        return self.settings.get("imported_from")
+
+    @classmethod
+    def json_read(cls, d: Json) -> Json:
+        return {"schema": SCHEMA}  # check_schema has read the version
+
+    @classmethod
+    def from_json(cls, d: Any, source: str = "report") -> Report:
+        """A report from its JSON: check_schema says which versions are read;
+        anything malformed is one UsageError line."""
+        if not isinstance(d, dict):
+            raise UsageError(f"{source}: not a bridge report (the top level is not an object)")
+        check_schema(d.get("schema"), source)
+
+        try:
+            return super().from_json(d)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise UsageError(f"{source}: malformed bridge report ({_describe(exc)})") from None
+
+
+def check_schema(schema: Any, source: str) -> None:
+    if not isinstance(schema, str) or "/" not in schema:
+        raise UsageError(f"{source}: not a bridge report (no 'schema' field)")
+    name, _, version = schema.partition("/")
+    number = plain.whole_number(version)
+    if name != SCHEMA_NAME or number is None:
+        raise UsageError(f"{source}: unknown schema {schema!r}, expected {SCHEMA}")
+    if number > SCHEMA_VERSION_INT:
+        raise UsageError(
+            f"{source}: written by a newer bridge (schema {schema});"
+            f" this bridge reads up to {SCHEMA}",
+            hint="upgrade bridge",
+        )
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    return str(exc) or type(exc).__name__
+
+
+# -- files -------------------------------------------------------------------
+
+
+def load(path: str | Path) -> Report:
+    """Read, bound, parse and validate a report (bridge.report.check) before
+    anything renders it: a report is someone else's data."""
+    from bridge import plain
+    from bridge.report import check as reportcheck
+
+    p = Path(path)
+    raw = plain.read_bytes(p, MAX_REPORT_BYTES, "not a report")
+    try:
+        text = plain.decode(raw, str(p), "not a report")
+    except UsageError:
+        raise UsageError(f"{p}: not a bridge report (binary data, not JSON)") from None
+    plain.check_json_depth(text, str(p))
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{p}: not JSON ({exc.msg} at line {exc.lineno})", hint=_hint(p, text)
+        ) from None
+    except ValueError as exc:  # an integer of thousands of digits, NaN
+        raise UsageError(f"{p}: not a bridge report ({exc})") from None
+    if isinstance(data, dict):
+        check_schema(data.get("schema"), str(p))
+        reportcheck.check(data, str(p))
+    return Report.from_json(data, source=str(p))
+
+
+def _no_constant(name: str) -> Any:
+    """json.loads reads NaN and Infinity, which JSON does not have."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+# What `openssl speed` prints (human and -mr), to point a pasted run at import-speed.
+SPEED_OUTPUT = re.compile(r"^\s*(?:>\s*)*(?:Doing \S|\+DT:|\+F\d*:|type\s+16 bytes)", re.MULTILINE)
+
+
+def _hint(path: Path, text: str) -> str:
+    if SPEED_OUTPUT.search(text[: 1 << 20]):
+        return f"this is openssl speed output: bridge import-speed {path} makes a report of it"
+    return (
+        "a report is the JSON that bridge run -o writes; for pasted openssl speed output"
+        " use bridge import-speed FILE"
+    )
+
+
+def dumps(report: Report) -> str:
+    return json.dumps(report.to_json(), indent=1) + "\n"

@@ -1,0 +1,1 @@
+"""Pasted `openssl speed` output: parse and import."""

@@ -1,0 +1,1 @@
+"""The machine and its installations: processes, OTP discovery, libcrypto, topology."""

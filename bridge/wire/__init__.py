@@ -1,0 +1,1 @@
+"""The erlport {packet,4} channel and the external term format codec."""

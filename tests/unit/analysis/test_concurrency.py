@@ -1,0 +1,288 @@
+"""--concurrency, the pure parts: window figures, scaling with its CI,
+percentiles, oversubscription and the warnings, the machine collectors, the
+scenario key and the options, the schema, the views (72-column ASCII text
+included), compare and plot."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from bridge.analysis import compare, concurrency
+from bridge.catalog import scenario
+from bridge.cli import plans
+from bridge.errors import UsageError
+from bridge.render import RENDERERS
+from bridge.report import schema
+from bridge.report.hw import Hw
+from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine, Spread, percentile
+from bridge.system import topology
+from tests.conftest import FIXTURES
+
+
+def cell(level=1, calls=(1000,), windows=20, mode="processes", runtime="erlang@25.2.3", **kw):
+    """Windows of 1 s: worker k completes calls[k] calls in each."""
+    window = tuple((c, 1_000_000_000) for c in calls)
+    base = dict(
+        scenario="sha256",
+        runtime=runtime,
+        call=f"crypto:hash(sha256, Data) ×{level} processes",
+        call_id="hash",
+        mode=mode,
+        semantics="s",
+        algorithm="sha256",
+        size=16384,
+        hw=Hw.ON,
+        level=level,
+        raw=LevelRaw(
+            api="crypto:hash/2",
+            windows=tuple(window for _ in range(windows)),
+            latency_ns=tuple(range(1000, 1100)),
+            output=b"\x00",
+        ),
+        output_ok=True,
+    )
+    raw_keys = {f.name for f in dataclasses.fields(LevelRaw)}
+    raw = {k: v for k, v in kw.items() if k in raw_keys}
+    rest = {k: v for k, v in kw.items() if k not in raw_keys}
+    base["raw"] = dataclasses.replace(base["raw"], **raw)
+    return LevelResult(**{**base, **rest})
+
+
+def test_window_figures_drop_windows_a_worker_missed():
+    c = cell(level=2, calls=(900, 1100))
+    missed = ((0, 0), (5, 1_000_000_000))
+    c = dataclasses.replace(c, raw=dataclasses.replace(c.raw, windows=(*c.raw.windows, missed)))
+    assert c.dropped_windows == 1
+    assert set(c.window_ops()) == {2000.0}
+    assert c.worker_ops() == [900.0, 1100.0]
+    assert c.ops().median == 2000.0
+
+
+def test_scaling_and_efficiency_with_a_bootstrap_ci():
+    cells = [cell(1, (1000,)), cell(2, (900, 900)), cell(4, (450,) * 4)]
+    got = {s.level: s for s in concurrency.scaling(cells)}
+    assert got[1].scaling == 1.0
+    assert got[2].scaling == pytest.approx(1.8) and got[2].efficiency == pytest.approx(0.9)
+    assert got[2].ci95 == pytest.approx((1.8, 1.8))  # identical windows: no spread
+    assert got[4].scaling == pytest.approx(1.8)
+
+
+def test_no_ci_with_too_few_windows_and_none_without_level_1():
+    few = concurrency.scaling([cell(1, (1000,), windows=2), cell(2, (900, 900), windows=2)])
+    assert [s.ci95 for s in few] == [None, None] and few[1].scaling == pytest.approx(1.8)
+    assert concurrency.scaling([cell(2, (900, 900))]) == []
+
+
+def test_percentiles_are_observed_values():
+    assert percentile([1, 2, 3, 4], 0.5) == 2
+    assert percentile(list(range(1, 101)), 0.99) == 99
+    assert Spread.of([7]) == Spread(1, 7, 7, 7.0)
+    assert Spread.of([]) is None
+
+
+def test_oversubscription_and_warnings():
+    m = Machine(logical_cpus=2, usable_cpus=2, physical_cores=1, smt_siblings=2)
+    assert not concurrency.oversubscribed(2, m) and concurrency.oversubscribed(3, m)
+    text = " ".join(concurrency.warnings((1, 2, 4), m, schedulers=4))
+    assert "level 4 exceeds the 2 CPUs" in text
+    assert "2 hardware threads share each core" in text and "--schedulers 4" in text
+    busy = Machine(logical_cpus=2, loadavg_start=(9.5, 9.0, 8.0), autogroup=True)
+    said = concurrency.warnings((1, 2), busy, None)
+    assert "load average 9.50" in said[0] and "autogroup" in said[1]
+    assert concurrency.warnings((1, 2), Machine(logical_cpus=2), None) == []
+
+
+@pytest.mark.parametrize("text, levels", [("2,4", (1, 2, 4)), ("1", (1,)), (" 4 , 2 ", (1, 2, 4))])
+def test_levels_option(text, levels):
+    assert plans.parse_levels(text) == levels
+
+
+@pytest.mark.parametrize("text", ["0", "two", "2,,4", "2000", "-1", "²", "١,٢", "１,２"])
+def test_bad_levels_are_one_line_usage_errors(text):
+    with pytest.raises(UsageError, match="--concurrency: .* is not a level"):
+        plans.parse_levels(text)
+
+
+def test_options_put_levels_on_the_scenarios_and_in_the_reproduce_line():
+    o = plans.RunOptions(scenarios=("sha256", "file-sha256"), concurrency="2", schedulers=1)
+    plan = plans.from_options(o, ("bridge",))
+    assert [sc.concurrency for sc in plan.scenarios] == [(1, 2), ()]
+    assert plan.settings.schedulers == 1 and plan.settings.to_json()["schedulers"] == 1
+    assert "--concurrency 1,2 --schedulers 1" in plan.reproduce
+    plain = plans.from_options(plans.RunOptions(scenarios=("sha256",)), ("bridge",))
+    assert "schedulers" not in plain.settings.to_json() and "concurrency" not in plain.reproduce
+
+
+def test_scenario_key():
+    data = {
+        "name": "x",
+        "description": "d",
+        "kind": "hash",
+        "digest": "sha256",
+        "sizes": [16],
+        "calls": {"erlang": ["hash"]},
+        "concurrency": [4, 2],
+    }
+    sc = scenario.parse(data, "x.toml")
+    assert sc.concurrency == (1, 2, 4)
+    assert scenario.parse(sc.to_json(), "again").concurrency == (1, 2, 4)
+    del data["concurrency"]
+    assert "concurrency" not in scenario.parse(data, "x.toml").to_json()
+
+
+@pytest.mark.parametrize("bad", [[0], [1, 1], "2", [True], list(range(1, 20))])
+def test_scenario_key_is_validated(bad):
+    data = {
+        "name": "x",
+        "description": "d",
+        "kind": "hash",
+        "digest": "sha256",
+        "sizes": [16],
+        "calls": {"erlang": ["hash"]},
+        "concurrency": bad,
+    }
+    with pytest.raises(UsageError, match="key 'concurrency'"):
+        scenario.parse(data, "x.toml")
+
+
+def test_file_digest_scenarios_refuse_levels():
+    data = {
+        "name": "f",
+        "description": "d",
+        "kind": "file-digest",
+        "digest": "sha256",
+        "sizes": [16],
+        "calls": {"erlang": ["hash_file"]},
+        "concurrency": [2],
+    }
+    with pytest.raises(UsageError, match="no levels for kind 'file-digest'"):
+        scenario.parse(data, "f.toml")
+
+
+def test_builtin_scheduler_scenarios_straddle_max_bytes_to_nif():
+    for name in ("sched-sha256", "sched-hmac-sha256"):
+        sc = scenario.load(name)
+        assert sc.concurrency == (1, 2)
+        assert min(sc.sizes) < 20000 < sorted(sc.sizes)[1] and max(sc.sizes) == 1 << 20
+
+
+def test_topology_from_sysfs_and_cpuinfo(tmp_path):
+    for n, (package, core) in enumerate([(0, 0), (0, 0), (0, 1), (0, 1)]):
+        topo = tmp_path / f"cpu{n}" / "topology"
+        topo.mkdir(parents=True)
+        (topo / "physical_package_id").write_text(f"{package}\n")
+        (topo / "core_id").write_text(f"{core}\n")
+    assert topology._from_sysfs(tmp_path) == (2, 1)
+    cpuinfo = "".join(
+        f"processor\t: {n}\nphysical id\t: 0\ncore id\t\t: {n // 2}\n\n" for n in range(4)
+    )
+    assert topology._from_cpuinfo(cpuinfo) == (2, 1)
+    assert topology._from_sysfs(tmp_path / "nothing") == (None, None)
+    assert topology.loadavg(lambda: (1.234, 2.0, 3.0)) == (1.23, 2.0, 3.0)
+
+
+# -- a report with levels: schema, views, compare, plot ---------------------------
+
+
+def report(scale: float = 1.0) -> schema.Report:
+    base = schema.load(FIXTURES / "report-hmac-sha1-v1.json")
+    cells = [
+        cell(1, (1000,)),
+        cell(
+            2,
+            (int(900 * scale),) * 2,
+            probe_ns=(50_000,) * 10,
+            probe_idle_ns=(40_000,),
+            sched={"normal": (97, 100), "dirty_cpu": (0, 100)},
+            schedulers_online=2,
+            dirty_cpu_schedulers_online=2,
+        ),
+        cell(
+            1,
+            (500,),
+            mode="threads",
+            runtime="python@3.11.7",
+            call="hashlib.sha256(data).digest() ×1 thread",
+            call_id="hashlib",
+        ),
+        cell(
+            2,
+            (260, 250),
+            mode="threads",
+            runtime="python@3.11.7",
+            call="hashlib.sha256(data).digest() ×2 threads",
+            call_id="hashlib",
+        ),
+        cell(
+            2,
+            (0,),
+            mode="processes",
+            runtime="python@3.11.7",
+            status="failed",
+            reason="process 2 of 2 exited",
+            windows=0,
+            call_id="hashlib",
+            call="hashlib.sha256(data).digest() ×2 processes",
+        ),
+        cell(4, (300,) * 4, oversubscribed=True),
+    ]
+    machine = Machine(
+        logical_cpus=2,
+        usable_cpus=2,
+        physical_cores=2,
+        smt_siblings=1,
+        loadavg_start=(0.5, 0.4, 0.3),
+        loadavg_end=(1.0, 0.5, 0.3),
+    )
+    block = concurrency.block((1, 2, 4), 50, None, machine, cells)
+    return schema.Report(**{**base.__dict__, "concurrency": block})
+
+
+def test_the_block_reads_back_byte_for_byte():
+    text = schema.dumps(report())
+    data = json.loads(text)
+    assert data["schema"] == "bridge.report/1"
+    assert schema.dumps(schema.Report.from_json(data)) == text
+    two = next(
+        c
+        for c in data["concurrency"]["cells"]
+        if c["level"] == 2 and c["mode"] == "processes" and c["status"] == "ok"
+    )
+    assert two["ops_per_s"]["median"] == 1800 and two["probe"]["p99_ns"] == 50_000
+    assert two["scheduler_utilisation"]["normal"] == 0.97
+
+
+def test_views_show_levels_scaling_latency_and_the_probe():
+    r = report()
+    table = RENDERERS["table"](r)
+    assert "== Concurrency: 1, 2, 4 workers at once" in table
+    assert "1.80× (1.80–1.80)" in table and "4*" in table and "failed [f1]" in table
+    assert "process 2 of 2 exited" in table
+    md = RENDERERS["markdown"](r)
+    assert "#### Concurrency" in md and "| erlang@25.2.3" in md
+    assert "Erlang crypto:hash(sha256, Data) in 2 processes on 2 schedulers 1.80×" in md
+    assert "woke p99 50 µs late" in md and "the calls ran on them" in md
+    text = RENDERERS["text"](r)
+    assert text.isascii() and max(map(len, text.splitlines())) <= 72
+    assert "[1] erlang@25.2.3: crypto:hash(sha256, Data) xN processes" in text
+
+
+def test_compare_lines_up_levels_across_reports():
+    rows = [r for r in compare.pair(report(), report(scale=1.5)) if "×" in r.call_id]
+    by = {(r.kind, r.call_id): r for r in rows}
+    assert by[("erlang", "hash ×1 processes")].verdict == "within noise"
+    faster = by[("erlang", "hash ×2 processes")]
+    assert faster.verdict == "faster" and faster.ratio == pytest.approx(1 / 1.5, rel=0.01)
+
+
+def test_plot_draws_throughput_against_concurrency(tmp_path):
+    pytest.importorskip("matplotlib")
+    from bridge.render import plot
+
+    n = plot.plot([("r", report())], tmp_path / "levels.png")
+    assert (tmp_path / "levels.png").stat().st_size > 0
+    assert n >= 3  # the classic lines, then one per runtime, call, mode and size
+    assert isinstance(report().concurrency, Concurrency)

@@ -1,0 +1,253 @@
+"""The machine's noise during a run (bridge.analysis.noise), on canned /proc text and
+fixed snapshots: the parsers, the accounting, the warnings and when they
+come, the record in the report, and how the views show it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bridge.analysis import noise
+from bridge.render import RENDERERS
+from bridge.render import noise as noise_view
+from bridge.report import schema
+from bridge.report.hw import Hw
+from bridge.system import environment
+
+STAT = """\
+cpu  1000 10 200 5000 30 4 6 50 0 0
+cpu0 500 5 100 2500 15 2 3 25 0 0
+cpu1 500 5 100 2500 15 2 3 25 0 0
+intr 123456 0 0
+ctxt 999
+"""
+
+
+def test_proc_stat_lines_parse_into_ticks():
+    found = noise.parse_stat(STAT)
+    assert set(found) == {"cpu", "cpu0", "cpu1"}
+    cpu = found["cpu"]
+    assert (cpu.user, cpu.nice, cpu.system, cpu.idle) == (1000, 10, 200, 5000)
+    assert (cpu.iowait, cpu.irq, cpu.softirq, cpu.steal) == (30, 4, 6, 50)
+    assert cpu.busy == 1220 and cpu.total == 1220 + 5000 + 30 + 50
+
+
+def test_an_old_kernel_without_steal_reads_zero():
+    assert noise.parse_stat("cpu 1 2 3 4 5 6 7\n")["cpu"].steal == 0
+
+
+def test_loadavg_and_pid_stat_parse():
+    assert noise.parse_loadavg("3.90 4.96 4.09 5/115 15012\n") == (3.90, 4.96, 4.09)
+    # A name may hold spaces and parentheses: the last ')' ends it.
+    line = "4242 (tmux: server (1)) S 1 4242 4242 0 -1 4194560 1 0 0 0 123 45 0 0 20 0 1 0"
+    assert noise.parse_pid_stat(line) == ("tmux: server (1)", 168)
+
+
+def cpu_times(busy: int, idle: int, steal: int = 0, iowait: int = 0) -> noise.CpuTimes:
+    return noise.CpuTimes(busy, 0, 0, idle, iowait, 0, 0, steal)
+
+
+def snapshots(**after_over) -> tuple[noise.Snapshot, noise.Snapshot]:
+    """10 s on 2 CPUs at 100 ticks/s: 2000 ticks in all."""
+    before = noise.Snapshot(
+        wall=100.0,
+        stat=cpu_times(0, 0),
+        load=(0.5, 0.4, 0.3),
+        processes={1: ("init", 0), 77: ("burner", 100), 78: ("idle", 5), 99: ("bridge", 0)},
+        own_cpu_s=1.0,
+        driver_cpu_s=0.5,
+        own_pid=99,
+    )
+    after = noise.Snapshot(
+        wall=110.0,
+        stat=cpu_times(busy=1900, idle=40, steal=60),
+        load=(2.5, 1.0, 0.5),
+        processes={
+            1: ("init", 1),
+            77: ("burner", 1090),  # 9.9 s of CPU in 10 s
+            78: ("idle", 6),
+            99: ("bridge", 900),  # bridge itself is never listed
+            120: ("worker", 800),  # started after the first snapshot: bridge's own
+        },
+        own_cpu_s=10.0,  # bridge and its reaped children: 9 s of CPU
+        driver_cpu_s=0.8,  # of which the driver: 0.3 s
+        own_pid=99,
+    )
+    return before, noise.Snapshot(**{**after.__dict__, **after_over})
+
+
+def test_usage_splits_the_busy_time_between_bridge_and_the_others():
+    use = noise.usage(*snapshots(), cpus=2, ticks_per_s=100)
+    assert use.seconds == 10.0
+    assert use.busy == pytest.approx(0.95)
+    assert use.steal == pytest.approx(0.03)
+    assert use.bridge_cpus == pytest.approx(0.9)
+    assert use.driver_cpus == pytest.approx(0.03)
+    assert use.others_cpus == pytest.approx(1.9 - 0.9)
+    assert use.busy_processes == (schema.BusyProcess(77, "burner", 0.99),)
+    assert use.load_before == (0.5, 0.4, 0.3) and use.load_after == (2.5, 1.0, 0.5)
+
+
+def test_a_reused_pid_is_not_counted_as_busy():
+    before, after = snapshots()
+    procs = dict(after.processes)
+    procs[77] = ("other", 5000)
+    use = noise.usage(before, noise.Snapshot(**{**after.__dict__, "processes": procs}), 2, 100)
+    assert use.busy_processes == ()
+
+
+def test_without_proc_nothing_is_claimed():
+    use = noise.usage(noise.Snapshot(wall=0.0), noise.Snapshot(wall=5.0), cpus=2, ticks_per_s=100)
+    assert use.busy is use.steal is use.others_cpus is None
+    rec = noise.record(use, [], {})
+    assert rec.warnings == () and rec.advice == ""
+
+
+def quiet_use(**over) -> noise.Usage:
+    base = dict(
+        seconds=10.0,
+        cpus=2,
+        load_before=(0.1, 0.1, 0.1),
+        load_after=(0.9, 0.3, 0.1),
+        busy=0.5,
+        steal=0.0,
+        iowait=0.0,
+        bridge_cpus=1.0,
+        others_cpus=0.05,
+        busy_processes=(),
+    )
+    return noise.Usage(**{**base, **over})
+
+
+def test_a_quiet_machine_gives_no_warning():
+    assert noise.warnings(quiet_use(), (), {"cpu_governor": "performance"}) == ()
+    assert noise.advice(quiet_use(), (), {}) == ""
+
+
+def test_others_busy_steal_governor_and_smt_warn():
+    use = quiet_use(
+        others_cpus=1.0,
+        steal=0.05,
+        load_after=(3.1, 2.0, 1.0),
+        busy_processes=(schema.BusyProcess(77, "burner", 0.99),),
+    )
+    env = {"cpu_governor": "powersave", "smt_siblings": [[0, 1]]}
+    said = noise.warnings(use, (), env)
+    assert said[0] == (
+        "other processes used 1.0 of 2 CPUs during the run (load average 3.1);"
+        " busiest: burner pid 77 99%: they share the CPUs and caches with the measurement"
+    )
+    assert "gave 5% of this machine's CPU time to other guests (steal)" in said[1]
+    assert "governor 'powersave'" in said[2]
+    assert said[3].startswith("SMT: CPUs 0,1 share a core")
+    assert "taskset" in noise.advice(use, (), env)
+
+
+def test_smt_alone_on_a_quiet_machine_is_not_worth_a_warning():
+    assert noise.warnings(quiet_use(), (), {"smt_siblings": [[0, 1]]}) == ()
+
+
+def test_the_threshold_for_others_grows_with_the_machine():
+    # A quarter of a CPU on 2 CPUs; a tenth of the machine on 64.
+    assert noise.warnings(quiet_use(others_cpus=0.3), (), {})
+    assert not noise.warnings(quiet_use(others_cpus=3.0, cpus=64), (), {})
+    assert noise.warnings(quiet_use(others_cpus=7.0, cpus=64), (), {})
+
+
+def result(samples: list[int], runtime="erlang@25.2.3", call_id="hash") -> schema.Result:
+    return schema.Result(
+        scenario="sha256",
+        runtime=runtime,
+        call="crypto:hash(sha256, Data)",
+        call_id=call_id,
+        api="crypto:hash/2",
+        semantics="one-shot",
+        algorithm="sha256",
+        size=64,
+        hw=Hw.ON,
+        samples=tuple(samples),
+        loops=1000,
+        output_hex="00",
+    )
+
+
+def test_bimodal_and_drifting_cells_are_named_in_the_record():
+    # 40% of the samples in a slow state, spread over the run (no trend).
+    two_modes = [1_300_000 if i % 5 in (1, 3) else 1_000_000 + (i % 7) * 100 for i in range(100)]
+    drifting = [1_000_000 + i * 1000 for i in range(100)]  # +10% over the run
+    flat = [1_000_000 + (i % 5) * 100 for i in range(100)]
+    rec = noise.record(
+        quiet_use(),
+        [result(two_modes), result(drifting, call_id="drift"), result(flat, call_id="flat")],
+        {},
+    )
+    shapes = [(c.call_id, c.shape) for c in rec.cells]
+    assert shapes == [("hash", "bimodal"), ("drift", "drift")]
+    bimodal = rec.cells[0]
+    assert bimodal.detail.startswith("two clusters: 60% of the samples near 1,000 ns, 40% near")
+    assert rec.warnings[0].startswith("erlang@25.2.3 hash at 64 B (hw on): bimodal samples")
+    assert "drifting samples, the level moved +" in rec.warnings[1]
+    assert rec.advice  # noisy cells: say what to do
+
+
+def test_the_record_round_trips_through_json_and_old_reports_stay_without_it():
+    use = quiet_use(others_cpus=1.0, busy_processes=(schema.BusyProcess(7, "x", 0.5),))
+    rec = noise.record(use, [result([1_000_000 + i * 1000 for i in range(100)])], {})
+    again = schema.Noise.from_json(json.loads(json.dumps(rec.to_json())))
+    assert again == rec
+    report = schema.Report(
+        bridge_version="t",
+        created="c",
+        command=[],
+        reproduce="",
+        settings={"ci_target": 0.02},
+        environment={},
+        runtimes=(),
+        results=(),
+        noise=rec,
+    )
+    assert schema.Report.from_json(json.loads(schema.dumps(report))) == report
+    assert "noise" not in schema.Report.from_json({**report.to_json(), "noise": None}).to_json()
+
+
+def test_every_view_shows_the_noise():
+    use = quiet_use(others_cpus=1.2)
+    report = schema.Report(
+        bridge_version="t",
+        created="c",
+        command=[],
+        reproduce="",
+        settings={"ci_target": 0.02},
+        environment={},
+        runtimes=(),
+        results=(),
+        unstable=(schema.UnstableCell("sha256", "openssl@3.0.19", "speed-evp", 64, "on", 0.031),),
+        noise=noise.record(use, [], {}),
+    )
+    paragraphs = noise_view.lines(report)
+    assert paragraphs[0] == (
+        "Unstable (95% CI wider than ±2%): openssl@3.0.19 speed-evp hw on: ±3.1% at 64 B."
+        " Rerun with --until-stable to sample them until they are stable."
+    )
+    assert paragraphs[1].startswith("During the run: 10.0 s, load average 0.10 before")
+    assert paragraphs[2].startswith("Warning: other processes used 1.2 of 2 CPUs")
+    assert paragraphs[3].startswith("Advice: run again on a quieter machine")
+    for fmt in ("table", "markdown", "text"):
+        shown = RENDERERS[fmt](report)
+        assert "other processes used 1.2 of 2 CPUs" in shown
+        assert "speed-evp hw on" in shown
+    assert "+/-3.1% at 64 B" in RENDERERS["text"](report)  # ASCII for email
+
+
+def test_smt_siblings_come_from_sysfs(tmp_path):
+    assert environment.parse_cpu_list("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    for cpu, siblings in ((0, "0,2"), (1, "1,3"), (2, "0,2"), (3, "1,3")):
+        topo = tmp_path / f"cpu{cpu}" / "topology"
+        topo.mkdir(parents=True)
+        (topo / "thread_siblings_list").write_text(siblings + "\n")
+    assert environment.collect_smt(tmp_path) == {"smt_siblings": [[0, 2], [1, 3]]}
+    (tmp_path / "cpu4" / "topology").mkdir(parents=True)
+    (tmp_path / "cpu4" / "topology" / "thread_siblings_list").write_text("4\n")
+    assert environment.collect_smt(tmp_path) == {"smt_siblings": [[0, 2], [1, 3]]}
+    assert environment.collect_smt(tmp_path / "absent") == {}

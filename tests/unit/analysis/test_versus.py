@@ -1,0 +1,315 @@
+"""Runtimes against each other within one run (bridge.analysis.versus), and how every
+line names its runtime when a kind has several: fixed samples, known
+answers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from bridge.analysis import versus
+from bridge.render import RENDERERS, common, plot, ratios, summary
+from bridge.report import schema
+from bridge.report.hw import Hw
+
+SETTINGS = {"samples": 20, "rounds": 5, "openssl_runs": 5, "quick": False}
+
+
+def runtime(rid: str, kind: str = "erlang", hw: Hw = Hw.ON) -> schema.Runtime:
+    return schema.Runtime(rid, kind, f"/opt/{rid}/bin/erl", rid.split("@")[1], {}, hw)
+
+
+def result(rid: str, per_call: list[float], size: int = 16, hw: Hw = Hw.ON, call="hash"):
+    """A cell whose samples give these per-call times (loops of 1000)."""
+    return schema.Result(
+        scenario="sha256",
+        runtime=rid,
+        call=f"crypto:{call}(sha256, Data)" if not rid.startswith("openssl") else "openssl speed",
+        call_id=call,
+        api="",
+        semantics="one-shot",
+        algorithm="sha256",
+        size=size,
+        hw=hw,
+        samples=tuple(round(x * 1000) for x in per_call),
+        loops=1000,
+        output_hex="00",
+    )
+
+
+def report(results, runtimes, settings=SETTINGS, **more) -> schema.Report:
+    return schema.Report(
+        bridge_version="0",
+        created="",
+        command=[],
+        reproduce="",
+        settings=dict(settings),
+        environment={},
+        runtimes=tuple(runtimes),
+        results=tuple(results),
+        scenarios=({"name": "sha256", "kind": "hash", "description": "SHA256 over 16 B"},),
+        **more,
+    )
+
+
+def noisy(level: float, n: int = 20, spread: float = 0.01, seed: int = 1) -> list[float]:
+    rng = random.Random(seed)
+    return [level * (1 + rng.uniform(-spread, spread)) for _ in range(n)]
+
+
+TWO_OTPS = [runtime("erlang@23.2.6"), runtime("erlang@25.2.3")]
+
+
+def first_named(rep: schema.Report) -> schema.Difference:
+    (d,) = [d for d in versus.differences(rep) if d.against == versus.FIRST]
+    return d
+
+
+def test_a_clear_difference_is_significant_with_its_ci():
+    rep = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(800, seed=2))],
+        TWO_OTPS,
+    )
+    d = first_named(rep)
+    assert d.verdict == "faster" and d.significant and d.rounds == 5
+    assert d.baseline_runtime == "erlang@23.2.6" and d.runtime == "erlang@25.2.3"
+    assert d.ratio == pytest.approx(0.8, rel=0.02) and d.ci95[0] < 0.8 < d.ci95[1]
+
+
+def test_a_small_difference_is_within_noise():
+    rep = report(
+        [
+            result("erlang@23.2.6", noisy(1000, spread=0.05)),
+            result("erlang@25.2.3", noisy(1010, spread=0.05, seed=2)),
+        ],
+        TWO_OTPS,
+    )
+    assert first_named(rep).verdict == "within noise"
+
+
+def test_drift_in_one_round_is_not_a_difference():
+    # Rounds of 4 samples. erlang@25 is hit by a slow spell in rounds 1 to 4
+    # (a shared machine), and is otherwise the same: the pooled CI clears the
+    # margin, but round 0 says the opposite.
+    base = noisy(1000, spread=0.002)
+    hit = [x * (1.3 if i >= 4 else 0.99) for i, x in enumerate(noisy(1000, spread=0.002, seed=3))]
+    rep = report([result("erlang@23.2.6", base), result("erlang@25.2.3", hit)], TWO_OTPS)
+    d = first_named(rep)
+    assert d.ci95[0] > 1.03  # what compare alone would call slower
+    assert d.verdict == "within noise" and "drift" in d.note
+
+
+def test_too_few_rounds_is_unresolved_not_significant():
+    rep = report(
+        [
+            result("erlang@23.2.6", noisy(1000, n=6)),
+            result("erlang@25.2.3", noisy(700, n=6, seed=2)),
+        ],
+        TWO_OTPS,
+        settings={"samples": 6, "rounds": 2, "openssl_runs": 1, "quick": True},
+    )
+    d = first_named(rep)
+    assert d.verdict == versus.UNRESOLVED and d.rounds == 2 and not d.significant
+    text = RENDERERS["text"](rep)
+    assert "--quick measures 2 rounds per cell" in text.replace("\n", " ")
+    assert "0.70x ?" in text
+
+
+def test_rounds_follow_the_session_schedule():
+    # 5 openssl runs spread over 20 rounds land in rounds 3, 7, 11, 15, 19.
+    rep = report(
+        [result("openssl@3.0.19", [1, 2, 3, 4, 5])],
+        [runtime("openssl@3.0.19", "openssl")],
+        {"samples": 100, "rounds": 20, "openssl_runs": 5},
+    )
+    assert versus.rounds_of(rep, rep.results[0]) == {
+        3: [1.0],
+        7: [2.0],
+        11: [3.0],
+        15: [4.0],
+        19: [5.0],
+    }
+    # Worker cells: 10 samples in 4 rounds -> 2, 3, 2, 3; then --until-stable
+    # rounds of the first round's size.
+    rep = report(
+        [result("erlang@23.2.6", list(range(12)))], TWO_OTPS[:1], {"samples": 10, "rounds": 4}
+    )
+    assert [len(v) for v in versus.rounds_of(rep, rep.results[0]).values()] == [2, 3, 2, 3, 2]
+
+
+def test_the_fastest_row_is_not_named_inside_the_noise():
+    level = [result("erlang@23.2.6", noisy(1000, spread=0.05))]
+    level.append(result("erlang@25.2.3", noisy(1005, spread=0.05, seed=2)))
+    sentence = summary.sentences(report(level, TWO_OTPS))[0]
+    assert "no clear fastest" in sentence and "fastest is" not in sentence
+    clear = [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1500, seed=2))]
+    sentence = summary.sentences(report(clear, TWO_OTPS))[0]
+    assert "fastest is crypto:hash(sha256, Data) on erlang@23.2.6" in sentence
+
+
+def test_version_sentences_state_each_size():
+    rep = report(
+        [
+            result("erlang@23.2.6", noisy(1000), size=16),
+            result("erlang@25.2.3", noisy(800, seed=2), size=16),
+            result("erlang@23.2.6", noisy(5000, seed=3), size=1024),
+            result("erlang@25.2.3", noisy(5010, seed=4), size=1024),
+        ],
+        TWO_OTPS,
+    )
+    (line,) = [s for s in summary.sentences(rep) if "relative to erlang@23.2.6" in s]
+    assert "at 16 bytes, erlang@25.2.3 0.80× (CI" in line and ": faster)" in line
+    assert "at 1 KiB, erlang@25.2.3 1.00× (CI" in line and ": within noise)" in line
+
+
+def test_reports_keep_their_differences_and_older_ones_compute_them():
+    rep = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(800, seed=2))],
+        TWO_OTPS,
+    )
+    assert rep.differences is None and "differences" not in rep.to_json()
+    stored = schema.Report.from_json(
+        {**rep.to_json(), "differences": [d.to_json() for d in versus.differences(rep)]}
+    )
+    assert stored.differences == versus.of(rep)
+    assert schema.Report.from_json(stored.to_json()).to_json() == stored.to_json()
+
+
+# -- names -------------------------------------------------------------------
+
+
+def verdict(rid: str) -> schema.HwVerdict:
+    return schema.HwVerdict(
+        "sha256",
+        rid,
+        "crypto:hash(sha256, Data)",
+        "hash",
+        "sha",
+        16,
+        "not-used",
+        1.0,
+        (0.99, 1.01),
+        f"Erlang crypto:hash(sha256, Data) {NOT_USED}",
+    )
+
+
+NOT_USED = "does not use SHA extensions: 1.00× at 16 bytes, within noise"
+
+
+def test_stored_explanations_name_their_runtime_when_a_kind_has_several():
+    one = report(
+        [result("erlang@23.2.6", noisy(1000))], TWO_OTPS[:1], verdicts=(verdict("erlang@23.2.6"),)
+    )
+    assert common.explanation(one, one.verdicts[0]).startswith(
+        "Erlang crypto:hash(sha256, Data) does not"
+    )
+    two = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1000, seed=2))],
+        TWO_OTPS,
+        verdicts=(verdict("erlang@23.2.6"), verdict("erlang@25.2.3")),
+    )
+    lines = common.verdict_lines(two, "sha256")[2:]
+    assert lines == [
+        f"- Erlang crypto:hash(sha256, Data) on erlang@23.2.6 {NOT_USED}",
+        f"- Erlang crypto:hash(sha256, Data) on erlang@25.2.3 {NOT_USED}",
+    ]
+
+
+def test_fits_and_unstable_cells_name_their_runtime():
+    fits = tuple(
+        schema.CostFit(
+            "sha256",
+            rid,
+            "crypto:hash(sha256, Data)",
+            "hash",
+            "on",
+            300.0,
+            0.77,
+            1.3,
+            1.0,
+            0.01,
+            (16, 64, 256),
+        )
+        for rid in ("erlang@23.2.6", "erlang@25.2.3")
+    )
+    unstable = (schema.UnstableCell("sha256", "erlang@25.2.3", "hash", 16, "on", 0.031),)
+    rep = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1000, seed=2))],
+        TWO_OTPS,
+        fits=fits,
+        unstable=unstable,
+    )
+    table = common.fit_lines(rep, "sha256")
+    assert table[2].split()[0] == "runtime"
+    assert [line.split()[0] for line in table[4:]] == ["erlang@23.2.6", "erlang@25.2.3"]
+    assert any("erlang@25.2.3 hash at 16 bytes" in line for line in common.problem_lines(rep))
+
+
+def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
+    rs = [
+        result(rid, noisy(n), size=size, hw=hw, call=call)
+        for rid, n in (("erlang@23.2.6", 1000), ("erlang@25.2.3", 900))
+        for hw in (Hw.ON, Hw.OFF)
+        for call in ("hash", "hash_other")
+        for size in (16, 1024)
+    ]
+    drawn = plot.series([("r.json", report(rs, TWO_OTPS))])
+    assert len(drawn) == 8 and len({s.label for s in drawn}) == 8
+    assert all(s.label.startswith(s.runtime + ": ") and f"(hw {s.hw})" in s.label for s in drawn)
+    colour = {s.runtime: s.colour for s in drawn}
+    assert all(s.colour == colour[s.runtime] for s in drawn) and len(set(colour.values())) == 2
+    assert {s.linestyle for s in drawn if s.hw == "on"} == {"-"}
+    assert {s.linestyle for s in drawn if s.hw == "off"} == {"--"}
+    assert len({s.marker for s in drawn}) == 2  # one per call
+    title = plot.title("sha256", drawn, 1)
+    assert "solid = machine as found" in title and "dashed = hardware feature masked" in title
+    on_only = [s for s in drawn if s.hw == "on"]
+    assert "dashed" not in plot.title("sha256", on_only, 1)
+
+
+def test_ratio_cells_say_what_they_are():
+    d = schema.Difference(
+        "s", 16, "on", versus.FIRST, "b", "c", "a", "c", 1.0625, (1.01, 1.08), "within noise", 5
+    )
+    assert ratios.text(d) == "1.06× (1.01–1.08) noise"
+    assert (
+        ratios.text(d.__class__(**{**d.__dict__, "verdict": "slower", "ci95": (1.04, 1.08)}))
+        == "1.06× (1.04–1.08) sig"
+    )
+    assert ratios.text(d.__class__(**{**d.__dict__, "verdict": versus.UNRESOLVED})) == "1.06× ?"
+    assert (
+        ratios.text(d.__class__(**{**d.__dict__, "verdict": versus.UNKNOWN, "ci95": None}))
+        == "1.06×"
+    )
+
+
+def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():
+    assert [versus.agreeing_rounds_needed(k) for k in (6, 10, 20, 30)] == [6, 9, 15, 20]
+    # 23 of 30 rounds agreeing is a difference; 19 of 30 is not.
+    base = [1000.0] * 300
+    per_round = [0.8 if i < 23 else 1.2 for i in range(30)]
+    other = [1000.0 * per_round[i // 10] for i in range(300)]
+    settings = {"samples": 300, "rounds": 30, "openssl_runs": 6}
+    rep = report(
+        [result("erlang@23.2.6", base), result("erlang@25.2.3", other)], TWO_OTPS, settings
+    )
+    assert first_named(rep).verdict == "faster"
+    per_round = [0.8 if i < 19 else 1.2 for i in range(30)]
+    other = [1000.0 * per_round[i // 10] for i in range(300)]
+    rep = report(
+        [result("erlang@23.2.6", base), result("erlang@25.2.3", other)], TWO_OTPS, settings
+    )
+    d = first_named(rep)
+    assert d.verdict == "within noise" and "19 of 30 rounds" in d.note
+
+
+def test_a_pasted_line_with_no_operations_makes_no_ratio():
+    # openssl speed can print "0 ... in 0.00s"; import-speed keeps it as 0 ns.
+    from bridge.speed import importer
+
+    doc = "+F4:1:256:0.1:0.2\nDoing 256 bit sign ecdsa's for 10s: 5 256 bit ECDSA signs in 0.00s\n"
+    rep, _ = importer.to_report(doc, "doc", [])
+    assert all(d.ratio > 0 for d in rep.differences)
+    for fmt in ("table", "markdown", "text"):
+        RENDERERS[fmt](rep)  # renders, no ZeroDivisionError

@@ -1,0 +1,102 @@
+"""Tests moved from test_scenario.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from bridge.catalog import scenario
+from bridge.errors import UsageError
+
+GOOD = {
+    "name": "t",
+    "description": "d",
+    "kind": "mac",
+    "digest": "sha1",
+    "key_bytes": 20,
+    "sizes": [16],
+    "calls": {"erlang": ["macN"]},
+}
+
+
+def test_builtin_hmac_sha1_is_the_thread_benchmark():
+    sc = scenario.load("hmac-sha1")
+    assert (sc.kind, sc.digest, sc.key_bytes, sc.sizes, sc.mac_bytes) == (
+        "mac",
+        "sha1",
+        20,
+        (1000,),
+        10,
+    )
+    assert sc.calls["erlang"] == ("macN",)
+    assert "sha" in sc.features
+
+
+def test_every_builtin_scenario_loads():
+    names = scenario.available()
+    assert "hmac-sha1" in names
+    for name in names:
+        assert scenario.load(name).name == name
+
+
+def test_unknown_scenario_lists_known_ones():
+    with pytest.raises(UsageError, match="unknown scenario 'nope'.*hmac-sha1"):
+        scenario.load("nope")
+
+
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        ({"kind": "eval"}, "kind"),
+        ({"digest": "rot13"}, "digest"),
+        ({"sizes": [0]}, "sizes"),
+        ({"sizes": [-5]}, "sizes"),
+        ({"sizes": ["16"]}, "sizes"),
+        ({"sizes": [2**40]}, "sizes"),
+        ({"sizes": []}, "sizes"),
+        ({"key_bytes": 0}, "key_bytes"),
+        ({"mac_bytes": 21}, "mac_bytes"),
+        ({"calls": {"erlang": ["os:cmd"]}}, "calls.erlang"),
+        ({"calls": {"perl": ["x"]}}, "calls.perl"),
+        ({"calls": {"erlang": ["hash"]}}, "calls.erlang"),
+        ({"features": ["warp"]}, "features"),
+        ({"exec": "rm -rf /"}, "exec"),
+        ({"name": "a\x00b"}, "name"),
+        ({"name": "hmac\u202e1ahs"}, "name"),
+        ({"name": "\x1b[2Jx"}, "name"),
+        ({"name": "Upper"}, "name"),
+        ({"name": "../up"}, "name"),
+        ({"name": "-dash"}, "name"),
+        ({"name": "x" * 65}, "name"),
+    ],
+)
+def test_validation_names_file_key_and_expectation(change, key):
+    with pytest.raises(UsageError) as err:
+        scenario.parse({**GOOD, **change}, "my.toml")
+    assert "my.toml" in err.value.message and f"'{key}'" in err.value.message
+    assert "expected" in err.value.message
+
+
+def test_malformed_toml_file(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = [unclosed")
+    with pytest.raises(UsageError, match="not valid TOML"):
+        scenario.load(str(bad))
+
+
+def test_builtin_names_follow_the_name_rule():
+    assert all(scenario.NAME.fullmatch(name) for name in scenario.available())
+
+
+@pytest.mark.parametrize("name", ["x" * 5000, "a\x00b", "hmac\u202esha1", "Hmac-SHA1", "-x", ""])
+def test_a_name_that_no_scenario_has_is_refused_before_any_lookup(name):
+    with pytest.raises(UsageError, match="is not a scenario name") as err:
+        scenario.find(name)
+    line = err.value.one_line()
+    assert len(line) < 400 and "\x00" not in line and "\u202e" not in line
+
+
+@pytest.mark.parametrize("path", ["/" + "x" * 5000 + ".toml", "dir/a\x00b.toml"])
+def test_a_path_the_file_system_refuses_is_a_usage_error(path):
+    with pytest.raises(UsageError, match="scenario file") as err:
+        scenario.find(path)
+    assert len(err.value.one_line()) < 400

@@ -1,0 +1,81 @@
+"""Report views, compare, plot, replay and until-stable.
+
+Golden files pin the markdown and text renderings of a fixed report (written
+by the current schema version, kept as a fixture so old reports stay
+readable). Regenerate them with BRIDGE_UPDATE_GOLDEN=1 after a deliberate
+change, and read the diff."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from bridge.analysis import compare
+from bridge.render import RENDERERS
+from bridge.report import schema
+from tests.conftest import FIXTURES
+
+FIX = FIXTURES
+
+
+REPORT = FIX / "report-hmac-sha1-v1.json"
+
+
+GOLDEN = FIX / "golden"
+
+
+@pytest.mark.parametrize("fmt, suffix", [("markdown", "md"), ("text", "txt")])
+def test_golden_renderings(fmt, suffix):
+    rendered = RENDERERS[fmt](schema.load(REPORT))
+    golden = GOLDEN / f"report-hmac-sha1.{suffix}"
+    if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
+        golden.write_text(rendered)
+    assert rendered == golden.read_text()
+
+
+def test_text_view_is_mail_safe():
+    text = RENDERERS["text"](schema.load(REPORT))
+    assert max(len(line) for line in text.splitlines()) <= 72
+    assert text.isascii()
+    # Summary first, then tables, provenance, reproduce.
+    order = [
+        text.index(s)
+        for s in ("hmac-sha1 at 1000 bytes", "== hmac-sha1", "Environment:", "Reproduce:")
+    ]
+    assert order == sorted(order)
+
+
+def test_markdown_opens_with_sentences_and_ends_with_reproduce():
+    md = RENDERERS["markdown"](schema.load(REPORT))
+    first_items = [line for line in md.splitlines() if line.startswith("- ")][:2]
+    assert first_items and first_items[0].startswith("- hmac-sha1 at 1000 bytes: ")
+    assert md.rstrip().endswith("```") and "bridge run hmac-sha1" in md.splitlines()[-2]
+
+
+def test_fixture_report_reads_back_unchanged():
+    data = json.loads(REPORT.read_text())
+    again = schema.Report.from_json(data).to_json()
+    assert again["results"] == data["results"] and again["verdicts"] == data["verdicts"]
+
+
+def test_compare_a_report_with_itself_is_all_noise():
+    r = schema.load(REPORT)
+    rows = compare.pair(r, r)
+    assert rows and all(row.verdict == "within noise" for row in rows)
+    assert all(row.ratio == 1.0 for row in rows)
+
+
+def test_compare_matches_runtimes_by_kind_not_id():
+    data = json.loads(REPORT.read_text())
+    renamed = json.loads(json.dumps(data).replace("erlang@25.2.3", "erlang@27.1"))
+    for rt in renamed["runtimes"]:
+        if rt["kind"] == "erlang":
+            rt["version"] = "OTP 27.1"
+    a, b = schema.Report.from_json(data), schema.Report.from_json(renamed)
+    rows = compare.pair(a, b)
+    erl = [row for row in rows if row.kind == "erlang"]
+    assert erl and erl[0].runtime_a == "erlang@25.2.3" and erl[0].runtime_b == "erlang@27.1"
+    diff = dict(compare.environment_diff([a, b]))
+    assert diff["OTP"] == ["OTP 25.2.3", "OTP 27.1"]

@@ -1,0 +1,135 @@
+"""A three-OTP, two-openssl run, as every view renders it, pinned by golden
+files. The report is a fixture saved once from a real run on this project's
+machine (tests/fixtures/roundtrip/versions-3otp-2openssl.json):
+
+    bridge run sha256 hmac-sha1 --sizes 16,1k,16k --samples 20 --sample-ms 2
+      --warmup-ms 20 --rounds 5 --openssl-runs 3
+      --erl <bullseye>/bin/erl --erl /usr/bin/erl --erl /usr/lib/erlang/bin/erl
+      --openssl <bullseye>/bin/openssl --openssl /usr/bin/openssl
+
+OTP 23.2.6 on OpenSSL 1.1.1w (Debian bullseye, scripts/fetch-runtimes), and
+OTP 25.2.3 on OpenSSL 3.0.19 reached by two paths, which bridge treats as two
+installations: erlang@25.2.3 and erlang@25.2.3#2 (only OTP 23 and 25 exist
+here). BRIDGE_UPDATE_GOLDEN=1 rewrites the golden files; read the diff."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+
+import pytest
+
+from bridge.analysis import compare, versus
+from bridge.render import RENDERERS, plot
+from bridge.render.compare import render as render_compare
+from bridge.report import schema
+from tests.conftest import FIXTURES
+
+REPORT = FIXTURES / "roundtrip" / "versions-3otp-2openssl.json"
+GOLDEN = FIXTURES / "golden"
+VIEWS = [("table", "table.txt"), ("markdown", "md"), ("text", "txt")]
+
+
+@pytest.fixture(scope="module")
+def report() -> schema.Report:
+    return schema.load(REPORT)
+
+
+@pytest.mark.parametrize("fmt, suffix", VIEWS)
+def test_golden(report, fmt, suffix):
+    rendered = RENDERERS[fmt](report)
+    golden = GOLDEN / f"versions-3otp-2openssl.{suffix}"
+    if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
+        golden.write_text(rendered)
+    assert rendered == golden.read_text()
+
+
+def masked(report: schema.Report, text: str) -> list[str]:
+    """Each line with its runtime ids and sizes made tokens and its other
+    numbers made '#': two lines that still read alike say the same thing of
+    the same runtime and size, or fail to say which runtime they are about."""
+    ids = sorted({rt.id for rt in report.runtimes}, key=len, reverse=True)
+    sizes: dict[str, str] = {}
+
+    def size(m: re.Match) -> str:
+        return sizes.setdefault(m[0], f"<size {chr(ord('a') + len(sizes))}>")
+
+    out = []
+    for line in text.splitlines():
+        for n, rid in enumerate(ids):
+            line = line.replace(rid, f"<runtime {chr(ord('a') + n)}>")
+        line = re.sub(r"\b\d+ (?:bytes|B|KiB)\b", size, line)
+        out.append(re.sub(r"\d[\d,.]*", "#", line))
+    return out
+
+
+def test_no_two_lines_differ_only_in_their_numbers(report):
+    # Verdicts and summary sentences, one line each in the markdown view.
+    starts = ("- Erlang", "- Python", "- openssl", "- sha256", "- hmac-sha1")
+    lines = [x for x in masked(report, RENDERERS["markdown"](report)) if x.startswith(starts)]
+    assert len(lines) > 20
+    repeated = {x for x in lines if lines.count(x) > 1}
+    assert not repeated, repeated
+
+
+def test_every_erlang_and_openssl_line_names_its_runtime(report):
+    table = RENDERERS["table"](report)
+    verdicts = [x for x in table.splitlines() if x.startswith(("- Erlang", "- openssl"))]
+    assert verdicts and all(re.search(r" on (erlang|openssl)@", x) for x in verdicts)
+    fits = [
+        x
+        for x in table.splitlines()
+        if re.match(r"(erlang|openssl|python)@\S+ +(crypto|openssl|hashlib|hmac)", x)
+    ]
+    assert len(fits) > 30  # table rows and cost-model rows alike start with the runtime
+    md = RENDERERS["markdown"](report)
+    sentences = [
+        x
+        for x in md.splitlines()
+        if x.startswith("- ") and ("crypto:" in x or "openssl speed" in x)
+    ]
+    assert sentences and all(re.search(r"(erlang|openssl)@", x) for x in sentences)
+
+
+def test_differences_carry_cis_and_verdicts(report):
+    diffs = versus.of(report)
+    assert report.differences is not None and diffs == report.differences
+    first = [d for d in diffs if d.against == versus.FIRST]
+    # Two OTPs against OTP 23 and openssl 3 against 1.1.1w: every call, size and hw.
+    assert {d.runtime for d in first} == {"erlang@25.2.3", "erlang@25.2.3#2", "openssl@3.0.19"}
+    assert {d.baseline_runtime for d in first} == {"erlang@23.2.6", "openssl@1.1.1w"}
+    assert all(d.ci95 and d.ci95[0] <= d.ratio <= d.ci95[1] for d in first)
+    verdicts = {d.verdict for d in diffs}
+    assert {"within noise", "slower"} <= verdicts and versus.UNRESOLVED not in verdicts
+    for fmt in ("table", "markdown"):
+        assert "× first named" in RENDERERS[fmt](report)
+    text = RENDERERS["text"](report)
+    assert "x first named" in text and " noise" in text and " sig" in text
+
+
+def test_the_plot_names_and_colours_each_runtime(report, tmp_path):
+    drawn = plot.series([("versions", report)])
+    runtimes = {rt.id for rt in report.runtimes}
+    assert {s.runtime for s in drawn} == runtimes
+    assert all(s.label.startswith(f"{s.runtime}: ") for s in drawn)
+    assert len({(s.scenario, s.label) for s in drawn}) == len(drawn)
+    assert len({s.colour for s in drawn}) == len(runtimes)  # one colour per runtime
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "p.svg"
+    assert plot.plot([("versions", report)], out) == len(drawn)
+    svg = html.unescape(out.read_text())
+    assert all(s.label in svg for s in drawn)
+    assert "dashed = hardware feature masked" in svg
+
+
+def test_compare_rows_name_their_runtimes(report):
+    rows = compare.pair(report, report)
+    text = render_compare(compare.compare([report, report], ["a", "b"]), "table")
+    named = [x for x in text.splitlines() if x.startswith(("sha256 ", "hmac-sha1 "))]
+    assert len(named) == len(rows)
+    assert all(
+        re.match(r"\S+ +(erlang|openssl)@\S+ ", x)
+        for x in named
+        if " erlang " in x or " openssl " in x
+    )
