@@ -111,6 +111,10 @@ def _semantic(d: dict[str, Any]) -> str | None:
         problem = _result(r)
         if problem:
             return f"{where}: {problem}"
+    for i, v in enumerate(_section(d, "verdicts")):
+        # A verdict that says used or not-used stands on its measured speedup.
+        if v.get("verdict") in _MEASURED_VERDICTS and v.get("speedup") is None:
+            return f"$.verdicts[{i}]: a {v['verdict']!r} verdict without its speedup"
     for name, fields in _REFERENCES:
         for i, x in enumerate(_section(d, name)):
             for f in fields:
@@ -118,6 +122,8 @@ def _semantic(d: dict[str, Any]) -> str | None:
                     return f"$.{name}[{i}].{f}: {_short(str(x[f]), 60)!r} is not among the runtimes"
     return None
 
+
+_MEASURED_VERDICTS = ("used", "not-used")
 
 # Sections whose records name a runtime of the same report.
 _REFERENCES = (
