@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -21,7 +22,10 @@ from bridge.cli import main as commands
 from bridge.errors import BridgeError
 from tests.conftest import FIXTURES
 
-BOUNDED = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+# 40 reports rendered and 10 plotted keep `make test` near its ten minutes;
+# BRIDGE_FUZZ_SCALE=10 runs ten times as many (bench, or before a release).
+SCALE = int(os.environ.get("BRIDGE_FUZZ_SCALE", "1"))
+BOUNDED = settings(max_examples=40 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
 SOURCES = {
     name: json.loads((FIXTURES / name).read_text())
     for name in ("report-hmac-sha1-v1.json", "roundtrip/run-mix1.json")
@@ -131,7 +135,7 @@ def test_mutated_reports_render_or_fail_cleanly(m):
         _run(["compare", str(path), BASELINE, "--format", "json"])
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated())
 def test_mutated_reports_plot_or_fail_cleanly(m):
     doc = m.doc
