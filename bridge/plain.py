@@ -64,6 +64,14 @@ def printable(text: str, keep_newlines: bool = False, keep_tabs: bool = False) -
     return (_BUT_NEWLINE if keep_newlines else _ALL).sub(_escape, text)
 
 
+def visible(text: str) -> str:
+    """`text` with every character that str.isprintable() refuses written as
+    Python writes it (\\x1b, \\u200b, \\n): stricter than `printable`, for
+    short quotes of a file's own values in a message (report checks, the
+    twins' cache), where nothing invisible belongs."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def escaped(render: Callable[P, str]) -> Callable[P, str]:
     """A renderer whose output is `printable`, its line breaks kept."""
 

@@ -82,12 +82,8 @@ def twins_problem(key: str, value: object) -> str | None:
     if len(key) > MAX_KEY:
         return f"a key of {len(key)} characters"
     if value is not None and _mask_env(value) is None:
-        return f"not a capability mask for {_printable(key[:60])!r}"
+        return f"not a capability mask for {plain.visible(key[:60])!r}"
     return None
-
-
-def _printable(text: str) -> str:
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _discard_guesses(path: Path, why: str) -> dict[str, dict[str, str] | None]:

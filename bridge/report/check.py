@@ -17,6 +17,7 @@ import math
 from importlib import resources
 from typing import Any
 
+from bridge import plain
 from bridge.errors import UsageError
 
 SCHEMA_FILE = "report-1.schema.json"
@@ -73,7 +74,7 @@ def _where(path: Any) -> str:
 
 def _short(text: str, limit: int = 160) -> str:
     """One line of printable text: the message quotes the report's values."""
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    text = plain.visible(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
