@@ -82,6 +82,13 @@ class Scenario:
     def with_concurrency(self, levels: tuple[int, ...]) -> Scenario:
         return dataclasses.replace(self, concurrency=levels)
 
+    def with_call(self, runtime: str, call_id: str) -> Scenario:
+        """The scenario with one more call (`bridge run --with`), after its own."""
+        ids = self.calls.get(runtime, ())
+        if call_id in ids:
+            return self
+        return dataclasses.replace(self, calls={**self.calls, runtime: (*ids, call_id)})
+
     def to_json(self) -> dict[str, Any]:
         """The scenario as data: `parse(to_json())` gives it back (replay).
         Keys in the order reports have always had them."""

@@ -119,6 +119,15 @@ class _RunCommand(click.Command):
 )
 @click.option("--file-size", help="File size for file-digest scenarios, e.g. 64M or 1G.")
 @click.option(
+    "--with",
+    "with_calls",
+    multiple=True,
+    metavar="[RUNTIME:]CALL",
+    help="Also time this call in every scenario of its kind (repeatable), e.g. the opt-in"
+    " alternatives that bridge list names: --with rand_bytes, --with pbkdf2_mac,"
+    " --with public_key:verify.",
+)
+@click.option(
     "--method",
     type=click.Choice(["bridge", "tc"]),
     default="bridge",
