@@ -78,6 +78,7 @@ safe_once(Once) ->
         error:{notsup, _, Desc} -> {error, {unsupported, bridge_args:format("~ts", [Desc])}};
         error:notsup -> {error, {unsupported, <<"not supported by this crypto library">>}};
         error:{badarg, _, Desc} -> {error, {bad_request, bridge_args:format("~ts", [Desc])}};
+        error:{bridge_user, Message} -> {error, {failed, Message}};
         Class:Reason -> {error, {failed, bridge_args:format("~p:~0p", [Class, Reason])}}
     end.
 
@@ -243,6 +244,9 @@ prepare_call(<<"agree_fresh">>, Args) ->
     with_table(fun bridge_api:agreement_curve/1, Args, fun(Curve) ->
         {ok, generate_compute, bridge_loops:agree_fresh(Curve, PeerPub)}
     end);
+%% The user's expressions: only in a node started with them (bridge_user).
+prepare_call(<<"user">>, Args) ->
+    bridge_user:prepare(Args);
 prepare_call(Other, _Args) ->
     {error, {unknown_call, <<"unknown call: ", (printable(Other))/binary>>}}.
 

@@ -32,13 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge import plain
-from bridge.catalog import calls, scenario
+from bridge.catalog import calls, scenario, usercode
 from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
 from bridge.measure.plan import Plan
 from bridge.report import schema
 from bridge.report.hw import HwMode
+from bridge.runtimes.usercode import plan_code
 from bridge.settings import BOUNDS, Bound, Settings
 from bridge.system import discover, proc, runenv
 
@@ -303,6 +304,9 @@ class Replay:
     mapping: list[str] = field(default_factory=list)  # "replay: X (report) -> Y"
     warnings: list[str] = field(default_factory=list)
     recorded: list[str] = field(default_factory=list)  # --as-recorded: what will run
+    # The report's user calls (bridge time, [[calls]]), each as it will run:
+    # a replay runs them only once the user has seen them and said yes.
+    expressions: list[str] = field(default_factory=list)
 
 
 def from_report(
@@ -365,8 +369,32 @@ def from_report(
         env=given,
         libcrypto=plans.libcrypto_dirs(tuple(dirs)),
     )
+    user = tuple(uc for sc in loaded for uc in sc.user_calls)
+    if user:
+        out.expressions = [
+            f"{_printable(sc.name, 64)}: {usercode.NAMES[uc.runtime]}:"
+            f" {_printable(uc.shown, usercode.MAX_EXPR)}"
+            for sc in loaded
+            for uc in sc.user_calls
+        ]
+        out.plan = dataclasses.replace(out.plan, user=plan_code(user, (), ()))
     plans.check_room(out.plan)
     return out
+
+
+def confirm_code(replay: Replay, yes: bool, interactive: bool, ask: Callable[[str], bool]) -> None:
+    """A report's user code runs only with the user's say-so: every expression
+    is shown (by the caller, from `replay.expressions`) and then confirmed on
+    a terminal, or given --yes; without either nothing runs."""
+    if not replay.expressions or yes:
+        return
+    if not interactive:
+        raise UsageError(
+            f"the report holds {len(replay.expressions)} user expression(s), shown above:"
+            " confirm on a terminal, or add --yes to run them without asking"
+        )
+    if not ask("Run this code?"):
+        raise UsageError("--replay: the report's user code was not confirmed; nothing was run")
 
 
 def _here(kind, wanted, local, out: Replay):

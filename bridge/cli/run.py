@@ -208,7 +208,11 @@ class _RunCommand(click.Command):
     help="With --replay: run the report's own executables and --libcrypto directories"
     " (and its harmless variables), after listing them and asking.",
 )
-@click.option("--yes", is_flag=True, help="With --as-recorded: run without asking.")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="With --replay: run --as-recorded executables, or the report's user code, without asking.",
+)
 @click.option(
     "-o",
     "--output",
@@ -257,8 +261,8 @@ def _check_as_recorded(replay: Path | None, as_recorded: bool, yes: bool) -> Non
     programs, which takes the user's say-so, on a terminal or with --yes."""
     if as_recorded and replay is None:
         raise UsageError("--as-recorded goes with --replay REPORT")
-    if yes and not as_recorded:
-        raise UsageError("--yes goes with --replay REPORT --as-recorded")
+    if yes and replay is None:
+        raise UsageError("--yes goes with --replay REPORT (--as-recorded, or a report's user code)")
     if as_recorded and not yes and not sys.stdin.isatty():
         raise UsageError(
             "--as-recorded runs the report's own programs: confirm on a terminal,"
@@ -280,6 +284,16 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan
             click.echo(f"  {line}", err=True)
         if not yes and not click.confirm("Run these?", default=False, err=True):
             raise UsageError("--as-recorded: not confirmed; nothing was run")
+    if replay.expressions:  # the report's user code (bridge time, [[calls]])
+        click.echo("the report holds user code; replaying it runs, on this machine:", err=True)
+        for line in replay.expressions:
+            click.echo(f"  {line}", err=True)
+        replaying.confirm_code(
+            replay,
+            yes,
+            sys.stdin.isatty(),
+            lambda q: click.confirm(q, default=False, err=True),
+        )
     return replay.plan
 
 

@@ -11,6 +11,7 @@ from bridge.catalog import calls
 from bridge.catalog.scenario import Scenario
 from bridge.nodes.distribution import NodePlan
 from bridge.report.hw import HwMode
+from bridge.runtimes.usercode import UserCode
 from bridge.settings import Settings
 from bridge.system.libcrypto import Directory
 
@@ -33,3 +34,6 @@ class Plan:
     env: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
     # --libcrypto: every runtime again with each directory's library.
     libcrypto: tuple[Directory, ...] = ()
+    # The user's calls with their code paths (bridge time, [[calls]]): None
+    # unless the command line brought them, and then no runtime has a user path.
+    user: UserCode | None = None

@@ -23,12 +23,13 @@ started one by one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from bridge.catalog import calls
+from bridge.catalog import calls, usercode
 from bridge.hw import ab, hardware
 from bridge.measure.plan import Plan
 from bridge.measure.session import Session, Starting
@@ -186,6 +187,14 @@ class Lineup:
             for cid in sc.calls.get(live.kind, ()):
                 for size in sc.sizes:
                     yield Job(sc, calls.CALLS[live.kind, cid], self.made(sc, size))
+            # The user's calls (bridge time, [[calls]]), after the scenario's own.
+            if self.plan.user is None or live.info.node_host:
+                continue
+            for n, uc in enumerate(sc.user_calls, 1):
+                if uc.kind == live.kind:
+                    call = usercode.as_call(sc, n)
+                    for size in sc.sizes:
+                        yield Job(sc, call, self.made(sc, size))
 
     def _masked_twin(self, node: _Node, live: Live) -> RuntimeSpec | None:
         """The twin of a ready runtime with the scenario's features masked
@@ -223,10 +232,16 @@ def runtime_specs(plan: Plan) -> list[RuntimeSpec]:
     local = lineup.specs(
         plan.settings, kinds, installations, plan.python, plan.openssl, given=plan.env
     )
+    if plan.user is not None:  # the user's calls: only a plan from the command line has them
+        local = [dataclasses.replace(s, make=_with_user(s.make, plan.user)) for s in local]
     if plan.nodes is None:
         return local
     known = [i for i in installations if i is not None]
     return local + remote.specs(plan.nodes, plan.settings, known)
+
+
+def _with_user(make, code):
+    return lambda hw, env: make(hw, env).with_user(code)
 
 
 def validate(plan: Plan) -> list[otp.Installation | None]:

@@ -51,7 +51,13 @@ class Job:
     def wire_args(self) -> dict[str, Any]:
         """The request's arguments: the operation, what it needs of the
         scenario, and the inputs."""
-        return {"call": self.call.op, **self.scenario.params(), **self.inputs.wire()}
+        args = {"call": self.call.op, **self.scenario.params(), **self.inputs.wire()}
+        if self.call.user:
+            # A user call is named by its key: the runtime was started with
+            # its expression (bridge.runtimes.usercode), no request carries code.
+            args |= {"expr": self.call.user, "size": self.inputs.size}
+            args["twice"] = int(self.call.check is calls.Check.DISTINCT)
+        return args
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,9 @@ class Runtime:
         self.given_env: dict[str, str] = {}
         # --libcrypto: a directory put in front of LD_LIBRARY_PATH.
         self.libcrypto_dir: str | None = None
+        # The user's calls this runtime starts with (bridge.runtimes.usercode.UserCode),
+        # given only by the command line: None, and no user path at all, otherwise.
+        self.user: Any = None
 
     def launch(self) -> None:
         """Begin starting, without waiting (nothing to do by default: start()
@@ -147,6 +156,10 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def with_user(self, code: Any) -> Runtime:
+        self.user = code
+        return self
 
     def with_env(self, given: Mapping[str, str]) -> Runtime:
         self.given_env = dict(given)
@@ -188,6 +201,7 @@ class WorkerRuntime(Runtime):
     def __init__(self, settings: Settings, hw: Hw = Hw.ON, mask_env=None):
         super().__init__(settings, hw, mask_env)
         self.worker: Worker | None = None
+        self.user_dir: Any = None  # bridge.runtimes.usercode.UserDir, made by argv()
 
     def argv(self) -> list[str]:
         raise NotImplementedError
@@ -250,6 +264,9 @@ class WorkerRuntime(Runtime):
         if self.worker is not None:
             self.worker.close()
             self.worker = None
+        if self.user_dir is not None:
+            self.user_dir.close()
+            self.user_dir = None
 
     def bench(self, job: Job, plan: BatchPlan) -> Batch:
         assert self.worker is not None
