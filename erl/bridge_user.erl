@@ -118,8 +118,9 @@ first_error(_) ->
 
 compile_elixir(File, Mod, Text) ->
     Code = 'Elixir.Code',
-    case code:ensure_loaded(Code) of
-        {module, Code} ->
+    %% Elixir's compiler keeps its state in the elixir application.
+    case {code:ensure_loaded(Code), application:ensure_all_started(elixir)} of
+        {{module, Code}, {ok, _}} ->
             {ok, Source} = file:read_file(File),
             try Code:compile_string(Source, unicode:characters_to_binary(File)) of
                 [{Mod, _} | _] -> {ok, Mod};
@@ -134,7 +135,10 @@ compile_elixir(File, Mod, Text) ->
 
 exception(Exc) ->
     try 'Elixir.Exception':message(Exc) of
-        M when is_binary(M) -> hd(binary:split(M, <<"\n">>) ++ [<<>>])
+        M when is_binary(M) ->
+            %% Without the generated file's name and place: the expression is shown.
+            Line = hd(binary:split(M, <<"\n">>) ++ [<<>>]),
+            iolist_to_binary(re:replace(Line, "^\\S*\\.ex:[0-9]+(:[0-9]+)?: ", ""))
     catch
         _:_ -> bridge_args:format("~0p", [Exc])
     end.

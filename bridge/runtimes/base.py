@@ -280,6 +280,10 @@ class WorkerRuntime(Runtime):
             args["loops"] = plan.loops
         timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
         reply = codec.props(self.worker.call("bench", args, timeout=timeout))
+        if job.call.user:  # the user's code may listen on loopback only
+            from bridge.runtimes import usercode
+
+            usercode.refuse_listeners(self.worker.pid, job, self.id)
         loops = int(reply["loops"])
         return Batch(
             api=text(reply["api"]),

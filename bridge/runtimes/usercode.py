@@ -221,3 +221,69 @@ def run_shell(
         said = f": {tail[-1][:160]}" if tail else ""
         raise OperationError("failed", f"sh:{command}: exited with status {done.returncode}{said}")
     return spent, done.stdout
+
+
+# -- listening sockets ---------------------------------------------------------------
+
+
+def listeners(pid: int) -> list[str]:
+    """The TCP sockets process `pid` listens on at an address other than
+    loopback ("0.0.0.0:4000"), read from /proc: its socket inodes against
+    its network namespace's tables."""
+    try:
+        inodes = set()
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    except OSError:
+        return []
+    out = []
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if len(f) < 10 or f[3] != "0A" or f[9] not in inodes:  # 0A: LISTEN
+                continue
+            address = _address(f[1])
+            if address is not None:
+                out.append(address)
+    return out
+
+
+def _address(hex_addr: str) -> str | None:
+    """The text of a non-loopback address:port of /proc/net/tcp{,6}; None for loopback."""
+    ip, _, port = hex_addr.partition(":")
+    raw = bytes.fromhex(ip)
+    # /proc writes each 32-bit word in host (little-endian) order.
+    words = [raw[i : i + 4][::-1] for i in range(0, len(raw), 4)]
+    addr = b"".join(words)
+    if len(addr) == 4:
+        if addr[0] == 127:
+            return None
+        return f"{'.'.join(map(str, addr))}:{int(port, 16)}"
+    if addr == bytes(15) + b"\1" or (addr[:12] == bytes(10) + b"\xff\xff" and addr[12] == 127):
+        return None
+    return f"[{addr.hex()}]:{int(port, 16)}"
+
+
+def refuse_listeners(pid: int | None, job, runtime_id: str) -> None:
+    """After a user call's batch: a runtime that now listens beyond loopback
+    is stopped (the session does so on a WorkerError), with the reason."""
+    if pid is None:
+        return
+    found = listeners(pid)
+    if found:
+        from bridge.errors import WorkerError
+
+        raise WorkerError(
+            f"{runtime_id}: {job.call.label(job.scenario, '')} listens on {', '.join(found)}:"
+            " a user call may listen on loopback (127.0.0.1, ::1) only; the runtime is stopped",
+            runtime=runtime_id,
+        )
