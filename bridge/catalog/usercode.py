@@ -84,6 +84,10 @@ class UserCall:
     def title(self) -> str:
         return self.label or self.shown
 
+    def describe(self) -> str:
+        """One line: its language and the expression, as it will run."""
+        return f"{NAMES[self.runtime]}: {self.shown}"
+
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"runtime": self.runtime, "expr": self.expr}
         if self.label:

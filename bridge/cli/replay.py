@@ -32,14 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bridge import plain
-from bridge.catalog import calls, scenario, usercode
+from bridge.catalog import calls, scenario
 from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
-from bridge.measure.plan import Plan
+from bridge.measure.plan import Plan, plan_code
 from bridge.report import schema
 from bridge.report.hw import HwMode
-from bridge.runtimes.usercode import plan_code
 from bridge.settings import BOUNDS, Bound, Settings
 from bridge.system import discover, proc, runenv
 
@@ -372,8 +371,7 @@ def from_report(
     user = tuple(uc for sc in loaded for uc in sc.user_calls)
     if user:
         out.expressions = [
-            f"{_printable(sc.name, 64)}: {usercode.NAMES[uc.runtime]}:"
-            f" {_printable(uc.shown, usercode.MAX_EXPR)}"
+            f"{_printable(sc.name, 64)}: {_printable(uc.describe(), 4100)}"
             for sc in loaded
             for uc in sc.user_calls
         ]

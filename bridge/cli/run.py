@@ -156,6 +156,21 @@ class _RunCommand(click.Command):
     " OpenSSL prefix's lib64/ or lib/), put in front of LD_LIBRARY_PATH (repeatable).",
 )
 @click.option(
+    "--pa",
+    "pa",
+    multiple=True,
+    metavar="DIR",
+    help="For a scenario file's own [[calls]]: add DIR to the Erlang node's code path"
+    " (as erl -pa; a _build/*/lib/*/ebin glob or a _build/ENV/lib directory too).",
+)
+@click.option(
+    "--python-path",
+    "python_path",
+    multiple=True,
+    metavar="DIR",
+    help="For a scenario file's own [[calls]]: DIR in front of the Python worker's sys.path.",
+)
+@click.option(
     "--request-timeout",
     type=bounded("timeout_slack_s"),
     default=30,

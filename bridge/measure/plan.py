@@ -11,7 +11,9 @@ from bridge.catalog import calls
 from bridge.catalog.scenario import Scenario
 from bridge.nodes.distribution import NodePlan
 from bridge.report.hw import HwMode
-from bridge.runtimes.usercode import UserCode
+from bridge.runtimes.usercode import UserCode, plan_code
+
+__all__ = ["Plan", "UserCode", "plan_code"]  # plan_code: the user calls' code, for the commands
 from bridge.settings import Settings
 from bridge.system.libcrypto import Directory
 

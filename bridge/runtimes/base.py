@@ -161,6 +161,25 @@ class Runtime:
         self.user = code
         return self
 
+    def bench_shell(self, job: Job, plan: BatchPlan, directory: str) -> Batch:
+        """A user's `sh:` command (bridge.runtimes.usercode), timed as a whole
+        process from spawn to exit, with this runtime's environment."""
+        from bridge.runtimes import usercode
+
+        mine = {uc.key: uc for uc in (self.user.of(self.kind) if self.user else ())}
+        uc = mine.get(job.call.user)
+        if uc is None:
+            raise OperationError("unknown_call", "this run was not started with that command")
+        samples, output = usercode.shell_samples(
+            uc, job, plan.samples, bool(plan.warmup_ms), (self.child_env(), directory)
+        )
+        return Batch(
+            api="/bin/sh -c (whole process)",
+            samples=samples,
+            loops=[1] * len(samples),
+            output=output,
+        )
+
     def with_env(self, given: Mapping[str, str]) -> Runtime:
         self.given_env = dict(given)
         return self

@@ -40,7 +40,6 @@ from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
-from bridge.runtimes import usercode
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelPlan, Runtime
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
@@ -451,32 +450,10 @@ class OpensslRuntime(Runtime):
         return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
 
     def _bench_shell(self, job: Job, plan: BatchPlan) -> Batch:
-        """A user's `sh:` command (bridge.runtimes.usercode), timed as a whole
-        process like `openssl kdf`, with this runtime's environment (and mask)."""
-        mine = {uc.key: uc for uc in (self.user.of("openssl") if self.user else ())}
-        uc = mine.get(job.call.user)
-        if uc is None:
-            raise OperationError("unknown_call", "this run was not started with that command")
+        """A user's `sh:` command, a whole process per sample like `openssl
+        kdf`, with this runtime's environment and mask (bridge.runtimes.usercode)."""
         assert self._tmp is not None
-        data_file = Path(self._tmp.name) / "user-data.bin"
-        data_file.write_bytes(job.inputs.data)
-        env = usercode.shell_env(self.child_env(), job.inputs, str(data_file))
-        timeout = 600 + self.settings.timeout_slack_s
-        command = (usercode.command(uc), env)
-        samples, output = [], b""
-        if plan.warmup_ms:
-            usercode.run_shell(command, job.inputs.data, timeout)
-        for _ in range(plan.samples):
-            spent, output = usercode.run_shell(command, job.inputs.data, timeout)
-            samples.append(spent)
-        if job.call.check is calls.Check.DISTINCT:
-            output += usercode.run_shell(command, job.inputs.data, timeout)[1]
-        return Batch(
-            api="/bin/sh -c (whole process)",
-            samples=samples,
-            loops=[1] * len(samples),
-            output=output,
-        )
+        return self.bench_shell(job, plan, self._tmp.name)
 
     def unsupported_reason(self, call: calls.Call, sc: Scenario) -> str:
         if self.flavour != "OpenSSL":

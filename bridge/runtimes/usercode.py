@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge.catalog import usercode
+from bridge.catalog import calls, usercode
 from bridge.catalog.usercode import UserCall
 from bridge.errors import OperationError, UsageError
 from bridge.system import proc
@@ -199,6 +199,30 @@ def shell_env(base: dict[str, str], inputs, data_file: str) -> dict[str, str]:
         "BRIDGE_IV": inputs.iv.hex(),
         "BRIDGE_COUNT": str(inputs.count or inputs.size),
     }
+
+
+def shell_samples(
+    uc: UserCall, job, samples: int, warm: bool, where: tuple[dict[str, str], str]
+) -> tuple[list[int], bytes]:
+    """`samples` runs of a `sh:` command on the job's inputs (after one run
+    to warm the page cache when `warm`): wall ns each, and its output (two
+    runs' outputs when the call is checked as random bytes)."""
+    base, directory = where
+    data_file = Path(directory) / "user-data.bin"
+    data_file.write_bytes(job.inputs.data)
+    env = shell_env(base, job.inputs, str(data_file))
+    timeout = 600 + 30.0
+    command_env = (command(uc), env)
+    data = job.inputs.data
+    if warm:
+        run_shell(command_env, data, timeout)
+    out, output = [], b""
+    for _ in range(samples):
+        spent, output = run_shell(command_env, data, timeout)
+        out.append(spent)
+    if job.call.check is calls.Check.DISTINCT:
+        output += run_shell(command_env, data, timeout)[1]
+    return out, output
 
 
 def run_shell(
