@@ -16,7 +16,7 @@
 %% expression, and the node serves the other expressions.
 -module(bridge_user).
 
--export([prepare/1]).
+-export([prepare/1, prepare_in/2]).
 
 -import(bridge_args, [bin_arg/2, pos_int/4, opt_int/5]).
 
@@ -24,11 +24,14 @@
           {ok, user_erlang | user_elixir, bridge_loops:timed_call()} | bridge_ops:error_reply().
 prepare(Args) ->
     case init:get_argument(bridge_user) of
-        {ok, [[Dir | _] | _]} -> prepare(Dir, Args);
+        {ok, [[Dir | _] | _]} -> prepare_in(Dir, Args);
         _ -> {error, {unknown_call, <<"unknown call: user (this node was not started with user code)">>}}
     end.
 
-prepare(Dir, Args) ->
+%% The same for the directory Dir (the EUnit tests give one).
+-spec prepare_in(file:filename(), bridge_args:args()) ->
+          {ok, user_erlang | user_elixir, bridge_loops:timed_call()} | bridge_ops:error_reply().
+prepare_in(Dir, Args) ->
     Key = bin_arg(<<"expr">>, Args),
     case valid_key(Key) of
         false -> {error, {bad_request, <<"argument expr must be 16 hex digits">>}};
@@ -101,7 +104,8 @@ load(Base, Mod, Text) ->
     end.
 
 compile_erlang(File, Mod, Text) ->
-    case compile:file(File, [binary, return_errors, nowarn_unused_vars]) of
+    Compiler = compiler(),
+    case Compiler:file(File, [binary, return_errors, nowarn_unused_vars]) of
         {ok, Mod, Bin} ->
             case code:load_binary(Mod, File, Bin) of
                 {module, Mod} -> {ok, Mod};
@@ -134,7 +138,8 @@ compile_elixir(File, Mod, Text) ->
     end.
 
 exception(Exc) ->
-    try 'Elixir.Exception':message(Exc) of
+    Exception = elixir_exception(),
+    try Exception:message(Exc) of
         M when is_binary(M) ->
             %% Without the generated file's name and place: the expression is shown.
             Line = hd(binary:split(M, <<"\n">>) ++ [<<>>]),
@@ -142,3 +147,9 @@ exception(Exc) ->
     catch
         _:_ -> bridge_args:format("~0p", [Exc])
     end.
+
+%% Modules outside the PLT lint uses (the compiler application, Elixir),
+%% called through a variable as bridge_loops calls removed crypto functions.
+compiler() -> compile.
+
+elixir_exception() -> 'Elixir.Exception'.

@@ -196,3 +196,35 @@ def test_a_replay_with_user_code_asks_and_refuses_without_a_terminal():
     assert asked == ["Run this code?"]
     replay.confirm_code(r, yes=True, interactive=False, ask=lambda q: False)
     replay.confirm_code(replay.Replay(plan=plan), yes=False, interactive=False, ask=lambda q: 0)
+
+
+def test_python_worker_has_a_user_path_only_when_started_with_one(tmp_path, monkeypatch):
+    import json
+
+    from bridge.errors import OperationError
+    from bridge.pyworker import ops
+    from bridge.pyworker import usercode as pyuser
+
+    monkeypatch.setattr(pyuser, "EXPRS", None)
+    monkeypatch.setattr(pyuser, "_compiled", {})
+    args = {"call": b"user", "expr": b"0123456789abcdef", "size": 3, "data": b"abc"}
+    args |= {"key": b"k", "iv": b"", "pub": b"", "sig": b""}
+    with pytest.raises(OperationError, match="no user code in this worker"):
+        ops.prepare("user", args)
+    mod = tmp_path / "mine.py"
+    mod.write_text("def twice(b):\n    return b + b\n")
+    exprs = {"0123456789abcdef": "mine.twice(data)", "00000000000000aa": "1/0"}
+    exprs["00000000000000bb"] = "hashlib.sha256(data"
+    file = tmp_path / "user.json"
+    file.write_text(json.dumps({"exprs": exprs, "path": [str(tmp_path)]}))
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    pyuser.enable(str(file))
+    api, once, loop = ops.prepare("user", args)
+    assert once() == b"abcabc" and loop(3) is None and "compiled once" in api
+    _, boom, _ = ops.prepare("user", {**args, "expr": b"00000000000000aa"})
+    with pytest.raises(OperationError, match=r"py:1/0 raised ZeroDivisionError"):
+        boom()
+    with pytest.raises(OperationError, match=r"py:hashlib.sha256\(data: SyntaxError"):
+        ops.prepare("user", {**args, "expr": b"00000000000000bb"})
+    with pytest.raises(OperationError, match="no such user expression"):
+        ops.prepare("user", {**args, "expr": b"ffffffffffffffff"})
