@@ -244,11 +244,20 @@ prepare_call(<<"agree_fresh">>, Args) ->
     with_table(fun bridge_api:agreement_curve/1, Args, fun(Curve) ->
         {ok, generate_compute, bridge_loops:agree_fresh(Curve, PeerPub)}
     end);
-%% The user's expressions: only in a node started with them (bridge_user).
+%% The user's expressions: only in a node bridge started with them
+%% (bridge_user). The module is named through a variable, so that the agent
+%% loaded into a running node (bridge_agent, renamed) does not carry it:
+%% there it is not loaded, and the call is refused.
 prepare_call(<<"user">>, Args) ->
-    bridge_user:prepare(Args);
+    User = user_module(),
+    case code:ensure_loaded(User) of
+        {module, User} -> User:prepare(Args);
+        _ -> {error, {unknown_call, <<"unknown call: user (no user code in this node)">>}}
+    end;
 prepare_call(Other, _Args) ->
     {error, {unknown_call, <<"unknown call: ", (printable(Other))/binary>>}}.
+
+user_module() -> bridge_user.
 
 %% An unsupported call's reason names the release it ran on.
 missing(What) ->
