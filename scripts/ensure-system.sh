@@ -3,7 +3,10 @@
 #   - Erlang/OTP with the crypto application (erlang-base erlang-crypto),
 #     EUnit for the Erlang-side tests (erlang-dev has eunit.hrl, erlang-eunit
 #     the modules), and dialyzer for make lint (erlang-dialyzer);
-#   - the openssl CLI.
+#   - the openssl CLI;
+#   - Elixir, for bridge time's ex: expressions (tests/cli/test_time.py runs one
+#     and, under CI=true, fails without it): Debian's elixir package, a few MB
+#     on top of the Erlang already installed.
 # Idempotent: a machine that has everything is left alone. Installing needs
 # root (apt-get); without it, say what to install and fail.
 set -euo pipefail
@@ -19,6 +22,7 @@ erl_ok() {
 
 erl_ok || missing+=(erlang-base erlang-crypto erlang-dev erlang-eunit erlang-dialyzer)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v elixir >/dev/null 2>&1 || missing+=(elixir)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

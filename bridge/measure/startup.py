@@ -169,7 +169,7 @@ class Lineup:
         if hw.as_found or not node.starting.spec.maskable:
             self.session.add(on, self.jobs(on))
             # Levels run on the machine as found; on the masked twin only for --hw off.
-            self.session.add_levels(on, self.jobs(on))
+            self.session.add_levels(on, self.level_jobs(on))
         for after in node.after:
             if isinstance(after, schema.Skipped):
                 self.session.skipped.append(after)
@@ -178,9 +178,14 @@ class Lineup:
                 if off is not None:
                     self.session.add(off, self.jobs(off))
                     if hw.levels_state.masked:
-                        self.session.add_levels(off, self.jobs(off))
+                        self.session.add_levels(off, self.level_jobs(off))
             else:
                 self._commit(after)
+
+    def level_jobs(self, live: Live) -> Iterator[Job]:
+        """The jobs run at --concurrency levels: not a user's sh: command,
+        which is one whole process per sample."""
+        return (job for job in self.jobs(live) if job.call.op != "user_shell")
 
     def jobs(self, live: Live) -> Iterator[Job]:
         for sc in self.plan.scenarios:
