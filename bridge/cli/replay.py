@@ -370,25 +370,43 @@ def from_report(
     )
     user = tuple(uc for sc in loaded for uc in sc.user_calls)
     if user:
-        out.expressions = [
-            f"{_printable(sc.name, 64)}: {_printable(uc.describe(), 4100)}"
-            for sc in loaded
-            for uc in sc.user_calls
-        ]
+        out.expressions = expressions(loaded)
         out.plan = dataclasses.replace(out.plan, user=plan_code(user, (), ()))
     plans.check_room(out.plan)
     return out
 
 
-def confirm_code(replay: Replay, yes: bool, interactive: bool, ask: Callable[[str], bool]) -> None:
+def expressions(loaded: Sequence[scenario.Scenario]) -> list[str]:
+    """Each user call of a report's scenarios, one line each, as it will run."""
+    return [
+        f"{_printable(sc.name, 64)}: {_printable(uc.describe(), 4100)}"
+        for sc in loaded
+        for uc in sc.user_calls
+    ]
+
+
+def report_expressions(old: schema.Report, path: Path) -> list[str]:
+    """The user calls a report would run, read before anything else is done
+    with it (no runtime is looked for before the user has said yes)."""
+    return expressions(
+        [
+            scenario.parse(dict(d), f"{path} (scenario {_printable(d.get('name'), 60)})")
+            for d in old.scenarios
+        ]
+    )
+
+
+def confirm_code(
+    lines: Sequence[str], yes: bool, interactive: bool, ask: Callable[[str], bool]
+) -> None:
     """A report's user code runs only with the user's say-so: every expression
-    is shown (by the caller, from `replay.expressions`) and then confirmed on
-    a terminal, or given --yes; without either nothing runs."""
-    if not replay.expressions or yes:
+    is shown (by the caller: `lines`) and then confirmed on a terminal, or
+    given --yes; without either nothing runs."""
+    if not lines or yes:
         return
     if not interactive:
         raise UsageError(
-            f"the report holds {len(replay.expressions)} user expression(s), shown above:"
+            f"the report holds {len(lines)} user expression(s), shown above:"
             " confirm on a terminal, or add --yes to run them without asking"
         )
     if not ask("Run this code?"):

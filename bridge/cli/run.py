@@ -254,6 +254,7 @@ def run(
         if params["scenarios"]:
             raise UsageError("--replay reruns the report's own scenarios: name none")
         old = schema.load(replay)
+        _confirm_user_code(old, replay, yes)
         plan = _replay_plan(old, replay, command, as_recorded, yes)
     else:
         # click gives repeatable options as tuples already; RunOptions has a
@@ -299,17 +300,26 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan
             click.echo(f"  {line}", err=True)
         if not yes and not click.confirm("Run these?", default=False, err=True):
             raise UsageError("--as-recorded: not confirmed; nothing was run")
-    if replay.expressions:  # the report's user code (bridge time, [[calls]])
-        click.echo("the report holds user code; replaying it runs, on this machine:", err=True)
-        for line in replay.expressions:
-            click.echo(f"  {line}", err=True)
-        replaying.confirm_code(
-            replay,
-            yes,
-            sys.stdin.isatty(),
-            lambda q: click.confirm(q, default=False, err=True),
-        )
     return replay.plan
+
+
+def _confirm_user_code(old: schema.Report, path: Path, yes: bool) -> None:
+    """A report's user code (bridge time, [[calls]]) is shown, each expression,
+    and runs only once confirmed, before anything else is done for the replay."""
+    from bridge.cli import replay as replaying
+
+    lines = replaying.report_expressions(old, path) if old.scenarios else []
+    if not lines:
+        return
+    click.echo("the report holds user code; replaying it runs, on this machine:", err=True)
+    for line in lines:
+        click.echo(f"  {line}", err=True)
+    replaying.confirm_code(
+        lines,
+        yes,
+        sys.stdin.isatty(),
+        lambda q: click.confirm(q, default=False, err=True),
+    )
 
 
 def _execute(

@@ -185,8 +185,7 @@ def test_same_output_takes_the_first_expression_and_names_the_wrong_one():
 
 
 def test_a_replay_with_user_code_asks_and_refuses_without_a_terminal():
-    plan = None
-    r = replay.Replay(plan=plan, expressions=["time: Erlang: rand:bytes(2)"])  # type: ignore[arg-type]
+    r = ["time: Erlang: rand:bytes(2)"]
     with pytest.raises(UsageError, match="add --yes"):
         replay.confirm_code(r, yes=False, interactive=False, ask=lambda q: True)
     with pytest.raises(UsageError, match="not confirmed"):
@@ -195,7 +194,7 @@ def test_a_replay_with_user_code_asks_and_refuses_without_a_terminal():
     replay.confirm_code(r, yes=False, interactive=True, ask=lambda q: asked.append(q) or True)
     assert asked == ["Run this code?"]
     replay.confirm_code(r, yes=True, interactive=False, ask=lambda q: False)
-    replay.confirm_code(replay.Replay(plan=plan), yes=False, interactive=False, ask=lambda q: 0)
+    replay.confirm_code([], yes=False, interactive=False, ask=lambda q: False)
 
 
 def test_python_worker_has_a_user_path_only_when_started_with_one(tmp_path, monkeypatch):
