@@ -180,7 +180,7 @@ def _first_expression(sc: Scenario, size: int, cell: list[schema.Result]) -> sch
     """bridge time's own scenario has no reference: with --same-output the
     first expression's bytes (in the order given) are the reference, and each
     other expression must give them too."""
-    ordered = sorted(cell, key=lambda r: usercode.index(r.call_id))
+    ordered = sorted(cell, key=lambda r: usercode.position(sc, r.call_id))
     outputs = {r.key.output: r.output_hex for r in ordered}
     checked = [r for r in ordered if r.output_hex]
     ref = checked[0].output_hex if checked else ""
@@ -257,8 +257,8 @@ def _per_call(
 
 def _call_of(sc: Scenario, kinds: Mapping[str, str], r: schema.Result) -> calls.Call | None:
     """A result's call; a user call's as its scenario declares it."""
-    n = usercode.index(r.call_id)
-    if 0 < n <= len(sc.user_calls):
+    n = usercode.position(sc, r.call_id)
+    if n:
         return usercode.as_call(sc, n)
     return calls.lookup(kinds.get(r.runtime, ""), r.call_id)
 
@@ -372,11 +372,7 @@ def mismatch_errors(
     """A check that failed is a run error too: exit status 1. A user call is
     named by its expression too."""
     out = []
-    titles = {
-        (sc.name, usercode.call_id(n)): uc.title
-        for sc in scenarios
-        for n, uc in enumerate(sc.user_calls, 1)
-    }
+    titles = {(sc.name, usercode.call_id(uc)): uc.title for sc in scenarios for uc in sc.user_calls}
     for check in checks_:
         if check.match:
             continue

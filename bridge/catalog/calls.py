@@ -914,7 +914,7 @@ USER_PREFIX = "expr:"  # bridge.catalog.usercode.PREFIX
 
 
 def lookup(runtime: str, call_id: str) -> Call | None:
-    """A call of the table; for a user call's id (expr:N, see
+    """A call of the table; for a user call's id (expr:HEX, see
     bridge.catalog.usercode) a stand-in that says what every user call is:
     its label and semantics are in the result that names it."""
     if call_id.startswith(USER_PREFIX) and runtime in RUNTIME_KINDS:

@@ -443,6 +443,10 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
     features = v.features("features")
     table, user = v.calls("calls", kind)
     user += v.user_calls("user_calls")
+    try:
+        usercode.check_distinct(user)
+    except usercode.BadCall as exc:
+        raise UsageError(f"scenario file {where}: {exc}") from None
     for uc in user:
         table.setdefault(uc.kind, ())
     if kind == "expr" and not user:

@@ -30,7 +30,10 @@ from typing import Any
 
 from bridge.catalog import calls
 
-PREFIX = "expr:"  # the call id of the n-th user call of a scenario: expr:1, expr:2...
+# A user call's id: expr: and 8 hex digits of its key, so the same expression
+# has the same id in every report (bridge compare pairs them) and two
+# different ones never share one.
+PREFIX = "expr:"
 # The user's runtime -> the runtime kind that runs it.
 KINDS = {"erlang": "erlang", "elixir": "erlang", "python": "python", "shell": "openssl"}
 # How each is written on the command line (an expression without one is Erlang).
@@ -141,18 +144,28 @@ def from_json(d: Any) -> UserCall:
     return make(str(d.get("runtime", "")), d.get("expr", ""), d.get("label", ""), checked)
 
 
-def call_id(n: int) -> str:
-    return f"{PREFIX}{n}"
+def call_id(uc: UserCall) -> str:
+    return f"{PREFIX}{uc.key[:8]}"
 
 
 def is_user(cid: str) -> bool:
     return cid.startswith(PREFIX)
 
 
-def index(cid: str) -> int:
-    """expr:3 -> 3 (0 for an id that is no user call's)."""
-    tail = cid[len(PREFIX) :] if is_user(cid) else ""
-    return int(tail) if tail.isdigit() and tail.isascii() else 0
+def position(sc: Any, cid: str) -> int:
+    """The 1-based place of the user call `cid` in a scenario (0: none there)."""
+    for n, uc in enumerate(sc.user_calls, 1):
+        if call_id(uc) == cid:
+            return n
+    return 0
+
+
+def check_distinct(user: Any) -> None:
+    seen: dict[str, UserCall] = {}
+    for uc in user:
+        if call_id(uc) in seen:
+            raise BadCall(f"the same expression twice: {uc.shown[:80]!r}")
+        seen[call_id(uc)] = uc
 
 
 def as_call(sc: Any, n: int) -> calls.Call:
@@ -160,7 +173,7 @@ def as_call(sc: Any, n: int) -> calls.Call:
     uc: UserCall = sc.user_calls[n - 1]
     return calls.Call(
         runtime=uc.kind,
-        id=call_id(n),
+        id=call_id(uc),
         op="user_shell" if uc.runtime == "shell" else "user",
         kinds=frozenset({sc.kind}),
         semantics=SEMANTICS[uc.runtime],

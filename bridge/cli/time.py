@@ -154,6 +154,10 @@ def plan_from(p: dict, command: tuple[str, ...]) -> Plan:
         except usercode.BadCall as exc:
             raise UsageError(f"expression {text[:80]!r}: {exc}") from None
         user.append(usercode.make(uc.runtime, uc.expr, checked=bool(p["same_output"])))
+    try:
+        usercode.check_distinct(user)
+    except usercode.BadCall as exc:
+        raise UsageError(str(exc)) from None
     sc = base_scenario(p)
     if p["sizes"] is not None:
         sc = sc.with_sizes(plans.parse_sizes(p["sizes"]))

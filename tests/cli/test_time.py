@@ -84,13 +84,13 @@ def test_user_module_beside_crypto_py_and_sh_checked_and_replayed(tmp_path, no_l
         assert text in rows and rows[text].ok, text
         assert text in done.stdout.replace("\n", "") or text[:40] in done.stdout
     (check,) = report.interop
-    names = {k.call_id: k for k in check.outputs}
-    assert [k.call_id for k in check.mismatched] == ["expr:3"]
-    assert "expr:1" in names and "expr:7" in names
+    ids = {r.call: r.call_id for r in report.results}
+    assert [k.call_id for k in check.mismatched] == [ids[exprs[2]]]
+    assert {ids[exprs[0]], ids[exprs[6]]} <= {k.call_id for k in check.outputs}
     assert rows[exprs[0]].output_hex == rows[exprs[1]].output_hex == rows[exprs[6]].output_hex
     # The wrong implementation is named, with its expression, on the error line.
     (line,) = [e.message for e in report.errors if e.kind == "mismatch"]
-    assert "expr:3 hw=on (mykdf:wrong(Key, IV, Count, 32))" in line
+    assert f"{ids[exprs[2]]} hw=on (mykdf:wrong(Key, IV, Count, 32))" in line
     assert line in done.stdout
     # An expression that raises, and one that does not compile: their rows'
     # errors, one line each, with the expression; the rest of the run went on.
@@ -142,7 +142,7 @@ def test_rand_bytes_against_strong_rand_bytes_with_significance(tmp_path):
     diffs = [
         d
         for d in report.differences or ()
-        if {d.call_id, d.baseline_call_id} == {"expr:1", "expr:2"}
+        if {d.call_id, d.baseline_call_id} == {r.call_id for r in report.results}
     ]
     assert diffs and diffs[0].ci95 is not None and diffs[0].rounds == 3
     assert diffs[0].verdict in ("faster", "slower", "within noise")

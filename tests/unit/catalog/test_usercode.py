@@ -72,7 +72,7 @@ def test_calls_entries_put_user_calls_beside_the_tables_and_round_trip():
     }
     call = usercode.as_call(sc, 2)
     assert (call.id, call.runtime, call.op, call.unchecked) == (
-        "expr:2",
+        "expr:" + sc.user_calls[1].key[:8],
         "python",
         "user",
         usercode.NOT_CHECKED,
@@ -98,6 +98,15 @@ def test_bad_calls_entries_are_one_line_errors(entry, message):
     with pytest.raises(UsageError) as err:
         scenario.parse({**MAC, "calls": [entry]}, "f.toml")
     assert message in err.value.message and "f.toml" in err.value.message
+
+
+def test_the_same_expression_twice_is_refused_and_ids_follow_the_expression():
+    twice = [{"runtime": "erlang", "expr": "f()"}, {"runtime": "erlang", "expr": "f()"}]
+    with pytest.raises(UsageError, match="the same expression twice"):
+        scenario.parse({**MAC, "calls": twice}, "f.toml")
+    a, b = usercode.make("erlang", "f()"), usercode.make("python", "f()")
+    assert usercode.call_id(a) != usercode.call_id(b)
+    assert usercode.call_id(a) == usercode.call_id(usercode.parse_cli("f()"))
 
 
 def test_expr_scenario_needs_user_calls():
@@ -149,11 +158,11 @@ def test_proc_addresses_loopback_and_not():
     assert running._address("00000000000000000000000000000000:0016").endswith(":22")
 
 
-def _result(n: int, out: str, runtime: str = "erlang@27") -> schema.Result:
+def _result(sc, n: int, out: str, runtime: str = "erlang@27") -> schema.Result:
     return schema.Result(
         scenario="time",
         runtime=runtime,
-        call_id=f"expr:{n}",
+        call_id=usercode.call_id(sc.user_calls[n - 1]),
         call=f"e{n}",
         semantics="user code",
         algorithm="user code",
@@ -172,13 +181,14 @@ def test_same_output_takes_the_first_expression_and_names_the_wrong_one():
     )
     rts = [schema.Runtime(id="erlang@27", kind="erlang", executable="erl", version="27")]
     # Results come in line-up order; the reference is the first expression's.
-    results = [_result(3, "ff"), _result(2, "aa"), _result(1, "aa")]
+    results = [_result(sc, 3, "ff"), _result(sc, 2, "aa"), _result(sc, 1, "aa")]
     (check,) = interop.checks([sc], results, rts, lambda s, n: None)
     assert check.reference == "aa" and check.reference_from == interop.FROM_FIRST
-    assert [k.call_id for k in check.mismatched] == ["expr:3"]
+    wrong = usercode.call_id(sc.user_calls[2])
+    assert [k.call_id for k in check.mismatched] == [wrong]
     (error,) = interop.mismatch_errors([check], [sc])
-    assert "erlang@27 expr:3 hw=on (wrong())" in error.message
-    unchecked = [_result(1, ""), _result(2, "")]
+    assert f"erlang@27 {wrong} hw=on (wrong())" in error.message
+    unchecked = [_result(sc, 1, ""), _result(sc, 2, "")]
     (check,) = interop.checks([sc], unchecked, rts, lambda s, n: None)
     assert check.match and len(check.unchecked or ()) == 2
     assert set(check.unchecked_reasons.values()) == {usercode.NOT_CHECKED}
