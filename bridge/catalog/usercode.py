@@ -85,7 +85,8 @@ class UserCall:
 
     @property
     def title(self) -> str:
-        return self.label or self.shown
+        """What the tables call it: its label, or the expression on one line."""
+        return self.label or " ".join(self.shown.split())
 
     def describe(self) -> str:
         """One line: its language and the expression, as it will run."""

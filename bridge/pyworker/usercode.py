@@ -68,7 +68,7 @@ def prepare(args: dict[str, Any], read: Any) -> tuple[str, Callable[[], bytes], 
             return as_bytes(once_f(*bound))
         except Exception as exc:
             raise OperationError(
-                "failed", f"py:{text} raised {type(exc).__name__}: {exc}"
+                "failed", f"py:{_line(text)} raised {type(exc).__name__}: {_line(str(exc))}"
             ) from None
 
     def once() -> bytes:
@@ -78,6 +78,11 @@ def prepare(args: dict[str, Any], read: Any) -> tuple[str, Callable[[], bytes], 
         loop_f(n, *bound)
 
     return "user code: a Python function compiled once (compile/exec)", once, loop
+
+
+def _line(text: str) -> str:
+    """Text for a one-line message."""
+    return " ".join(text.split())
 
 
 def as_bytes(value: Any) -> bytes:
@@ -95,7 +100,7 @@ def _compile(key: str, text: str) -> tuple[Callable[..., Any], Callable[..., Any
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
-        raise OperationError("failed", f"py:{text}: SyntaxError: {exc.msg}") from None
+        raise OperationError("failed", f"py:{_line(text)}: SyntaxError: {exc.msg}") from None
     names = ", ".join(ARGS)
     source = (
         f"def once({names}):\n    return ({text}\n    )\n"
@@ -110,7 +115,7 @@ def _compile(key: str, text: str) -> tuple[Callable[..., Any], Callable[..., Any
     try:
         exec(compile(source, f"<py:{key}>", "exec"), scope)
     except SyntaxError as exc:
-        raise OperationError("failed", f"py:{text}: SyntaxError: {exc.msg}") from None
+        raise OperationError("failed", f"py:{_line(text)}: SyntaxError: {exc.msg}") from None
     _compiled[key] = (scope["once"], scope["loop"])
     return _compiled[key]
 

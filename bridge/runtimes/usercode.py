@@ -164,7 +164,8 @@ class UserDir:
                 (self.path / f"{name}.ex").write_text(elixir_source(uc), encoding="utf-8")
             else:
                 (self.path / f"{name}.erl").write_text(erlang_source(uc), encoding="utf-8")
-            (self.path / f"{name}.expr").write_text(uc.shown, encoding="utf-8")
+            # Its text for messages, on one line.
+            (self.path / f"{name}.expr").write_text(" ".join(uc.shown.split()), encoding="utf-8")
         return str(self.path)
 
     def write_python(self, calls: tuple[UserCall, ...], path: tuple[str, ...]) -> str:
@@ -230,20 +231,19 @@ def run_shell(
 ) -> tuple[int, bytes]:
     """One run of the command: (wall ns from spawn to exit, its stdout)."""
     command, env = argv_env
+    shown = " ".join(command.split())  # for messages, on one line
     t0 = time.perf_counter_ns()
     try:
         done = proc.run([SHELL, "-c", command], env=env, timeout=timeout, input=data)
     except OSError as exc:
-        raise OperationError(
-            "failed", f"sh:{command}: cannot run {SHELL}: {exc.strerror}"
-        ) from None
+        raise OperationError("failed", f"sh:{shown}: cannot run {SHELL}: {exc.strerror}") from None
     except Exception as exc:  # subprocess.TimeoutExpired
-        raise OperationError("failed", f"sh:{command}: {exc}") from None
+        raise OperationError("failed", f"sh:{shown}: {exc}") from None
     spent = time.perf_counter_ns() - t0
     if done.returncode != 0:
         tail = done.stderr.decode("utf-8", "replace").strip().splitlines()
         said = f": {tail[-1][:160]}" if tail else ""
-        raise OperationError("failed", f"sh:{command}: exited with status {done.returncode}{said}")
+        raise OperationError("failed", f"sh:{shown}: exited with status {done.returncode}{said}")
     return spent, done.stdout
 
 
