@@ -100,8 +100,20 @@ NAME = "time"
     metavar="[CV]",
     help="Keep sampling each cell until its 95% CI half-width is under CV of the median.",
 )
-@click.option("--max-time", type=bounded("max_seconds"), default=300, show_default=True)
-@click.option("--seed", type=bounded("seed"), default=1, show_default=True)
+@click.option(
+    "--max-time",
+    type=bounded("max_seconds"),
+    default=300,
+    show_default=True,
+    help="Seconds --until-stable may spend in all.",
+)
+@click.option(
+    "--seed",
+    type=bounded("seed"),
+    default=1,
+    show_default=True,
+    help="Seed of the generated Data, Key and IV.",
+)
 @click.option(
     "--erl", "erl", multiple=True, metavar="PATH|otp:N", help="An erl to run (repeatable)."
 )
@@ -135,7 +147,12 @@ def time_command(output: Path | None, fmt: str, **params) -> None:
     Bound in every expression: Data (the message at each size), Size, Key, IV,
     Count, Pub, Sig; in py: and ex: the same names in lower case; sh: gets Data
     on stdin and BRIDGE_SIZE, BRIDGE_DATA (a file), BRIDGE_KEY, BRIDGE_IV (hex),
-    BRIDGE_COUNT. E.g. `bridge time 'rand:bytes(20)' 'crypto:strong_rand_bytes(20)'`.
+    BRIDGE_COUNT. A report with expressions replays only once confirmed.
+
+    \b
+    bridge time 'rand:bytes(20)' 'crypto:strong_rand_bytes(20)'
+    bridge time --same-output 'crypto:hash(md5, Data)' 'erlang:md5(Data)'
+    bridge time --pa '_build/*/lib/*/ebin' 'mymod:f(Data)' 'py:mymod.f(data)'
     """
     if output is not None:
         plans.check_writable(output)
