@@ -220,7 +220,13 @@ def base_scenario(p: dict) -> scenario.Scenario:
             features=features,
             calls={},
         )
-    return scenario.load(p["scenario_name"])
+    sc = scenario.load(p["scenario_name"])
+    if isinstance(sc, scenario.FileDigestScenario):
+        raise UsageError(
+            f"--scenario {sc.name}: a file-digest scenario's input is a file, which bridge time"
+            " does not bind (give --sizes for Data instead)"
+        )
+    return sc
 
 
 def _with_features(sc: scenario.Scenario, text: str) -> scenario.Scenario:
