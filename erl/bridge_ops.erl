@@ -78,6 +78,7 @@ safe_once(Once) ->
         error:{notsup, _, Desc} -> {error, {unsupported, bridge_args:format("~ts", [Desc])}};
         error:notsup -> {error, {unsupported, <<"not supported by this crypto library">>}};
         error:{badarg, _, Desc} -> {error, {bad_request, bridge_args:format("~ts", [Desc])}};
+        error:{bridge_user, Message} -> {error, {failed, Message}};
         Class:Reason -> {error, {failed, bridge_args:format("~p:~0p", [Class, Reason])}}
     end.
 
@@ -271,8 +272,20 @@ prepare_call(<<"pk_verify">>, Args) ->
     with_public_key(Args, fun(Curve, Dg) ->
         {ok, pk_verify, bridge_alt:pk_verify(Dg, Curve, Msg, Sig, Pub)}
     end);
+%% The user's expressions: only in a node bridge started with them
+%% (bridge_user). The module is named through a variable, so that the agent
+%% loaded into a running node (bridge_agent, renamed) does not carry it:
+%% there it is not loaded, and the call is refused.
+prepare_call(<<"user">>, Args) ->
+    User = user_module(),
+    case code:ensure_loaded(User) of
+        {module, User} -> User:prepare(Args);
+        _ -> {error, {unknown_call, <<"unknown call: user (no user code in this node)">>}}
+    end;
 prepare_call(Other, _Args) ->
     {error, {unknown_call, <<"unknown call: ", (printable(Other))/binary>>}}.
+
+user_module() -> bridge_user.
 
 %% PBKDF2 in Erlang over crypto's MAC functions: crypto:mac/4 and
 %% mac_init/3 came in OTP 22.1 (crypto 4.6).

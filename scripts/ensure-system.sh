@@ -4,7 +4,10 @@
 #     EUnit for the Erlang-side tests (erlang-dev has eunit.hrl, erlang-eunit
 #     the modules), dialyzer for make lint (erlang-dialyzer), and public_key
 #     for the opt-in public_key:sign/verify calls (erlang-public-key);
-#   - the openssl CLI.
+#   - the openssl CLI;
+#   - Elixir, for bridge time's ex: expressions (tests/cli/test_time.py runs one
+#     and, under CI=true, fails without it): Debian's elixir package, a few MB
+#     on top of the Erlang already installed.
 # Idempotent: a machine that has everything is left alone. Installing needs
 # root (apt-get); without it, say what to install and fail.
 set -euo pipefail
@@ -20,6 +23,7 @@ erl_ok() {
 
 erl_ok || missing+=(erlang-base erlang-crypto erlang-dev erlang-eunit erlang-dialyzer erlang-public-key)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v elixir >/dev/null 2>&1 || missing+=(elixir)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

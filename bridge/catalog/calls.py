@@ -209,6 +209,9 @@ class Call:
     part: bool = False  # times a part of another call (hmac-parts): never "the fastest"
     requires: str = ""  # e.g. "OTP 24.2": the release that added the function
     opt_in: bool = False  # an alternative: only `--with ID` or a scenario file runs it
+    # A user call (bridge.catalog.usercode): the key that names its expression
+    # to a runtime started with it; "" for every call of the table.
+    user: str = ""
 
     def semantics_for(self, sc: Described) -> str:
         if isinstance(self.semantics, str):
@@ -1003,9 +1006,23 @@ CALLS: dict[tuple[str, str], Call] = {(c.runtime, c.id): c for c in _TABLE}
 # Operations that need an AEAD cipher: a cipher scenario of CBC may not name them.
 AEAD_OPS = frozenset({"aead_reuse", "aead_setup", "speed-aead"})
 RUNTIME_KINDS = vocab.RUNTIME_KINDS
+USER_PREFIX = "expr:"  # bridge.catalog.usercode.PREFIX
 
 
 def lookup(runtime: str, call_id: str) -> Call | None:
+    """A call of the table; for a user call's id (expr:HEX, see
+    bridge.catalog.usercode) a stand-in that says what every user call is:
+    its label and semantics are in the result that names it."""
+    if call_id.startswith(USER_PREFIX) and runtime in RUNTIME_KINDS:
+        return Call(
+            runtime=runtime,
+            id=call_id,
+            op="user",
+            kinds=frozenset(),
+            semantics="user code",
+            label=lambda sc, api: call_id,
+            randomised=True,
+        )
     return CALLS.get((runtime, call_id))
 
 

@@ -20,7 +20,7 @@ from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
 from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
-from bridge.measure.plan import Plan
+from bridge.measure.plan import Plan, plan_code
 from bridge.nodes import distribution
 from bridge.report import schema
 from bridge.settings import DEFAULT, QUICK, Settings
@@ -63,6 +63,9 @@ class RunOptions:
     concurrency: str | None = None
     schedulers: int | None = None
     with_calls: tuple[str, ...] = ()  # --with: calls added to the scenarios they serve
+    # For the user calls of a scenario file's [[calls]] (bridge.catalog.usercode).
+    pa: tuple[str, ...] = ()
+    python_path: tuple[str, ...] = ()
 
 
 def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
@@ -120,6 +123,8 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
             "openssl": runenv.for_option(o.env, "openssl", len(o.openssl)),
         },
         libcrypto=libcrypto_dirs(o.libcrypto),
+        # A scenario file the user named may hold their own calls ([[calls]]).
+        user=plan_code(tuple(uc for sc in loaded for uc in sc.user_calls), o.pa, o.python_path),
     )
     check_room(plan)
     return plan
@@ -539,6 +544,9 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: sch
             argv += [flag, value, *runenv.argv(o.env, flag[2:], n)]
     for directory in o.libcrypto:
         argv += ["--libcrypto", directory]
+    for flag, dirs in (("--pa", o.pa), ("--python-path", o.python_path)):
+        for directory in dirs:
+            argv += [flag, directory]
     if kinds != (() if o.node else calls.RUNTIME_KINDS):
         argv += ["--runtimes", ",".join(kinds)]
     for node in dict.fromkeys(o.node):
