@@ -164,6 +164,16 @@ class Result(Record):
     source: str = jf(omit=_measured, default="measured")  # measured | imported
     point_ns: float | None = jf(write=False, default=None)
     source_line: int | None = jf(omit=_measured, default=None)
+    # Per sample, parallel to `samples` (absent: not recorded; -1: unknown):
+    # the CPU the measuring thread ran on, its CPU ns and run-queue wait ns
+    # over the window (/proc/PID/task/TID/schedstat; openssl: the child's
+    # user+system CPU from its rusage, and its wall time less that), and
+    # openssl's user CPU ns alone (the rate `openssl speed` prints without
+    # -elapsed). See bridge.analysis.cputime.
+    sample_cpus: tuple[int, ...] = jf(omit=EMPTY, default=())
+    sample_cpu_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
+    sample_wait_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
+    sample_user_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
 
     json_derived_keys: ClassVar = ("ns_per_op", "ops_per_s", "bytes_per_s")
     json_order: ClassVar = (
@@ -179,6 +189,9 @@ class Result(Record):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    def loops_of(self, i: int) -> int:
+        return self.loops if isinstance(self.loops, int) else self.loops[i]
 
     @property
     def imported(self) -> bool:
@@ -222,6 +235,37 @@ class Result(Record):
 
 
 # -- checks, verdicts, fits --------------------------------------------------
+
+
+# The per-sample arrays of a Result, parallel to its samples.
+PROBED = ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns")
+
+
+def merge_probed(
+    acc: dict[str, list[int]] | None, new: dict[str, list[int]], n: int
+) -> dict[str, list[int]] | None:
+    """A cell's per-sample arrays with one more batch of `n` samples: an
+    array every batch had and as long as its samples, kept; otherwise the
+    cell has none (None), so the arrays stay parallel to the samples."""
+    if acc is None:
+        return None
+    if any(len(v) != n for v in new.values()):
+        return None
+    first = not any(acc.values()) and "n" not in acc
+    if first:
+        return {**{k: list(v) for k, v in new.items()}, "n": [n]}
+    if set(new) != set(acc) - {"n"}:
+        return None
+    merged = {k: acc[k] + list(v) for k, v in new.items()}
+    merged["n"] = [acc["n"][0] + n]
+    return merged
+
+
+def probed_fields(acc: dict[str, list[int]] | None) -> dict[str, tuple[int, ...]]:
+    """The Result's keyword arguments for a cell's per-sample arrays."""
+    if not acc:
+        return {}
+    return {k: tuple(v) for k, v in acc.items() if k in PROBED}
 
 
 @dataclass(frozen=True)
