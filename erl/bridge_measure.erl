@@ -230,8 +230,7 @@ open_raw(Path) ->
     file:open(Path, [raw, read, binary]).
 
 probe_close(Threads) ->
-    [close_raw(F) || {_, _, S, C} <- Threads, F <- [S, C]],
-    ok.
+    lists:foreach(fun close_raw/1, [F || {_, _, S, C} <- Threads, F <- [S, C]]).
 
 close_raw({ok, Fd}) -> file:close(Fd);
 close_raw({error, _}) -> ok;

@@ -602,6 +602,63 @@ class Hardware(Record):
         return next((e for e in self.experiments or () if e.runtime == runtime_id), None)
 
 
+# -- CPU time, cycles and the machine's limit (bridge.analysis.cputime) -------
+
+
+@dataclass(frozen=True)
+class Limit(Record):
+    """The machine's own best for an algorithm: `openssl speed -evp ALG
+    -bytes 16384 -elapsed`, hw as found (bridge.measure.limits)."""
+
+    algorithm: str
+    bytes_per_s: float
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class CpuFigure(Record):
+    """A cell's samples taken on one CPU: how many, and their median wall ns per call."""
+
+    cpu: int
+    samples: int
+    median_ns: float
+
+
+@dataclass(frozen=True)
+class CellCost(Record):
+    """One cell's wall time beside its CPU time, from its per-sample arrays.
+    `wait_share`: of the sample windows' wall time, the share spent waiting
+    for a CPU; `flag` "waited": high enough that the wall figure is not the
+    cost of the call. `cycles_per_byte` at the TSC's rate; `of_best`: the
+    cell's bytes/s over the machine's best for its algorithm (1.0 = the limit)."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: Hw = jf(missing=Hw.ON)
+    wall_ns: float = 0.0
+    cpu_ns: float | None = None
+    wait_share: float | None = None
+    user_ns: float | None = jf(omit=NONE, default=None)
+    cycles_per_byte: float | None = jf(omit=NONE, default=None)
+    cpu_cycles_per_byte: float | None = jf(omit=NONE, default=None)
+    of_best: float | None = jf(omit=NONE, default=None)
+    by_cpu: tuple[CpuFigure, ...] = jf(omit=EMPTY, default=())
+    flag: str = jf(omit=EMPTY, default="")
+
+
+@dataclass(frozen=True)
+class CpuTime(Record):
+    """What the run's cells cost in CPU time and cycles (bridge.analysis.cputime)."""
+
+    tsc_hz: float | None = None
+    tsc_source: str = ""
+    wait_share_high: float = 0.05
+    limits: tuple[Limit, ...] = ()
+    cells: tuple[CellCost, ...] = ()
+
+
 # -- the report --------------------------------------------------------------
 
 
@@ -635,6 +692,7 @@ class Report(Record):
     decompositions: tuple[Decomposition, ...] = jf(omit=EMPTY, default=())
     # Added later: absent from older reports, and then not written back.
     noise: Noise | None = jf(omit=NONE, default=None)
+    cpu_time: CpuTime | None = jf(omit=NONE, default=None)
     schema: str = SCHEMA
 
     json_order: ClassVar = (

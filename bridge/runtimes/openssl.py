@@ -12,10 +12,8 @@ computed separately, on bridge's inputs, with `openssl mac` (3.x) or
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import resource
 import shutil
 import subprocess
 import tempfile
@@ -44,7 +42,7 @@ from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
 from bridge.runtimes.base import Batch, BatchPlan, Job, LevelPlan, Runtime
 from bridge.settings import Settings
-from bridge.system import cpustat, libcrypto, proc
+from bridge.system import libcrypto, proc
 
 # +R:<count>:<name>:<elapsed seconds>, written to stderr by `speed -mr`.
 MR_RESULT = re.compile(r"^\+R:(\d+):([^:]+):([\d.]+)\s*$", re.MULTILINE)
@@ -180,44 +178,6 @@ def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> sch
     )
 
 
-class Probed:
-    """Per openssl process: the CPU it was pinned to (-1: not pinned), its
-    user+system CPU ns and user CPU ns (the children's rusage before and
-    after: bridge waits for one child at a time while it measures), and its
-    wall time less its CPU time, the time it was not on a CPU. The last is
-    the process's, start-up included; `openssl speed` itself does not sleep,
-    so that is time spent waiting for a CPU."""
-
-    def __init__(self) -> None:
-        self.cpus: list[int] = []
-        self.cpu_ns: list[int] = []
-        self.wait_ns: list[int] = []
-        self.user_ns: list[int] = []
-
-    @contextlib.contextmanager
-    def child(self, cpu: int | None):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter_ns()
-        with cpustat.calling_thread_on(None if cpu is None else {cpu}):
-            yield
-        wall = time.perf_counter_ns() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        user = round((after.ru_utime - before.ru_utime) * 1e9)
-        system = round((after.ru_stime - before.ru_stime) * 1e9)
-        self.cpus.append(cpustat.UNKNOWN if cpu is None else cpu)
-        self.cpu_ns.append(user + system)
-        self.user_ns.append(user)
-        self.wait_ns.append(max(0, wall - user - system))
-
-    def fields(self) -> dict[str, list[int]]:
-        return {
-            "cpus": self.cpus,
-            "cpu_ns": self.cpu_ns,
-            "wait_ns": self.wait_ns,
-            "user_ns": self.user_ns,
-        }
-
-
 class OpensslRuntime(Runtime):
     kind = "openssl"
     samples_are_processes = True
@@ -314,7 +274,7 @@ class OpensslRuntime(Runtime):
         argv, what = self._speed_argv(mode, name, inputs.size)
         samples: list[int] = []
         loops: list[int] = []
-        probed = Probed()
+        probed = self.pinning.children()
         for _ in range(plan.samples):
             timeout = self.settings.openssl_seconds + self.settings.timeout_slack_s
             with probed.child(self.pinning.cpu_for(plan.round)):
@@ -419,7 +379,7 @@ class OpensslRuntime(Runtime):
         timeout = 600 + self.settings.timeout_slack_s
         if plan.warmup_ms:
             self._run_bytes(argv, timeout=timeout, what=f"dgst -{sc.digest}")  # page cache
-        probed = Probed()
+        probed = self.pinning.children()
         for _ in range(plan.samples):
             with probed.child(self.pinning.cpu_for(plan.round)):
                 t0 = time.perf_counter_ns()
@@ -489,7 +449,7 @@ class OpensslRuntime(Runtime):
         ]
         samples, output = [], b""
         timeout = 600 + self.settings.timeout_slack_s
-        probed = Probed()
+        probed = self.pinning.children()
         for _ in range(plan.samples):
             with probed.child(self.pinning.cpu_for(plan.round)):
                 t0 = time.perf_counter_ns()

@@ -15,7 +15,10 @@ measuring what the pinning does (bench/agreement.py, bench/truth.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
+import time
 from dataclasses import dataclass, field
 
 from bridge.system import cpustat
@@ -51,9 +54,51 @@ class Pinning:
             self._where[pid] = cpu if cpustat.set_process_affinity(pid, {cpu}) else None
         return self._where[pid]
 
+    def children(self) -> Children:
+        """What each child process of a batch (openssl) got of the CPU."""
+        return Children()
+
     def unpin(self, pid: int | None) -> None:
         """Process `pid` free on every CPU bridge may use (level cells)."""
         if pid is None or not self.cpus or self._where.get(pid) is None:
             return
         cpustat.set_process_affinity(pid, set(self.cpus))
         self._where[pid] = None
+
+
+class Children:
+    """Per openssl process: the CPU it was pinned to (-1: not pinned), its
+    user+system CPU ns and user CPU ns (the children's rusage before and
+    after: bridge waits for one child at a time while it measures), and its
+    wall time less its CPU time, the time it was not on a CPU. The last is
+    the process's, start-up included; `openssl speed` itself does not sleep,
+    so that is time spent waiting for a CPU."""
+
+    def __init__(self) -> None:
+        self.cpus: list[int] = []
+        self.cpu_ns: list[int] = []
+        self.wait_ns: list[int] = []
+        self.user_ns: list[int] = []
+
+    @contextlib.contextmanager
+    def child(self, cpu: int | None):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter_ns()
+        with cpustat.calling_thread_on(None if cpu is None else {cpu}):
+            yield
+        wall = time.perf_counter_ns() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        user = round((after.ru_utime - before.ru_utime) * 1e9)
+        system = round((after.ru_stime - before.ru_stime) * 1e9)
+        self.cpus.append(cpustat.UNKNOWN if cpu is None else cpu)
+        self.cpu_ns.append(user + system)
+        self.user_ns.append(user)
+        self.wait_ns.append(max(0, wall - user - system))
+
+    def fields(self) -> dict[str, list[int]]:
+        return {
+            "cpus": self.cpus,
+            "cpu_ns": self.cpu_ns,
+            "wait_ns": self.wait_ns,
+            "user_ns": self.user_ns,
+        }
