@@ -162,8 +162,9 @@ thread_stats(TcL) ->
 %% dirty NIF (PBKDF2, large inputs), on a dirty CPU scheduler thread
 %% ("N_dirty_cpu_sch"). Before and after each window the probe reads the
 %% schedstat (CPU ns, run-queue wait ns) of those threads, keeps the one that
-%% ran most in the window, and reads the CPU it last ran on (field 39 of its
-%% stat). The first sample watches every candidate; later ones watch only
+%% ran most in the window (for dirty work, the dirty CPU schedulers summed:
+%% each call is a job any of them may take), and reads the CPU it last ran
+%% on (field 39 of its stat). The first sample watches every candidate; later ones watch only
 %% the kind that did the work (the current scheduler, or the dirty CPU
 %% schedulers), and watch all again when it did less than half the window.
 %% A process that moved to another scheduler in the window gets -1 for all
@@ -254,10 +255,19 @@ probe_sample({Threads, Mode, Overhead}, Timed) ->
     Id1 = erlang:system_info(scheduler_id),
     Deltas = lists:zipwith3(fun delta/3, Watched, Before, After),
     Record = case {Id0 =:= Id1, lists:reverse(lists:keysort(2, Deltas))} of
-                 {true, [{{Kind, _, _, StatFd}, Run, Wait} | _]} when Run >= 0 ->
-                     put(?PROBE, {Threads, next_mode(Kind, Run, T), Overhead}),
-                     Own = case Kind of normal -> Overhead; dirty -> 0 end,
-                     {read_cpu(StatFd), max(0, Run - Own), Wait};
+                 {true, [{{normal, _, _, StatFd}, Run, Wait} | _]} when Run >= 0 ->
+                     put(?PROBE, {Threads, next_mode(normal, Run, T), Overhead}),
+                     {read_cpu(StatFd), max(0, Run - Overhead), min(T, Wait)};
+                 {true, [{{dirty, _, _, StatFd}, Run, _} | _]} when Run >= 0 ->
+                     %% Each call is a dirty job of its own, which any dirty
+                     %% CPU scheduler may take: the window is theirs together.
+                     Dirty = [D || {{dirty, _, _, _}, _, _} = D <- Deltas],
+                     All = lists:sum([R || {_, R, _} <- Dirty]),
+                     put(?PROBE, {Threads, next_mode(dirty, All, T), Overhead}),
+                     %% The wait of those that did a tenth of it (an idle one
+                     %% spinning is not the call), at most the window.
+                     Waits = [W || {_, R, W} <- Dirty, R * 10 >= All],
+                     {read_cpu(StatFd), All, min(T, lists:sum(Waits))};
                  _ ->
                      put(?PROBE, {Threads, all, Overhead}),
                      {-1, -1, -1}
