@@ -225,6 +225,9 @@ def lines(report: schema.Report) -> list[str]:
             bits = []
             if c.cycles_per_byte is not None:
                 bits.append(f"{c.cycles_per_byte:.2f} cycles/B")
+            if c.user_ns is not None and block.tsc_hz and c.size:
+                # What `openssl speed` prints without -elapsed: its user CPU time.
+                bits.append(f"(user CPU {c.user_ns * block.tsc_hz / 1e9 / c.size:.2f})")
             if c.of_best is not None:
                 bits.append(f"{c.of_best:.2f}x the best")
             parts.append(f"{c.runtime} {c.call_id} {c.size} B {' '.join(bits)}")
