@@ -17,6 +17,7 @@ from bridge.catalog.inputs import RunInputs
 from bridge.measure import assemble, levelrun, limits
 from bridge.measure.plan import Plan
 from bridge.measure.seams import Seams
+from bridge.measure.session import Outcome as Measured
 from bridge.measure.session import Progress, Session
 from bridge.measure.startup import Lineup, check_mask
 from bridge.report import schema
@@ -82,11 +83,13 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams | None = 
     return Outcome(report=report, interrupted=interrupted)
 
 
-def _cpu_time(plan: Plan, outcome, machine_block: dict, seams: Seams) -> schema.CpuTime | None:
+def _cpu_time(
+    plan: Plan, outcome: Measured, machine_block: dict, seams: Seams
+) -> schema.CpuTime | None:
     """CPU time beside wall time, cycles per byte at the TSC's rate and the
     share of the machine's best (bridge.analysis.cputime). The best is
-    openssl's, measured once a day per binary and CPU (bridge.measure.limits);
-    not for fake runtimes (the fast tests), nor when no cell recorded CPU time."""
+    openssl's, measured once a day per binary and CPU (bridge.measure.limits).
+    Not for fake runtimes (the fast tests)."""
     if not outcome.results or seams.specs is not None:
         return None
     scenarios = [sc.to_json() for sc in plan.scenarios]

@@ -128,10 +128,11 @@ class Cell:
                 runtime=self.live.id,
             )
         self.api, self.output = batch.api, batch.output
+        had = len(self.samples)
+        self.probed = schema.merge_probed(self.probed, batch.probed(), had, len(batch.samples))
         self.samples += batch.samples
         self.loops += batch.loops
         self.batches += 1
-        self.probed = schema.merge_probed(self.probed, batch.probed(), len(batch.samples))
 
     def per_op_ns(self) -> list[float]:
         return [s / n for s, n in zip(self.samples, self.loops, strict=True)]

@@ -242,30 +242,26 @@ PROBED = ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns")
 
 
 def merge_probed(
-    acc: dict[str, list[int]] | None, new: dict[str, list[int]], n: int
+    acc: dict[str, list[int]] | None, new: dict[str, list[int]], had: int, n: int
 ) -> dict[str, list[int]] | None:
-    """A cell's per-sample arrays with one more batch of `n` samples: an
-    array every batch had and as long as its samples, kept; otherwise the
-    cell has none (None), so the arrays stay parallel to the samples."""
-    if acc is None:
+    """A cell's per-sample arrays (`acc`, over its first `had` samples) with
+    one more batch of `n` samples: an array every batch had, as long as its
+    samples, is kept; otherwise the cell has none (None), so that the arrays
+    stay parallel to the samples."""
+    if acc is None or any(len(v) != n for v in new.values()):
         return None
-    if any(len(v) != n for v in new.values()):
+    if had == 0:
+        return {k: list(v) for k, v in new.items()}
+    if set(new) != set(acc):
         return None
-    first = not any(acc.values()) and "n" not in acc
-    if first:
-        return {**{k: list(v) for k, v in new.items()}, "n": [n]}
-    if set(new) != set(acc) - {"n"}:
-        return None
-    merged = {k: acc[k] + list(v) for k, v in new.items()}
-    merged["n"] = [acc["n"][0] + n]
-    return merged
+    return {k: acc[k] + list(v) for k, v in new.items()}
 
 
 def probed_fields(acc: dict[str, list[int]] | None) -> dict[str, tuple[int, ...]]:
     """The Result's keyword arguments for a cell's per-sample arrays."""
     if not acc:
         return {}
-    return {k: tuple(v) for k, v in acc.items() if k in PROBED}
+    return {k: tuple(v) for k, v in acc.items() if k in PROBED and v}
 
 
 @dataclass(frozen=True)

@@ -95,12 +95,15 @@ def test_no_block_without_cpu_time_or_a_tsc():
 
 
 def test_the_arrays_stay_parallel_to_the_samples_or_go():
-    acc = schema.merge_probed({}, {"sample_cpus": [0, 1]}, 2)
-    acc = schema.merge_probed(acc, {"sample_cpus": [1]}, 1)
+    acc = schema.merge_probed({}, {"sample_cpus": [0, 1]}, 0, 2)
+    acc = schema.merge_probed(acc, {"sample_cpus": [1]}, 2, 1)
     assert schema.probed_fields(acc) == {"sample_cpus": (0, 1, 1)}
-    assert schema.merge_probed(acc, {}, 3) is None  # one batch without: none at all
-    assert schema.merge_probed({}, {"sample_cpus": [0]}, 2) is None  # not parallel
-    assert schema.probed_fields(schema.merge_probed({}, {}, 4)) == {}
+    assert schema.merge_probed(acc, {}, 3, 3) is None  # one batch without: none at all
+    assert schema.merge_probed({}, {"sample_cpus": [0]}, 0, 2) is None  # not parallel
+    assert (
+        schema.merge_probed(schema.merge_probed({}, {}, 0, 4), {"sample_cpus": [0]}, 4, 1) is None
+    )
+    assert schema.probed_fields(schema.merge_probed({}, {}, 0, 4)) == {}
     r = _result(sample_cpus=(0, 1, 0, 1), hw=Hw.OFF)
     again = schema.Result.from_json(r.to_json())
     assert again.sample_cpus == (0, 1, 0, 1)
