@@ -44,7 +44,9 @@ the harness, bridge's CPU time per call over the harness (what the call
 costs when no other process holds the CPU), and the share of bridge's
 sample windows spent waiting for a CPU (the report's cpu_time block).
 BRIDGE_PIN=off in the environment turns off bridge's per-round pinning,
-to measure what it does. Pairs are added until every CI lies within
+to measure what it does. --cpu also times Python with `timeit -p` (CPU
+time) and prints bridge's CPU ns per call over it: a comparison that the
+machine's load does not swamp. Pairs are added until every CI lies within
 ±target of its median (default 2%), or --max-pairs is reached.
 
 Run: make bench, or .venv/bin/python bench/agreement.py [--sizes 64,8192]
@@ -115,7 +117,19 @@ def python_harness(size: int) -> float:
         [sys.executable, "-m", "timeit", "-v", "-v", "-n", str(n), "-r", str(TIMINGS)]
         + [*setup, *pause, STMT]
     )
+    if CPU_TIMEIT is not None:
+        # The same in CPU time (timeit -p: time.process_time), which leaves out
+        # waiting for a CPU: set beside bridge's CPU time per call.
+        cpu = _run(
+            [sys.executable, "-m", "timeit", "-p", "-v", "-v", "-n", str(n), "-r", "40"]
+            + [*setup, STMT]
+        )
+        CPU_TIMEIT[size].append(parse_timeit(cpu))
     return parse_timeit(out)
+
+
+# --cpu: timeit -p figures, per size, one per harness set.
+CPU_TIMEIT: dict[int, list[float]] | None = None
 
 
 def parse_timeit(out: str) -> float:
@@ -269,8 +283,17 @@ def main() -> int:
         " whole harness sets; cell: per cell, harness, bridge on that cell alone, harness"
         " (closer in time, so a drifting machine spreads the ratios less)",
     )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="also time Python in CPU time (timeit -p) against bridge's CPU ns per call"
+        " (--design run): what the call costs, whatever the machine's load",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    if args.cpu:
+        global CPU_TIMEIT
+        CPU_TIMEIT = collections.defaultdict(list)
     if shutil.which("erl") is None or shutil.which("openssl") is None:
         raise SystemExit("bench/agreement.py needs erl and openssl on PATH")
 
@@ -375,6 +398,22 @@ def print_table(table: dict[Cell, dict], target: float, pairs: list[dict] | None
             f"{cell[0]:8s} {cell[1]:6d}  {med(mins):>20s}   {med(cpus):>20s}"
             f"   {med(waits, '{:.1%}'):>26s}"
         )
+    if CPU_TIMEIT:
+        # by_run: bridge run j lies between harness sets j and j+1.
+        for size, figures in CPU_TIMEIT.items():
+            detail = DETAIL.get(("python", size), [])
+            ratios = [
+                d["cpu"] / math.sqrt(figures[j] * figures[j + 1])
+                for j, d in enumerate(detail)
+                if d.get("cpu") and j + 1 < len(figures)
+            ]
+            if ratios:
+                lo, hi = bootstrap_ci(ratios)
+                print(
+                    f"python {size} B, CPU time: bridge cpu_ns / timeit -p = "
+                    f"{statistics.median(ratios):.3f} (bootstrap 95% CI {lo:.3f}-{hi:.3f},"
+                    f" {len(ratios)} pairs)"
+                )
 
 
 if __name__ == "__main__":

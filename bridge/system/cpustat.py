@@ -19,6 +19,7 @@ nothing here loads libcrypto.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import subprocess
@@ -47,6 +48,7 @@ def _pread(fd: int) -> str:
     return os.pread(fd, 512, 0).decode("ascii", "replace")
 
 
+@functools.cache
 def _libc_getcpu():
     """libc's sched_getcpu (about 0.1 us; the stat file costs tens), or None."""
     try:
