@@ -59,15 +59,21 @@ bench(Args) ->
         {ok, Api, {Once, Loop}, Params, Permille} ->
             case safe_once(Once) of
                 {ok, Output} ->
-                    {Loops, Durations, Spent} = bridge_measure:run(Loop, Params, Permille),
+                    {{Loops, Durations, Spent}, Probed} =
+                        bridge_measure:run_probed(Loop, Params, Permille),
                     {ok, [{api, bridge_api:api_name(Api)}, {loops, Loops}, {samples, Durations},
-                          {output, Output}, {warmup_ns, Spent}]};
+                          {output, Output}, {warmup_ns, Spent} | probed(Probed)]};
                 {error, _} = E ->
                     E
             end;
         {error, _} = E ->
             E
     end.
+
+%% Per sample: the CPU, CPU ns and run-queue wait ns of the thread that ran
+%% the window (bridge_measure:run_probed/3), when /proc says.
+probed(none) -> [];
+probed({Cpus, CpuNs, WaitNs}) -> [{cpus, Cpus}, {cpu_ns, CpuNs}, {wait_ns, WaitNs}].
 
 %% The first call doubles as the correctness probe: an algorithm this
 %% OpenSSL lacks fails here, once, with a clear reason.

@@ -33,6 +33,7 @@ from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
+from bridge.runtimes import pinning
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 from bridge.wire import codec
@@ -68,6 +69,9 @@ class BatchPlan:
     samples: int
     warmup_ms: int
     loops: int | None = None
+    # The round (0-based): the CPU a runtime is pinned to rotates with it,
+    # so a cell and its masked twin see the same CPUs alike (bridge.runtimes.pinning).
+    round: int = 0
 
 
 @dataclass
@@ -76,6 +80,24 @@ class Batch:
     samples: list[int]  # raw durations, ns
     loops: list[int]  # calls per sample
     output: bytes
+    # Per sample, parallel to `samples` (empty: not known): the CPU the
+    # measuring thread ran on (-1: unknown), its CPU ns and its run-queue
+    # wait ns over the window (openssl: the child's user+system CPU, and the
+    # process's wall time less that), and openssl's user CPU ns alone.
+    cpus: list[int] = dataclasses.field(default_factory=list)
+    cpu_ns: list[int] = dataclasses.field(default_factory=list)
+    wait_ns: list[int] = dataclasses.field(default_factory=list)
+    user_ns: list[int] = dataclasses.field(default_factory=list)
+
+    def probed(self) -> dict[str, list[int]]:
+        """The per-sample arrays it has, by their report key (schema.PROBED)."""
+        arrays = {
+            "sample_cpus": self.cpus,
+            "sample_cpu_ns": self.cpu_ns,
+            "sample_wait_ns": self.wait_ns,
+            "sample_user_ns": self.user_ns,
+        }
+        return {k: v for k, v in arrays.items() if v}
 
 
 @dataclass(frozen=True)
@@ -121,6 +143,8 @@ class Runtime:
         # The user's calls this runtime starts with (bridge.runtimes.usercode.UserCode),
         # given only by the command line: None, and no user path at all, otherwise.
         self.user: Any = None
+        # The CPU its measuring process is on in each round (bridge.runtimes.pinning).
+        self.pinning = pinning.Pinning.from_env()
 
     def launch(self) -> None:
         """Begin starting, without waiting (nothing to do by default: start()
@@ -298,17 +322,25 @@ class WorkerRuntime(Runtime):
         if plan.loops:
             args["loops"] = plan.loops
         timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
+        self.pinning.pin(self.worker.pid, plan.round)
         reply = codec.props(self.worker.call("bench", args, timeout=timeout))
         if job.call.user:  # the user's code may listen on loopback only
             from bridge.runtimes import usercode
 
             usercode.refuse_listeners(self.worker.pid, job, self.id)
         loops = int(reply["loops"])
+        n = len(reply["samples"])
+        probed = [[int(x) for x in reply.get(k, [])] for k in ("cpus", "cpu_ns", "wait_ns")]
+        if any(len(p) != n for p in probed):
+            probed = [[], [], []]
         return Batch(
             api=text(reply["api"]),
             samples=[int(s) for s in reply["samples"]],
-            loops=[loops] * len(reply["samples"]),
+            loops=[loops] * n,
             output=reply["output"],
+            cpus=probed[0],
+            cpu_ns=probed[1],
+            wait_ns=probed[2],
         )
 
     def conc_args(self, job: Job, plan: LevelPlan, workers: int) -> dict[str, Any]:

@@ -109,6 +109,7 @@ class ErlangRuntime(WorkerRuntime):
         """N processes in this node behind a barrier, with the scheduler
         probe (erl/bridge_concurrency.erl)."""
         assert self.worker is not None
+        self.pinning.unpin(self.worker.pid)  # N processes want every CPU
         args = {**self.conc_args(job, plan, plan.level), "idle_probe_ms": plan.idle_probe_ms}
         reply = codec.props(self.worker.call("conc", args, timeout=self.conc_timeout(plan)))
         return level_batch(reply)

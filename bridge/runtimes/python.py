@@ -96,6 +96,7 @@ class PythonRuntime(WorkerRuntime):
 
     def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         assert self.worker is not None
+        self.pinning.unpin(self.worker.pid)  # N threads or processes want every CPU
         if plan.mode == "threads":
             args = self.conc_args(job, plan, plan.level)
             reply = self.worker.call("conc", args, timeout=self.conc_timeout(plan))
