@@ -13,9 +13,23 @@ def _json(report: schema.Report) -> str:
     return schema.dumps(report)
 
 
-RENDERERS: dict[str, Callable[[schema.Report], str]] = {
+RENDERERS: dict[str, Callable[..., str]] = {
     "table": table.render,
     "markdown": markdown.render,
     "text": text.render,
     "json": _json,
 }
+
+
+def view(
+    fmt: str,
+    report: schema.Report,
+    width: int | None = None,
+    verbose: bool = False,
+    quiet: bool = False,
+) -> str:
+    """`fmt`'s rendering; the terminal view (table) laid out for `width`,
+    with every detail (`verbose`) or without the caveats (`quiet`)."""
+    if fmt == "table":
+        return table.render(report, width=width, verbose=verbose, quiet=quiet)
+    return RENDERERS[fmt](report)
