@@ -312,14 +312,20 @@ def semantics_marks(results: list[schema.Result]) -> dict[str, int]:
     return marks
 
 
-def semantics_warning(results: list[schema.Result]) -> list[str]:
+def semantics_warning(results: list[schema.Result], short: bool = False) -> list[str]:
     """Say it beside the numbers when a table mixes per-call key setup with a
     reused key: the ratio between such rows is not a speed difference."""
     kinds = {r.semantics for r in results if r.ok}
     if calls.ONE_SHOT_MAC in kinds and (calls.SPEED_HMAC in kinds or calls.REUSED_KEY in kinds):
+        if short:  # the terminal's legend says which rows are one-shot
+            return [
+                "Not like for like: openssl speed -hmac and hmac.new(key).copy() set the key up"
+                " once, crypto:macN and hmac.digest on every call."
+            ]
         return [
-            "Not like for like: openssl speed -hmac and hmac.new(key).copy() set the key up"
-            " once, crypto:macN and hmac.digest on every call."
+            "Not like for like: openssl speed -hmac (and hmac.new(key).copy()) set the key"
+            " up once, while crypto:macN and hmac.digest set it up on every call. Compare"
+            " one-shot rows with each other, and reused-key rows with each other."
         ]
     return []
 
@@ -520,15 +526,14 @@ MIN_WIDTH = 40  # narrower than this, lines are laid out as at 40
 
 
 def wrap(text: str, width: int, indent: str = "  ", first: str = "") -> list[str]:
-    """A paragraph wrapped to `width`, its later lines indented; words
-    longer than the width (a path) are not broken, so a line can only
-    exceed the width by such a word."""
+    """A paragraph wrapped to `width`, its later lines indented; only a
+    word longer than the width (a path) is broken."""
     return textwrap.wrap(
         text,
         max(width, MIN_WIDTH),
         initial_indent=first,
         subsequent_indent=indent,
-        break_long_words=False,
+        break_long_words=True,
         break_on_hyphens=False,
     ) or [""]
 
@@ -629,6 +634,4 @@ def _libcrypto_of(rt: schema.Runtime) -> str:
         return ""
     words = str(lib).split()
     text = " ".join(words[:2]) if words[:1] == ["OpenSSL"] else str(lib)
-    if rt.kind == "erlang" and d.get("otp_version"):
-        return f"OTP {d.get('otp_version')}, {text}"
     return text

@@ -251,7 +251,7 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
         who = common.short_who(report, runtime, row) if row else f"{runtime} {call_id}"
         name = ab.feature_name(feature).split(" (")[0]
         at = f" at {units.short(top.size, unit)}" if len(sizes) > 1 else ""
-        line = who + _verdict_phrase(top, name, x, dash, at)
+        line = who + _verdict_phrase(top, name, x, dash, at, len(features) == 1)
         rest = [v for v in group[:-1] if v.speedup is not None]
         if rest:
             others = ", ".join(f"{v.speedup:.2f}{x} at {units.short(v.size, unit)}" for v in rest)
@@ -260,12 +260,14 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
     return head + ":", lines
 
 
-def _verdict_phrase(v: schema.HwVerdict, name: str, x: str, dash: str, at: str) -> str:
+def _verdict_phrase(v: schema.HwVerdict, name: str, x: str, dash: str, at: str, named: bool) -> str:
     """' uses SHA extensions: 1.26× slower without (CI 1.1–1.4)', and the
-    like for the other verdicts; the CI of one openssl run each is none."""
+    like for the other verdicts (the feature left to the heading when it
+    `named` the only one); the CI of one openssl run each is none."""
+    of = ":" if named else f", {name}:"
     if v.speedup is None:
         what = v.explanation.split(f"{v.verdict}: ", 1)[-1] if v.explanation else ""
-        return f", {name}: {v.verdict}" + (f": {what}" if what else "")
+        return f"{of} {v.verdict}" + (f": {what}" if what else "")
     ci = v.speedup_ci95
     if ci is None or abs(ci[1] - ci[0]) < 1e-9:
         spread = "one run each, no CI"
@@ -276,7 +278,7 @@ def _verdict_phrase(v: schema.HwVerdict, name: str, x: str, dash: str, at: str) 
         return f" uses {name}: {ratio} slower without{at} ({spread})"
     if v.verdict == "not-used":
         return f" does not use {name}: {ratio}{at}, within noise ({spread})"
-    return f", {name}: {v.verdict}, {ratio} without{at} ({spread})"
+    return f"{of} {v.verdict}, {ratio} without{at} ({spread})"
 
 
 def _row_of(report, scenario, runtime, call_id) -> schema.Result | None:

@@ -12,6 +12,7 @@ stderr what this view prints (bridge.cli.run)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from bridge import plain
@@ -58,6 +59,7 @@ class _View:
         self.ratio = ratios.Ratios(report)
         self.match = common.match_by_result(report)
         self.shows_ratios = False  # a × column or a comparison answer was printed
+        self.marked: set[schema.UnstableCell] = set()  # unstable cells marked in a table
 
     def wrap(self, text: str, indent: str = "  ") -> list[str]:
         return common.wrap(text, self.width, indent) if text else [""]
@@ -94,15 +96,16 @@ class _View:
         unit = units.unit(report, scenario)
         fastest = common.fastest(report, results)
         unsupported, notes = common.unsupported(results)
-        unstable = {
-            (u.runtime, u.call_id, u.size, u.hw) for u in report.unstable if u.scenario == scenario
-        }
+        cell_of = {(u.runtime, u.call_id, u.size, u.hw): u for u in report.unstable}
+        unstable = {k for k, u in cell_of.items() if u.scenario == scenario}
         names = self._names(results)
         marks = common.semantics_marks(results)
         cols: dict[str, list[str]] = {k: [] for k in _KEYS}
         for r in results:
             c = common.cells(r, fastest, self.match, unit=unit) if r.ok else {}
             mark = "!" if (r.runtime, r.call_id, r.size, r.hw) in unstable else ""
+            if mark:
+                self.marked.add(cell_of[(r.runtime, r.call_id, r.size, r.hw)])
             cols["runtime"].append(r.runtime)
             if self.verbose:
                 cols["call"].append(f"{r.call} [{marks[r.semantics]}]")
@@ -140,7 +143,7 @@ class _View:
             target = f"the run's ±{goal * 100:g}% target" if goal else "the run's target"
             lines += self.wrap(f"! = 95% CI wider than {target}: rerun with --until-stable.")
         if not self.quiet:
-            for warning in common.semantics_warning(results):
+            for warning in common.semantics_warning(results, short=not self.verbose):
                 lines += self.wrap(warning)
         if not self.verbose or "ok" not in shown:
             for sentence in summary.interop_sentences(report, scenario):
@@ -221,6 +224,10 @@ class _View:
         lines = [
             x for p in common.warning_lines(report, self.shows_ratios) if p for x in self.wrap(p)
         ]
+        # Unstable cells without a row to mark (none in a report bridge wrote).
+        rest = tuple(u for u in report.unstable if u not in self.marked)
+        for p in noise_view.unstable_lines(dataclasses.replace(report, unstable=rest)):
+            lines += self.wrap(p)
         n = report.noise
         if n is not None:
             if self.verbose or not n.warnings:
