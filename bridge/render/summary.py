@@ -310,7 +310,10 @@ def _comparison_answer(report, scenario, x, dash) -> tuple[str, list[str]]:
     swept = len({r.size for r in report.results if r.scenario == scenario}) > 1
     where = f" at {units.short(size, unit)}" if size and swept else ""
     apart = " (sign and verify apart)" if len(roles) > 1 else ""
-    head = f"Answer: time per call{where} against the fastest{apart}"
+    # Two OTPs (or openssl builds): each against the first named of its kind.
+    versions = any(ratio.get(ratios.FIRST, r) for r in rows)
+    against = "the first named of its kind" if versions else "the fastest"
+    head = f"Answer: time per call{where} against {against}{apart}"
 
     def key(r: schema.Result):
         role = calls.role(report.kind_of(r.runtime), r.call_id)
@@ -320,8 +323,17 @@ def _comparison_answer(report, scenario, x, dash) -> tuple[str, list[str]]:
     for r in sorted(rows, key=key):
         who = common.short_who(report, r.runtime, r)
         role = calls.role(report.kind_of(r.runtime), r.call_id)
-        d = ratio.get(ratios.FASTEST, r)
         took = _ns(r.median())
+        first = ratio.get(ratios.FIRST, r)
+        if first is not None:
+            said = ratios.prose(first, x, dash)
+            times = f"{first.ratio:.2f}{x}"
+            lines.append(f"{who}: {took}, {times} {first.baseline_runtime}{said[len(times) :]}")
+            continue
+        if versions and report.kind_of(r.runtime) in ratio.kinds:
+            lines.append(f"{who}: {took} (the first named)")
+            continue
+        d = ratio.get(ratios.FASTEST, r)
         if d is None:
             best = f"fastest {role}" if role else "fastest"
             lines.append(f"{who}: {took}, the {best}" if len(rows) > 1 else f"{who}: {took}")

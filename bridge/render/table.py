@@ -175,9 +175,10 @@ class _View:
         if unit == units.BYTES:
             out.append(Column("MB/s", cols["mbs"], right=True, drop=1))
         # Where the answer is a hardware verdict, the ratios between runtimes
-        # are the first to go; where it is the comparison, the last.
+        # are the first to go; where it is the comparison, the last, and the
+        # versions side by side (× first named) last of all.
         verdicts = any(v.scenario == results[0].scenario for v in report.verdicts)
-        fastest, first = (-1, -2) if verdicts else (4, 3.5)
+        fastest, first = (-2, -1) if verdicts else (4, 4.5)
         short = [_short(x) for x in cols["fastest"]]
         out.append(Column("× fastest", cols["fastest"], drop=fastest, short=short))
         if self.ratio.shows_first:
