@@ -3,7 +3,6 @@ then the results printed before any file is written, and the exit status."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -26,8 +25,7 @@ from bridge.cli.common import (
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.measure import eta, runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS, view
-from bridge.render.common import DEFAULT_WIDTH
+from bridge.render import RENDERERS, terminal_width, view
 from bridge.report import schema
 from bridge.system import runenv, signals
 
@@ -234,6 +232,7 @@ def run(
     yes: bool,
     output: Path | None,
     fmt: str,
+    *,
     verbose: bool,
     quiet: bool,
     **params,
@@ -352,8 +351,9 @@ class Shape:
         return self.fmt == "json" and not self.quiet
 
     def render(self, report: schema.Report) -> str:
-        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-        return view(self.fmt, report, width=width, verbose=self.verbose, quiet=self.quiet)
+        return view(
+            self.fmt, report, width=terminal_width(), verbose=self.verbose, quiet=self.quiet
+        )
 
 
 def _stderr_warnings(report: schema.Report) -> None:
@@ -435,7 +435,7 @@ def _progress_printer():
     last: list[float | None] = [None]
 
     def show(message: str) -> None:
-        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+        width = terminal_width()  # read at each update: a narrowed window is followed
         fraction = getattr(message, "fraction", None)
         last[0] = fraction if fraction is not None else last[0]
         line = eta.progress_line(

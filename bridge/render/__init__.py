@@ -3,9 +3,10 @@ plus one entry here."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 
-from bridge.render import markdown, table, text
+from bridge.render import common, markdown, table, text
 from bridge.report import schema
 
 
@@ -33,3 +34,9 @@ def view(
     if fmt == "table":
         return table.render(report, width=width, verbose=verbose, quiet=quiet)
     return RENDERERS[fmt](report)
+
+
+def terminal_width() -> int:
+    """The width the terminal view is laid out for: COLUMNS when set, else
+    the terminal's, else 80 (piped to a file or another program)."""
+    return shutil.get_terminal_size((common.DEFAULT_WIDTH, 24)).columns
