@@ -90,10 +90,11 @@ def clock_text(seconds: float) -> str:
 def progress_line(
     message: str, width: int, elapsed_s: float, fraction: float | None, left_s: float | None
 ) -> str:
-    """One line of at most `width` - 1 columns (a full line would wrap on
-    some terminals and leave a stale line behind): a bar, the percentage,
-    the time spent and left, then the message, cut short with "..."."""
-    room = max(width - 1, 10)
+    """One line of at most `width` - 3 columns: a full line would wrap on
+    some terminals, and so would the "^C" a terminal echoes after it on
+    Ctrl-C, leaving a stale line behind. A bar, the percentage, the time
+    spent and left, then the message, cut short with "..."."""
+    room = max(width - 3, 10)
     if fraction is not None:
         bar_w = 20 if room >= 70 else 10
         full = int(fraction * bar_w)

@@ -86,7 +86,7 @@ def test_hmac_sha1_quick_at_80_columns(tmp_path, no_leftovers):
     updates = stderr.split("\r\x1b[K")
     bars = [u for u in updates if re.match(r"\[[#-]{20}\] +\d+% \d+:\d\d ETA (\d+:\d\d|-:--) ", u)]
     assert bars, stderr[:500]
-    assert all(len(u) <= 79 for u in updates[1:-1]), [u for u in updates if len(u) > 79]
+    assert all(len(u) <= 77 for u in updates[1:-1]), [u for u in updates if len(u) > 77]
     assert updates[-1].startswith("report written to"), repr(updates[-1][:100])
     assert schema.load(out).results
 
