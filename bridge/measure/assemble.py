@@ -48,7 +48,7 @@ def report(
         tc=outcome.tc,
         hardware=schema.Hardware(hw=hw, experiments=tuple(c.record() for c in contexts.values())),
         interop=tuple(checks),
-        errors=(*outcome.errors, *interop.mismatch_errors(checks)),
+        errors=(*outcome.errors, *interop.mismatch_errors(checks, scenarios)),
         skipped=outcome.skipped,
         unstable=outcome.unstable,
         concurrency=concurrency,

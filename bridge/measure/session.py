@@ -165,7 +165,8 @@ class Cell:
             api=self.api,
             samples=tuple(self.samples),
             loops=self.loops[0] if len(set(self.loops)) == 1 else tuple(self.loops),
-            output_hex=self.output.hex(),
+            # A user call asked not to be checked keeps no output (it is listed unchecked).
+            output_hex="" if call.user and call.unchecked else self.output.hex(),
             inputs=self.job.inputs.to_json(),
         )
 

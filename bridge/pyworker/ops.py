@@ -124,6 +124,10 @@ Prepared = tuple[str, Callable[[], bytes], Loop]  # (api, one call, the timed lo
 def prepare(call: str, args: dict[str, Any]) -> Prepared:
     """The handler of an operation (calls.CALLS["python", ...].op) makes the
     call's function and its timed loop from the request's arguments."""
+    if call == "user":  # the user's expressions: only in a worker started with them
+        from bridge.pyworker import usercode
+
+        return usercode.prepare(args, sys.modules[__name__])
     if call not in HANDLERS.table:
         raise OperationError("unknown_call", f"unknown call: {call[:40]}")
     return HANDLERS[call](args)

@@ -198,7 +198,8 @@ def _uses_cryptography(report: schema.Report) -> set[str]:
     (and so on its own OpenSSL): only those earn its warning."""
     out = set()
     for r in report.results:
-        if report.kind_of(r.runtime) != "python":
+        # A user's expression (bridge time) says nothing of what it calls.
+        if report.kind_of(r.runtime) != "python" or r.call_id.startswith(calls.USER_PREFIX):
             continue
         call = calls.lookup("python", r.call_id)
         if call and call.route is calls.Route.LIBCRYPTO and call.op not in _SSL_MODULE_OPS:
@@ -594,6 +595,8 @@ def short_call(r: schema.Result) -> str:
     """A call as a table names it in a narrow view: its id (macN,
     hmac.digest, speed-sign), with an Erlang call's module
     ("crypto:macN") where its label has one."""
+    if r.call_id.startswith(calls.USER_PREFIX) and len(r.call) <= 32:
+        return r.call  # a user's expression (bridge time) reads better than its id
     head = r.call.split("(")[0]
     return head if head.endswith(f":{r.call_id}") else r.call_id
 

@@ -51,7 +51,13 @@ class Job:
     def wire_args(self) -> dict[str, Any]:
         """The request's arguments: the operation, what it needs of the
         scenario, and the inputs."""
-        return {"call": self.call.op, **self.scenario.params(), **self.inputs.wire()}
+        args = {"call": self.call.op, **self.scenario.params(), **self.inputs.wire()}
+        if self.call.user:
+            # A user call is named by its key: the runtime was started with
+            # its expression (bridge.runtimes.usercode), no request carries code.
+            args |= {"expr": self.call.user, "size": self.inputs.size}
+            args["twice"] = int(self.call.check is calls.Check.DISTINCT)
+        return args
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,9 @@ class Runtime:
         self.given_env: dict[str, str] = {}
         # --libcrypto: a directory put in front of LD_LIBRARY_PATH.
         self.libcrypto_dir: str | None = None
+        # The user's calls this runtime starts with (bridge.runtimes.usercode.UserCode),
+        # given only by the command line: None, and no user path at all, otherwise.
+        self.user: Any = None
 
     def launch(self) -> None:
         """Begin starting, without waiting (nothing to do by default: start()
@@ -147,6 +156,29 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def with_user(self, code: Any) -> Runtime:
+        self.user = code
+        return self
+
+    def bench_shell(self, job: Job, plan: BatchPlan, directory: str) -> Batch:
+        """A user's `sh:` command (bridge.runtimes.usercode), timed as a whole
+        process from spawn to exit, with this runtime's environment."""
+        from bridge.runtimes import usercode
+
+        mine = {uc.key: uc for uc in (self.user.of(self.kind) if self.user else ())}
+        uc = mine.get(job.call.user)
+        if uc is None:
+            raise OperationError("unknown_call", "this run was not started with that command")
+        samples, output = usercode.shell_samples(
+            uc, job, plan.samples, bool(plan.warmup_ms), (self.child_env(), directory)
+        )
+        return Batch(
+            api="/bin/sh -c (whole process)",
+            samples=samples,
+            loops=[1] * len(samples),
+            output=output,
+        )
 
     def with_env(self, given: Mapping[str, str]) -> Runtime:
         self.given_env = dict(given)
@@ -188,6 +220,7 @@ class WorkerRuntime(Runtime):
     def __init__(self, settings: Settings, hw: Hw = Hw.ON, mask_env=None):
         super().__init__(settings, hw, mask_env)
         self.worker: Worker | None = None
+        self.user_dir: Any = None  # bridge.runtimes.usercode.UserDir, made by argv()
 
     def argv(self) -> list[str]:
         raise NotImplementedError
@@ -250,6 +283,9 @@ class WorkerRuntime(Runtime):
         if self.worker is not None:
             self.worker.close()
             self.worker = None
+        if self.user_dir is not None:
+            self.user_dir.close()
+            self.user_dir = None
 
     def bench(self, job: Job, plan: BatchPlan) -> Batch:
         assert self.worker is not None
@@ -263,6 +299,10 @@ class WorkerRuntime(Runtime):
             args["loops"] = plan.loops
         timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
         reply = codec.props(self.worker.call("bench", args, timeout=timeout))
+        if job.call.user:  # the user's code may listen on loopback only
+            from bridge.runtimes import usercode
+
+            usercode.refuse_listeners(self.worker.pid, job, self.id)
         loops = int(reply["loops"])
         return Batch(
             api=text(reply["api"]),

@@ -262,6 +262,8 @@ class OpensslRuntime(Runtime):
     # -- measuring ---------------------------------------------------------
 
     def bench(self, job: Job, plan: BatchPlan) -> Batch:
+        if job.call.op == "user_shell":  # a user's sh: command, not a call of the table
+            return self._bench_shell(job, plan)
         return self.handlers[job.call.op](job, plan)
 
     def _bench_speed(self, job: Job, plan: BatchPlan) -> Batch:
@@ -447,6 +449,12 @@ class OpensslRuntime(Runtime):
             samples.append(time.perf_counter_ns() - t0)
         api = "EVP_KDF PBKDF2 (openssl kdf, whole process)"
         return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
+
+    def _bench_shell(self, job: Job, plan: BatchPlan) -> Batch:
+        """A user's `sh:` command, a whole process per sample like `openssl
+        kdf`, with this runtime's environment and mask (bridge.runtimes.usercode)."""
+        assert self._tmp is not None
+        return self.bench_shell(job, plan, self._tmp.name)
 
     def unsupported_reason(self, call: calls.Call, sc: Scenario) -> str:
         if self.flavour != "OpenSSL":
