@@ -4,6 +4,7 @@ then the results printed before any file is written, and the exit status."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -19,11 +20,12 @@ from bridge.cli.common import (
     out,
     save_report,
     show_results,
+    verbosity_options,
 )
 from bridge.errors import BridgeError, ExitStatus, UsageError
-from bridge.measure import runner
+from bridge.measure import eta, runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS
+from bridge.render import RENDERERS, terminal_width, view
 from bridge.report import schema
 from bridge.system import runenv, signals
 
@@ -251,11 +253,21 @@ class _RunCommand(click.Command):
     show_default=True,
     help="What to print on stdout.",
 )
+@verbosity_options
 def run(
-    replay: Path | None, as_recorded: bool, yes: bool, output: Path | None, fmt: str, **params
+    replay: Path | None,
+    as_recorded: bool,
+    yes: bool,
+    output: Path | None,
+    fmt: str,
+    *,
+    verbose: bool,
+    quiet: bool,
+    **params,
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     _check_as_recorded(replay, as_recorded, yes)
+    shape = Shape(fmt, verbose, quiet)
     if output is not None:
         plans.check_writable(output)
     command = tuple(["bridge", *sys.argv[1:]])
@@ -269,7 +281,7 @@ def run(
         # click gives repeatable options as tuples already; RunOptions has a
         # field for every other option of this command.
         plan = plans.from_options(plans.RunOptions(**params), command)
-    outcome, failure = _execute(plan, output, fmt)
+    outcome, failure = _execute(plan, output, shape)
     if replay is not None and outcome.report.results and failure is None:
         from bridge.analysis import compare as comparison
         from bridge.render.compare import render as render_compare
@@ -332,20 +344,22 @@ def _confirm_user_code(old: schema.Report, path: Path, yes: bool) -> None:
 
 
 def _execute(
-    plan: Plan, output: Path | None, fmt: str
+    plan: Plan, output: Path | None, shape: Shape
 ) -> tuple[runner.Outcome, BridgeError | None]:
     """Run, print, then write: the results reach stdout before any file is
     written, and a report that cannot be written where asked is kept
     elsewhere (`_save`). Returns what failed in printing or saving."""
     progress = _progress_printer()
     with signals.guarding():
-        outcome = runner.execute(plan, progress=progress)
+        try:
+            outcome = runner.execute(plan, progress=progress)
+        finally:
+            if progress:  # nothing of the progress line is left behind
+                click.echo("\r\033[K", err=True, nl=False)
         signals.hold()  # whatever happened, the report is saved before a signal acts
-        if progress:
-            click.echo("\r\033[K", err=True, nl=False)
         text = schema.dumps(outcome.report)
         try:
-            shown = show_results(RENDERERS[fmt](outcome.report))
+            shown = show_results(shape.render(outcome.report))
         except Exception:
             lost = save_report(text, output)  # a renderer's bug does not lose the measurement
             if lost is not None:
@@ -361,17 +375,43 @@ def _execute(
         what = plain.printable(f"{skip.runtime} could not run: {skip.reason}")
         if skip.requested:  # asked for and not run: the run fails (exit status 1)
             click.echo(f"bridge: error: {skip.requested} {what}", err=True)
-        else:
+        elif shape.warns_on_stderr:
             skipped = plain.printable(f"{skip.runtime}: {skip.reason}")
             click.echo(f"bridge: warning: skipped {skipped}", err=True)
-    if outcome.report.concurrency is not None:
-        for warning in outcome.report.concurrency.warnings:
-            click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
-    for line in _noise_warnings(outcome.report):
-        click.echo(f"bridge: warning: {line}", err=True)
-    if outcome.report.noise and outcome.report.noise.advice:
-        click.echo(f"bridge: advice: {plain.printable(outcome.report.noise.advice)}", err=True)
+    if shape.warns_on_stderr:
+        _stderr_warnings(outcome.report)
     return outcome, failure
+
+
+class Shape:
+    """What stdout shows (--format, --verbose, --quiet), and so where the
+    warnings go. Each is said once: the views print them among their
+    caveats, so stderr carries them only beside JSON, which has no prose;
+    --quiet drops them from both (the report keeps them)."""
+
+    def __init__(self, fmt: str, verbose: bool = False, quiet: bool = False) -> None:
+        if verbose and quiet:
+            raise UsageError("--verbose and --quiet: choose one")
+        self.fmt, self.verbose, self.quiet = fmt, verbose, quiet
+
+    @property
+    def warns_on_stderr(self) -> bool:
+        return self.fmt == "json" and not self.quiet
+
+    def render(self, report: schema.Report) -> str:
+        return view(
+            self.fmt, report, width=terminal_width(), verbose=self.verbose, quiet=self.quiet
+        )
+
+
+def _stderr_warnings(report: schema.Report) -> None:
+    if report.concurrency is not None:
+        for warning in report.concurrency.warnings:
+            click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
+    for line in _noise_warnings(report):
+        click.echo(f"bridge: warning: {line}", err=True)
+    if report.noise and report.noise.advice:
+        click.echo(f"bridge: advice: {plain.printable(report.noise.advice)}", err=True)
 
 
 def _noise_warnings(report: schema.Report) -> list[str]:
@@ -433,10 +473,26 @@ def _failures(errors: tuple[schema.RunError, ...], shown: int = 2) -> str:
 
 
 def _progress_printer():
+    """The progress line on a terminal's stderr: a bar, the percentage, the
+    time spent and left, what runs; cut to the terminal's width (read at
+    each update: a window made narrower is followed) so that `\\r` and
+    erase-line leave nothing behind."""
     if not sys.stderr.isatty():
         return None
+    started = time.monotonic()
+    last: list[float | None] = [None]
 
     def show(message: str) -> None:
-        click.echo(f"\r\033[K{plain.printable(message)}", err=True, nl=False)
+        width = terminal_width()  # read at each update: a narrowed window is followed
+        fraction = getattr(message, "fraction", None)
+        last[0] = fraction if fraction is not None else last[0]
+        line = eta.progress_line(
+            plain.printable(message),
+            width,
+            time.monotonic() - started,
+            last[0],
+            getattr(message, "left_s", None),
+        )
+        click.echo(f"\r\033[K{line}", err=True, nl=False)
 
     return show

@@ -157,7 +157,7 @@ def time_command(output: Path | None, fmt: str, **params) -> None:
     if output is not None:
         plans.check_writable(output)
     plan = plan_from(params, tuple(["bridge", *sys.argv[1:]]))
-    outcome, failure = running._execute(plan, output, fmt)
+    outcome, failure = running._execute(plan, output, running.Shape(fmt))
     if failure is not None:
         raise failure
     running._exit_status(outcome)

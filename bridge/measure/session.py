@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from bridge import stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.measure import levelrun
-from bridge.measure.eta import Eta, duration
+from bridge.measure.eta import Eta, duration, status
 from bridge.report import schema
 from bridge.report.levels import LevelResult
 from bridge.runtimes.base import Batch, BatchPlan, Job, Live, Runtime, RuntimeSpec
@@ -362,11 +362,12 @@ class Session:
                     eta.finished(planned)  # its share of the plan will not be spent
                 continue
             job = cell.job
-            self.note(
+            message = (
                 f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
                 f" ({self.cells.index(cell) + 1}/{len(self.cells)})"
-                + (eta.text() if eta is not None else "")
             )
+            # The share done and the time left ride on the message (eta.Status).
+            self.note(status(eta, message) if eta is not None else message)
             try:
                 cell.add(cell.live.driver.bench(job, batch_plan))
             except OperationError as exc:
