@@ -24,6 +24,17 @@ from bridge.report.hw import Hw
 THROUGHPUT_KINDS = frozenset({"hash", "file-digest", "mac", "cipher", "random"})
 
 
+def letter(n: int) -> str:
+    """a, b, ..., z, aa, ab, ...: how the text view labels its calls, "(a)",
+    since [n] is a note on what a row measures in every view."""
+    text = ""
+    n += 1
+    while n:
+        n, rem = divmod(n - 1, 26)
+        text = chr(ord("a") + rem) + text
+    return text
+
+
 def bytes_flow(report: schema.Report, scenario: str) -> bool:
     kind = report.scenario_kind(scenario)
     unit = units.unit(report, scenario)

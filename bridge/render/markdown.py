@@ -33,6 +33,7 @@ def render(report: schema.Report) -> str:
         said = answers.outputs_line(report, scenario)
         out += [f"- {head}{said}"] if said else []
         out += [f"- {s}" for s in decompose.sentences(report, scenario)]
+    out += [f"- {s}" for s in concurrency.sentences(report)]
     out += [f"- {w}" for w in ratios.resolution_warning(report, ratios.Ratios(report).diffs)]
     out += [f"- Problem: {e.message}" for e in report.errors]
     for scenario, results in groups.items():

@@ -9,6 +9,7 @@ views, a note on what a row measures, and [u1] an unsupported cell."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from bridge import plain
@@ -55,16 +56,6 @@ def render(report: schema.Report) -> str:
     return text
 
 
-def letter(n: int) -> str:
-    """a, b, ..., z, aa, ab, ...: the call labels (numbers are the notes')."""
-    text = ""
-    n += 1
-    while n:
-        n, rem = divmod(n - 1, 26)
-        text = chr(ord("a") + rem) + text
-    return text
-
-
 def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     marks = common.semantics_marks(results)
     fastest = common.fastest(report, results)
@@ -75,7 +66,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     keys: dict[tuple[str, str], str] = {}
     semantics: dict[tuple[str, str], str] = {}
     for r in results:
-        keys.setdefault((r.runtime, r.call), letter(len(keys)))
+        keys.setdefault((r.runtime, r.call), answers.letter(len(keys)))
         semantics.setdefault((r.runtime, r.call), r.semantics)
     out = [""]
     for (runtime, call), n in keys.items():
@@ -173,13 +164,19 @@ def _mbs(text: str) -> str:
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
-    return textwrap.wrap(
-        _ascii(text),
+    # A figure stays with its unit ("16 B", "1.2 ms"): no line starts with "B".
+    kept = UNIT.sub(lambda m: m[1] + "\xa0" + m[2], _ascii(text))
+    lines = textwrap.wrap(
+        kept,
         WIDTH,
         subsequent_indent=indent,
         break_long_words=True,
         break_on_hyphens=False,
     ) or [""]
+    return [line.replace("\xa0", " ") for line in lines]
+
+
+UNIT = re.compile(r"(\d) (B|KiB|MiB|GiB|bytes|ms|us|ns|iterations)\b")
 
 
 ASCII = str.maketrans(
