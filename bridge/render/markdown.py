@@ -21,6 +21,7 @@ from bridge.render import answers, common, concurrency, decompose, home, ratios,
 from bridge.render import env as env_view
 from bridge.render import noise as noise_view
 from bridge.report import schema
+from bridge.report.hw import Hw
 
 
 @plain.escaped
@@ -168,31 +169,36 @@ def _off_columns(c: answers.Cell) -> list[str]:
 
 
 def _folded_model(report: schema.Report, scenario: str) -> list[str]:
-    """The cost model (a table, not a code block) and the upgrade view, folded."""
+    """The cost model (a table, not a code block: one row per runtime and
+    call, hw on and off side by side) and the upgrade view, folded."""
     body = []
-    fits = [f for f in report.fits if f.scenario == scenario]
+    fits: dict[tuple[str, str], dict[Hw, schema.CostFit]] = {}
+    for f in report.fits:
+        if f.scenario == scenario:
+            fits.setdefault((f.runtime, f.call), {})[f.hw] = f
     if fits:
-        rows = [
-            [
-                f.runtime,
-                f"`{f.call}`",
-                f.hw,
-                f"{f.a_ns:,.0f}",
-                f"{f.b_ns_per_byte:.3f}",
-                f"{f.gb_per_s:.2f}" if f.gb_per_s else "–",
-                f"{f.r2:.3f}",
-            ]
-            for f in fits
-        ]
-        headers = ["runtime", "call", "hw", "a ns/call", "b ns/byte", "1/b GB/s", "R²"]
-        body += ["ns per call = a + b·bytes (Theil-Sen over the sizes):", ""]
-        body += pipe_table(rows, headers, {3, 4, 5, 6})
+        off = any(Hw.OFF in by for by in fits.values())
+        rows = []
+        for (runtime, call), by in fits.items():
+            row = [runtime, f"`{call}`", *_fit_cells(by.get(Hw.ON))]
+            rows.append(row + (_fit_cells(by.get(Hw.OFF), short=True) if off else []))
+        headers = ["runtime", "call", "a ns/call", "b ns/byte", "1/b GB/s", "R²"]
+        headers += ["a (hw off)", "b (hw off)", "R² (hw off)"] if off else []
+        body += pipe_table(rows, headers, set(range(2, len(headers))))
     ups = upgrade.of(report, scenario)
     if ups:
         body += align(upgrade.wide(ups, "markdown"))
     if not body:
         return []
-    return details(f"{scenario}: cost model" + (", upgrade view" if ups else ""), body)
+    model = "cost model, ns per call = a + b·bytes (Theil-Sen over the sizes)"
+    return details(f"{scenario}: {model}" + ("; upgrade view" if ups else ""), body)
+
+
+def _fit_cells(f: schema.CostFit | None, short: bool = False) -> list[str]:
+    if f is None:
+        return ["", ""] + ([] if short else [""]) + [""]
+    gbs = [] if short else [f"{f.gb_per_s:.2f}" if f.gb_per_s else "–"]
+    return [f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", *gbs, f"{f.r2:.3f}"]
 
 
 def _noise(report: schema.Report) -> list[str]:
