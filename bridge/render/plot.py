@@ -220,37 +220,39 @@ def figure(reports: list[tuple[str, schema.Report]]):
     # Text stays text in an SVG: searchable, and the legend can be checked.
     plt.rcParams["svg.fonttype"] = "none"
     rows = len(names) + len(by_level)
+    # The off/on panel beside each scenario, when the run masked anything.
+    cols = 2 if ratio else 1
     fig, axes = plt.subplots(
         rows,
-        2,
-        figsize=(WIDTH_IN, ROW_IN * rows),
+        cols,
+        figsize=(WIDTH_IN if cols == 2 else WIDTH_IN * 0.65, ROW_IN * rows),
         squeeze=False,
-        gridspec_kw={"width_ratios": (3, 2)},
+        gridspec_kw={"width_ratios": (3, 2)} if cols == 2 else {},
         dpi=DPI,
     )
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for (ax, spare), scenario in zip(axes[len(names) :], by_level, strict=True):
-        plot_levels.draw(ax, reports, scenario, cycle, MARKERS)
-        spare.remove()  # the level panel's legend stands in its place, right of it
-    for (ax, right), scenario in zip(axes[: len(names)], names, strict=True):
+    for row, scenario in zip(axes[len(names) :], by_level, strict=True):
+        plot_levels.draw(row[0], reports, scenario, cycle, MARKERS)
+        if cols == 2:
+            row[1].remove()  # the level panel's legend stands in its place, right of it
+    for row, scenario in zip(axes[: len(names)], names, strict=True):
+        ax, right = row[0], (row[1] if cols == 2 else None)
         mine = [s for s in drawn if s.scenario == scenario]
         ratios = [s for s in ratio if s.scenario == scenario]
-        if single_size(mine):
-            _bars(ax, mine, cycle)
-        else:
-            _lines(ax, mine, cycle)
+        bars = single_size(mine)
+        (_bars if bars else _lines)(ax, mine, cycle)
         ax.set_title(title(scenario, mine, len(reports)), fontsize=10)
-        if ratios:
-            _ratio_panel(right, ratios, cycle, bars=single_size(mine))
+        if right is not None and ratios:
+            _ratio_panel(right, ratios, cycle, bars=bars)
             right.set_title(
                 f"{scenario}: hw off / hw on, the feature's effect (95% CI)", fontsize=10
             )
-        else:
+        elif right is not None:
             right.axis("off")
-            right.text(0.02, 0.98, "no hw off run: no off/on ratio", va="top", fontsize=10)
-        if not single_size(mine):
+            right.text(0.02, 0.98, f"{scenario}: no hw off run, no off/on ratio", va="top")
+        if not bars:
             # Outside the data: right of the row, beyond the ratio panel.
-            (right if ratios else ax).legend(
+            (right if ratios and right is not None else ax).legend(
                 *ax.get_legend_handles_labels(),
                 fontsize=9,
                 loc="upper left",

@@ -49,7 +49,7 @@ def one_scenario(path, scenario: str, drop: str = "") -> schema.Report:
                 x
                 for x in data[key]
                 if x.get("scenario", scenario) == scenario
-                and drop not in (x.get("runtime"), x.get("new"), x.get("old"))
+                and drop not in (x.get(k) for k in ("runtime", "baseline_runtime", "new", "old"))
             ]
     for check in data.get("interop", []):
         check["outputs"] = {k: v for k, v in check["outputs"].items() if drop not in k}
