@@ -207,7 +207,8 @@ def _noise(report: schema.Report) -> list[str]:
         return []
     what = []
     if report.unstable:
-        what.append(f"{len(report.unstable)} unstable cells")
+        n_cells = len(report.unstable)
+        what.append(f"{n_cells} unstable cell{'s' * (n_cells != 1)}")
     n = report.noise
     if n is not None and n.others_cpus is not None:
         what.append(f"other processes used {n.others_cpus:.1f} CPUs")
