@@ -41,7 +41,7 @@ def render(report: schema.Report) -> str:
         out += ["", f"#### {scenario}: {common.scenario_description(report, scenario)}", ""]
         out += _table(report, scenario, results)
         out += _folded_model(report, scenario)
-    out += align(concurrency.markdown_lines(report))
+    out += listed(align(concurrency.markdown_lines(report)))
     out += _noise(report)
     out += details("Environment", [f"- {i}" for i in env_view.paste_items(report)])
     out += _problems(report)
@@ -66,7 +66,7 @@ def pipe_table(rows: list[list], headers: list[str], right: set[int]) -> list[st
     ).splitlines()
 
 
-NUMERIC = re.compile(r"^[\s\d,.×x%()–\-?±+/]*\d[\s\d,.×x%()–\-?±+/a-zA-Zµ]*$")
+NUMERIC = re.compile(r"^[\s\d,.×x%()–\-?±+/=*]*\d[\s\d,.×x%()–\-?±+/=*a-zA-Zµ]*$")
 
 
 def align(lines: list[str]) -> list[str]:
@@ -88,6 +88,21 @@ def align(lines: list[str]) -> list[str]:
             numeric = values and all(NUMERIC.match(v) for v in values)
             cols.append("-" * (w - 1) + ":" if numeric else "-" * w)
         out[i] = "|" + "|".join(cols) + "|"
+    return out
+
+
+def listed(lines: list[str]) -> list[str]:
+    """Lines that end in two spaces (a line break a forum strips) as list
+    items, set off from a table before them by a blank line."""
+    out: list[str] = []
+    for line in lines:
+        if line.endswith("  ") and line.strip():
+            if out and out[-1].startswith("|"):
+                out.append("")
+            line = line.rstrip()
+            out.append(line if line.startswith("- ") else f"- {line}")
+        else:
+            out.append(line.rstrip())
     return out
 
 

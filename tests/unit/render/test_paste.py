@@ -23,13 +23,14 @@ import pytest
 
 from bridge.render import RENDERERS, env, home, markdown, plot
 from bridge.report import schema
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 ECDSA = FIXTURES / "roundtrip" / "ecdsa-2otp-2openssl.json"
 VERSIONS = FIXTURES / "roundtrip" / "versions-3otp-2openssl.json"
 HMAC = FIXTURES / "report-hmac-sha1-v1.json"
 GOLDEN = FIXTURES / "golden"
-ALL = [ECDSA, VERSIONS, HMAC, *sorted((FIXTURES / "roundtrip").glob("run-mix*.json"))]
+CONCURRENCY = ROOT / "docs" / "findings" / "reports" / "hmac-sha1-concurrency-quick.json"
+ALL = [ECDSA, VERSIONS, HMAC, CONCURRENCY, *sorted((FIXTURES / "roundtrip").glob("run-mix*.json"))]
 
 
 @functools.cache
@@ -189,6 +190,14 @@ def test_masks_are_one_environment_line():
     items = env.paste_items(load(VERSIONS))
     masks = [i for i in items if i.startswith("hw off: ")]
     assert masks == ["hw off: OPENSSL_ia32cap=:~0x20000000 (every runtime)"]
+
+
+def test_the_concurrency_block_pastes_too():
+    md = RENDERERS["markdown"](load(CONCURRENCY))
+    head, rule, _ = table(md[md.index("#### Concurrency") :])
+    assert rule[head.index("ops/s (95% CI)")].endswith(":")
+    assert "- erlang procs: N Erlang processes in one node" in md
+    assert "hmac-sha1 at 1000 bytes, 2 workers at once against one" in md.split("####")[0]
 
 
 def test_align_right_aligns_other_modules_tables():
