@@ -299,7 +299,10 @@ def _lines(ax, mine: list[Series], cycle) -> None:
 
 
 def _bars(ax, mine: list[Series], cycle) -> None:
-    """One horizontal bar per series, its label beside it: no legend needed."""
+    """One horizontal bar per series, its label beside it: no legend needed.
+    A call's bars as found and masked stand together, as in the tables."""
+    calls = {(s.colour, s.call): n for n, s in enumerate(mine)}
+    mine = sorted(mine, key=lambda s: (calls[(s.colour, s.call)], s.hw.masked))
     ys = list(range(len(mine)))[::-1]
     values = [s.values[0] for s in mine]
     lo = [max(s.values[0] - (s.lo or s.values)[0], 0.0) for s in mine]
