@@ -119,6 +119,15 @@ class _RunCommand(click.Command):
 )
 @click.option("--file-size", help="File size for file-digest scenarios, e.g. 64M or 1G.")
 @click.option(
+    "--with",
+    "with_calls",
+    multiple=True,
+    metavar="[RUNTIME:]CALL",
+    help="Also time this call in every scenario of its kind (repeatable), e.g. the opt-in"
+    " alternatives that bridge list names: --with rand_bytes, --with pbkdf2_mac,"
+    " --with public_key:verify.",
+)
+@click.option(
     "--method",
     type=click.Choice(["bridge", "tc"]),
     default="bridge",
@@ -154,6 +163,21 @@ class _RunCommand(click.Command):
     metavar="DIR",
     help="Run every runtime again with the libcrypto of the same soname in DIR (or an"
     " OpenSSL prefix's lib64/ or lib/), put in front of LD_LIBRARY_PATH (repeatable).",
+)
+@click.option(
+    "--pa",
+    "pa",
+    multiple=True,
+    metavar="DIR",
+    help="For a scenario file's own [[calls]]: add DIR to the Erlang node's code path"
+    " (as erl -pa; a _build/*/lib/*/ebin glob or a _build/ENV/lib directory too).",
+)
+@click.option(
+    "--python-path",
+    "python_path",
+    multiple=True,
+    metavar="DIR",
+    help="For a scenario file's own [[calls]]: DIR in front of the Python worker's sys.path.",
 )
 @click.option(
     "--request-timeout",
@@ -208,7 +232,11 @@ class _RunCommand(click.Command):
     help="With --replay: run the report's own executables and --libcrypto directories"
     " (and its harmless variables), after listing them and asking.",
 )
-@click.option("--yes", is_flag=True, help="With --as-recorded: run without asking.")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="With --replay: run --as-recorded executables, or the report's user code, without asking.",
+)
 @click.option(
     "-o",
     "--output",
@@ -235,6 +263,7 @@ def run(
         if params["scenarios"]:
             raise UsageError("--replay reruns the report's own scenarios: name none")
         old = schema.load(replay)
+        _confirm_user_code(old, replay, yes)
         plan = _replay_plan(old, replay, command, as_recorded, yes)
     else:
         # click gives repeatable options as tuples already; RunOptions has a
@@ -257,8 +286,8 @@ def _check_as_recorded(replay: Path | None, as_recorded: bool, yes: bool) -> Non
     programs, which takes the user's say-so, on a terminal or with --yes."""
     if as_recorded and replay is None:
         raise UsageError("--as-recorded goes with --replay REPORT")
-    if yes and not as_recorded:
-        raise UsageError("--yes goes with --replay REPORT --as-recorded")
+    if yes and replay is None:
+        raise UsageError("--yes goes with --replay REPORT (--as-recorded, or a report's user code)")
     if as_recorded and not yes and not sys.stdin.isatty():
         raise UsageError(
             "--as-recorded runs the report's own programs: confirm on a terminal,"
@@ -281,6 +310,25 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan
         if not yes and not click.confirm("Run these?", default=False, err=True):
             raise UsageError("--as-recorded: not confirmed; nothing was run")
     return replay.plan
+
+
+def _confirm_user_code(old: schema.Report, path: Path, yes: bool) -> None:
+    """A report's user code (bridge time, [[calls]]) is shown, each expression,
+    and runs only once confirmed, before anything else is done for the replay."""
+    from bridge.cli import replay as replaying
+
+    lines = replaying.report_expressions(old, path) if old.scenarios else []
+    if not lines:
+        return
+    click.echo("the report holds user code; replaying it runs, on this machine:", err=True)
+    for line in lines:
+        click.echo(f"  {line}", err=True)
+    replaying.confirm_code(
+        lines,
+        yes,
+        sys.stdin.isatty(),
+        lambda q: click.confirm(q, default=False, err=True),
+    )
 
 
 def _execute(
