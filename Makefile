@@ -1,4 +1,6 @@
 # make run    set up, then run the mailing-list benchmark (bridge run hmac-sha1)
+# make test-py310  the fast tier under Python 3.10, the oldest supported
+#             (scripts/python310 finds or builds one; .venv310)
 # make test   set up, then run the test suite (all tiers, real runtimes)
 # make test-fast  the in-process tier only: unit tests and the session with fake runtimes
 # make bench  bridge's overhead and wall times, and bridge against independent
@@ -18,20 +20,25 @@ STAMP  := $(VENV)/.installed
 .PHONY: setup system run test test-fast lint bench docs clean
 
 setup: system $(STAMP)
+	@$(BIN)/python -m bridge.cli.names
 
 system:
 	@scripts/ensure-system.sh
 
 # Reinstall when the package's metadata changes. Editable, so code changes
 # need no reinstall.
+# The distribution was called `bridge` before it was crypto-bridge: an old
+# editable install of it is removed first. Then one line if the `bridge` on
+# PATH is another program (iproute2's), with what to run instead.
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	@$(BIN)/python -m pip uninstall -q -y bridge 2>/dev/null || true
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $@
 
 run: setup
-	$(BIN)/bridge run hmac-sha1
+	$(BIN)/crypto-bridge run hmac-sha1
 
 # The cross-version tests need Debian bullseye's OTP 23 and OpenSSL 1.1.1w,
 # unpacked into the cache (about a second once there). When the fetch fails,

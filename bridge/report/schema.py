@@ -165,8 +165,8 @@ class Result(Record):
     point_ns: float | None = jf(write=False, default=None)
     source_line: int | None = jf(omit=_measured, default=None)
 
-    json_derived_keys: ClassVar = ("ns_per_op", "ops_per_s", "bytes_per_s")
-    json_order: ClassVar = (
+    json_derived_keys: ClassVar[tuple[str, ...]] = ("ns_per_op", "ops_per_s", "bytes_per_s")
+    json_order: ClassVar[tuple[str, ...]] = (
         *("scenario", "runtime", "call", "call_id", "api", "semantics", "algorithm"),
         *("size", "hw", "status", "reason", "source", "source_line"),
         *("ns_per_op", "ops_per_s", "bytes_per_s", "loops", "samples", "output_hex", "inputs"),
@@ -248,7 +248,7 @@ class InteropCheck(Record):
         omit=EMPTY, encode=OutputKey.texts, decode=OutputKey.parse_map, default_factory=dict
     )
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("scenario", "size", "reference", "reference_from", "outputs"),
         *("unchecked", "unchecked_reasons", "match", "mismatched"),
     )
@@ -309,7 +309,7 @@ class TcFigure(Record):
     zero_us_calls: int = jf(omit=_untimed, default=0)
     unsupported: str = jf(omit=EMPTY, default="")
 
-    json_order: ClassVar = ("scenario", "runtime", "call")
+    json_order: ClassVar[tuple[str, ...]] = ("scenario", "runtime", "call")
 
 
 @dataclass(frozen=True)
@@ -478,7 +478,7 @@ class Noise(Record):
     warnings: tuple[str, ...] = ()
     advice: str = ""
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("seconds", "cpus", "load_before", "load_after", "busy", "steal", "iowait"),
         *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "cells"),
     )
@@ -524,7 +524,7 @@ class MaskCheck(Record):
     detected: str | None = jf(omit=NONE, default=None)
     masked: str | None = jf(omit=NONE, default=None)
 
-    json_order: ClassVar = ("by", "ok")
+    json_order: ClassVar[tuple[str, ...]] = ("by", "ok")
 
 
 @dataclass(frozen=True)
@@ -593,7 +593,7 @@ class Report(Record):
     noise: Noise | None = jf(omit=NONE, default=None)
     schema: str = SCHEMA
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("schema", "bridge_version", "created", "command", "reproduce", "settings"),
         *("scenarios", "environment", "runtimes", "results", "interop", "verdicts"),
         *("hardware", "unstable", "fits", "tc", "differences", "errors", "skipped", "noise"),

@@ -154,7 +154,7 @@ def test_plot_to_a_full_disk_is_one_line_and_leaves_no_file(tmp_path):
     with small_fs(tmp_path / "small", "1m") as small:
         fill(small)
         out = small / "p.png"
-        done = bridge_cmd("plot", str(REPORT), "-o", str(out))
+        done = bridge_cmd("plot", str(REPORT), "--png", str(out))
         left = sorted(os.listdir(small))
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
@@ -166,8 +166,7 @@ def test_plot_to_a_full_disk_is_one_line_and_leaves_no_file(tmp_path):
 def test_plot_names_its_format_whatever_the_temporary_is_called(tmp_path):
     pytest.importorskip("matplotlib")
     png, svg = tmp_path / "p.png", tmp_path / "p.svg"
-    assert bridge_cmd("plot", str(REPORT), "-o", str(png)).returncode == 0
-    assert bridge_cmd("plot", str(REPORT), "-o", str(svg)).returncode == 0
+    assert bridge_cmd("plot", str(REPORT), "--png", str(png), "--svg", str(svg)).returncode == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in svg.read_bytes()[:1000]
     assert sorted(os.listdir(tmp_path)) == ["p.png", "p.svg"]
