@@ -4,6 +4,7 @@ do about it. The commands are this venv's own console scripts."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -39,7 +40,7 @@ def _run(argv, path: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, **kw)
 
 
-def test_version_names_the_clash_and_the_other_command(fake_iproute2):
+def test_version_names_the_clash_and_the_other_command(fake_iproute2, tmp_path):
     if not (BIN / "crypto-bridge").exists():
         pytest.skip(f"no crypto-bridge beside {sys.executable}: run make setup")
     shadowed = f"{fake_iproute2}:{BIN}:/usr/bin:/bin"
@@ -59,14 +60,22 @@ def test_version_names_the_clash_and_the_other_command(fake_iproute2):
     # The venv first: bridge is this bridge, and nothing is said.
     done = _run([BIN / "bridge", "--version"], f"{BIN}:{fake_iproute2}:/usr/bin:/bin")
     assert done.returncode == 0 and done.stderr == ""
-    # crypto-bridge runs where bridge cannot (a short run, Python only).
+    # crypto-bridge runs where bridge cannot (a short run, Python only), with
+    # the table on stdout and the other views in files from the same run.
+    md, js = tmp_path / "r.md", tmp_path / "r.json"
     ran = _run(
-        ["crypto-bridge", "run", "hmac-sha1", "--quick", "--runtimes", "python", "--hw", "on"]
-        + ["--samples", "6", "--sample-ms", "2", "--rounds", "2", "--format", "json"],
+        ["crypto-bridge", "run", "--until-stable", "hmac-sha1", "--quick", "--max-time", "1"]
+        + ["--runtimes", "python", "--hw", "on", "--samples", "6", "--sample-ms", "2"]
+        + ["--rounds", "2", "--export-markdown", md, "--export-json", js],
         shadowed,
     )
     assert ran.returncode == 0, ran.stderr
-    assert '"hmac-sha1"' in ran.stdout
+    assert "hmac-sha1" in ran.stdout and not ran.stdout.startswith("{")
+    report = json.loads(js.read_text())
+    # --until-stable took no value: the scenario is hmac-sha1, the target ±2%.
+    assert report["settings"]["until_stable"] == 0.02
+    assert {r["scenario"] for r in report["results"]} == {"hmac-sha1"}
+    assert md.read_text().startswith("### bridge ")
 
 
 def test_make_setup_says_it_in_one_line(fake_iproute2):

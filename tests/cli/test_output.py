@@ -184,10 +184,24 @@ def _to_dev_full(*args: str) -> subprocess.CompletedProcess:
         )
 
 
-def test_stdout_on_a_full_device_is_one_line():
-    done = _to_dev_full("report", str(REPORT))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", str(REPORT)],
+        ["report", str(REPORT), "--format", "json"],
+        ["compare", str(REPORT), str(REPORT)],
+        ["--help"],
+        ["run", "--help"],
+        ["--version"],
+        ["list", "--format", "json"],
+        ["show", "hmac-sha1"],
+    ],
+)
+def test_stdout_on_a_full_device_is_one_line(args):
+    done = _to_dev_full(*args)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == ["bridge: error: stdout: No space left on device"]
+    said = [line for line in done.stderr.splitlines() if not line.startswith("bridge: note:")]
+    assert said == ["bridge: error: stdout: No space left on device"], done.stderr
 
 
 def test_run_with_a_full_stdout_still_writes_or_keeps_the_report(tmp_path, no_leftovers):

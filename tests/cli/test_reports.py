@@ -55,6 +55,23 @@ def test_compare_needs_two_reports():
     assert done.returncode == 2 and "at least two" in done.stderr
 
 
+def test_compare_exports_beside_the_terminal_view(tmp_path):
+    md, js, out = tmp_path / "cmp.md", tmp_path / "cmp.json", tmp_path / "o.json"
+    done = bridge_cmd(
+        "compare", str(REPORT), str(REPORT), "--export-markdown", str(md),
+        "--export-json", str(js), "-o", str(out), "--export-text", str(tmp_path / "cmp.txt"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("== ")  # the table on the terminal
+    assert md.read_text().startswith("### ") and "×" in md.read_text()
+    assert json.loads(js.read_text()) == json.loads(out.read_text())
+    assert (tmp_path / "cmp.txt").read_text().isascii()
+    assert f"markdown written to {md}" in done.stderr
+    # Two options naming one file: refused before anything is written.
+    done = bridge_cmd("report", str(REPORT), "--export-json", str(md), "--export-markdown", str(md))
+    assert done.returncode == 2 and "both name" in done.stderr
+
+
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_plot(tmp_path, suffix):
     pytest.importorskip("matplotlib")
