@@ -139,7 +139,10 @@ class Cookie:
     value: str = field(default="", repr=False, compare=False)
 
     def read(self) -> str:
-        return self.value if self.path is None else read_cookie(self.path, self.named)
+        """The cookie, checked: a file as erl checks it, a value as auth takes it."""
+        if self.path is not None:
+            return read_cookie(self.path, self.named)
+        return check_cookie(self.value.encode("utf-8", "surrogateescape"), self.origin)
 
     def __str__(self) -> str:
         return self.origin
@@ -154,12 +157,12 @@ def cookie_from(
     if cookie is not None and cookie_file is not None:
         raise UsageError("--cookie and --cookie-file both name the cookie: give one")
     if cookie is not None:
-        return Cookie("--cookie", value=check_cookie(cookie.encode("utf-8"), "--cookie"))
+        return Cookie("--cookie", value=cookie)
     if cookie_file is not None:
         return Cookie(str(cookie_file), path=cookie_file, named=True)
     released = (os.environ if environ is None else environ).get("RELEASE_COOKIE")
-    if released:
-        return Cookie("RELEASE_COOKIE", value=check_cookie(released.encode(), "RELEASE_COOKIE"))
+    if released:  # checked when read: without --node it is not bridge's business
+        return Cookie("RELEASE_COOKIE", value=released)
     path = default_cookie_file()
     return Cookie(str(path), path=path)
 

@@ -295,7 +295,8 @@ def _file_digest_call(args: dict[str, Any]) -> Prepared:
         with open(path, "rb") as f:
             return _file_digest(f, vocab.DIGESTS[name].hashlib).digest()
 
-    return "hashlib.file_digest", once, _repeat(once)
+    api = "hashlib.file_digest" if _file_digest is not _file_digest_loop else "file_digest's loop"
+    return api, once, _repeat(once)
 
 
 def _ecdsa_sign(args: dict[str, Any]) -> Prepared:

@@ -100,11 +100,15 @@ def test_the_cookie_comes_from_the_option_the_file_release_cookie_then_home(tmp_
         assert source.value not in repr(source) + str(source)
     with pytest.raises(UsageError, match="give one"):
         distribution.cookie_from("A", tmp_path / "x", {})
+    # Checked when read (node_plan reads it before anything starts).
+    odd = distribution.cookie_from(None, None, {"RELEASE_COOKIE": "s\x1bcret"})
     with pytest.raises(UsageError, match="RELEASE_COOKIE: not a cookie") as bad:
-        distribution.cookie_from(None, None, {"RELEASE_COOKIE": "s\x1bcret"})
+        odd.read()
     assert "cret" not in bad.value.one_line()
     with pytest.raises(UsageError, match="--cookie: the cookie is empty"):
-        distribution.cookie_from("  ", None, {})
+        distribution.node_plan(("a@h",), distribution.cookie_from("  ", None, {}))
+    with pytest.raises(UsageError, match="--cookie: not a cookie"):
+        distribution.cookie_from("caf\udce9", None, {}).read()  # undecodable argv bytes
 
 
 def test_missing_cookie_file_and_directory(tmp_path):
