@@ -143,7 +143,7 @@ PICTURES = (".png", ".svg")
 @click.command(
     "plot",
     cls=Command,
-    groups=(("Pictures", ("png", "svg", "output")),),
+    groups=(("Pictures", ("png", "svg", "output")), ("Reports", ("others",))),
     examples=(
         ("bridge plot r.json --png r.png", "One report's throughput against size."),
         (

@@ -86,9 +86,11 @@ def test_plot_without_matplotlib_says_how_to_install(tmp_path):
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
     env = {"PYTHONPATH": str(fake.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = bridge_cmd("plot", str(REPORT), "--png", str(tmp_path / "p.png"), env=env)
+    # The old -o FILE.png still draws, with a warning that it is deprecated.
+    done = bridge_cmd("plot", str(REPORT), "-o", str(tmp_path / "p.png"), env=env)
     assert done.returncode == 2
     assert "pip install 'crypto-bridge[plot]'" in done.stderr
+    assert "bridge: warning: plot -o is deprecated" in done.stderr and "use --png" in done.stderr
 
 
 @needs_erl
