@@ -12,8 +12,11 @@ import itertools
 import math
 import random
 import statistics
+import sys
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,45 @@ class Summary:
         return (self.ci95[1] - self.ci95[0]) / 2 / self.median
 
 
+def stdev(xs: Sequence[float]) -> float:
+    """The sample standard deviation (n - 1), the square root of the exact
+    variance correctly rounded: what statistics.stdev gives from Python 3.11
+    on (3.10's can differ in the last digit), so that a report reads back and
+    writes the same bytes on every Python bridge runs on."""
+    if len(xs) < 2 or not all(math.isfinite(x) for x in xs):
+        return statistics.stdev(xs)
+    # Exact sums, one integer per denominator (floats' are powers of two).
+    sx: dict[int, int] = defaultdict(int)
+    sxx: dict[int, int] = defaultdict(int)
+    for x in xs:
+        num, den = x.as_integer_ratio()
+        sx[den] += num
+        sxx[den] += num * num
+    total = sum(Fraction(num, den) for den, num in sx.items())
+    squares = sum(Fraction(num, den * den) for den, num in sxx.items())
+    n = len(xs)
+    variance = (n * squares - total * total) / (n * (n - 1))
+    return _sqrt_of_fraction(variance.numerator, variance.denominator)
+
+
+# 2 * 53 + 3 bits: enough for the round-to-odd square root to round right.
+_SQRT_BITS = 2 * sys.float_info.mant_dig + 3
+
+
+def _sqrt_of_fraction(n: int, m: int) -> float:
+    """sqrt(n/m) as a float, correctly rounded (round-to-odd, then one
+    rounding to float; the method of Python 3.11's statistics module)."""
+
+    def rto(n: int, m: int) -> int:
+        a = math.isqrt(n // m)
+        return a | (a * a * m != n)
+
+    q = (n.bit_length() - m.bit_length() - _SQRT_BITS) // 2
+    if q >= 0:
+        return (rto(n, m << 2 * q) << q) / 1
+    return rto(n << -2 * q, m) / (1 << -q)
+
+
 def summarize(values: Sequence[float]) -> Summary:
     if not values:
         raise ValueError("no samples")
@@ -44,7 +86,7 @@ def summarize(values: Sequence[float]) -> Summary:
         median=statistics.median(xs),
         ci95=median_ci(xs),
         mean=statistics.fmean(xs),
-        stdev=statistics.stdev(xs) if n > 1 else 0.0,
+        stdev=stdev(xs) if n > 1 else 0.0,
         min=xs[0],
         max=xs[-1],
     )

@@ -55,6 +55,10 @@ class RunOptions:
     node: tuple[str, ...] = ()
     measure: bool = False
     cookie_file: Path | None = None
+    # --cookie, --cookie-file or RELEASE_COOKIE, as cli.common.cookie_options
+    # read them (cookie_given: one of the options was on the command line).
+    cookie: distribution.Cookie | None = None
+    cookie_given: bool = False
     max_load: float = distribution.MAX_LOAD
     connect_timeout: float = distribution.CONNECT_TIMEOUT_S
     # --env, each bound to the runtime option before it (bridge.system.runenv.bind).
@@ -134,7 +138,8 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
     """--node and its options. Loading code into a running node is an
     explicit choice: --node without --measure is refused."""
     if not o.node:
-        for flag, given in (("--measure", o.measure), ("--cookie-file", o.cookie_file)):
+        cookie_given = o.cookie_given or o.cookie_file is not None
+        for flag, given in (("--measure", o.measure), ("--cookie/--cookie-file", cookie_given)):
             if given:
                 raise UsageError(f"{flag} goes with --node NAME@HOST")
         return None
@@ -145,7 +150,7 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
         )
     return distribution.node_plan(
         o.node,
-        o.cookie_file,
+        o.cookie or o.cookie_file,
         measure=True,
         max_load=o.max_load,
         connect_timeout=o.connect_timeout,
@@ -328,7 +333,7 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def check_writable(path: Path) -> None:
+def check_writable(path: Path, flag: str = "--output") -> None:
     """Fail before measuring, not after: try to create a file where the
     output will go (os.access says yes to root even where writing fails).
     Through a symlink that is its target's directory; a FIFO, a device or
@@ -339,12 +344,12 @@ def check_writable(path: Path) -> None:
     parent = target.directory
     where = "" if target.path == Path(os.path.abspath(path)) else f" (where {path} points)"
     if not parent.is_dir():
-        raise UsageError(f"--output {path}: directory {parent}{where} does not exist")
+        raise UsageError(f"{flag} {path}: directory {parent}{where} does not exist")
     try:
         fd, probe = tempfile.mkstemp(prefix=".bridge-probe-", dir=parent)
     except OSError as exc:
         raise UsageError(
-            f"--output {path}: directory {parent}{where} is not writable ({exc.strerror})"
+            f"{flag} {path}: directory {parent}{where} is not writable ({exc.strerror})"
         ) from None
     os.close(fd)
     os.unlink(probe)
@@ -553,8 +558,11 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: sch
         argv += ["--node", node]
     if o.node:
         argv += ["--measure", "--max-load", f"{o.max_load:g}"]
-        if o.cookie_file is not None:
-            argv += ["--cookie-file", str(o.cookie_file)]
+        # A file is named again; a cookie given itself (--cookie,
+        # RELEASE_COOKIE) never enters the line.
+        named = o.cookie.path if o.cookie is not None and o.cookie.named else o.cookie_file
+        if named is not None:
+            argv += ["--cookie-file", str(named)]
     return shlex.join(argv)
 
 

@@ -35,7 +35,7 @@ from bridge.report.hw import Hw
 from bridge.system import output
 
 INSTALL = (
-    "plotting needs matplotlib: pip install 'bridge[plot]'"
+    "plotting needs matplotlib: pip install 'crypto-bridge[plot]'"
     " (in a checkout: .venv/bin/pip install matplotlib)"
 )
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")

@@ -175,8 +175,8 @@ class Result(Record):
     sample_wait_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
     sample_user_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
 
-    json_derived_keys: ClassVar = ("ns_per_op", "ops_per_s", "bytes_per_s")
-    json_order: ClassVar = (
+    json_derived_keys: ClassVar[tuple[str, ...]] = ("ns_per_op", "ops_per_s", "bytes_per_s")
+    json_order: ClassVar[tuple[str, ...]] = (
         *("scenario", "runtime", "call", "call_id", "api", "semantics", "algorithm"),
         *("size", "hw", "status", "reason", "source", "source_line"),
         *("ns_per_op", "ops_per_s", "bytes_per_s", "loops", "samples", "output_hex", "inputs"),
@@ -288,7 +288,7 @@ class InteropCheck(Record):
         omit=EMPTY, encode=OutputKey.texts, decode=OutputKey.parse_map, default_factory=dict
     )
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("scenario", "size", "reference", "reference_from", "outputs"),
         *("unchecked", "unchecked_reasons", "match", "mismatched"),
     )
@@ -349,7 +349,7 @@ class TcFigure(Record):
     zero_us_calls: int = jf(omit=_untimed, default=0)
     unsupported: str = jf(omit=EMPTY, default="")
 
-    json_order: ClassVar = ("scenario", "runtime", "call")
+    json_order: ClassVar[tuple[str, ...]] = ("scenario", "runtime", "call")
 
 
 @dataclass(frozen=True)
@@ -518,7 +518,7 @@ class Noise(Record):
     warnings: tuple[str, ...] = ()
     advice: str = ""
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("seconds", "cpus", "load_before", "load_after", "busy", "steal", "iowait"),
         *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "cells"),
     )
@@ -564,7 +564,7 @@ class MaskCheck(Record):
     detected: str | None = jf(omit=NONE, default=None)
     masked: str | None = jf(omit=NONE, default=None)
 
-    json_order: ClassVar = ("by", "ok")
+    json_order: ClassVar[tuple[str, ...]] = ("by", "ok")
 
 
 @dataclass(frozen=True)
@@ -691,7 +691,7 @@ class Report(Record):
     cpu_time: CpuTime | None = jf(omit=NONE, default=None)
     schema: str = SCHEMA
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("schema", "bridge_version", "created", "command", "reproduce", "settings"),
         *("scenarios", "environment", "runtimes", "results", "interop", "verdicts"),
         *("hardware", "unstable", "fits", "tc", "differences", "errors", "skipped", "noise"),

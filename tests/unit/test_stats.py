@@ -6,6 +6,7 @@ import itertools
 import math
 import random
 import statistics
+import sys
 import time
 
 import pytest
@@ -133,3 +134,19 @@ def test_a_bootstrap_of_many_samples_is_quick():
     ratio, (lo, hi) = stats.relative_ci(a, b)
     assert time.process_time() - started < 4.0
     assert lo <= ratio <= hi
+
+
+def test_stdev_is_the_correctly_rounded_one_on_every_python():
+    """stats.stdev: the square root of the exact variance, correctly rounded,
+    as statistics.stdev computes it from 3.11 on. Reports re-serialise the
+    same bytes on 3.10 (tests/unit/report/test_schema.py runs there too)."""
+    rng = random.Random(27)
+    for _ in range(300):
+        xs = [rng.lognormvariate(6, 2) for _ in range(rng.randint(2, 40))]
+        got = stats.stdev(xs)
+        if sys.version_info >= (3, 11):
+            assert got == statistics.stdev(xs)
+        assert math.isclose(got, statistics.stdev(xs), rel_tol=1e-12)
+    # Exact cases.
+    assert stats.stdev([3.0, 5.0]) == math.sqrt(2)
+    assert stats.stdev([7.5] * 4) == 0.0
