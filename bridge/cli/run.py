@@ -56,6 +56,12 @@ class _RunCommand(click.Command):
 @click.option("--rounds", type=bounded("rounds"), help="Interleaved rounds per cell.")
 @click.option("--openssl-runs", type=bounded("openssl_runs"), help="openssl speed runs per cell.")
 @click.option(
+    "--processes",
+    type=bounded("processes"),
+    help="Worker processes per Erlang/Python runtime, taking each cell's rounds in turn"
+    " (default 4, 1 with --quick): the CI then covers process-to-process variation.",
+)
+@click.option(
     "--until-stable",
     type=bounded("until_stable"),
     is_flag=False,

@@ -151,6 +151,9 @@ def _result(r: dict[str, Any]) -> str | None:
         return "an imported result that took no time" if not median else None
     if not samples:
         return "a measured result with no samples"
+    procs = r.get("procs")
+    if procs and len(procs) != len(samples):
+        return f"{len(procs)} processes for {len(samples)} samples"
     if isinstance(loops, int):
         return "loops is 0: no call was timed" if loops < 1 else None
     if len(loops) != len(samples):
