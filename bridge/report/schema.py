@@ -455,14 +455,15 @@ class Difference(Record):
 @dataclass(frozen=True)
 class CellShape(Record):
     """A cell whose samples are bimodal or drift (bridge.analysis.stability names the
-    tests); `statistic` is Ashman's D or Spearman's z."""
+    tests), or whose figure depends on its worker process (bridge.analysis.noise);
+    `statistic` is Ashman's D, Spearman's z, or the between-process share."""
 
     scenario: str
     runtime: str
     call_id: str
     size: int
     hw: Hw
-    shape: str  # bimodal | drift
+    shape: str  # bimodal | drift | process
     statistic: float
     detail: str
 
