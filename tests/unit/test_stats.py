@@ -167,9 +167,11 @@ def test_hierarchical_ci_covers_a_process_effect_that_the_within_process_ci_miss
     # promise to keep than the true median: the next median moves too), and
     # consecutive runs' CIs overlap.
     def kept(intervals):
-        pairs = list(zip(intervals, runs[1:]))
+        pairs = list(zip(intervals[:-1], runs[1:], strict=True))
         holds = sum(lo <= statistics.median(nxt) <= hi for (lo, hi), nxt in pairs) / len(pairs)
-        overlap = sum(b[0] <= a[1] and a[0] <= b[1] for a, b in zip(intervals, intervals[1:]))
+        overlap = sum(
+            b[0] <= a[1] and a[0] <= b[1] for a, b in zip(intervals, intervals[1:], strict=False)
+        )
         return holds, overlap / len(pairs)
 
     (holds, overlap), (within_holds, within_overlap) = kept(cis), kept(within)
