@@ -83,6 +83,12 @@ class Settings:
         return 2 * planned + self.timeout_slack_s
 
     @property
+    def processes_used(self) -> int:
+        """The processes a worker runtime runs as: `processes`, but at least
+        two rounds each (a short run, --rounds 2, stays in one process)."""
+        return max(1, min(self.processes, self.rounds // 2))
+
+    @property
     def fresh_warmup_ms(self) -> int:
         return max(self.rewarm_ms, self.warmup_ms * 3 // 10)
 

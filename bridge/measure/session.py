@@ -15,7 +15,7 @@ Ctrl-C/SIGTERM stop the run (the caller records it). In every case the samples
 already taken stay in the outcome.
 
 Processes: a worker runtime (an Erlang node, a Python worker) runs as
-`Settings.processes` processes, started from the same spec once the line-up
+`Settings.processes` processes (at most one per two rounds), started from the same spec once the line-up
 is up (`spread`), and a cell's rounds go to them in turn: round r to process
 r mod N. A process carries state that moves all of its samples together
 (memory layout, hash seed, the CPU it settles on), which the spread inside
@@ -338,7 +338,7 @@ class Session:
         readied. A spare that fails to start, or starts a runtime other than
         its first process's, is left out (recorded as an error): the cell
         keeps the processes it has."""
-        wanted = self.settings.processes - 1
+        wanted = self.settings.processes_used - 1
         with_cells = {id(c.live) for c in self.cells}
         todo = [
             x

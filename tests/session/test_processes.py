@@ -14,7 +14,7 @@ from tests.session.fake import Script
 from tests.session.test_session import mac_scenario, plan, run
 
 SETTINGS = Settings(
-    warmup_ms=10, rewarm_ms=1, sample_ms=1, samples=24, rounds=4, openssl_runs=2, processes=2
+    warmup_ms=10, rewarm_ms=1, sample_ms=1, samples=24, rounds=4, openssl_runs=2, processes=3
 )
 ONE_SIZE = mac_scenario(
     sizes=[1000], calls={"python": ["hmac.digest"], "erlang": ["macN"], "openssl": ["speed"]}
