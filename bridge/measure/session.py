@@ -15,8 +15,9 @@ Ctrl-C/SIGTERM stop the run (the caller records it). In every case the samples
 already taken stay in the outcome.
 
 Processes: a worker runtime (an Erlang node, a Python worker) runs as
-`Settings.processes` processes (at most one per two rounds), started from the same spec once the line-up
-is up (`spread`), and a cell's rounds go to them in turn: round r to process
+`Settings.processes` processes (at most one per two rounds), started from
+the same spec once the line-up is up (`spread`), and a cell's rounds go to
+them in turn: round r to process
 r mod N. A process carries state that moves all of its samples together
 (memory layout, hash seed, the CPU it settles on), which the spread inside
 one process cannot show; each sample's process is recorded (`procs`), and
