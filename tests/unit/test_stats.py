@@ -150,18 +150,18 @@ def _rerun(rng: random.Random, processes: int, per_process: int, between: float)
 
 
 def test_hierarchical_ci_covers_a_process_effect_that_the_within_process_ci_misses():
-    # Four processes of 25 samples, a process effect of 4% against 5% per
-    # sample: the true median is 1. Over 150 simulated reruns the two-stage
-    # bootstrap's CI covers it near 95% of the time; the CI of the pooled
-    # samples, which cannot see the processes, about half the time. (600
-    # resamples instead of 2000 keep the test cheap.)
+    # A default run's three processes of 33 samples, a process effect of 4%
+    # against 5% per sample: the true median is 1. Over 150 simulated reruns
+    # the two-stage bootstrap's CI covers it near 95% of the time (89%); the
+    # CI of the pooled samples, which cannot see the processes, about half the
+    # time (51%). (600 resamples instead of 2000 keep the test cheap.)
     rng = random.Random(28)
-    runs = [_rerun(rng, 4, 25, 0.04) for _ in range(150)]
+    runs = [_rerun(rng, 3, 33, 0.04) for _ in range(150)]
     cis = [stats.hierarchical_median_ci(run, resamples=600, seed=i) for i, run in enumerate(runs)]
     within = [stats.median_ci(list(run)) for run in runs]
     covered = sum(lo <= 1 <= hi for lo, hi in cis) / len(runs)
     within_covered = sum(lo <= 1 <= hi for lo, hi in within) / len(runs)
-    assert covered >= 0.88 and within_covered <= 0.65, (covered, within_covered)
+    assert covered >= 0.87 and within_covered <= 0.6, (covered, within_covered)
 
     # The rerun's promise: a run's CI holds the next run's median (a looser
     # promise to keep than the true median: the next median moves too), and
