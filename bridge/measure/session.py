@@ -16,8 +16,9 @@ already taken stay in the outcome.
 
 Processes: a worker runtime (an Erlang node, a Python worker) runs as
 `Settings.processes` processes (at most one per two rounds), started from
-the same spec once the line-up is up (`spread`), and a cell's rounds go to
-them in turn: round r to process
+the same spec once the line-up is up (launched before the first round, which
+is mostly warm-ups, and waited for before the second), and a cell's rounds go
+to them in turn: round r to process
 r mod N. A process carries state that moves all of its samples together
 (memory layout, hash seed, the CPU it settles on), which the spread inside
 one process cannot show; each sample's process is recorded (`procs`), and
@@ -333,12 +334,12 @@ class Session:
         for driver in live.processes:
             driver.stop()
 
-    def spread(self) -> None:
-        """Start the spare processes of every worker runtime with cells
-        (Settings.processes - 1 each), side by side: all launched, then each
-        readied. A spare that fails to start, or starts a runtime other than
-        its first process's, is left out (recorded as an error): the cell
-        keeps the processes it has."""
+    def launch_spares(self) -> list[tuple[Live, Runtime | None]]:
+        """Launch the spare processes of every worker runtime with cells
+        (Settings.processes_used - 1 each), side by side, and return at once:
+        they boot while the first round (mostly warm-ups and calibration)
+        runs on each runtime's first process, and `ready_spares` waits for
+        them before the second."""
         wanted = self.settings.processes_used - 1
         with_cells = {id(c.live) for c in self.cells}
         todo = [
@@ -346,12 +347,19 @@ class Session:
             for x in self.live
             if wanted > 0 and x.alive and x.driver.spreadable and id(x) in with_cells
         ]
-        if not todo:
-            return
-        self.note(f"starting {wanted} more processes of {len(todo)} runtimes")
-        launched = [(x, self._launch_spare(x)) for x in todo for _ in range(wanted)]
+        return [(x, self._launch_spare(x)) for x in todo for _ in range(wanted)]
+
+    def ready_spares(self, launched: list[tuple[Live, Runtime | None]]) -> None:
+        """Wait for the launched spares and add each to its runtime. A spare
+        that fails to start, or starts a runtime other than its first
+        process's, is left out (recorded as an error): the cells keep the
+        processes they have."""
         for live, driver in launched:
-            if driver is not None and self._ready_spare(live, driver):
+            if driver is None:
+                continue
+            if not live.alive:
+                driver.stop()
+            elif self._ready_spare(live, driver):
                 live.spares.append(driver)
 
     def _launch_spare(self, live: Live) -> Runtime | None:
@@ -395,12 +403,15 @@ class Session:
     def measure(self) -> None:
         """The planned rounds, then --method tc, then --until-stable rounds."""
         started = self.clock()
-        self.spread()
+        spares = self.launch_spares()
         rounds = self.settings.rounds
         planned = sum(c.planned_s(self.settings, r) for r in range(rounds) for c in self.cells)
         # Only a progress line needs an ETA (and only then is the clock read for it).
         eta = Eta(planned, self.clock) if self.shows_progress else None
         for r in range(rounds):
+            if r == 1 and spares:
+                self.note(f"waiting for {len(spares)} more processes")
+                self.ready_spares(spares)
             self._round(self.cells, r, f"round {r + 1}/{rounds}", eta)
             levelrun.run_round(
                 self.level_cells,
