@@ -92,7 +92,7 @@ def relative_ci(
         raise ValueError("no samples")
     point = statistics.median(b) / statistics.median(a)
     rng = random.Random(seed)
-    draw_a, draw_b = median_drawer(a, rng), median_drawer(b, rng)
+    draw_a, draw_b = median_drawer(a, rng, resamples), median_drawer(b, rng, resamples)
     ratios = sorted(draw_b() / draw_a() for _ in range(resamples))
     lo = ratios[int(0.025 * (resamples - 1))]
     hi = ratios[int(math.ceil(0.975 * (resamples - 1)))]
@@ -108,7 +108,7 @@ def difference_ci(
         raise ValueError("no samples")
     point = statistics.median(a) - statistics.median(b)
     rng = random.Random(seed)
-    draw_a, draw_b = median_drawer(a, rng), median_drawer(b, rng)
+    draw_a, draw_b = median_drawer(a, rng, resamples), median_drawer(b, rng, resamples)
     diffs = sorted(draw_a() - draw_b() for _ in range(resamples))
     lo = diffs[int(0.025 * (resamples - 1))]
     hi = diffs[int(math.ceil(0.975 * (resamples - 1)))]
@@ -256,7 +256,9 @@ def _few_groups_factor(g: int) -> float:
     return math.sqrt(g / (g - 1))
 
 
-def _process_drawer(groups: list[list[float]], rng: random.Random) -> Callable[[], float]:
+def _process_drawer(
+    groups: list[list[float]], rng: random.Random, bulk: int = 2000
+) -> Callable[[], float]:
     """A function returning one two-stage bootstrap replicate of a cell's
     median: `len(groups)` processes drawn with replacement, then each drawn
     process's median from a resample of its own samples (drawn from its exact
@@ -266,8 +268,8 @@ def _process_drawer(groups: list[list[float]], rng: random.Random) -> Callable[[
     process medians widened by `factor` (_few_groups_factor): for positive
     values (times) as a ratio, pooled * (replicate / observed) ** factor,
     else pooled + factor * (replicate - observed).
-    Replicates are made BULK at a time (random.choices does the bisections in
-    bulk), a few milliseconds for a CI's 2000."""
+    Replicates are made `bulk` at a time (random.choices does the bisections
+    in bulk), a few milliseconds for a CI's 2000."""
     g = len(groups)
     tables = []
     for x in groups:
@@ -280,8 +282,8 @@ def _process_drawer(groups: list[list[float]], rng: random.Random) -> Callable[[
     positive = all(v > 0 for x in groups for v in x)
     ready: list[float] = []
 
-    def bulk() -> None:
-        picks = rng.choices(range(g), k=g * _BULK)
+    def make() -> None:
+        picks = rng.choices(range(g), k=g * bulk)
         counts = [0] * g
         for p in picks:
             counts[p] += 1
@@ -301,23 +303,22 @@ def _process_drawer(groups: list[list[float]], rng: random.Random) -> Callable[[
 
     def draw() -> float:
         if not ready:
-            bulk()
+            make()
         return ready.pop()
 
     return draw
 
 
-_BULK = 2000
-
-
-def median_drawer(values: Sequence[float], rng: random.Random) -> Callable[[], float]:
+def median_drawer(
+    values: Sequence[float], rng: random.Random, bulk: int = 2000
+) -> Callable[[], float]:
     """Bootstrap replicates of the median of `values`: of its samples
     (resampled_median) for one process, of its processes and then their
     samples (_process_drawer) for several."""
     groups = process_groups(values)
     if len(groups) == 1:
         return resampled_median(groups[0], rng)
-    return _process_drawer(groups, rng)
+    return _process_drawer(groups, rng, bulk)
 
 
 def hierarchical_median_ci(
@@ -339,7 +340,7 @@ def hierarchical_median_ci(
 def _hierarchical_ci(
     groups: tuple[tuple[float, ...], ...], confidence: float, resamples: int, seed: int
 ) -> tuple[float, float]:
-    draw = _process_drawer([list(x) for x in groups], random.Random(seed))
+    draw = _process_drawer([list(x) for x in groups], random.Random(seed), resamples)
     reps = sorted(draw() for _ in range(resamples))
     tail = (1 - confidence) / 2
     lo = reps[int(tail * (resamples - 1))]

@@ -211,14 +211,14 @@ def test_ratio_ci_of_cells_from_several_processes_covers_their_process_effects()
     # far more often than the one that pools the samples.
     rng = random.Random(11)
     covered = pooled = 0
-    for i in range(60):
+    for i in range(40):
         on = _rerun(rng, 4, 25, 0.04)
         off = stats.Samples([2 * x for x in _rerun(rng, 4, 25, 0.04)], on.procs)
         _, (lo, hi) = stats.relative_ci(on, off, resamples=600, seed=i)
         covered += lo <= 2 <= hi
         _, (plo, phi) = stats.relative_ci(list(on), list(off), resamples=600, seed=i)
         pooled += plo <= 2 <= phi
-    assert covered >= 51 and pooled <= 39, (covered, pooled)
+    assert covered >= 36 and pooled <= 28, (covered, pooled)  # 40 and 23 of 40
 
 
 def test_process_split_names_the_share_and_the_spread():
