@@ -184,7 +184,7 @@ def test_hierarchical_ci_stays_close_to_the_within_ci_without_a_process_effect()
     widths = []
     for i in range(40):
         run = _rerun(rng, 4, 25, 0.0)
-        lo, hi = stats.hierarchical_median_ci(run, seed=i)
+        lo, hi = stats.hierarchical_median_ci(run, resamples=600, seed=i)
         wlo, whi = stats.median_ci(list(run))
         widths.append((hi - lo) / (whi - wlo))
     # The two-stage bootstrap counts the samples' spread twice over: wider, not much.
