@@ -85,8 +85,10 @@ class Settings:
     @property
     def processes_used(self) -> int:
         """The processes a worker runtime runs as: `processes`, but at least
-        two rounds each (a short run, --rounds 2, stays in one process)."""
-        return max(1, min(self.processes, self.rounds // 2))
+        three rounds each, so that each process's samples span the run (a
+        short run, --rounds 4 or --quick, stays in one process: two
+        processes of two rounds each give a CI too crude to judge by)."""
+        return max(1, min(self.processes, self.rounds // 3))
 
     @property
     def fresh_warmup_ms(self) -> int:

@@ -59,7 +59,8 @@ class _RunCommand(click.Command):
     "--processes",
     type=bounded("processes"),
     help="Worker processes per Erlang/Python runtime, taking each cell's rounds in turn"
-    " (default 3, 1 with --quick): the CI then covers process-to-process variation.",
+    " (default 3, 1 with --quick; at least 3 rounds each): the CI then covers"
+    " process-to-process variation.",
 )
 @click.option(
     "--until-stable",

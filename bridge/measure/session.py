@@ -15,7 +15,7 @@ Ctrl-C/SIGTERM stop the run (the caller records it). In every case the samples
 already taken stay in the outcome.
 
 Processes: a worker runtime (an Erlang node, a Python worker) runs as
-`Settings.processes` processes (at most one per two rounds), started from
+`Settings.processes` processes (at least three rounds each), started from
 the same spec once the line-up is up (launched before the first round, which
 is mostly warm-ups, and waited for before the second), and a cell's rounds go
 to them in turn: round r to process

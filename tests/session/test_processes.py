@@ -14,7 +14,7 @@ from tests.session.fake import Script
 from tests.session.test_session import mac_scenario, plan, run
 
 SETTINGS = Settings(
-    warmup_ms=10, rewarm_ms=1, sample_ms=1, samples=24, rounds=4, openssl_runs=2, processes=3
+    warmup_ms=10, rewarm_ms=1, sample_ms=1, samples=24, rounds=6, openssl_runs=2, processes=2
 )
 ONE_SIZE = mac_scenario(
     sizes=[1000], calls={"python": ["hmac.digest"], "erlang": ["macN"], "openssl": ["speed"]}
@@ -30,20 +30,19 @@ def test_two_processes_take_the_rounds_in_turn_and_are_recorded():
     scripts.append(Script(kind="openssl"))  # each sample is a process already: no spare
     outcome, log = run(plan(ONE_SIZE, settings=SETTINGS), scripts)
     benches = [e for e in log.of("bench") if e[1].startswith("python")]
-    # Rounds 1..4 go to processes 0, 1, 0, 1.
-    assert [e[6] for e in benches] == [0, 1, 0, 1]
+    # Rounds 1..6 go to processes 0, 1, 0, 1, 0, 1.
+    assert [e[6] for e in benches] == [0, 1] * 3
     # The first process calibrates after the full warm-up; the second warms
     # up again (fresh_warmup_ms) with the calibrated loops; then re-warm-ups.
     assert [(e[5].warmup_ms, e[5].loops) for e in benches] == [
         (10, None),
         (SETTINGS.fresh_warmup_ms, 1000),
-        (1, 1000),
-        (1, 1000),
+        *[(1, 1000)] * 4,
     ]
     assert len(log.made[(id(scripts[2]), "on")]) == 1
     report = outcome.report
     by_kind = {r.runtime.split("@")[0]: r for r in report.results}
-    assert by_kind["python"].procs == (0,) * 6 + (1,) * 6 + (0,) * 6 + (1,) * 6
+    assert by_kind["python"].procs == ((0,) * 4 + (1,) * 4) * 3
     assert by_kind["erlang"].procs and not by_kind["openssl"].procs
     # The spare carries its first process's id; every process is stopped.
     stopped = [e for e in log.of("stop") if e[1].startswith("python")]
