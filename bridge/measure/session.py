@@ -89,6 +89,8 @@ class Cell:
     unsupported: str = ""
     failed: bool = False
     turns: int = 0  # batches asked of it so far: the next goes to process turns mod N
+    # The processes it will have once its runtime's spares are up (for the ETA).
+    planned_processes: int = 0
 
     @property
     def key(self) -> schema.CellKey:
@@ -112,7 +114,8 @@ class Cell:
     def _warmup_ms(self, settings: Settings, turn: int) -> int:
         if turn == 0:
             return settings.warmup_ms
-        return settings.fresh_warmup_ms if turn < len(self.live.processes) else settings.rewarm_ms
+        processes = self.planned_processes or len(self.live.processes)
+        return settings.fresh_warmup_ms if turn < processes else settings.rewarm_ms
 
     def plan(self, settings: Settings, round_index: int) -> BatchPlan:
         first = not self.loops
@@ -404,6 +407,10 @@ class Session:
         """The planned rounds, then --method tc, then --until-stable rounds."""
         started = self.clock()
         spares = self.launch_spares()
+        for cell in self.cells:
+            cell.planned_processes = 1 + sum(
+                1 for live, driver in spares if live is cell.live and driver is not None
+            )
         rounds = self.settings.rounds
         planned = sum(c.planned_s(self.settings, r) for r in range(rounds) for c in self.cells)
         # Only a progress line needs an ETA (and only then is the clock read for it).
