@@ -15,14 +15,15 @@ Ctrl-C/SIGTERM stop the run (the caller records it). In every case the samples
 already taken stay in the outcome.
 
 Processes: a worker runtime (an Erlang node, a Python worker) runs as
-`Settings.processes` processes (at least three rounds each), started from
-the same spec once the line-up is up (launched before the first round, which
-is mostly warm-ups, and waited for before the second), and a cell's rounds go
-to them in turn: round r to process r mod N. A process carries state that
-moves all of its samples together (memory layout, hash seed, the CPU it
-settles on), which the spread inside one process cannot show; each sample's process is recorded (`procs`), and
-the cell's CI resamples processes, then samples (bridge.stats). A process's
-first batch of a cell warms up again (Settings.fresh_warmup_ms).
+`Settings.processes` processes (at least three rounds each), started from the
+same spec once the line-up is up (launched before the first round, which is
+mostly warm-ups, and waited for before the second), and a cell's rounds go to
+them in turn: round r to process r mod N. A process carries state that moves
+all of its samples together (memory layout, hash seed, the CPU it settles on),
+which the spread inside one process cannot show; each sample's process is
+recorded (`procs`), and the cell's CI resamples processes, then samples
+(bridge.stats). A process's first batch of a cell warms up again
+(Settings.fresh_warmup_ms).
 
 Starting is in three steps, so that runtimes boot side by side: launch
 (spawn the process), ready (wait for it, give it its id), commit (add it to
