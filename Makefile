@@ -3,8 +3,9 @@
 #             supported, in its own .venv310 (scripts/python310 finds the 3.10)
 # make test   set up, then run the test suite (all tiers, real runtimes)
 # make test-fast  the in-process tier only: unit tests and the session with fake runtimes
-# make bench  bridge's overhead and wall times, and bridge against independent
-#             harnesses (bench/agreement.py)
+# make bench  bridge's overhead and wall times, bridge against independent
+#             harnesses (bench/agreement.py), and whether a rerun lands in the
+#             CI (bench/coverage.py)
 # make lint   ruff (lint + format check), the import layers (lint-imports, see
 #             pyproject.toml), erlc with all warnings as errors, and
 #             dialyzer on erl/ (scripts/dialyzer.sh; builds its PLT on first use)
@@ -78,6 +79,7 @@ lint: setup
 bench: setup
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/agreement.py
+	$(BIN)/python bench/coverage.py
 
 # The site: the generated pages must be current (cli.md, bridge.1 and the
 # findings' render blocks), then mkdocs builds it in strict mode (a broken link

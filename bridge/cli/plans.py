@@ -38,6 +38,7 @@ class RunOptions:
     warmup_ms: int | None = None
     rounds: int | None = None
     openssl_runs: int | None = None
+    processes: int | None = None
     until_stable: float | None = None
     max_time: int = 300
     seed: int = 1
@@ -234,6 +235,7 @@ def settings_from(o: RunOptions) -> Settings:
         samples=o.samples or base.samples,
         rounds=o.rounds or base.rounds,
         openssl_runs=o.openssl_runs or base.openssl_runs,
+        processes=o.processes or base.processes,
         until_stable=o.until_stable,
         max_seconds=o.max_time,
         timeout_slack_s=o.request_timeout,
@@ -531,6 +533,7 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: sch
         ("--warmup-ms", settings.warmup_ms, base.warmup_ms),
         ("--rounds", settings.rounds, base.rounds),
         ("--openssl-runs", settings.openssl_runs, base.openssl_runs),
+        ("--processes", settings.processes, base.processes),
     ):
         if value != default:
             argv += [flag, str(value)]

@@ -178,6 +178,13 @@ RUN_EXAMPLES = (
 @click.option("--rounds", type=bounded("rounds"), help="Interleaved rounds per cell.")
 @click.option("--openssl-runs", type=bounded("openssl_runs"), help="openssl speed runs per cell.")
 @click.option(
+    "--processes",
+    type=bounded("processes"),
+    help="Worker processes per Erlang/Python runtime, taking each cell's rounds in turn"
+    " (default 3, 1 with --quick; at least 3 rounds each): the CI then covers"
+    " process-to-process variation.",
+)
+@click.option(
     "--until-stable",
     "until_stable",
     is_flag=True,
