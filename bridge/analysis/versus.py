@@ -87,6 +87,23 @@ def several(report: schema.Report) -> dict[str, list[str]]:
     return {k: v for k, v in ids.items() if len(v) > 1}
 
 
+# How a sentence names a comparison group (calls.Call.role): rows of
+# different groups are never compared, nor put in one "fastest" sentence.
+GROUP_WORDS = {
+    "sign": "sign",
+    "verify": "verify",
+    "keygen": "with a fresh key pair per call",
+    "setup": "set-up alone",
+    "process": "whole process per call",
+}
+
+
+def group(report: schema.Report, r: schema.Result) -> str:
+    """The comparison group of a row: sign, verify, keygen, setup, process
+    or "" (the scenario's one operation)."""
+    return calls.role(report.kind_of(r.runtime), r.call_id)
+
+
 def _versus_first(report: schema.Report) -> list[schema.Difference]:
     kinds = several(report)
     order = {rid: i for ids in kinds.values() for i, rid in enumerate(ids)}
@@ -108,8 +125,7 @@ def _versus_fastest(report: schema.Report) -> list[schema.Difference]:
     for r in report.results:
         kind = report.kind_of(r.runtime)
         if _valid(r) and not calls.is_part(kind, r.call_id):  # parts do not compete
-            role = calls.role(kind, r.call_id)
-            groups[(r.scenario, r.size, r.hw, role)].append(r)
+            groups[(r.scenario, r.size, r.hw, group(report, r))].append(r)
     out = []
     for rows in groups.values():
         best = min(rows, key=lambda r: r.median())

@@ -23,7 +23,7 @@ from bridge.cli.common import (
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.measure import runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS
+from bridge.render import RENDERERS, units
 from bridge.report import schema
 from bridge.system import runenv, signals
 
@@ -332,14 +332,17 @@ def _noise_warnings(report: schema.Report) -> list[str]:
     unstable = report.unstable
     goal = report.settings.get("until_stable") or report.settings.get("ci_target")
     target = f" ±{goal * 100:g}%" if goal else ""
+
+    def cell(u: schema.UnstableCell) -> str:
+        return units.cell(report, u.scenario, u.runtime, u.call_id, u.size)
+
     lines = [
-        f"{u.runtime} {u.call_id} at {u.size} B (hw {u.hw}) did not reach the target{target}:"
-        f" ±{u.ci_halfwidth * 100:.1f}%"
+        f"{cell(u)} (hw {u.hw}) did not reach the target{target}: ±{u.ci_halfwidth * 100:.1f}%"
         for u in unstable
     ]
     if len(lines) > 4:
         worst = max(unstable, key=lambda u: u.ci_halfwidth)
-        widest = f"{worst.runtime} {worst.call_id} at {worst.size} B"
+        widest = cell(worst)
         lines = [
             f"{len(unstable)} cells did not reach the target{target} (widest: {widest},"
             f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"

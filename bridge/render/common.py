@@ -128,8 +128,8 @@ def verdict_lines(report: schema.Report, scenario: str) -> list[str]:
     return lines
 
 
-def size_text(n: int) -> str:
-    return verdicts.size_text(n)
+def size_text(n: int, unit: str = units.BYTES) -> str:
+    return verdicts.size_text(n, unit)
 
 
 def provenance_items(report: schema.Report) -> list[str]:
@@ -248,7 +248,7 @@ def cells(
         "ns_ci": ns_with_ci(s, imported=r.imported),
         "median": fmt_ns(s.median),
         "ops": si(ops),
-        "mbs": f"{ops * r.size / 1e6:,.1f}" if unit == units.BYTES else "–",
+        "mbs": f"{ops * r.size / 1e6:,.1f}" if units.throughput(unit) else "–",
         "rel": "–" if rel is None else f"{rel:.2f}{x}",
         "ok": match.get(id(r), "–"),
     }
@@ -377,8 +377,9 @@ def problem_lines(report: schema.Report) -> list[str]:
         asked = f" (asked for with {s.requested})" if s.requested else ""
         lines.append(f"skipped {s.runtime}{asked}: {s.reason}")
     for u in report.unstable:
+        where = units.cell(report, u.scenario, u.runtime, u.call_id, u.size)
         lines.append(
-            f"not stable: {u.runtime} {u.call_id} at {size_text(u.size)} (hw {u.hw}):"
+            f"not stable: {where} (hw {u.hw}):"
             f" 95% CI ±{u.ci_halfwidth * 100:.1f}%, wider than the run's target"
         )
     for e in report.errors:

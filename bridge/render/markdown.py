@@ -52,7 +52,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
             [
                 r.runtime,
                 call,
-                r.size,
+                units.cell_value(r.size, unit),
                 r.hw,
                 c["ns_ci"],
                 c["mbs"],
@@ -64,7 +64,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     headers = [
         "runtime",
         "call",
-        unit,
+        units.column_of(report, results[0].scenario) if results else units.BYTES,
         "hw",
         "ns/op median (95% CI)",
         "MB/s",

@@ -44,19 +44,37 @@ def _speed_sentence(
     dash: str,
     unit: str = units.BYTES,
 ) -> list[str]:
-    """The fastest at the largest size, but only when the others are
-    significantly slower: a winner inside the noise is not named."""
+    """The fastest at the largest size, per comparison group (sign and verify,
+    key generation, whole processes each apart: versus.group), but only when
+    the others are significantly slower: a winner inside the noise is not
+    named."""
+    report = ratio.report
     ok = [
         r
         for r in results
-        if r.ok
-        and not r.hw.masked
-        and not calls.is_part(ratio.report.kind_of(r.runtime), r.call_id)
+        if r.ok and not r.hw.masked and not calls.is_part(report.kind_of(r.runtime), r.call_id)
     ]
     if not ok:
         return []
     size = max(r.size for r in ok)
-    at_size = sorted((r for r in ok if r.size == size), key=lambda r: r.median())
+    groups: dict[str, list[schema.Result]] = defaultdict(list)
+    for r in ok:
+        if r.size == size:
+            groups[versus.group(report, r)].append(r)
+    out = []
+    for name, rows in groups.items():
+        if len(rows) < 2:
+            continue  # nothing to compare it with
+        label = f" ({versus.GROUP_WORDS.get(name, name)})" if name else ""
+        at = units.at(report, scenario, size)
+        where = f"{scenario}{label} {at}" if size or unit == units.PER_CALL else scenario + label
+        out += _group_sentence(where, sorted(rows, key=lambda r: r.median()), ratio, x, dash)
+    return out
+
+
+def _group_sentence(
+    where: str, at_size: list[schema.Result], ratio: ratios.Ratios, x: str, dash: str
+) -> list[str]:
     best, others = at_size[0], at_size[1:]
 
     def verdict(r: schema.Result) -> str | None:
@@ -65,8 +83,6 @@ def _speed_sentence(
 
     noise = [r for r in others if verdict(r) == "within noise"]
     open_ = [r for r in others if verdict(r) in (versus.UNRESOLVED, versus.UNKNOWN)]
-    # Public-key rows have no message size (0): no "at 0 bytes".
-    where = f"{scenario} at {units.size_text(size, unit)}" if size else scenario
     if noise:
         level = [best, *noise]
         names = ", ".join(f"{r.call} on {r.runtime}" for r in level[:4])
@@ -141,7 +157,8 @@ def _version_sentences(
         per_size = []
         for size in sorted({d.size for d in ds}):
             each = [f"{d.runtime} {ratios.prose(d, x, dash)}" for d in ds if d.size == size]
-            at = f"at {common.size_text(size)}, " if size else ""
+            at = units.at(report, scenario, size)
+            at = "" if at == units.PER_CALL else f"{at}, "  # per call: the title says so
             per_size.append(at + " and ".join(each))
         what = common.who(report, first, call).removesuffix(f" on {first}")
         out.append(f"{what}{hw_text}, time relative to {first}: " + "; ".join(per_size) + ".")

@@ -62,7 +62,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
             [
                 r.runtime,
                 label,
-                r.size,
+                units.cell_value(r.size, unit),
                 *hw,
                 c["ns_ci"],
                 c["ops"],
@@ -75,7 +75,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     headers = [
         "runtime",
         "call",
-        unit,
+        units.column_of(report, results[0].scenario) if results else units.BYTES,
         *(["hw"] if with_hw else []),
         "ns/op median (95% CI)",
         "ops/s",

@@ -55,16 +55,18 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     rows = []
     for r in results:
         n = keys[(r.runtime, r.call)]
+        size = units.cell_value(r.size, unit)
         if not r.ok:
-            rows.append([f"[{n}]", r.size, r.hw, f"n/a [{unsupported[id(r)]}]", "", "", "", ""])
+            rows.append([f"[{n}]", size, r.hw, f"n/a [{unsupported[id(r)]}]", "", "", "", ""])
             continue
         s = r.summary()
         c = common.cells(r, fastest, match, x="x", unit=unit)
         ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
         ci = "no CI (n=1)" if s.n == 1 and not r.imported else ci
         ok = "-" if c["ok"] == "–" else c["ok"]
-        rows.append([f"[{n}]", r.size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
-    headers = ["call", unit, "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
+        rows.append([f"[{n}]", size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
+    column = units.column_of(report, results[0].scenario) if results else units.BYTES
+    headers = ["call", column, "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
     out += ["", *common.simple_table(rows, headers, WIDTH), ""]
     for semantics, mark in marks.items():
         out += _wrap(f"semantics {mark}: {semantics}", indent="  ")
@@ -89,6 +91,7 @@ def _ratio_table(
     """x first named and x fastest with their CIs and verdicts: a table of
     their own, since the main one has no room for them in 72 columns."""
     ratio = ratios.Ratios(report)
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     rows = []
     for r in results:
         first, fastest = ratio.get(ratios.FIRST, r), ratio.get(ratios.FASTEST, r)
@@ -97,7 +100,7 @@ def _ratio_table(
         rows.append(
             [
                 f"[{keys[(r.runtime, r.call)]}]",
-                r.size,
+                units.cell_value(r.size, unit),
                 r.hw,
                 *([ratio.cell(ratios.FIRST, r, "x", "-")] if ratio.shows_first else []),
                 ratio.cell(ratios.FASTEST, r, "x", "-"),
@@ -105,7 +108,8 @@ def _ratio_table(
         )
     if not rows:
         return []
-    headers = ["call", "bytes", "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
+    column = units.column_of(report, results[0].scenario) if results else units.BYTES
+    headers = ["call", column, "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
     out = ["", "Between runtimes (median over the other's, 95% CI):"]
     out += common.simple_table(rows, headers, WIDTH)
     for line in ratio.legend(results, "x"):

@@ -10,18 +10,39 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from bridge.analysis import upgrade
-from bridge.render import common
+from bridge.render import common, units
 from bridge.report import schema
 
 HEADING = "Upgrade view: new against old, per size, and the cost model (ns per call = a + b·bytes)"
 
 
+class Shown(list):
+    """A scenario's upgrades as a view shows them: with the unit of its sizes,
+    and the hint to split a difference per call and per byte when this is
+    the report's first scenario where following it would work (bytes, one
+    size): the hint is said once per report."""
+
+    unit: str = units.BYTES
+    hint: str = ""
+
+
 def sentences(upgrades: Sequence[schema.Upgrade], ascii_only: bool = False) -> list[str]:
-    return [upgrade.sentence(u, "x" if ascii_only else "×") for u in upgrades]
+    unit = getattr(upgrades, "unit", units.BYTES)
+    out = [upgrade.sentence(u, "x" if ascii_only else "×", unit) for u in upgrades]
+    hint = getattr(upgrades, "hint", "")
+    return out + [hint] if hint else out
 
 
-def of(report: schema.Report, scenario: str) -> list[schema.Upgrade]:
-    return [u for u in report.upgrades if u.scenario == scenario]
+def of(report: schema.Report, scenario: str) -> Shown:
+    shown = Shown(u for u in report.upgrades if u.scenario == scenario)
+    shown.unit = units.unit(report, scenario)
+    first = next((u.scenario for u in report.upgrades if _hint_works(report, u)), None)
+    shown.hint = upgrade.SPLIT_HINT if first == scenario else ""
+    return shown
+
+
+def _hint_works(report: schema.Report, u: schema.Upgrade) -> bool:
+    return u.delta_a_ns is None and units.unit(report, u.scenario) == units.BYTES
 
 
 def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 100) -> list[str]:
@@ -51,7 +72,7 @@ def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 10
             ]
         )
     headers = ["new", "old", "call", "hw", "a ns/call", "b ns/byte"]
-    headers += [upgrade.size_text(n) for n in sizes]
+    headers += [upgrade.size_text(n, getattr(upgrades, "unit", units.BYTES)) for n in sizes]
     if fmt == "markdown":
         lines += [""] + tabulate(
             rows, headers=headers, tablefmt="github", disable_numparse=True
