@@ -69,6 +69,12 @@ def _several(report: schema.Report, runtime_id: str) -> bool:
     return report.kind_of(runtime_id) in versus.several(report)
 
 
+def several_of_kind(report: schema.Report, runtime_id: str) -> bool:
+    """Does the run have another runtime of this one's kind (two OTPs, two
+    openssl builds)? Then every sentence about it names it."""
+    return _several(report, runtime_id)
+
+
 def ordered(report: schema.Report, results: list[schema.Result]) -> list[schema.Result]:
     """The same call side by side: by runtime kind, call, size and hw, then
     runtime, so erlang@25 and erlang@27 rows of one call sit together."""
