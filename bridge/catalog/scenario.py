@@ -58,6 +58,8 @@ class Scenario:
     # (a fixed-size operation: its size is the message it signs, or the
     # shared secret's length, and no MB/s or per-byte split applies).
     size_unit: ClassVar[str] = "bytes"
+    # Why --sizes cannot change this kind's sizes, where it cannot ("": it can).
+    fixed_sizes: ClassVar[str] = ""
 
     name: str
     description: str
@@ -288,6 +290,7 @@ class AgreementScenario(Scenario):
 
     kind: ClassVar[str] = "agreement"
     size_unit: ClassVar[str] = "per call"
+    fixed_sizes: ClassVar[str] = "its one size is the shared secret's length"
     curve: str
 
     @property
