@@ -243,30 +243,39 @@ def unsupported(results: list[schema.Result]) -> tuple[dict[int, str], list[str]
 
 
 def cells(
-    r: schema.Result, fastest: Fastest, match: dict, x: str = "×", unit: str = units.BYTES
+    r: schema.Result,
+    fastest: Fastest,
+    match: dict,
+    x: str = "×",
+    unit: str = units.BYTES,
+    scale: units.TimeScale | None = None,
 ) -> dict[str, str]:
     """The figures every renderer shows for an ok result, formatted once.
-    MB/s only where sizes are bytes."""
+    MB/s only where sizes are bytes; times in the column's `scale` (one unit
+    per column: units.scale_of) where the view gives one."""
     s = r.summary()
     ops = 1e9 / s.median if s.median > 0 else 0.0
     rel = fastest.ratio(r)
     return {
-        "ns_ci": ns_with_ci(s, imported=r.imported),
-        "median": fmt_ns(s.median),
+        "ns_ci": ns_with_ci(s, imported=r.imported, scale=scale),
+        "median": scale.fmt(s.median) if scale else fmt_ns(s.median),
         "ops": si(ops),
-        "mbs": f"{ops * r.size / 1e6:,.1f}" if units.throughput(unit) else "–",
+        "mbs": f"{ops * r.size / 1e6:,.1f}" if units.throughput(unit) and r.size else "–",
         "rel": "–" if rel is None else f"{rel:.2f}{x}",
         "ok": match.get(id(r), "–"),
     }
 
 
-def ns_with_ci(s: stats.Summary, imported: bool = False) -> str:
+def ns_with_ci(
+    s: stats.Summary, imported: bool = False, scale: units.TimeScale | None = None
+) -> str:
+    fmt = scale.fmt if scale else fmt_ns
     if imported:
-        return f"{fmt_ns(s.median)} (as posted)"
+        return f"{fmt(s.median)} (as posted)"
     if s.n == 1:  # e.g. one openssl run (--quick): a figure without a spread
-        return f"{fmt_ns(s.median)} (1 sample, no CI)"
+        return f"{fmt(s.median)} (1 sample, no CI)"
     lo, hi = s.ci95
-    return f"{fmt_ns(s.median)} ({fmt_ns(lo)}–{fmt_ns(hi)})"
+    return f"{fmt(s.median)} ({fmt(lo)}–{fmt(hi)})"
 
 
 def fmt_ns(ns: float) -> str:

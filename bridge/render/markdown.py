@@ -40,6 +40,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     ratio = ratios.Ratios(report)
     first = [ratios.FIRST] if ratio.shows_first else []
     unit = units.unit(report, results[0].scenario) if results else units.BYTES
+    scale = units.scale_of(results)
     rows = []
     for r in results:
         call = f"`{r.call}` [{marks[r.semantics]}]"
@@ -47,7 +48,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
             mark = f"unsupported [{unsupported[id(r)]}]"
             rows.append([r.runtime, call, r.size, r.hw, mark, "", "", "", *["" for _ in first]])
             continue
-        c = common.cells(r, fastest, match, unit=unit)
+        c = common.cells(r, fastest, match, unit=unit, scale=scale)
         rows.append(
             [
                 r.runtime,
@@ -66,7 +67,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
         "call",
         units.column_of(report, results[0].scenario) if results else units.BYTES,
         "hw",
-        "ns/op median (95% CI)",
+        f"{scale.per_op()} median (95% CI)",
         "MB/s",
         "× fastest",
         "output ok",

@@ -47,6 +47,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     vs_first = ratio.shows_first
     unsupported, notes = common.unsupported(results)
     unit = units.unit(report, results[0].scenario) if results else units.BYTES
+    scale = units.scale_of(results)
     rows = []
     for r in results:
         label = f"{r.call} [{marks[r.semantics]}]"
@@ -57,7 +58,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
                 [r.runtime, label, r.size, *hw, f"unsupported [{unsupported[id(r)]}]", *blank]
             )
             continue
-        c = common.cells(r, fastest, match, unit=unit)
+        c = common.cells(r, fastest, match, unit=unit, scale=scale)
         rows.append(
             [
                 r.runtime,
@@ -77,7 +78,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
         "call",
         units.column_of(report, results[0].scenario) if results else units.BYTES,
         *(["hw"] if with_hw else []),
-        "ns/op median (95% CI)",
+        f"{scale.per_op()} median (95% CI)",
         "ops/s",
         "MB/s",
         "× fastest",

@@ -46,6 +46,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     match = common.match_by_result(report)
     unsupported, notes = common.unsupported(results)
     unit = units.unit(report, results[0].scenario) if results else units.BYTES
+    scale = units.scale_of(results)
     keys: dict[tuple[str, str], int] = {}
     for r in results:
         keys.setdefault((r.runtime, r.call), len(keys) + 1)
@@ -60,13 +61,13 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
             rows.append([f"[{n}]", size, r.hw, f"n/a [{unsupported[id(r)]}]", "", "", "", ""])
             continue
         s = r.summary()
-        c = common.cells(r, fastest, match, x="x", unit=unit)
-        ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
+        c = common.cells(r, fastest, match, x="x", unit=unit, scale=scale)
+        ci = "as posted" if r.imported else f"{scale.fmt(s.ci95[0])}-{scale.fmt(s.ci95[1])}"
         ci = "no CI (n=1)" if s.n == 1 and not r.imported else ci
         ok = "-" if c["ok"] == "–" else c["ok"]
         rows.append([f"[{n}]", size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
     column = units.column_of(report, results[0].scenario) if results else units.BYTES
-    headers = ["call", column, "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
+    headers = ["call", column, "hw", scale.per_op(), "95% CI", "MB/s", "x best", "ok"]
     out += ["", *common.simple_table(rows, headers, WIDTH), ""]
     for semantics, mark in marks.items():
         out += _wrap(f"semantics {mark}: {semantics}", indent="  ")

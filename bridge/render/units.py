@@ -7,6 +7,9 @@ sign rows are timed per call and show no MB/s."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+
 from bridge.catalog.scenario import KINDS
 from bridge.hw import verdicts
 from bridge.report import schema
@@ -82,3 +85,48 @@ def cell(report: schema.Report, scenario: str, runtime: str, call_id: str, size:
     "erlang@25.2.3 pbkdf2_hmac at 1,024 iterations"."""
     name = f" ({scenario})" if len(scenarios_run(report)) > 1 else ""
     return f"{runtime} {call_id}{name} {at(report, scenario, size, brief=True)}"
+
+
+# -- time: one unit per column ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimeScale:
+    """The unit of a column of per-call times: every figure in the column is
+    written in it, and the heading names it ("µs/op"), so that 613,346 and
+    5.88ms never share a column."""
+
+    name: str  # ns | µs | ms | s
+    ns: float  # nanoseconds in one
+
+    def fmt(self, ns: float) -> str:
+        v = ns / self.ns
+        if abs(v) >= 100 or self.name == "ns" and abs(v) >= 10:
+            return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
+        return f"{v:,.1f}" if abs(v) >= 10 else f"{v:,.2f}"
+
+    def per_op(self) -> str:
+        return f"{self.name}/op"
+
+
+SCALES = (TimeScale("s", 1e9), TimeScale("ms", 1e6), TimeScale("µs", 1e3), TimeScale("ns", 1.0))
+NS = SCALES[-1]
+
+
+def time_scale(values: Iterable[float]) -> TimeScale:
+    """The largest unit in which the smallest figure still reads at least
+    100 (three digits before the point): nanoseconds for most calls, µs for
+    PBKDF2, ms for whole files; one larger where the largest figure would
+    need eight digits and the smallest still reads 1 or more (RSA: 40 µs
+    beside 117 ms)."""
+    xs = [v for v in values if v > 0]
+    low, high = min(xs, default=0.0), max(xs, default=0.0)
+    i = next((i for i, s in enumerate(SCALES) if low / s.ns >= 100), len(SCALES) - 1)
+    while i > 0 and high / SCALES[i].ns >= 1e7 and low / SCALES[i - 1].ns >= 1:
+        i -= 1
+    return SCALES[i]
+
+
+def scale_of(results: Iterable[schema.Result]) -> TimeScale:
+    """The scale of a table's time column: from its rows' medians."""
+    return time_scale(r.median() for r in results if r.ok)

@@ -86,6 +86,7 @@ def narrow(upgrades: Sequence[schema.Upgrade], width: int = 72) -> list[str]:
     """Text (72 columns, ASCII): per call, which two runtimes, their cost
     models, then one row per size (the sentences open the text view)."""
     lines: list[str] = []
+    unit = getattr(upgrades, "unit", units.BYTES)
     for u in upgrades:
         head = f"{upgrade.who(u)}, hw {u.hw}: {u.new} against {u.old}"
         lines += ["", *textwrap.wrap(head, width, subsequent_indent="  ")]
@@ -96,17 +97,25 @@ def narrow(upgrades: Sequence[schema.Upgrade], width: int = 72) -> list[str]:
                 width,
                 subsequent_indent="  ",
             )
+        scale = units.time_scale([s.old_ns for s in u.sizes] + [s.new_ns for s in u.sizes])
         rows = [
             [
-                s.size,
-                common.fmt_ns(s.old_ns),
-                common.fmt_ns(s.new_ns),
+                units.cell_value(s.size, unit),
+                scale.fmt(s.old_ns),
+                scale.fmt(s.new_ns),
                 f"{s.ratio:.2f}",
                 f"{s.ratio_ci95[0]:.2f}-{s.ratio_ci95[1]:.2f}" if s.ratio_ci95 else "n/a",
             ]
             for s in u.sizes
         ]
-        table = common.simple_table(rows, ["bytes", "old ns", "new ns", "new/old", "95% CI"], width)
+        headers = [
+            units.column(unit),
+            f"old {scale.name}",
+            f"new {scale.name}",
+            "new/old",
+            "95% CI",
+        ]
+        table = common.simple_table(rows, headers, width)
         lines += ["", *(f"  {line}" for line in table)]
     if lines:
         lines = ["", "Upgrade view (new against old; a + b*bytes per call):", *lines]
