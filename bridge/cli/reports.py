@@ -55,9 +55,20 @@ def import_speed(file, fmt, output) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="table", show_default=True
 )
-def report(file, fmt) -> None:
+@click.option(
+    "--baseline",
+    metavar="RUNTIME",
+    help="Compare each runtime with this one of its kind (its report name, e.g."
+    " erlang@25.2.3 or openssl@1.1.1w) instead of the first named.",
+)
+def report(file, fmt, baseline) -> None:
     """Render a saved report (table, markdown, text for email, json)."""
-    out(RENDERERS[fmt](schema.load(file)), nl=False)
+    loaded = schema.load(file)
+    if baseline is not None:
+        from bridge.analysis import versus
+
+        loaded = versus.rebased(loaded, baseline)
+    out(RENDERERS[fmt](loaded), nl=False)
 
 
 @click.command()

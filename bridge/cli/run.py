@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from bridge import plain
+from bridge.analysis import versus
+from bridge.catalog import calls
 from bridge.cli import plans
 from bridge.cli.common import (
     FloatRange,
@@ -197,6 +199,12 @@ class _RunCommand(click.Command):
     help="Start the Erlang node with +S N:N (N schedulers, all online).",
 )
 @click.option(
+    "--baseline",
+    metavar="RUNTIME",
+    help="Compare each runtime with this one of its kind (its report name, e.g."
+    " erlang@25.2.3 or openssl@1.1.1w) instead of the first named.",
+)
+@click.option(
     "--replay",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Rerun what a saved report describes, on this machine's runtimes of the same"
@@ -228,6 +236,8 @@ def run(
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     _check_as_recorded(replay, as_recorded, yes)
+    baseline = params.pop("baseline")
+    _check_baseline(baseline)
     if output is not None:
         plans.check_writable(output)
     command = tuple(["bridge", *sys.argv[1:]])
@@ -240,7 +250,7 @@ def run(
         # click gives repeatable options as tuples already; RunOptions has a
         # field for every other option of this command.
         plan = plans.from_options(plans.RunOptions(**params), command)
-    outcome, failure = _execute(plan, output, fmt)
+    outcome, failure = _execute(plan, output, fmt, baseline)
     if replay is not None and outcome.report.results and failure is None:
         from bridge.analysis import compare as comparison
         from bridge.render.compare import render as render_compare
@@ -283,16 +293,37 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan
     return replay.plan
 
 
+def _check_baseline(baseline: str | None) -> None:
+    """Before anything runs: --baseline names a runtime of a kind bridge runs
+    (its version is known only once it has started: the run checks the rest)."""
+    if baseline is None:
+        return
+    kind = baseline.split("@")[0].split("#")[0]
+    if kind not in calls.RUNTIME_KINDS:
+        raise UsageError(
+            f"--baseline {baseline!r} is not a runtime name; expected KIND@VERSION as the"
+            f" report names it, KIND one of {', '.join(calls.RUNTIME_KINDS)}"
+            " (e.g. erlang@25.2.3, openssl@1.1.1w)"
+        )
+
+
 def _execute(
-    plan: Plan, output: Path | None, fmt: str
+    plan: Plan, output: Path | None, fmt: str, baseline: str | None = None
 ) -> tuple[runner.Outcome, BridgeError | None]:
     """Run, print, then write: the results reach stdout before any file is
     written, and a report that cannot be written where asked is kept
-    elsewhere (`_save`). Returns what failed in printing or saving."""
+    elsewhere (`_save`). Returns what failed in printing or saving (or the
+    --baseline that named no runtime of the run: the report is kept)."""
     progress = _progress_printer()
+    wrong_baseline = None
     with signals.guarding():
         outcome = runner.execute(plan, progress=progress)
         signals.hold()  # whatever happened, the report is saved before a signal acts
+        if baseline is not None:
+            try:
+                outcome.report = versus.rebased(outcome.report, baseline)
+            except UsageError as exc:
+                wrong_baseline = exc
         if progress:
             click.echo("\r\033[K", err=True, nl=False)
         text = schema.dumps(outcome.report)
@@ -323,7 +354,7 @@ def _execute(
         click.echo(f"bridge: warning: {line}", err=True)
     if outcome.report.noise and outcome.report.noise.advice:
         click.echo(f"bridge: advice: {plain.printable(outcome.report.noise.advice)}", err=True)
-    return outcome, failure
+    return outcome, failure or wrong_baseline
 
 
 def _noise_warnings(report: schema.Report) -> list[str]:

@@ -87,6 +87,7 @@ def prose(d: schema.Difference, x: str = "×", dash: str = "–") -> str:
 def resolution_warning(report: schema.Report, diffs) -> list[str]:
     """Say so when the settings were too short to tell differences between
     runtimes from drift, rather than letting drift look significant."""
+    diffs = [d for d in diffs if d.against != versus.NEIGHBOUR]  # said with its first named
     short = [d for d in diffs if d.verdict == versus.UNRESOLVED]
     drift = [d for d in diffs if versus.is_drift(d)]
     if not short and not drift:

@@ -144,22 +144,35 @@ def _version_sentences(
     x: str,
     dash: str,
 ) -> list[str]:
-    """Each runtime against the first-named of its kind, call by call, at
-    every size: the ratio of times, its CI and whether it is a difference."""
+    """Each runtime against the first-named of its kind (or the --baseline),
+    call by call, at every size: the ratio of times, its CI and whether it is
+    a difference; in a version matrix, also against its neighbour (the
+    runtime named before it)."""
     groups: dict[tuple[str, str, Hw], list[schema.Difference]] = defaultdict(list)
+    near: dict[tuple, schema.Difference] = {}
     for r in results:
         d = ratio.get(ratios.FIRST, r)
         if d is not None:
             groups[(d.baseline_runtime, r.call, r.hw)].append(d)
+            n = ratio.get(versus.NEIGHBOUR, r)
+            if n is not None and n.baseline_runtime != d.baseline_runtime:
+                near[(d.runtime, d.call_id, d.size, d.hw)] = n
     out = []
     for (first, call, hw), ds in groups.items():
         hw_text = f" (hw {hw})" if any(r.hw.masked for r in results) else ""
         per_size = []
         for size in sorted({d.size for d in ds}):
-            each = [f"{d.runtime} {ratios.prose(d, x, dash)}" for d in ds if d.size == size]
+            each = []
+            for d in (d for d in ds if d.size == size):
+                text = f"{d.runtime} {ratios.prose(d, x, dash)}"
+                n = near.get((d.runtime, d.call_id, d.size, d.hw))
+                if n is not None:
+                    text += f", against {n.baseline_runtime} {ratios.prose(n, x, dash)}"
+                each.append(text)
             at = units.at(report, scenario, size)
-            at = "" if at == units.PER_CALL else f"{at}, "  # per call: the title says so
-            per_size.append(at + " and ".join(each))
+            # Per call, the title says so; size 0: a pasted line with no size.
+            at = "" if at == units.PER_CALL or not size else f"{at}, "
+            per_size.append(at + (", and " if near else " and ").join(each))
         what = common.who(report, first, call).removesuffix(f" on {first}")
         out.append(f"{what}{hw_text}, time relative to {first}: " + "; ".join(per_size) + ".")
     return out
