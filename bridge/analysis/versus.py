@@ -105,7 +105,21 @@ def key_of(against: str, r: schema.Result) -> tuple:
 
 def several(report: schema.Report) -> dict[str, list[str]]:
     """Runtime ids per kind, in the order they were named, for the kinds that
-    have more than one (a masked twin shares its runtime's id)."""
+    have more than one (a masked twin shares its runtime's id). Kept for the
+    last few reports, by identity: every sentence that names a runtime asks."""
+    for seen, kinds in _kinds:
+        if seen is report:
+            return kinds
+    kinds = _several(report)
+    _kinds.insert(0, (report, kinds))
+    del _kinds[4:]
+    return kinds
+
+
+_kinds: list[tuple[schema.Report, dict[str, list[str]]]] = []
+
+
+def _several(report: schema.Report) -> dict[str, list[str]]:
     ids: dict[str, list[str]] = defaultdict(list)
     for rt in report.runtimes:
         if rt.id not in ids[rt.kind]:

@@ -440,7 +440,7 @@ def fit_lines(
         head = [f.runtime, f.call_id if short else f.call] if named else [name]
         rows.append([*head, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
     headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", "b ns/byte"]
-    headers += ["1/b GB/s", "R²"]
+    headers += ["1/b GB/s", "R2" if short else "R²"]  # short: ASCII, R² would widen to R^2
     return [
         "",
         "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",

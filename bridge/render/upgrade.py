@@ -26,11 +26,16 @@ class Shown(list):
     hint: str = ""
 
 
-def sentences(upgrades: Sequence[schema.Upgrade], ascii_only: bool = False) -> list[str]:
+def sentences(
+    upgrades: Sequence[schema.Upgrade], ascii_only: bool = False, hint: bool = True
+) -> list[str]:
+    """One sentence per call, and the report's one hint (`hint`: the view
+    that says it; a view showing both the summary and the upgrade block says
+    it in the summary)."""
     unit = getattr(upgrades, "unit", units.BYTES)
     out = [upgrade.sentence(u, "x" if ascii_only else "×", unit) for u in upgrades]
-    hint = getattr(upgrades, "hint", "")
-    return out + [hint] if hint else out
+    said = getattr(upgrades, "hint", "") if hint else ""
+    return out + [said] if said else out
 
 
 def of(report: schema.Report, scenario: str) -> Shown:
@@ -51,7 +56,8 @@ def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 10
     if not upgrades:
         return []
     lines = ["", f"{HEADING}:" if fmt != "markdown" else f"**{HEADING}:**", ""]
-    for s in sentences(upgrades):
+    # Markdown opens with the summary sentences, which give the hint already.
+    for s in sentences(upgrades, hint=fmt != "markdown"):
         if fmt == "markdown":
             lines.append(f"- {s}")
         else:
