@@ -81,6 +81,18 @@ def choices(report: schema.Report) -> list[str]:
     )
 
 
+def check_name(baseline: str) -> None:
+    """Before a run: --baseline names a runtime of a kind bridge runs (its
+    version is known only once it has started: `rebased` checks the rest)."""
+    kind = baseline.split("@")[0].split("#")[0]
+    if kind not in calls.RUNTIME_KINDS:
+        raise UsageError(
+            f"--baseline {baseline!r} is not a runtime name; expected KIND@VERSION as the"
+            f" report names it, KIND one of {', '.join(calls.RUNTIME_KINDS)}"
+            " (e.g. erlang@25.2.3, openssl@1.1.1w)"
+        )
+
+
 def rebased(report: schema.Report, baseline: str) -> schema.Report:
     """The report with its runtimes compared against `baseline` (its report
     name, e.g. erlang@25.2.3 or openssl@1.1.1w) instead of the first named

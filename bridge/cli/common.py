@@ -11,11 +11,27 @@ from pathlib import Path
 import click
 
 from bridge import plain
+from bridge.analysis import versus
 from bridge.errors import BridgeError
 from bridge.settings import BOUNDS
 from bridge.system import output
 
 MAX_SAMPLES = int(BOUNDS["samples"].high)
+
+# run and report: the runtime each runtime of its kind is compared with.
+baseline_option = click.option(
+    "--baseline",
+    metavar="RUNTIME",
+    help="Compare each runtime with this one of its kind (its report name, e.g."
+    " erlang@25.2.3 or openssl@1.1.1w) instead of the first named.",
+)
+check_baseline = versus.check_name
+
+
+def rebase(report, baseline: str | None):
+    """The report compared against `baseline` (analysis.versus.rebased); a
+    name the report does not have is a one-line error listing its runtimes."""
+    return report if baseline is None else versus.rebased(report, baseline)
 
 
 class IntRange(click.IntRange):

@@ -12,7 +12,9 @@ from bridge import plain
 from bridge.cli import plans
 from bridge.cli.common import (
     StdoutError,
+    baseline_option,
     out,
+    rebase,
     save_report,
     show_results,
 )
@@ -55,20 +57,10 @@ def import_speed(file, fmt, output) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="table", show_default=True
 )
-@click.option(
-    "--baseline",
-    metavar="RUNTIME",
-    help="Compare each runtime with this one of its kind (its report name, e.g."
-    " erlang@25.2.3 or openssl@1.1.1w) instead of the first named.",
-)
+@baseline_option
 def report(file, fmt, baseline) -> None:
     """Render a saved report (table, markdown, text for email, json)."""
-    loaded = schema.load(file)
-    if baseline is not None:
-        from bridge.analysis import versus
-
-        loaded = versus.rebased(loaded, baseline)
-    out(RENDERERS[fmt](loaded), nl=False)
+    out(RENDERERS[fmt](rebase(schema.load(file), baseline)), nl=False)
 
 
 @click.command()

@@ -9,16 +9,17 @@ from pathlib import Path
 import click
 
 from bridge import plain
-from bridge.analysis import versus
-from bridge.catalog import calls
 from bridge.cli import plans
 from bridge.cli.common import (
     FloatRange,
     StdoutError,
+    baseline_option,
     bounded,
+    check_baseline,
     connect_timeout_option,
     cookie_file_option,
     out,
+    rebase,
     save_report,
     show_results,
 )
@@ -198,12 +199,7 @@ class _RunCommand(click.Command):
     type=bounded("schedulers"),
     help="Start the Erlang node with +S N:N (N schedulers, all online).",
 )
-@click.option(
-    "--baseline",
-    metavar="RUNTIME",
-    help="Compare each runtime with this one of its kind (its report name, e.g."
-    " erlang@25.2.3 or openssl@1.1.1w) instead of the first named.",
-)
+@baseline_option
 @click.option(
     "--replay",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -237,7 +233,7 @@ def run(
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     _check_as_recorded(replay, as_recorded, yes)
     baseline = params.pop("baseline")
-    _check_baseline(baseline)
+    check_baseline(baseline)
     if output is not None:
         plans.check_writable(output)
     command = tuple(["bridge", *sys.argv[1:]])
@@ -293,20 +289,6 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan
     return replay.plan
 
 
-def _check_baseline(baseline: str | None) -> None:
-    """Before anything runs: --baseline names a runtime of a kind bridge runs
-    (its version is known only once it has started: the run checks the rest)."""
-    if baseline is None:
-        return
-    kind = baseline.split("@")[0].split("#")[0]
-    if kind not in calls.RUNTIME_KINDS:
-        raise UsageError(
-            f"--baseline {baseline!r} is not a runtime name; expected KIND@VERSION as the"
-            f" report names it, KIND one of {', '.join(calls.RUNTIME_KINDS)}"
-            " (e.g. erlang@25.2.3, openssl@1.1.1w)"
-        )
-
-
 def _execute(
     plan: Plan, output: Path | None, fmt: str, baseline: str | None = None
 ) -> tuple[runner.Outcome, BridgeError | None]:
@@ -321,7 +303,7 @@ def _execute(
         signals.hold()  # whatever happened, the report is saved before a signal acts
         if baseline is not None:
             try:
-                outcome.report = versus.rebased(outcome.report, baseline)
+                outcome.report = rebase(outcome.report, baseline)
             except UsageError as exc:
                 wrong_baseline = exc
         if progress:

@@ -122,12 +122,13 @@ def verdict_lines(report: schema.Report, scenario: str) -> list[str]:
     if not groups:
         return []
     lines = ["", "Hardware verdicts (hw off = the feature masked from process start):"]
-    unit = units.unit(report, scenario)
     for vs in groups.values():
         if len(vs) > 1 and all(v.verdict == "used" for v in vs):
             v0 = vs[0]
             head = f"{who(report, v0.runtime, v0.call)} uses {ab.feature_name(v0.feature)}"
-            sizes = ", ".join(f"{v.speedup:.2f}× at {units.short(v.size, unit)}" for v in vs)
+            sizes = ", ".join(
+                f"{v.speedup:.2f}× {units.at(report, scenario, v.size, brief=True)}" for v in vs
+            )
             lines.append(f"- {head}: slower without it by {sizes}")
         else:
             lines += [f"- {explanation(report, v)}" for v in vs]

@@ -122,10 +122,11 @@ def _verdict_sentences(report: schema.Report, scenario: str, x: str) -> list[str
         used = [v for v in vs if v.verdict == "used"]
         if used:
             sizes = ", ".join(
-                f"{v.speedup:.1f}{x} at {units.size_text(v.size, unit)}" for v in used
+                f"{v.speedup:.1f}{x} {units.at(report, scenario, v.size)}" for v in used
             )
             out.append(f"{who} uses {name}: faster with them by {sizes}.")
-            small_sizes |= {v.size for v in used if (v.speedup or 0) < 1.5}
+            if unit == units.BYTES:  # fixed cost diluting the gain: a matter of message size
+                small_sizes |= {v.size for v in used if (v.speedup or 0) < 1.5}
         out += [common.explanation(report, v) + "." for v in vs if v.verdict != "used"]
     if small_sizes:
         where = ", ".join(units.size_text(n, unit) for n in sorted(small_sizes))

@@ -51,8 +51,8 @@ def test_an_option_a_scenario_cannot_follow_is_said(capsys):
 
 
 def test_a_baseline_that_names_no_kind_is_refused_before_the_run():
-    from bridge.cli import run
+    from bridge.cli import common
 
-    run._check_baseline("openssl@1.1.1w")
+    common.check_baseline("openssl@1.1.1w")
     with pytest.raises(UsageError, match="--baseline 'nobody' is not a runtime name"):
-        run._check_baseline("nobody")
+        common.check_baseline("nobody")
