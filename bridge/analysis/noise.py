@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.analysis import stability
+from bridge.hw import verdicts
 from bridge.report import schema
 
 # When others' CPU use is worth a warning: a quarter of a CPU on a small
@@ -265,8 +266,14 @@ def cell_shapes(results: Iterable[schema.Result]) -> tuple[schema.CellShape, ...
 
 
 def warnings(
-    use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[str, Any]
+    use: Usage,
+    cells: Sequence[schema.CellShape],
+    environment: Mapping[str, Any],
+    size_units: Mapping[str, str] | None = None,
 ) -> tuple[str, ...]:
+    """`size_units`: what each scenario's sizes count (scenario.size_unit),
+    for the cells' wording ("at 1,024 iterations"); bytes where not given."""
+    size_units = size_units or {}
     out = []
     cpus = use.cpus or environment.get("cpu_count") or 1
     others = use.others_cpus
@@ -299,7 +306,8 @@ def warnings(
         )
     for c in cells:
         what = "bimodal" if c.shape == "bimodal" else "drifting"
-        out.append(f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw}): {what} samples, {c.detail}")
+        where = verdicts.at(c.size, size_units.get(c.scenario, verdicts.BYTES), brief=True)
+        out.append(f"{c.runtime} {c.call_id} {where} (hw {c.hw}): {what} samples, {c.detail}")
     return tuple(out)
 
 
@@ -316,7 +324,10 @@ def advice(use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[s
 
 
 def record(
-    use: Usage, results: Iterable[schema.Result], environment: Mapping[str, Any]
+    use: Usage,
+    results: Iterable[schema.Result],
+    environment: Mapping[str, Any],
+    size_units: Mapping[str, str] | None = None,
 ) -> schema.Noise:
     cells = cell_shapes(results)
     return schema.Noise(
@@ -332,7 +343,7 @@ def record(
         others_cpus=_round(use.others_cpus),
         busy_processes=use.busy_processes,
         cells=cells,
-        warnings=warnings(use, cells, environment),
+        warnings=warnings(use, cells, environment, size_units),
         advice=advice(use, cells, environment),
     )
 

@@ -53,7 +53,9 @@ def report(
         unstable=outcome.unstable,
         concurrency=concurrency,
         decompositions=tuple(decompose.decompose(scenarios, results, outcome.runtimes)),
-        noise=None if usage is None else noise.record(usage, results, environment),
+        noise=None
+        if usage is None
+        else noise.record(usage, results, environment, {sc.name: sc.size_unit for sc in scenarios}),
     )
     # The upgrade view, and runtimes against each other with their significance
     # (bridge.analysis.versus).

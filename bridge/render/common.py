@@ -432,19 +432,23 @@ def fit_lines(
         return []
     # Several runtimes of a kind (two OTPs): each row names its runtime.
     named = any(report.kind_of(f.runtime) in versus.several(report) for f in fs)
+    # What b is per: a byte, or (PBKDF2) an iteration, where no GB/s applies.
+    per = "iteration" if units.unit(report, scenario) == units.ITERATIONS else "byte"
     rows = []
     for f in fs:
         kind = report.kind_of(f.runtime)
         name = f.call_id if short else f.call
         name = name if name.startswith(kind) else f"{kind} {name}"
         gbs = f"{f.gb_per_s:.2f}" if f.gb_per_s else "-"
+        rate = [gbs] if per == "byte" else []
         head = [f.runtime, f.call_id if short else f.call] if named else [name]
-        rows.append([*head, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
-    headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", "b ns/byte"]
-    headers += ["1/b GB/s", "R2" if short else "R²"]  # short: ASCII, R² would widen to R^2
+        rows.append([*head, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", *rate, f"{f.r2:.3f}"])
+    headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", f"b ns/{per}"]
+    headers += ["1/b GB/s"] if per == "byte" else []
+    headers += ["R2" if short else "R²"]  # short: ASCII, R² would widen to R^2
     return [
         "",
-        "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",
+        f"Cost model: ns per call = a + b·{per}s (Theil-Sen over the sizes):",
         *simple_table(rows, headers, width),
     ]
 
