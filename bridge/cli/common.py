@@ -25,7 +25,12 @@ baseline_option = click.option(
     help="Compare each runtime with this one of its kind (its report name, e.g."
     " erlang@25.2.3 or openssl@1.1.1w) instead of the first named.",
 )
-check_baseline = versus.check_name
+
+
+def check_baseline(baseline: str | None) -> None:
+    """Before a run: a --baseline that names no runtime kind is refused."""
+    if baseline is not None:
+        versus.check_name(baseline)
 
 
 def rebase(report, baseline: str | None):
