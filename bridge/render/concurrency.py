@@ -425,7 +425,7 @@ def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
             who = _who(report.kind_of(cell.runtime), cell, level, named)
             clauses.append(f"{who} {s.scaling:.2f}{x}{ci}{over}")
         out.append(
-            f"{scenario} {units.at(report, scenario, size)}, {level} workers at once against"
+            f"{scenario}{_at(report, scenario, size)}, {level} workers at once against"
             f" one: {'; '.join(clauses)}."
         )
     out += _probe_sentences(report, c, ascii_only)
@@ -454,6 +454,12 @@ def _who(kind: str, cell: LevelResult, level: int, named: bool = False) -> str:
     return base
 
 
+def _at(report: schema.Report, scenario: str, size: int) -> str:
+    """ " at 16 KiB", " at 1,024 iterations"; nothing for a fixed-size call."""
+    at = units.at(report, scenario, size)
+    return "" if at == units.PER_CALL else f" {at}"
+
+
 def _plural(n: int | None, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -480,7 +486,7 @@ def _probe_sentences(report: schema.Report, c: Concurrency, ascii_only: bool) ->
             f"On {cell.runtime}, while" if common.several_of_kind(report, cell.runtime) else "While"
         )
         out.append(
-            f"{on} {procs} ran {base} {units.at(report, cell.scenario, cell.size)}"
+            f"{on} {procs} ran {base}{_at(report, cell.scenario, cell.size)}"
             f" on {scheds}, a process asking to wake every 1 ms"
             f" woke p99 {dur(p.p99_ns, ascii_only)} late (max {dur(p.max_ns, ascii_only)})"
             f"{idle_text}{_where(cell)}."
