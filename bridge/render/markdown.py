@@ -71,7 +71,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
         "MB/s",
         "× fastest",
         "output ok",
-        *["× first named" for _ in first],
+        *[ratio.first_heading() for _ in first],
     ]
     lines = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True).splitlines()
     lines.append("")

@@ -30,6 +30,17 @@ class Ratios:
         """Is there a `× first named` column: does a kind have several runtimes?"""
         return bool(self.kinds)
 
+    @property
+    def rebased(self) -> bool:
+        """Was a --baseline chosen: is some runtime compared with another than
+        the first named of its kind?"""
+        firsts = {ids[0] for ids in self.kinds.values()}
+        return any(d.baseline_runtime not in firsts for d in self.diffs if d.against == FIRST)
+
+    def first_heading(self, x: str = "×") -> str:
+        """The column's heading: `× first named`, or `× baseline` (--baseline)."""
+        return f"{x} baseline" if self.rebased else f"{x} first named"
+
     def get(self, against: str, r: schema.Result) -> schema.Difference | None:
         return self.by.get(versus.key_of(against, r))
 
@@ -54,7 +65,9 @@ class Ratios:
         if not words:
             return []
         margin = f"{compare.MARGIN * 100:.0f}%"
-        parts = [f"{x} fastest, {x} first named: this row's median over the other's (95% CI)"]
+        parts = [
+            f"{x} fastest, {self.first_heading(x)}: this row's median over the other's (95% CI)"
+        ]
         if "sig" in words:
             parts.append(f"sig = the CI clears ±{margin} and the rounds agree")
         if "noise" in words:

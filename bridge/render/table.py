@@ -83,7 +83,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
         "MB/s",
         "× fastest",
         "output ok",
-        *(["× first named"] if vs_first else []),
+        *([ratio.first_heading()] if vs_first else []),
     ]
     align = (
         "left",

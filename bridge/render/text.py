@@ -110,7 +110,13 @@ def _ratio_table(
     if not rows:
         return []
     column = units.column_of(report, results[0].scenario) if results else units.BYTES
-    headers = ["call", column, "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
+    headers = [
+        "call",
+        column,
+        "hw",
+        *([ratio.first_heading("x")] if ratio.shows_first else []),
+        "x best",
+    ]
     out = ["", "Between runtimes (median over the other's, 95% CI):"]
     out += common.simple_table(rows, headers, WIDTH)
     for line in ratio.legend(results, "x"):
