@@ -34,8 +34,13 @@ class Ratios:
     def rebased(self) -> bool:
         """Was a --baseline chosen: is some runtime compared with another than
         the first named of its kind?"""
-        firsts = {ids[0] for ids in self.kinds.values()}
-        return any(d.baseline_runtime not in firsts for d in self.diffs if d.against == FIRST)
+        order = {rid: i for ids in self.kinds.values() for i, rid in enumerate(ids)}
+        # Without one, a row's baseline is always named before it.
+        return any(
+            order.get(d.baseline_runtime, -1) > order.get(d.runtime, -1)
+            for d in self.diffs
+            if d.against == FIRST
+        )
 
     def first_heading(self, x: str = "×") -> str:
         """The column's heading: `× first named`, or `× baseline` (--baseline)."""
