@@ -19,7 +19,7 @@ from bridge.catalog import scenario
 from bridge.errors import UsageError
 from bridge.measure import runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS, common, summary, units
+from bridge.render import RENDERERS, common, ratios, summary, units
 from bridge.render import concurrency as concurrency_view
 from bridge.render import noise as noise_view
 from bridge.report import schema
@@ -238,6 +238,9 @@ def test_baseline_and_the_neighbour_of_a_version_matrix():
     assert first["erlang@27.1"].ratio == pytest.approx(1.5)
     assert all(d.baseline_runtime == "erlang@25.2.3" for d in first.values())
     assert "time relative to erlang@25.2.3" in " ".join(summary.sentences(rebased))
+    assert ratios.Ratios(report).first_heading() == "× first named"
+    assert ratios.Ratios(rebased).first_heading() == "× baseline"
+    assert "× baseline" in RENDERERS["table"](rebased)
     with pytest.raises(UsageError) as bad:
         versus.rebased(report, "erlang@26")
     assert "erlang@23.3, erlang@25.2.3, erlang@27.1" in str(bad.value)
