@@ -68,7 +68,7 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
     is still a valid scenario file."""
     path = scenario.find(name, dirs)
     sc = scenario.load(name, dirs)
-    unit = {"bytes": "", "per call": " (message bytes, timed per call)"}.get(
+    unit = {"bytes": "", "per call": " bytes, timed per call"}.get(
         sc.size_unit, f" {sc.size_unit}"
     )
     features = ", ".join(f"{f} ({vocab.FEATURE_NAMES.get(f, f)})" for f in sc.features)
