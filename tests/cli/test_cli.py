@@ -312,6 +312,7 @@ def test_every_run_option_has_a_plan_field():
     from bridge.cli.run import run
 
     options = {p.name for p in run.params} - {"replay", "as_recorded", "yes", "output", "fmt"}
+    options -= {"baseline"}  # applied to the report, not the plan
     assert options == {f.name for f in dataclasses.fields(RunOptions)}
 
 
