@@ -13,6 +13,7 @@ import click
 from bridge import plain
 from bridge.analysis import versus
 from bridge.errors import BridgeError
+from bridge.render import units
 from bridge.settings import BOUNDS
 from bridge.system import output
 
@@ -31,6 +32,12 @@ def check_baseline(baseline: str | None) -> None:
     """Before a run: a --baseline that names no runtime kind is refused."""
     if baseline is not None:
         versus.check_name(baseline)
+
+
+def cell_text(report, u) -> str:
+    """An unstable cell as a warning names it: runtime, call, scenario where
+    the run has several, and its size in the scenario's unit (render.units)."""
+    return units.cell(report, u.scenario, u.runtime, u.call_id, u.size)
 
 
 def rebase(report, baseline: str | None):
@@ -148,3 +155,20 @@ def keep_report(text: str, name: str) -> Path | None:
         return output.keep(text, name or "report.json", fallback_places())
     except output.OutputError:
         return None
+
+
+def verbosity_options(command):
+    """-v/--verbose and -q/--quiet: how much the terminal view says (bridge.render.table)."""
+    command = click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        help="The answer and the tables only: no caveats, no warnings on stderr"
+        " (the report keeps them).",
+    )(command)
+    return click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        help="Every column, the calls' full labels, the full verdicts and provenance.",
+    )(command)

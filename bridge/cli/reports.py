@@ -17,6 +17,7 @@ from bridge.cli.common import (
     rebase,
     save_report,
     show_results,
+    verbosity_options,
 )
 from bridge.errors import UsageError
 from bridge.render import RENDERERS
@@ -57,10 +58,14 @@ def import_speed(file, fmt, output) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="table", show_default=True
 )
+@verbosity_options
 @baseline_option
-def report(file, fmt, baseline) -> None:
+def report(file, fmt, verbose, quiet, baseline) -> None:
     """Render a saved report (table, markdown, text for email, json)."""
-    out(RENDERERS[fmt](rebase(schema.load(file), baseline)), nl=False)
+    from bridge.cli.run import Shape
+
+    shape = Shape(fmt, verbose, quiet)  # checks the pair before the file is read
+    out(shape.render(rebase(schema.load(file), baseline)), nl=False)
 
 
 @click.command()

@@ -112,8 +112,8 @@ def via_openssl(info: schema.Runtime, call_id: str) -> bool:
     d = info.details
     call = calls.lookup(info.kind, call_id)
     route = call.route if call else calls.Route.LIBCRYPTO
-    if route is calls.Route.KERNEL:
-        return False  # e.g. os.urandom: the kernel's generator, no mask reaches it
+    if route in (calls.Route.KERNEL, calls.Route.OWN):
+        return False  # os.urandom, rand:bytes: no OpenSSL, so no mask reaches them
     if route is calls.Route.HMAC:
         return str(d.get("hmac_impl", "")).startswith("_hashlib")
     if route is calls.Route.HASHLIB:

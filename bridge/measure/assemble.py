@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge.analysis import decompose, fits, interop, noise, upgrade, versus
+from bridge.analysis import cputime, decompose, fits, interop, noise, upgrade, versus
 from bridge.catalog.scenario import Scenario
 from bridge.hw import ab
 from bridge.measure.session import Outcome
@@ -31,8 +31,15 @@ def report(
     reproduce: str = "",
     concurrency: levels.Concurrency | None = None,
     usage: noise.Usage | None = None,
+    cpu_time: schema.CpuTime | None = None,
 ) -> schema.Report:
     results = outcome.results
+    units = {sc.name: sc.size_unit for sc in scenarios}  # the cells' wording: "at 1,024 iterations"
+    noise_block = None if usage is None else noise.record(usage, results, environment, units)
+    if noise_block is not None and cpu_time is not None:
+        # The cells that waited for a CPU, or differ by CPU, say so beside the machine's noise.
+        extra = cputime.warnings(cpu_time)
+        noise_block = dataclasses.replace(noise_block, warnings=(*noise_block.warnings, *extra))
     made = schema.Report(
         bridge_version=bridge.__version__,
         created=created,
@@ -48,14 +55,13 @@ def report(
         tc=outcome.tc,
         hardware=schema.Hardware(hw=hw, experiments=tuple(c.record() for c in contexts.values())),
         interop=tuple(checks),
-        errors=(*outcome.errors, *interop.mismatch_errors(checks)),
+        errors=(*outcome.errors, *interop.mismatch_errors(checks, scenarios)),
         skipped=outcome.skipped,
         unstable=outcome.unstable,
         concurrency=concurrency,
         decompositions=tuple(decompose.decompose(scenarios, results, outcome.runtimes)),
-        noise=None
-        if usage is None
-        else noise.record(usage, results, environment, {sc.name: sc.size_unit for sc in scenarios}),
+        noise=noise_block,
+        cpu_time=cpu_time,
     )
     # The upgrade view, and runtimes against each other with their significance
     # (bridge.analysis.versus).
