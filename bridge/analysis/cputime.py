@@ -15,6 +15,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
+from bridge.hw import verdicts
 from bridge.report import schema
 
 # A cell that waited this share of its windows is flagged: at 5% its wall
@@ -168,11 +169,18 @@ def _pct(x: float) -> str:
     return f"{x:.0%}"
 
 
-def warnings(block: schema.CpuTime | None) -> tuple[str, ...]:
+def warnings(
+    block: schema.CpuTime | None, size_units: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
     """For the noise block: the cells that waited for a CPU, by runtime, and
-    the cells whose samples differ by CPU. One sentence each."""
+    the cells whose samples differ by CPU. One sentence each. `size_units`:
+    what each scenario's sizes count, for the wording ("at 1,024 iterations")."""
     if block is None:
         return ()
+
+    def at(c: schema.CellCost) -> str:
+        return verdicts.at(c.size, (size_units or {}).get(c.scenario, verdicts.BYTES), brief=True)
+
     out = []
     waited: dict[str, list[schema.CellCost]] = {}
     for c in block.cells:
@@ -180,7 +188,7 @@ def warnings(block: schema.CpuTime | None) -> tuple[str, ...]:
             waited.setdefault(c.runtime, []).append(c)
     for runtime, cells in waited.items():
         listed = ", ".join(
-            f"{c.call_id} at {c.size} B (hw {c.hw}) {_pct(c.wait_share or 0)}" for c in cells[:6]
+            f"{c.call_id} {at(c)} (hw {c.hw}) {_pct(c.wait_share or 0)}" for c in cells[:6]
         )
         more = f" and {len(cells) - 6} more" if len(cells) > 6 else ""
         out.append(
@@ -192,8 +200,7 @@ def warnings(block: schema.CpuTime | None) -> tuple[str, ...]:
     for c in spread[:4]:
         figures = ", ".join(f"CPU {f.cpu} {f.median_ns:,.0f} ns ({f.samples})" for f in c.by_cpu)
         out.append(
-            f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw}): its samples differ by CPU:"
-            f" {figures}"
+            f"{c.runtime} {c.call_id} {at(c)} (hw {c.hw}): its samples differ by CPU: {figures}"
         )
     return tuple(out)
 
