@@ -15,6 +15,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
+from bridge.hw import verdicts
 from bridge.report import schema
 
 # A cell that waited this share of its windows is flagged: at 5% its wall
@@ -168,13 +169,20 @@ def _pct(x: float) -> str:
     return f"{x:.0%}"
 
 
-def warnings(block: schema.CpuTime | None) -> tuple[str, ...]:
+def warnings(
+    block: schema.CpuTime | None, size_units: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
     """For the noise block: the cells that waited for a CPU, and the cells
-    whose samples differ by CPU. One sentence each for the whole run, the
-    runtimes named in it, so that a busy machine costs two lines, not one
-    per runtime and cell."""
+    whose samples differ by CPU, one sentence each for the whole run with the
+    runtimes named in it (a busy machine costs two lines, not one per runtime
+    and cell). `size_units`:
+    what each scenario's sizes count, for the wording ("at 1,024 iterations")."""
     if block is None:
         return ()
+
+    def at(c: schema.CellCost) -> str:
+        return verdicts.at(c.size, (size_units or {}).get(c.scenario, verdicts.BYTES), brief=True)
+
     out = []
     waited: dict[str, list[schema.CellCost]] = {}
     for c in block.cells:
@@ -185,9 +193,7 @@ def warnings(block: schema.CpuTime | None) -> tuple[str, ...]:
         for runtime, cells in waited.items():
             if len(cells) == 1:
                 (c,) = cells
-                parts.append(
-                    f"{runtime} {c.call_id} at {c.size} B (hw {c.hw}) {_pct(c.wait_share or 0)}"
-                )
+                parts.append(f"{runtime} {c.call_id} {at(c)} (hw {c.hw}) {_pct(c.wait_share or 0)}")
                 continue
             shares = [c.wait_share or 0 for c in cells]
             parts.append(f"{runtime} {_pct(min(shares))}-{_pct(max(shares))} in {len(cells)} cells")
@@ -199,7 +205,7 @@ def warnings(block: schema.CpuTime | None) -> tuple[str, ...]:
     spread = [c for c in block.cells if _cpu_spread(c) is not None]
     if spread:
         listed = "; ".join(
-            f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw}): "
+            f"{c.runtime} {c.call_id} {at(c)} (hw {c.hw}): "
             + ", ".join(f"CPU {f.cpu} {f.median_ns:,.0f} ns ({f.samples})" for f in c.by_cpu)
             for c in spread[:3]
         )

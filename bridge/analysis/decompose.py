@@ -3,9 +3,10 @@ set-up. Pure: it reads results and runtimes, and returns records.
 
 Some calls repeat a set-up on every call that an application could do once:
 Erlang's crypto:sign/4 takes the private key as a term and imports it into
-libcrypto every time, a one-shot AEAD call keys a new context every time,
-a program that loads its key from DER per request parses it every time. For
-each such call a scenario lists, the set-up's cost is found as:
+libcrypto every time (crypto:verify/5 the public key, likewise), a
+one-shot AEAD call keys a new context every time, a program that loads its
+key from DER per request parses it every time. For each such call a
+scenario lists, the set-up's cost is found as:
 
 - the difference with a prepared call: the same work with the set-up done
   once. In the same runtime where it has one (cryptography's key object made
@@ -77,6 +78,15 @@ RULES = (
         "signs",
     ),
     Rule(
+        "sign",
+        "erlang",
+        "verify",
+        None,
+        (("openssl", "speed-verify"),),
+        "importing the raw public key and setting up the verification",
+        "verifies",
+    ),
+    Rule(
         "rsa",
         "python",
         "sign_pkcs1+load",
@@ -93,6 +103,15 @@ RULES = (
         (("openssl", "speed-sign"),),
         "importing the raw key",
         "signs",
+    ),
+    Rule(
+        "rsa",
+        "erlang",
+        "verify_pkcs1",
+        None,
+        (("openssl", "speed-verify"),),
+        "importing the raw public key",
+        "verifies",
     ),
     Rule(
         "cipher",

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.analysis import stability
+from bridge.hw import verdicts
 from bridge.report import schema
 
 # When others' CPU use is worth a warning: a quarter of a CPU on a small
@@ -293,8 +294,14 @@ def process_shape(r: schema.Result) -> schema.CellShape | None:
 
 
 def warnings(
-    use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[str, Any]
+    use: Usage,
+    cells: Sequence[schema.CellShape],
+    environment: Mapping[str, Any],
+    size_units: Mapping[str, str] | None = None,
 ) -> tuple[str, ...]:
+    """`size_units`: what each scenario's sizes count (scenario.size_unit),
+    for the cells' wording ("at 1,024 iterations"); bytes where not given."""
+    size_units = size_units or {}
     out = []
     cpus = use.cpus or environment.get("cpu_count") or 1
     others = use.others_cpus
@@ -326,7 +333,8 @@ def warnings(
             " measured runtime"
         )
     for c in cells:
-        where = f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw})"
+        at = verdicts.at(c.size, size_units.get(c.scenario, verdicts.BYTES), brief=True)
+        where = f"{c.runtime} {c.call_id} {at} (hw {c.hw})"
         if c.shape == "process":
             out.append(f"{where}: this cell depends on the process: {c.detail}")
             continue
@@ -350,7 +358,10 @@ def advice(use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[s
 
 
 def record(
-    use: Usage, results: Iterable[schema.Result], environment: Mapping[str, Any]
+    use: Usage,
+    results: Iterable[schema.Result],
+    environment: Mapping[str, Any],
+    size_units: Mapping[str, str] | None = None,
 ) -> schema.Noise:
     cells = cell_shapes(results)
     return schema.Noise(
@@ -366,7 +377,7 @@ def record(
         others_cpus=_round(use.others_cpus),
         busy_processes=use.busy_processes,
         cells=cells,
-        warnings=warnings(use, cells, environment),
+        warnings=warnings(use, cells, environment, size_units),
         advice=advice(use, cells, environment),
     )
 

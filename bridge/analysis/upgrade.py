@@ -32,6 +32,7 @@ from collections.abc import Sequence
 
 from bridge import stats
 from bridge.analysis import fits
+from bridge.hw import verdicts
 from bridge.report import schema
 from bridge.report.hw import Hw
 
@@ -271,10 +272,15 @@ def _percentiles(values: list[float]) -> tuple[float, float]:
 # -- in words ----------------------------------------------------------------------
 
 
-def size_text(n: int) -> str:
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024} KiB"
-    return f"{n} B"
+# Said once per view (bridge.render.upgrade), and only for byte-oriented
+# scenarios: a fixed-size operation has no per-byte part to split off.
+SPLIT_HINT = (
+    "Give --sizes 16,16384 to split a difference between versions into per call and per byte."
+)
+
+
+def size_text(n: int, unit: str = verdicts.BYTES) -> str:
+    return verdicts.short(n, unit)
 
 
 def who(u: schema.Upgrade) -> str:
@@ -290,15 +296,18 @@ def sides(u: schema.Upgrade) -> tuple[str, str]:
     return u.new_version, u.old_version
 
 
-def sentence(u: schema.Upgrade, x: str = "×") -> str:
+def sentence(u: schema.Upgrade, x: str = "×", unit: str = verdicts.BYTES) -> str:
+    """One call's upgrade in words; `unit` what the scenario's sizes count
+    (a fixed-size operation's ratio is per call)."""
     new, old = sides(u)
     ends = [u.sizes[0], u.sizes[-1]] if len(u.sizes) > 1 else [u.sizes[0]]
-    ratios = ", ".join(f"{s.ratio:.2f}{x} at {size_text(s.size)}" for s in ends)
+    several = len(u.sizes) > 1
+    ratios = ", ".join(
+        f"{s.ratio:.2f}{x} {verdicts.at(s.size, unit, several, brief=True)}" for s in ends
+    )
     if u.delta_a_ns is None:
-        return (
-            f"{who(u)}: {new} against {old}: {ratios} (one size: give --sizes 16,16384"
-            " to split the difference into per call and per byte)."
-        )
+        one = " (one size)" if unit == verdicts.BYTES else ""
+        return f"{who(u)}: {new} against {old}: {ratios}{one}."
     da = abs(u.delta_a_ns)
     ci = (
         f"95% CI {_signed(u.delta_a_ci95[0])} to {_signed(u.delta_a_ci95[1])}"

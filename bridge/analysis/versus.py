@@ -22,6 +22,7 @@ round moves all of that batch. So a difference is only called when
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections import defaultdict
@@ -30,12 +31,16 @@ from collections.abc import Sequence
 from bridge import settings
 from bridge.analysis import compare
 from bridge.catalog import calls
+from bridge.errors import UsageError
 from bridge.report import schema
 
 MIN_ROUNDS = 3
 ALL_AGREE_UP_TO = 5
 SIGN_TEST_ALPHA = 0.05
 FIRST, FASTEST = "first-named", "fastest"
+# Each runtime of a version matrix (three or more of a kind) against the one
+# named before it, where that is not its baseline already.
+NEIGHBOUR = "neighbour"
 UNRESOLVED, UNKNOWN = "unresolved", "unknown (no samples)"
 DRIFT = ": drift"  # how the note of a difference the rounds contradict ends
 
@@ -59,9 +64,46 @@ def of(report: schema.Report) -> tuple[schema.Difference, ...]:
 _computed: list[tuple[schema.Report, tuple[schema.Difference, ...]]] = []
 
 
-def differences(report: schema.Report) -> tuple[schema.Difference, ...]:
-    out = [*_versus_first(report), *_versus_fastest(report)]
+def differences(
+    report: schema.Report, baseline: str | None = None
+) -> tuple[schema.Difference, ...]:
+    """`× first named` (against `baseline` in its kind, when given: --baseline),
+    each runtime against its neighbour in a version matrix, and `× fastest`."""
+    out = [*_versus_first(report, baseline), *_versus_neighbour(report), *_versus_fastest(report)]
     return tuple(out)
+
+
+def choices(report: schema.Report) -> list[str]:
+    """The runtimes a --baseline may name: every measured runtime (a masked
+    twin shares its runtime's id), in the order they were named."""
+    return list(
+        dict.fromkeys([rt.id for rt in report.runtimes] + [r.runtime for r in report.results])
+    )
+
+
+def check_name(baseline: str) -> None:
+    """Before a run: --baseline names a runtime of a kind bridge runs (its
+    version is known only once it has started: `rebased` checks the rest)."""
+    kind = baseline.split("@")[0].split("#")[0]
+    if kind not in calls.RUNTIME_KINDS:
+        raise UsageError(
+            f"--baseline {baseline!r} is not a runtime name; expected KIND@VERSION as the"
+            f" report names it, KIND one of {', '.join(calls.RUNTIME_KINDS)}"
+            " (e.g. erlang@25.2.3, openssl@1.1.1w)"
+        )
+
+
+def rebased(report: schema.Report, baseline: str) -> schema.Report:
+    """The report with its runtimes compared against `baseline` (its report
+    name, e.g. erlang@25.2.3 or openssl@1.1.1w) instead of the first named
+    of its kind; the other kinds keep their first named."""
+    names = choices(report)
+    if baseline not in names:
+        raise UsageError(
+            f"--baseline {baseline!r} is not a runtime of this report; choose one of"
+            f" {', '.join(names) or '(none)'}"
+        )
+    return dataclasses.replace(report, differences=differences(report, baseline))
 
 
 def index(diffs: Sequence[schema.Difference]) -> dict[tuple, schema.Difference]:
@@ -75,7 +117,21 @@ def key_of(against: str, r: schema.Result) -> tuple:
 
 def several(report: schema.Report) -> dict[str, list[str]]:
     """Runtime ids per kind, in the order they were named, for the kinds that
-    have more than one (a masked twin shares its runtime's id)."""
+    have more than one (a masked twin shares its runtime's id). Kept for the
+    last few reports, by identity: every sentence that names a runtime asks."""
+    for seen, kinds in _kinds:
+        if seen is report:
+            return kinds
+    kinds = _several(report)
+    _kinds.insert(0, (report, kinds))
+    del _kinds[4:]
+    return kinds
+
+
+_kinds: list[tuple[schema.Report, dict[str, list[str]]]] = []
+
+
+def _several(report: schema.Report) -> dict[str, list[str]]:
     ids: dict[str, list[str]] = defaultdict(list)
     for rt in report.runtimes:
         if rt.id not in ids[rt.kind]:
@@ -87,9 +143,28 @@ def several(report: schema.Report) -> dict[str, list[str]]:
     return {k: v for k, v in ids.items() if len(v) > 1}
 
 
-def _versus_first(report: schema.Report) -> list[schema.Difference]:
+# How a sentence names a comparison group (calls.Call.role): rows of
+# different groups are never compared, nor put in one "fastest" sentence.
+GROUP_WORDS = {
+    "sign": "sign",
+    "verify": "verify",
+    "keygen": "with a fresh key pair per call",
+    "setup": "set-up alone",
+    "process": "whole process per call",
+}
+
+
+def group(report: schema.Report, r: schema.Result) -> str:
+    """The comparison group of a row: sign, verify, keygen, setup, process
+    or "" (the scenario's one operation)."""
+    return calls.role(report.kind_of(r.runtime), r.call_id)
+
+
+def _versus_first(report: schema.Report, baseline: str | None = None) -> list[schema.Difference]:
     kinds = several(report)
     order = {rid: i for ids in kinds.values() for i, rid in enumerate(ids)}
+    if baseline in order:
+        order[baseline] = -1  # the chosen baseline goes first in its kind
     groups: dict[tuple, list[schema.Result]] = defaultdict(list)
     for r in report.results:
         kind = report.kind_of(r.runtime)
@@ -103,13 +178,30 @@ def _versus_first(report: schema.Report) -> list[schema.Difference]:
     return out
 
 
+def _versus_neighbour(report: schema.Report) -> list[schema.Difference]:
+    """In a kind of three or more runtimes: each against the one named just
+    before it (same call, size and hw), where that one is not the first
+    named (whose ratio `× first named` gives already)."""
+    kinds = {k: ids for k, ids in several(report).items() if len(ids) > 2}
+    before = {ids[i]: ids[i - 1] for ids in kinds.values() for i in range(2, len(ids))}
+    cells = {r.key: r for r in report.results if _valid(r)}
+    out = []
+    for r in report.results:
+        prev = before.get(r.runtime)
+        if prev is None or not _valid(r):
+            continue
+        base = cells.get(schema.CellKey(r.scenario, prev, r.call_id, r.size, r.hw))
+        if base is not None:
+            out.append(_judge(report, NEIGHBOUR, base, r))
+    return out
+
+
 def _versus_fastest(report: schema.Report) -> list[schema.Difference]:
     groups: dict[tuple, list[schema.Result]] = defaultdict(list)
     for r in report.results:
         kind = report.kind_of(r.runtime)
         if _valid(r) and not calls.is_part(kind, r.call_id):  # parts do not compete
-            role = calls.role(kind, r.call_id)
-            groups[(r.scenario, r.size, r.hw, role)].append(r)
+            groups[(r.scenario, r.size, r.hw, group(report, r))].append(r)
     out = []
     for rows in groups.values():
         best = min(rows, key=lambda r: r.median())

@@ -16,7 +16,8 @@ keyword, everything bridge knows about the call:
   different bytes by design (ECDSA signatures);
 - `unchecked`: why a call's output is not checked at all, when it is not
   (openssl speed computes on its own inputs; a set-up alone has no output);
-- `role`: sign and verify rows are compared apart;
+- `role`: sign, verify, key generation, set-up and whole-process rows are
+  each compared only with their own kind;
 - `route`: for Python, which provenance flag says whether the call reaches
   OpenSSL (and so whether a capability mask can reach it);
 - `part`: the call times a part of another (the hmac-parts scenario), so it
@@ -203,7 +204,9 @@ class Call:
     check: Check = Check.REFERENCE
     randomised: bool = False
     unchecked: str = ""  # why the output is not checked, when it is not
-    role: str = ""  # sign | verify | setup | "" (rows of different roles are compared apart)
+    # sign | verify | setup | keygen (a fresh key pair per call) | process (a
+    # whole process per call) | "": rows of different roles are compared apart.
+    role: str = ""
     route: Route = Route.LIBCRYPTO
     timer_tc: bool = False  # --method tc can time it (the thread's harness)
     part: bool = False  # times a part of another call (hmac-parts): never "the fastest"
@@ -596,6 +599,7 @@ _TABLE = (
         op="dgst",
         kinds=frozenset({FILE}),
         semantics=FILE_PROCESS,
+        role="process",
         label=lambda sc, api: f"openssl dgst -{sc.digest} FILE",
     ),
 )
@@ -740,6 +744,7 @@ _TABLE += (
         ),
         check=Check.AGREEMENT,
         randomised=True,
+        role="keygen",
     ),
     # -- Erlang: the opt-in alternatives (erl/bridge_alt.erl) ---------------
     Call(
@@ -958,6 +963,7 @@ _TABLE += (
         label=_py_exchange_label(fresh=True),
         check=Check.AGREEMENT,
         randomised=True,
+        role="keygen",
     ),
     # -- openssl -----------------------------------------------------------
     Call(
@@ -976,6 +982,7 @@ _TABLE += (
         op="kdf",
         kinds=frozenset({KDF}),
         semantics=KDF_PROCESS,
+        role="process",
         label=lambda sc, api: (
             f"openssl kdf -keylen {sc.key_bytes} -kdfopt digest:{sc.digest.upper()}"
             " -kdfopt pass:... -kdfopt salt:... -kdfopt iter:N PBKDF2"
@@ -1048,8 +1055,8 @@ def is_part(runtime_kind: str, call_id: str) -> bool:
 
 
 def role(runtime_kind: str, call_id: str) -> str:
-    """sign | verify | "" for a result's call, also for imported calls
-    (speed-sign/speed-verify) and ids this bridge no longer has."""
+    """sign | verify | setup | keygen | process | "" for a result's call, also
+    for imported calls (speed-sign/speed-verify) and ids this bridge no longer has."""
     call = lookup(runtime_kind, call_id)
     return call.role if call else ""
 

@@ -58,8 +58,13 @@ class Scenario:
     kind: ClassVar[str] = ""
     # Cells whose one call takes about a second (a whole file): few samples.
     long_calls: ClassVar[bool] = False
-    # What `sizes` count: bytes, except where a kind says otherwise.
+    # What `sizes` count: bytes, except where a kind says otherwise
+    # (hw.verdicts.size_text words each): "iterations" (PBKDF2), "per call"
+    # (a fixed-size operation: its size is the message it signs, or the
+    # shared secret's length, and no MB/s or per-byte split applies).
     size_unit: ClassVar[str] = "bytes"
+    # Why --sizes cannot change this kind's sizes, where it cannot ("": it can).
+    fixed_sizes: ClassVar[str] = ""
 
     name: str
     description: str
@@ -208,6 +213,7 @@ class SignatureScenario(Scenario):
     """ECDSA: sign and verify a message hashed with `digest`."""
 
     kind: ClassVar[str] = "sign"
+    size_unit: ClassVar[str] = "per call"
     curve: str
     digest: str
 
@@ -262,6 +268,7 @@ class EddsaScenario(Scenario):
     """EdDSA sign and verify of a message (Ed25519 hashes it itself)."""
 
     kind: ClassVar[str] = "eddsa"
+    size_unit: ClassVar[str] = "per call"
     curve: str
 
     @property
@@ -281,6 +288,7 @@ class RsaScenario(Scenario):
     PSS (the padding is the call's: both fit one key)."""
 
     kind: ClassVar[str] = "rsa"
+    size_unit: ClassVar[str] = "per call"
     bits: int
     digest: str
 
@@ -306,6 +314,8 @@ class AgreementScenario(Scenario):
     the one size such a cell has; --sizes leaves it alone."""
 
     kind: ClassVar[str] = "agreement"
+    size_unit: ClassVar[str] = "per call"
+    fixed_sizes: ClassVar[str] = "its one size is the shared secret's length"
     curve: str
 
     @property

@@ -16,11 +16,39 @@ from pathlib import Path
 import click
 
 from bridge import plain
+from bridge.analysis import versus
 from bridge.errors import BridgeError, UsageError
+from bridge.render import units
 from bridge.settings import BOUNDS
 from bridge.system import output
 
 MAX_SAMPLES = int(BOUNDS["samples"].high)
+
+# run and report: the runtime each runtime of its kind is compared with.
+baseline_option = click.option(
+    "--baseline",
+    metavar="RUNTIME",
+    help="Compare each runtime with this one of its kind (its report name, e.g."
+    " erlang@25.2.3 or openssl@1.1.1w) instead of the first named.",
+)
+
+
+def check_baseline(baseline: str | None) -> None:
+    """Before a run: a --baseline that names no runtime kind is refused."""
+    if baseline is not None:
+        versus.check_name(baseline)
+
+
+def cell_text(report, u) -> str:
+    """An unstable cell as a warning names it: runtime, call, scenario where
+    the run has several, and its size in the scenario's unit (render.units)."""
+    return units.cell(report, u.scenario, u.runtime, u.call_id, u.size)
+
+
+def rebase(report, baseline: str | None):
+    """The report compared against `baseline` (analysis.versus.rebased); a
+    name the report does not have is a one-line error listing its runtimes."""
+    return report if baseline is None else versus.rebased(report, baseline)
 
 
 class IntRange(click.IntRange):

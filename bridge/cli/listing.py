@@ -131,7 +131,7 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
     is still a valid scenario file."""
     path = scenario.find(name, dirs)
     sc = scenario.load(name, dirs)
-    unit = "" if sc.size_unit == "bytes" else f" {sc.size_unit}"
+    unit = {"bytes": "", "per call": " bytes, timed per call"}.get(sc.size_unit, f" {sc.size_unit}")
     features = ", ".join(f"{f} ({vocab.FEATURE_NAMES.get(f, f)})" for f in sc.features)
     out = [
         f"# {path}",

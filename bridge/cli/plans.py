@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
+
 from bridge import plain
 from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
@@ -73,6 +75,19 @@ class RunOptions:
     python_path: tuple[str, ...] = ()
 
 
+def _ignored(option: str, loaded, why_not) -> None:
+    """An option a scenario cannot follow is not ignored silently: a warning
+    naming the option and the scenario, or an error when no scenario of the
+    run follows it. `why_not(sc)` is "" where it applies."""
+    reasons = {sc.name: why for sc in loaded if (why := why_not(sc))}
+    if not reasons:
+        return
+    said = "; ".join(f"{name}: {why}" for name, why in reasons.items())
+    if len(reasons) == len(loaded):
+        raise UsageError(f"{option} changes nothing in this run ({said})")
+    click.echo(f"bridge: warning: {option} does not apply to {said}", err=True)
+
+
 def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
     if not o.scenarios:
         raise UsageError("name a scenario to run (bridge list shows them), or use --replay")
@@ -84,15 +99,28 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
     loaded = tuple(scenario.load(s, tuple(o.scenario_dirs)) for s in o.scenarios)
     if o.sizes is not None:
         wanted = parse_sizes(o.sizes)
+        _ignored("--sizes", loaded, lambda sc: sc.fixed_sizes)
         loaded = tuple(sc.with_sizes(wanted) for sc in loaded)
     if o.file_size is not None:
         one = (parse_byte_count(o.file_size),)
+        _ignored(
+            "--file-size",
+            loaded,
+            lambda sc: "" if isinstance(sc, scenario.FileDigestScenario) else "it reads no file",
+        )
         loaded = tuple(
             sc.with_sizes(one) if isinstance(sc, scenario.FileDigestScenario) else sc
             for sc in loaded
         )
     loaded = add_calls(loaded, o.with_calls, kinds)
     if o.concurrency is not None:
+        _ignored(
+            "--concurrency",
+            loaded,
+            lambda sc: (
+                "" if concurrency.runs_levels(sc) else "a whole file per call is not run at levels"
+            ),
+        )
         levels = parse_levels(o.concurrency)
         loaded = tuple(
             sc.with_concurrency(levels) if concurrency.runs_levels(sc) else sc for sc in loaded

@@ -16,9 +16,11 @@ from bridge.cli.common import (
     Command,
     Exports,
     StdoutError,
+    baseline_option,
     export_options,
     format_option,
     output_option,
+    rebase,
     redact,
     save_report,
     show_results,
@@ -96,14 +98,15 @@ def _print_and_export(view: str, render, output: Path | None, exports: Exports) 
 @output_option("the report, as JSON (checked and rewritten as this bridge writes it),")
 @export_options
 @verbosity_options
-def report(file, fmt, output, exports: Exports, verbose, quiet) -> None:
+@baseline_option
+def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> None:
     """Render a saved report (table, markdown, text for email, json)."""
     from bridge.cli.run import Shape
 
     shape = Shape(fmt, verbose, quiet)  # checks the pair before the file is read
     if output is not None:
         plans.check_writable(output)
-    loaded = schema.load(file)
+    loaded = rebase(schema.load(file), baseline)
     _print_and_export(shape.render(loaded), lambda f: RENDERERS[f](loaded), output, exports)
 
 

@@ -17,13 +17,17 @@ from bridge.cli.common import (
     Exports,
     FloatRange,
     StdoutError,
+    baseline_option,
     bounded,
+    cell_text,
+    check_baseline,
     connect_timeout_option,
     cookie_options,
     export_options,
     format_option,
     out,
     output_option,
+    rebase,
     redact,
     save_report,
     show_results,
@@ -349,6 +353,7 @@ RUN_EXAMPLES = (
     type=bounded("schedulers"),
     help="Start the Erlang node with +S N:N (N schedulers, all online).",
 )
+@baseline_option
 @click.option(
     "--replay",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -385,6 +390,8 @@ def run(
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     _check_as_recorded(replay, as_recorded, yes)
     shape = Shape(fmt, verbose, quiet)
+    baseline = params.pop("baseline")
+    check_baseline(baseline)
     if output is not None:
         plans.check_writable(output)
     target = params.pop("until_stable_target")
@@ -406,7 +413,7 @@ def run(
         # click gives repeatable options as tuples already; RunOptions has a
         # field for every other option of this command.
         plan = plans.from_options(plans.RunOptions(**params), command)
-    outcome, failure = _execute(plan, output, shape, exports)
+    outcome, failure = _execute(plan, output, shape, exports, baseline=baseline)
     if replay is not None and outcome.report.results and failure is None:
         from bridge.analysis import compare as comparison
         from bridge.render.compare import render as render_compare
@@ -469,13 +476,20 @@ def _confirm_user_code(old: schema.Report, path: Path, yes: bool) -> None:
 
 
 def _execute(
-    plan: Plan, output: Path | None, shape: Shape, exports: Exports | None = None
+    plan: Plan,
+    output: Path | None,
+    shape: Shape,
+    exports: Exports | None = None,
+    *,
+    baseline: str | None = None,
 ) -> tuple[runner.Outcome, BridgeError | None]:
     """Run, print, then write: the results reach stdout before any file is
     written (-o, then the --export-* files), and a report that cannot be
     written where asked is kept elsewhere (`save_report`). Returns what
-    failed in printing or saving."""
+    failed in printing or saving (or the --baseline that named no runtime of
+    the run: the report is kept)."""
     progress = _progress_printer()
+    wrong_baseline = None
     with signals.guarding():
         try:
             outcome = runner.execute(plan, progress=progress)
@@ -483,6 +497,11 @@ def _execute(
             if progress:  # nothing of the progress line is left behind
                 click.echo("\r\033[K", err=True, nl=False)
         signals.hold()  # whatever happened, the report is saved before a signal acts
+        if baseline is not None:
+            try:
+                outcome.report = rebase(outcome.report, baseline)
+            except UsageError as exc:
+                wrong_baseline = exc
         text = schema.dumps(outcome.report)
         try:
             shown = show_results(shape.render(outcome.report))
@@ -510,7 +529,7 @@ def _execute(
             click.echo(f"bridge: warning: skipped {skipped}", err=True)
     if shape.warns_on_stderr:
         _stderr_warnings(outcome.report)
-    return outcome, failure
+    return outcome, failure or wrong_baseline
 
 
 class Shape:
@@ -550,14 +569,17 @@ def _noise_warnings(report: schema.Report) -> list[str]:
     unstable = report.unstable
     goal = report.settings.get("until_stable") or report.settings.get("ci_target")
     target = f" ±{goal * 100:g}%" if goal else ""
+
+    def cell(u: schema.UnstableCell) -> str:
+        return cell_text(report, u)
+
     lines = [
-        f"{u.runtime} {u.call_id} at {u.size} B (hw {u.hw}) did not reach the target{target}:"
-        f" ±{u.ci_halfwidth * 100:.1f}%"
+        f"{cell(u)} (hw {u.hw}) did not reach the target{target}: ±{u.ci_halfwidth * 100:.1f}%"
         for u in unstable
     ]
     if len(lines) > 4:
         worst = max(unstable, key=lambda u: u.ci_halfwidth)
-        widest = f"{worst.runtime} {worst.call_id} at {worst.size} B"
+        widest = cell(worst)
         lines = [
             f"{len(unstable)} cells did not reach the target{target} (widest: {widest},"
             f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"

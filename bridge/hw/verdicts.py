@@ -31,6 +31,12 @@ MARGIN = 0.05
 # Below this, a "used" speedup is mostly fixed per-call cost diluting the gain.
 SMALL_SPEEDUP = 1.5
 
+# What a scenario's sizes count (scenario.Scenario.size_unit): the one
+# source of a size's wording, used by every sentence, title and column.
+BYTES = "bytes"  # message, file or output sizes: MB/s means something
+ITERATIONS = "iterations"  # PBKDF2: the size axis is the iteration count
+PER_CALL = "per call"  # fixed-size operations (sign, verify, key agreement)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -90,7 +96,7 @@ def explain(
     size: int,
     best: tuple[int, float] | None = None,
     larger_example: str = "",
-    unit: str = "bytes",
+    unit: str = BYTES,
 ) -> str:
     """One line a mailing-list reader understands. `best` is (size, speedup)
     of the largest speedup this call showed in the same scenario;
@@ -100,9 +106,11 @@ def explain(
     def size_text(n: int) -> str:
         return _size_text(n, unit)
 
+    where = at(size, unit)
     if v.verdict == "used":
-        text = f"{who} uses {feature}: {v.speedup:.2f}× slower without it at {size_text(size)}"
-        if v.speedup is not None and v.speedup < SMALL_SPEEDUP:
+        text = f"{who} uses {feature}: {v.speedup:.2f}× slower without it {where}"
+        # Fixed cost diluting the gain is a matter of message size: bytes only.
+        if v.speedup is not None and v.speedup < SMALL_SPEEDUP and unit == BYTES:
             text += (
                 "; at this size most of a call is fixed cost (set-up, call overhead),"
                 " which the feature does not speed up"
@@ -115,21 +123,40 @@ def explain(
                 text += "; it shows on larger messages"
         return text
     if v.verdict == "not-used":
-        return f"{who} does not use {feature}: {v.speedup:.2f}× at {size_text(size)}, within noise"
+        return f"{who} does not use {feature}: {v.speedup:.2f}× {where}, within noise"
     if v.verdict == "inconclusive":
-        return f"{who}, {feature}: inconclusive at {size_text(size)}: {v.reason}"
+        return f"{who}, {feature}: inconclusive {where}: {v.reason}"
     return f"{who}, {feature}: {v.verdict}: {v.reason}"
 
 
-def size_text(n: int, unit: str = "bytes") -> str:
+def size_text(n: int, unit: str = BYTES) -> str:
     """16 bytes, 1 KiB, 64 MiB: the unit a reader would say. Sizes that are
-    not bytes (PBKDF2 iterations) are counted: 100,000 iterations."""
-    if unit != "bytes":
+    not bytes are counted: 1,024 iterations. A fixed-size operation's size is
+    the message it signs: a 64-byte message."""
+    if unit == PER_CALL:
+        return f"{n}-byte message"
+    if unit != BYTES:
         return f"{n:,} {unit}"
     for name, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale and n % scale == 0:
             return f"{n // scale} {name}"
     return f"{n} bytes"
+
+
+def short(n: int, unit: str = BYTES) -> str:
+    """The form lists of sizes use: 16 B, 1 KiB; 1,024 iterations."""
+    text = size_text(n, unit)
+    return text.replace(" bytes", " B") if unit == BYTES else text
+
+
+def at(n: int, unit: str = BYTES, several: bool = False, brief: bool = False) -> str:
+    """Where a cell is, for a sentence: "at 16 KiB", "at 1,024 iterations"
+    ("at 16 B" `brief`, for lists); a fixed-size operation is timed "per
+    call" (naming its message only when the scenario ran several: "per
+    call, 64-byte message")."""
+    if unit == PER_CALL:
+        return f"per call, {size_text(n, unit)}" if several else "per call"
+    return f"at {short(n, unit) if brief else size_text(n, unit)}"
 
 
 _size_text = size_text

@@ -34,10 +34,11 @@ def report(
     cpu_time: schema.CpuTime | None = None,
 ) -> schema.Report:
     results = outcome.results
-    noise_block = None if usage is None else noise.record(usage, results, environment)
+    units = {sc.name: sc.size_unit for sc in scenarios}  # the cells' wording: "at 1,024 iterations"
+    noise_block = None if usage is None else noise.record(usage, results, environment, units)
     if noise_block is not None and cpu_time is not None:
         # The cells that waited for a CPU, or differ by CPU, say so beside the machine's noise.
-        extra = cputime.warnings(cpu_time)
+        extra = cputime.warnings(cpu_time, units)
         noise_block = dataclasses.replace(noise_block, warnings=(*noise_block.warnings, *extra))
     made = schema.Report(
         bridge_version=bridge.__version__,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from bridge.analysis import concurrency
 from bridge.errors import OperationError, WorkerError
+from bridge.hw import verdicts
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine
 from bridge.runtimes.base import Job, LevelPlan, Live
@@ -50,12 +51,17 @@ class LevelCell:
 
     @property
     def size(self) -> int:
-        return len(self.job.inputs.data)
+        """The cell's real size, as a one-call cell's: the message's, the
+        bytes asked for (random) or the iterations (kdf)."""
+        return self.job.inputs.size
+
+    @property
+    def where(self) -> str:
+        """ "at 16 B", "at 1,024 iterations", "per call" (hw.verdicts.at)."""
+        return verdicts.at(self.size, self.job.scenario.size_unit, brief=True)
 
     def describe(self) -> str:
-        return (
-            f"{self.job.call.id} at {self.size} B, {self.level} {self.mode.noun} ({self.mode.name})"
-        )
+        return f"{self.job.call.id} {self.where}, {self.level} {self.mode.noun} ({self.mode.name})"
 
     def plan(self, settings: Settings, round_index: int) -> LevelPlan:
         first = self.rounds == 0
@@ -137,7 +143,7 @@ def run_round(
             continue
         job = cell.job
         note(
-            f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
+            f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.where}"
             f" ×{cell.level} {cell.mode.name} (level cell {i}/{len(todo)})"
         )
         try:
@@ -157,7 +163,7 @@ def run_round(
         cell.add(batch)
         if first_output and cell.output_ok is False:
             message = (
-                f"{cell.job.scenario.name} at {cell.size} B: {cell.live.id} {cell.describe()}"
+                f"{cell.job.scenario.name} {cell.where}: {cell.live.id} {cell.describe()}"
                 " computed different bytes from the reference"
             )
             record(schema.RunError(cell.live.id, "mismatch", message))

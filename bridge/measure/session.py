@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 from bridge import stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
+from bridge.hw import verdicts
 from bridge.measure import levelrun
 from bridge.measure.eta import Eta, duration, status
 from bridge.report import schema
@@ -484,7 +485,8 @@ class Session:
                     cell.unsupported = exc.message
                     continue
                 cell.failed = True
-                message = f"{cell.live.id}: {job.call.id} at {cell.size} B failed: {exc.message}"
+                where = verdicts.at(cell.size, job.scenario.size_unit, brief=True)
+                message = f"{cell.live.id}: {job.call.id} {where} failed: {exc.message}"
                 self.errors.append(schema.RunError(cell.live.id, "call", message))
             except WorkerError as exc:
                 self._died(cell.live, exc)

@@ -69,6 +69,12 @@ def _several(report: schema.Report, runtime_id: str) -> bool:
     return report.kind_of(runtime_id) in versus.several(report)
 
 
+def several_of_kind(report: schema.Report, runtime_id: str) -> bool:
+    """Does the run have another runtime of this one's kind (two OTPs, two
+    openssl builds)? Then every sentence about it names it."""
+    return _several(report, runtime_id)
+
+
 def ordered(report: schema.Report, results: list[schema.Result]) -> list[schema.Result]:
     """The same call side by side: by runtime kind, call, size and hw, then
     runtime, so erlang@25 and erlang@27 rows of one call sit together."""
@@ -116,20 +122,21 @@ def verdict_lines(report: schema.Report, scenario: str) -> list[str]:
     if not groups:
         return []
     lines = ["", "Hardware verdicts (hw off = the feature masked from process start):"]
-    unit = units.unit(report, scenario)
     for vs in groups.values():
         if len(vs) > 1 and all(v.verdict == "used" for v in vs):
             v0 = vs[0]
             head = f"{who(report, v0.runtime, v0.call)} uses {ab.feature_name(v0.feature)}"
-            sizes = ", ".join(f"{v.speedup:.2f}× at {units.short(v.size, unit)}" for v in vs)
+            sizes = ", ".join(
+                f"{v.speedup:.2f}× {units.at(report, scenario, v.size, brief=True)}" for v in vs
+            )
             lines.append(f"- {head}: slower without it by {sizes}")
         else:
             lines += [f"- {explanation(report, v)}" for v in vs]
     return lines
 
 
-def size_text(n: int) -> str:
-    return verdicts.size_text(n)
+def size_text(n: int, unit: str = units.BYTES) -> str:
+    return verdicts.size_text(n, unit)
 
 
 def provenance_items(report: schema.Report) -> list[str]:
@@ -264,31 +271,40 @@ def unsupported(results: list[schema.Result]) -> tuple[dict[int, str], list[str]
 
 
 def cells(
-    r: schema.Result, fastest: Fastest, match: dict, x: str = "×", unit: str = units.BYTES
+    r: schema.Result,
+    fastest: Fastest,
+    match: dict,
+    x: str = "×",
+    unit: str = units.BYTES,
+    scale: units.TimeScale | None = None,
 ) -> dict[str, str]:
     """The figures every renderer shows for an ok result, formatted once.
-    MB/s only where sizes are bytes."""
+    MB/s only where sizes are bytes; times in the column's `scale` (one unit
+    per column: units.scale_of) where the view gives one."""
     s = r.summary()
     ops = 1e9 / s.median if s.median > 0 else 0.0
     rel = fastest.ratio(r)
     return {
-        "ns_ci": ns_with_ci(s, imported=r.imported),
-        "median": fmt_ns(s.median),
-        "min": fmt_ns(s.min),
+        "ns_ci": ns_with_ci(s, imported=r.imported, scale=scale),
+        "median": scale.fmt(s.median) if scale else fmt_ns(s.median),
+        "min": scale.fmt(s.min) if scale else fmt_ns(s.min),
         "ops": si(ops),
-        "mbs": f"{ops * r.size / 1e6:,.1f}" if unit == units.BYTES else "–",
+        "mbs": f"{ops * r.size / 1e6:,.1f}" if units.throughput(unit) and r.size else "–",
         "rel": "–" if rel is None else f"{rel:.2f}{x}",
         "ok": match.get(id(r), "–"),
     }
 
 
-def ns_with_ci(s: stats.Summary, imported: bool = False) -> str:
+def ns_with_ci(
+    s: stats.Summary, imported: bool = False, scale: units.TimeScale | None = None
+) -> str:
+    fmt = scale.fmt if scale else fmt_ns
     if imported:
-        return f"{fmt_ns(s.median)} (as posted)"
+        return f"{fmt(s.median)} (as posted)"
     if s.n == 1:  # e.g. one openssl run (--quick): a figure without a spread
-        return f"{fmt_ns(s.median)} (1 sample, no CI)"
+        return f"{fmt(s.median)} (1 sample, no CI)"
     lo, hi = s.ci95
-    return f"{fmt_ns(s.median)} ({fmt_ns(lo)}–{fmt_ns(hi)})"
+    return f"{fmt(s.median)} ({fmt(lo)}–{fmt(hi)})"
 
 
 def fmt_ns(ns: float) -> str:
@@ -412,8 +428,9 @@ def problem_lines(report: schema.Report, unstable: bool = True) -> list[str]:
         asked = f" (asked for with {s.requested})" if s.requested else ""
         lines.append(f"skipped {s.runtime}{asked}: {s.reason}")
     for u in report.unstable if unstable else ():
+        where = units.cell(report, u.scenario, u.runtime, u.call_id, u.size)
         lines.append(
-            f"not stable: {u.runtime} {u.call_id} at {size_text(u.size)} (hw {u.hw}):"
+            f"not stable: {where} (hw {u.hw}):"
             f" 95% CI ±{u.ci_halfwidth * 100:.1f}%, wider than the run's target"
         )
     for e in report.errors:
@@ -450,19 +467,23 @@ def fit_lines(
         return []
     # Several runtimes of a kind (two OTPs): each row names its runtime.
     named = any(report.kind_of(f.runtime) in versus.several(report) for f in fs)
+    # What b is per: a byte, or (PBKDF2) an iteration, where no GB/s applies.
+    per = "iteration" if units.unit(report, scenario) == units.ITERATIONS else "byte"
     rows = []
     for f in fs:
         kind = report.kind_of(f.runtime)
         name = f.call_id if short else f.call
         name = name if name.startswith(kind) else f"{kind} {name}"
         gbs = f"{f.gb_per_s:.2f}" if f.gb_per_s else "-"
+        rate = [gbs] if per == "byte" else []
         head = [f.runtime, f.call_id if short else f.call] if named else [name]
-        rows.append([*head, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", gbs, f"{f.r2:.3f}"])
-    headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", "b ns/byte"]
-    headers += ["1/b GB/s", "R²"]
+        rows.append([*head, f.hw, f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", *rate, f"{f.r2:.3f}"])
+    headers = [*(["runtime"] if named else []), "call", "hw", "a ns/call", f"b ns/{per}"]
+    headers += ["1/b GB/s"] if per == "byte" else []
+    headers += ["R2" if short else "R²"]  # short: ASCII, R² would widen to R^2
     return [
         "",
-        "Cost model: ns per call = a + b·bytes (Theil-Sen over the sizes):",
+        f"Cost model: ns per call = a + b·{per}s (Theil-Sen over the sizes):",
         *simple_table(rows, headers, width),
     ]
 

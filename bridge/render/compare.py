@@ -9,7 +9,7 @@ from tabulate import tabulate
 
 from bridge import plain
 from bridge.analysis.compare import Comparison
-from bridge.render import common, upgrade
+from bridge.render import common, units, upgrade
 
 
 @plain.escaped
@@ -78,6 +78,8 @@ def _runtimes(r) -> str:
 
 def _wide_table(rows, fmt: str, x: str) -> list[str]:
     named = _named(rows)
+    # One unit per column (render.units.TimeScale).
+    scale = units.time_scale([r.median_a for r in rows] + [r.median_b for r in rows])
     table_rows = []
     for r in rows:
         hw = r.hw_a if r.hw_a == r.hw_b else f"{r.hw_a}/{r.hw_b}"
@@ -90,15 +92,15 @@ def _wide_table(rows, fmt: str, x: str) -> list[str]:
                 who,
                 r.size,
                 hw,
-                common.fmt_ns(r.median_a),
-                common.fmt_ns(r.median_b),
+                scale.fmt(r.median_a),
+                scale.fmt(r.median_b),
                 f"{r.ratio:.2f}{x}",
                 ci,
                 r.verdict,
             ]
         )
-    headers = ["scenario", *(["runtime (A / B)"] if named else []), "call", "bytes", "hw"]
-    headers += ["A ns", "B ns", "B/A", "95% CI", "verdict"]
+    headers = ["scenario", *(["runtime (A / B)"] if named else []), "call", "size", "hw"]
+    headers += [f"A {scale.name}", f"B {scale.name}", "B/A", "95% CI", "verdict"]
     tablefmt = "github" if fmt == "markdown" else "simple"
     return tabulate(
         table_rows, headers=headers, tablefmt=tablefmt, disable_numparse=True

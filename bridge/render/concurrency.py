@@ -12,7 +12,7 @@ from collections import defaultdict
 from tabulate import tabulate
 
 from bridge.analysis import concurrency
-from bridge.render import answers, common
+from bridge.render import answers, common, units
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelResult, Machine, Scaling, Spread
 
@@ -137,7 +137,7 @@ def table_lines(report: schema.Report) -> list[str]:
             head = [
                 cell.runtime,
                 f"{cell.call_id} ({mode_name(cell)})",
-                cell.size,
+                _size(report, cell),
                 level_mark(cell),
             ]
             if not cell.ok:
@@ -151,7 +151,7 @@ def table_lines(report: schema.Report) -> list[str]:
                     *head,
                     f"{ops} ({ci})",
                     _workers(cell),
-                    _mbs(cell),
+                    _mbs(report, cell),
                     f"{s} ({sci})",
                     f"{eff.efficiency:.0%}" if eff else "-",
                     spread(cell.latency()),
@@ -162,7 +162,7 @@ def table_lines(report: schema.Report) -> list[str]:
         headers = [
             "runtime",
             "call (mode)",
-            "bytes",
+            units.column_of(report, scenario),
             "N",
             "ops/s (95% CI)",
             "each worker",
@@ -203,9 +203,16 @@ def _workers(cell: LevelResult) -> str:
     return " / ".join(common.si(x) for x in each) if len(each) > 1 else "-"
 
 
-def _mbs(cell: LevelResult) -> str:
+def _mbs(report: schema.Report, cell: LevelResult) -> str:
+    """MB/s where bytes flow through the call (not per-call or iteration rows)."""
     s = cell.ops()
+    if not units.throughput(units.unit(report, cell.scenario)):
+        return "-"
     return f"{s.median * cell.size / 1e6:,.1f}" if s else "-"
+
+
+def _size(report: schema.Report, cell: LevelResult) -> str:
+    return units.cell_value(cell.size, units.unit(report, cell.scenario))
 
 
 def _sched(cell: LevelResult) -> str:
@@ -283,7 +290,7 @@ def markdown_lines(report: schema.Report) -> list[str]:
     for scenario, cells in by_scenario(c).items():
         rows = []
         for cell in cells:
-            head = [cell.runtime, f"`{cell.call}`", cell.size, level_mark(cell)]
+            head = [cell.runtime, f"`{cell.call}`", _size(report, cell), level_mark(cell)]
             if not cell.ok:
                 rows.append([*head, problem(cell, marks), "", "", "", "", "", ""])
                 continue
@@ -295,7 +302,7 @@ def markdown_lines(report: schema.Report) -> list[str]:
                     *head,
                     f"{ops} ({ci})",
                     _workers(cell),
-                    _mbs(cell),
+                    _mbs(report, cell),
                     f"{s} ({sci})",
                     f"{sc.efficiency:.0%}" if sc else "-",
                     spread(cell.latency()),
@@ -305,7 +312,7 @@ def markdown_lines(report: schema.Report) -> list[str]:
         headers = [
             "runtime",
             "call",
-            "bytes",
+            units.column_of(report, scenario),
             "N",
             "ops/s (95% CI)",
             "each worker",
@@ -345,6 +352,7 @@ def text_lines(report: schema.Report, width: int = 72) -> list[str]:
         for cell in cells:
             keys.setdefault((cell.runtime, cell.call_id, cell.mode), answers.letter(len(keys)))
         out += ["", f"-- {scenario}"]
+        column = units.column_of(report, scenario)
         for (runtime, _, _), n in keys.items():
             cell = next(x for x in cells if keys[(x.runtime, x.call_id, x.mode)] == n)
             label = _n_label(report, cell)
@@ -352,7 +360,7 @@ def text_lines(report: schema.Report, width: int = 72) -> list[str]:
         speed, times = [], []
         for cell in cells:
             ref = f"({keys[(cell.runtime, cell.call_id, cell.mode)]})"
-            head = [ref, cell.size, level_mark(cell)]
+            head = [ref, _size(report, cell), level_mark(cell)]
             if not cell.ok:
                 speed.append([*head, problem(cell, marks), "", "", ""])
                 continue
@@ -372,14 +380,12 @@ def text_lines(report: schema.Report, width: int = 72) -> list[str]:
         out += [
             "",
             *common.simple_table(
-                speed, ["call", "bytes", "N", "ops/s", "95% CI", "scaling", "95% CI"], width
+                speed, ["call", column, "N", "ops/s", "95% CI", "scaling", "95% CI"], width
             ),
         ]
         if times:
             out += ["", "Latency of sampled calls and probe lateness (p50/p99/max):"]
-            out += common.simple_table(
-                times, ["call", "bytes", "N", "latency", "probe late"], width
-            )
+            out += common.simple_table(times, ["call", column, "N", "latency", "probe late"], width)
     for line in note_lines(report, c, marks, width=width):
         out += wrap(line, indent="  ") if len(line) > width else [line]
     return out
@@ -416,13 +422,14 @@ def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
             cell = cells[(s.scenario, s.runtime, s.call_id, s.mode, s.size, s.hw, s.level)]
             ci = f" (95% CI {s.ci95[0]:.2f}{sep}{s.ci95[1]:.2f})" if s.ci95 else ""
             over = " (oversubscribed)" if s.oversubscribed else ""
-            who = _who(report.kind_of(cell.runtime), cell, level)
+            named = common.several_of_kind(report, cell.runtime)
+            who = _who(report.kind_of(cell.runtime), cell, level, named)
             clauses.append(f"{who} {s.scaling:.2f}{x}{ci}{over}")
         out.append(
-            f"{scenario} at {common.size_text(size)}, {level} workers at once against one:"
-            f" {'; '.join(clauses)}."
+            f"{scenario}{_at(report, scenario, size)}, {level} workers at once against"
+            f" one: {'; '.join(clauses)}."
         )
-    out += _probe_sentences(c, ascii_only)
+    out += _probe_sentences(report, c, ascii_only)
     failed = [cell for cell in c.cells if cell.status == "failed"]
     for cell in failed:
         out.append(
@@ -432,8 +439,9 @@ def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
     return out
 
 
-def _who(kind: str, cell: LevelResult, level: int) -> str:
-    base = cell.call.split(" ×")[0]
+def _who(kind: str, cell: LevelResult, level: int, named: bool = False) -> str:
+    """The call, its runtime where the run has two of its kind, and how N ran."""
+    base = cell.call.split(" ×")[0] + (f" on {cell.runtime}" if named else "")
     if kind == "erlang":
         where = (
             f" on {_plural(cell.raw.schedulers_online, 'scheduler')}"
@@ -444,16 +452,23 @@ def _who(kind: str, cell: LevelResult, level: int) -> str:
     if kind == "python":
         how = "threads of one interpreter" if cell.mode == "threads" else "processes"
         return f"Python {base} in {level} {how}"
-    return cell.call
+    return base
+
+
+def _at(report: schema.Report, scenario: str, size: int) -> str:
+    """ " at 16 KiB", " at 1,024 iterations"; nothing for a fixed-size call."""
+    at = units.at(report, scenario, size)
+    return "" if at == units.PER_CALL else f" {at}"
 
 
 def _plural(n: int | None, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
+def _probe_sentences(report: schema.Report, c: Concurrency, ascii_only: bool) -> list[str]:
     """At the highest level of each Erlang call and size: how late the probe
-    woke, against idle, and which schedulers did the work."""
+    woke, against idle, and which schedulers did the work; on which node,
+    where the run has two Erlangs."""
     out = []
     top: dict[tuple, LevelResult] = {}
     for cell in c.cells:
@@ -468,8 +483,11 @@ def _probe_sentences(c: Concurrency, ascii_only: bool) -> list[str]:
         idle_text = f" (idle: p99 {dur(idle.p99_ns, ascii_only)})" if idle else ""
         procs = "1 process" if cell.level == 1 else f"{cell.level} processes"
         scheds = _plural(cell.raw.schedulers_online, "scheduler")
+        on = (
+            f"On {cell.runtime}, while" if common.several_of_kind(report, cell.runtime) else "While"
+        )
         out.append(
-            f"While {procs} ran {base} at {common.size_text(cell.size)}"
+            f"{on} {procs} ran {base}{_at(report, cell.scenario, cell.size)}"
             f" on {scheds}, a process asking to wake every 1 ms"
             f" woke p99 {dur(p.p99_ns, ascii_only)} late (max {dur(p.max_ns, ascii_only)})"
             f"{idle_text}{_where(cell)}."

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bridge.analysis import decompose
-from bridge.catalog import vocab
-from bridge.render import units
+from bridge.hw import verdicts
+from bridge.render import common, units
 from bridge.report import schema
 
 
@@ -33,20 +33,26 @@ def lines(report: schema.Report, scenario: str) -> list[str]:
 
 def _sentence(report: schema.Report, ds: list[schema.Decomposition], unit: str) -> str:
     d0 = ds[0]
-    kind = report.kind_of(d0.runtime)
-    who = f"{vocab.KIND_NAMES.get(kind, kind)} {d0.call}"
+    # "... on erlang@25.2.3" where the run has two of its kind.
+    who = common.who(report, d0.runtime, d0.call)
     split = [d for d in ds if d.setup_ns is not None]
     if not split:
         return f"{who}: {d0.setup} cannot be timed apart here ({d0.note})."
     sizes = len(split) > 1
 
     def at(d: schema.Decomposition) -> str:
-        return f" at {units.short(d.size, unit)}" if sizes else ""
+        if not sizes:
+            return ""
+        return (
+            f" at {units.short(d.size, unit)}"
+            if unit != units.PER_CALL
+            else f" {verdicts.at(d.size, unit, True)}"
+        )
 
     def per_size(values: list[tuple[schema.Decomposition, float | None]]) -> str:
         figures = ", ".join(_us(v) for _, v in values)
-        where = f" at {', '.join(units.short(d.size, unit) for d, _ in values)}" if sizes else ""
-        return figures + where
+        listed = ", ".join(units.short(d.size, unit) for d, _ in values)
+        return figures + (f" at {listed}" if sizes else "")
 
     parts = []
     for d in split:

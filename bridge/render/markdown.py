@@ -118,29 +118,33 @@ def _table(report: schema.Report, scenario: str, results: list[schema.Result]) -
     both = any(c.on and c.off for c in cs)
     only_off = all(c.on is None for c in cs)
     first = ratio.shows_first and any(c.on and ratio.get(ratios.FIRST, c.on) for c in cs)
+    scale = units.scale_of(results)
     rows = []
     for c in cs:
         r = c.first
-        head = [r.runtime, f"`{r.call}` [{marks[r.semantics]}]", _size(r.size, unit)]
+        head = [r.runtime, f"`{r.call}` [{marks[r.semantics]}]", units.cell_value(r.size, unit)]
         if not r.ok:
             rows.append([*head, f"unsupported [{unsupported[id(r)]}]"])
             continue
         s = r.summary()
-        cell = common.cells(r, fastest, match, unit=unit)
+        cell = common.cells(r, fastest, match, unit=unit, scale=scale)
         ops = answers.si3(1e9 / s.median) if s.median > 0 else "–"
-        row = [*head, cell["median"], _ci(r, s), common.fmt_ns(s.min), ops]
+        row = [*head, cell["median"], _ci(r, s, scale), cell["min"], ops]
         row += [cell["mbs"]] if mbs else []
         if both:
-            row += _off_columns(c)
+            row += _off_columns(c, scale)
         row += [ratio.cell(ratios.FASTEST, r) if c.on else ""]
         row += [ratio.cell(ratios.FIRST, r) if c.on else ""] if first else []
         row.append(cell["ok"])
         rows.append(row)
     state = " (hw off)" if only_off else " (hw on)" if both else ""
-    headers = ["runtime", "call", unit, f"ns/op{state}", "95% CI", "min", "ops/s"]
+    headers = [
+        *("runtime", "call", units.column_of(report, scenario)),
+        *(f"{scale.per_op()}{state}", "95% CI", "min", "ops/s"),
+    ]
     headers += ["MB/s"] if mbs else []
-    headers += ["ns/op (hw off)", "off/on (95% CI)"] if both else []
-    headers += ["× fastest"] + (["× first named"] if first else []) + ["ok"]
+    headers += [f"{scale.per_op()} (hw off)", "off/on (95% CI)"] if both else []
+    headers += ["× fastest"] + ([ratio.first_heading()] if first else []) + ["ok"]
     width = len(headers)
     rows = [row + [""] * (width - len(row)) for row in rows]
     right = set(range(2, width - 1))
@@ -157,19 +161,15 @@ def _table(report: schema.Report, scenario: str, results: list[schema.Result]) -
     return lines
 
 
-def _size(n: int, unit: str) -> str:
-    return f"{n:,}" if unit != units.BYTES else str(n)
-
-
-def _ci(r: schema.Result, s) -> str:
+def _ci(r: schema.Result, s, scale: units.TimeScale) -> str:
     if r.imported:
         return "as posted"
     if s.n == 1:
         return "1 sample"
-    return f"{common.fmt_ns(s.ci95[0])}–{common.fmt_ns(s.ci95[1])}"
+    return f"{scale.fmt(s.ci95[0])}–{scale.fmt(s.ci95[1])}"
 
 
-def _off_columns(c: answers.Cell) -> list[str]:
+def _off_columns(c: answers.Cell, scale: units.TimeScale) -> list[str]:
     off = c.off
     if off is None:
         return ["", ""]
@@ -177,10 +177,10 @@ def _off_columns(c: answers.Cell) -> list[str]:
         return ["unsupported", ""]
     figure = c.off_on()
     if figure is None:
-        return [common.fmt_ns(off.median()), ""]
+        return [scale.fmt(off.median()), ""]
     value, ci = figure
     text = f"{value:.2f}×" + (f" ({ci[0]:.2f}–{ci[1]:.2f})" if ci else "")
-    return [common.fmt_ns(off.median()), text]
+    return [scale.fmt(off.median()), text]
 
 
 def _folded_model(report: schema.Report, scenario: str) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bridge.analysis import cputime
+from bridge.render import units
 from bridge.report import schema
 
 
@@ -16,15 +17,21 @@ def target(report: schema.Report) -> float | None:
 
 
 def unstable_lines(report: schema.Report) -> list[str]:
-    """One paragraph: the cells by runtime, call and hw, each with its CI."""
+    """One paragraph: the cells by runtime, call, scenario (where the run has
+    several) and hw, each with its CI and where it is (units.at)."""
     if not report.unstable:
         return []
     goal = target(report)
-    groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    named = len(units.scenarios_run(report)) > 1
+    groups: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
     for u in report.unstable:
-        groups[(u.runtime, u.call_id, u.hw)].append(f"±{u.ci_halfwidth * 100:.1f}% at {u.size} B")
+        where = units.at(report, u.scenario, u.size, brief=True)
+        groups[(u.runtime, u.call_id, u.scenario if named else "", u.hw)].append(
+            f"±{u.ci_halfwidth * 100:.1f}% {where}"
+        )
     cells = "; ".join(
-        f"{rt} {call} hw {hw}: {', '.join(v)}" for (rt, call, hw), v in groups.items()
+        f"{rt} {call}{f' ({sc})' if sc else ''} hw {hw}: {', '.join(v)}"
+        for (rt, call, sc, hw), v in groups.items()
     )
     head = "Unstable (95% CI wider than " + (f"±{goal * 100:g}%" if goal else "the target") + ")"
     return [f"{head}: {cells}. Rerun with --until-stable to sample them until they are stable."]

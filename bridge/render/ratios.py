@@ -30,6 +30,22 @@ class Ratios:
         """Is there a `× first named` column: does a kind have several runtimes?"""
         return bool(self.kinds)
 
+    @property
+    def rebased(self) -> bool:
+        """Was a --baseline chosen: is some runtime compared with another than
+        the first named of its kind?"""
+        order = {rid: i for ids in self.kinds.values() for i, rid in enumerate(ids)}
+        # Without one, a row's baseline is always named before it.
+        return any(
+            order.get(d.baseline_runtime, -1) > order.get(d.runtime, -1)
+            for d in self.diffs
+            if d.against == FIRST
+        )
+
+    def first_heading(self, x: str = "×") -> str:
+        """The column's heading: `× first named`, or `× baseline` (--baseline)."""
+        return f"{x} baseline" if self.rebased else f"{x} first named"
+
     def get(self, against: str, r: schema.Result) -> schema.Difference | None:
         return self.by.get(versus.key_of(against, r))
 
@@ -54,7 +70,9 @@ class Ratios:
         if not words:
             return []
         margin = f"{compare.MARGIN * 100:.0f}%"
-        parts = [f"{x} fastest, {x} first named: this row's median over the other's (95% CI)"]
+        parts = [
+            f"{x} fastest, {self.first_heading(x)}: this row's median over the other's (95% CI)"
+        ]
         if "sig" in words:
             parts.append(f"sig = the CI clears ±{margin} and the rounds agree")
         if "noise" in words:
@@ -87,6 +105,7 @@ def prose(d: schema.Difference, x: str = "×", dash: str = "–") -> str:
 def resolution_warning(report: schema.Report, diffs) -> list[str]:
     """Say so when the settings were too short to tell differences between
     runtimes from drift, rather than letting drift look significant."""
+    diffs = [d for d in diffs if d.against != versus.NEIGHBOUR]  # said with its first named
     short = [d for d in diffs if d.verdict == versus.UNRESOLVED]
     drift = [d for d in diffs if versus.is_drift(d)]
     if not short and not drift:

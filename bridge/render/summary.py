@@ -44,19 +44,37 @@ def _speed_sentence(
     dash: str,
     unit: str = units.BYTES,
 ) -> list[str]:
-    """The fastest at the largest size, but only when the others are
-    significantly slower: a winner inside the noise is not named."""
+    """The fastest at the largest size, per comparison group (sign and verify,
+    key generation, whole processes each apart: versus.group), but only when
+    the others are significantly slower: a winner inside the noise is not
+    named."""
+    report = ratio.report
     ok = [
         r
         for r in results
-        if r.ok
-        and not r.hw.masked
-        and not calls.is_part(ratio.report.kind_of(r.runtime), r.call_id)
+        if r.ok and not r.hw.masked and not calls.is_part(report.kind_of(r.runtime), r.call_id)
     ]
     if not ok:
         return []
     size = max(r.size for r in ok)
-    at_size = sorted((r for r in ok if r.size == size), key=lambda r: r.median())
+    groups: dict[str, list[schema.Result]] = defaultdict(list)
+    for r in ok:
+        if r.size == size:
+            groups[versus.group(report, r)].append(r)
+    out = []
+    for name, rows in groups.items():
+        if len(rows) < 2:
+            continue  # nothing to compare it with
+        label = f" ({versus.GROUP_WORDS.get(name, name)})" if name else ""
+        at = units.at(report, scenario, size)
+        where = f"{scenario}{label} {at}" if size or unit == units.PER_CALL else scenario + label
+        out += _group_sentence(where, sorted(rows, key=lambda r: r.median()), ratio, x, dash)
+    return out
+
+
+def _group_sentence(
+    where: str, at_size: list[schema.Result], ratio: ratios.Ratios, x: str, dash: str
+) -> list[str]:
     best, others = at_size[0], at_size[1:]
 
     def verdict(r: schema.Result) -> str | None:
@@ -65,8 +83,6 @@ def _speed_sentence(
 
     noise = [r for r in others if verdict(r) == "within noise"]
     open_ = [r for r in others if verdict(r) in (versus.UNRESOLVED, versus.UNKNOWN)]
-    # Public-key rows have no message size (0): no "at 0 bytes".
-    where = f"{scenario} at {units.size_text(size, unit)}" if size else scenario
     if noise:
         level = [best, *noise]
         names = ", ".join(f"{r.call} on {r.runtime}" for r in level[:4])
@@ -106,10 +122,11 @@ def _verdict_sentences(report: schema.Report, scenario: str, x: str) -> list[str
         used = [v for v in vs if v.verdict == "used"]
         if used:
             sizes = ", ".join(
-                f"{v.speedup:.1f}{x} at {units.size_text(v.size, unit)}" for v in used
+                f"{v.speedup:.1f}{x} {units.at(report, scenario, v.size)}" for v in used
             )
             out.append(f"{who} uses {name}: faster with them by {sizes}.")
-            small_sizes |= {v.size for v in used if (v.speedup or 0) < 1.5}
+            if unit == units.BYTES:  # fixed cost diluting the gain: a matter of message size
+                small_sizes |= {v.size for v in used if (v.speedup or 0) < 1.5}
         out += [common.explanation(report, v) + "." for v in vs if v.verdict != "used"]
     if small_sizes:
         where = ", ".join(units.size_text(n, unit) for n in sorted(small_sizes))
@@ -128,21 +145,35 @@ def _version_sentences(
     x: str,
     dash: str,
 ) -> list[str]:
-    """Each runtime against the first-named of its kind, call by call, at
-    every size: the ratio of times, its CI and whether it is a difference."""
+    """Each runtime against the first-named of its kind (or the --baseline),
+    call by call, at every size: the ratio of times, its CI and whether it is
+    a difference; in a version matrix, also against its neighbour (the
+    runtime named before it)."""
     groups: dict[tuple[str, str, Hw], list[schema.Difference]] = defaultdict(list)
+    near: dict[tuple, schema.Difference] = {}
     for r in results:
         d = ratio.get(ratios.FIRST, r)
         if d is not None:
             groups[(d.baseline_runtime, r.call, r.hw)].append(d)
+            n = ratio.get(versus.NEIGHBOUR, r)
+            if n is not None and n.baseline_runtime != d.baseline_runtime:
+                near[(d.runtime, d.call_id, d.size, d.hw)] = n
     out = []
     for (first, call, hw), ds in groups.items():
         hw_text = f" (hw {hw})" if any(r.hw.masked for r in results) else ""
         per_size = []
         for size in sorted({d.size for d in ds}):
-            each = [f"{d.runtime} {ratios.prose(d, x, dash)}" for d in ds if d.size == size]
-            at = f"at {common.size_text(size)}, " if size else ""
-            per_size.append(at + " and ".join(each))
+            each = []
+            for d in (d for d in ds if d.size == size):
+                text = f"{d.runtime} {ratios.prose(d, x, dash)}"
+                n = near.get((d.runtime, d.call_id, d.size, d.hw))
+                if n is not None:
+                    text += f", against {n.baseline_runtime} {ratios.prose(n, x, dash)}"
+                each.append(text)
+            at = units.at(report, scenario, size)
+            # Per call, the title says so; size 0: a pasted line with no size.
+            at = "" if at == units.PER_CALL or not size else f"{at}, "
+            per_size.append(at + (", and " if near else " and ").join(each))
         what = common.who(report, first, call).removesuffix(f" on {first}")
         out.append(f"{what}{hw_text}, time relative to {first}: " + "; ".join(per_size) + ".")
     return out

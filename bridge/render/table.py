@@ -94,6 +94,7 @@ class _View:
             return []
         scenario = results[0].scenario
         unit = units.unit(report, scenario)
+        scale = units.scale_of(results)  # one time unit per column
         fastest = common.fastest(report, results)
         unsupported, notes = common.unsupported(results)
         cell_of = {(u.runtime, u.call_id, u.size, u.hw): u for u in report.unstable}
@@ -102,7 +103,7 @@ class _View:
         marks = common.semantics_marks(results)
         cols: dict[str, list[str]] = {k: [] for k in _KEYS}
         for r in results:
-            c = common.cells(r, fastest, self.match, unit=unit) if r.ok else {}
+            c = common.cells(r, fastest, self.match, unit=unit, scale=scale) if r.ok else {}
             mark = "!" if (r.runtime, r.call_id, r.size, r.hw) in unstable else ""
             if mark:
                 self.marked.add(cell_of[(r.runtime, r.call_id, r.size, r.hw)])
@@ -111,7 +112,8 @@ class _View:
                 cols["call"].append(f"{r.call} [{marks[r.semantics]}]")
             else:
                 cols["call"].append(names[(report.kind_of(r.runtime), r.call_id)])
-            cols["size"].append(units.short(r.size, unit) if not self.verbose else str(r.size))
+            brief = unit == units.BYTES and not self.verbose  # "16 B"; "1,024" under iterations
+            cols["size"].append(units.short(r.size) if brief else units.cell_value(r.size, unit))
             cols["hw"].append(str(r.hw))
             if not r.ok:
                 cols["median"].append(f"unsupported [{unsupported[id(r)]}]")
@@ -125,10 +127,10 @@ class _View:
             cols["fastest"].append(self.ratio.cell(ratios.FASTEST, r))
             cols["first"].append(self.ratio.cell(ratios.FIRST, r))
             cols["ok"].append(c["ok"])
-        columns = self._columns(report, results, cols, unit)
+        columns = self._columns(report, results, cols, unit, scale)
         fitted = common.fit(columns, WIDE if self.verbose else self.width)
         shown = {c.header for c in fitted}
-        with_ratios = bool(shown & {"× fastest", "× first named", "× first"})
+        with_ratios = bool(shown & {"× fastest", "× first named", "× baseline", "× first"})
         self.shows_ratios |= with_ratios
         lines = common.layout(fitted)
         lines.append("")
@@ -158,19 +160,20 @@ class _View:
             return f"{c['median']} (1 sample)"
         return c["ns_ci"]
 
-    def _columns(self, report, results, cols, unit) -> list[common.Column]:
+    def _columns(self, report, results, cols, unit, scale) -> list[common.Column]:
         several_sizes = len({r.size for r in results}) > 1
         with_hw = any(r.hw.masked for r in results)
         ok_values = set(cols["ok"]) - {""}
         Column = common.Column
         out = [Column("runtime", cols["runtime"]), Column("call", cols["call"])]
         if several_sizes or self.verbose:
-            header = "size" if unit == units.BYTES and not self.verbose else unit
+            brief = unit == units.BYTES and not self.verbose
+            header = "size" if brief else units.column_of(report, results[0].scenario)
             out.append(Column(header, cols["size"], right=True))
         if with_hw:
             out.append(Column("hw", cols["hw"]))
-        out.append(Column("min ns", cols["min"], right=True))
-        out.append(Column("median ns (95% CI)", cols["median"], right=True))
+        out.append(Column(f"min {scale.name}", cols["min"], right=True))
+        out.append(Column(f"median {scale.name} (95% CI)", cols["median"], right=True))
         out.append(Column("ops/s", cols["ops"], right=True, drop=2))
         if unit == units.BYTES:
             out.append(Column("MB/s", cols["mbs"], right=True, drop=1))
@@ -183,7 +186,8 @@ class _View:
         out.append(Column("× fastest", cols["fastest"], drop=fastest, short=short))
         if self.ratio.shows_first:
             short = [_short(x) for x in cols["first"]]
-            out.append(Column("× first named", cols["first"], drop=first, short=short))
+            heading = self.ratio.first_heading()  # × first named, or × baseline
+            out.append(Column(heading, cols["first"], drop=first, short=short))
         # "yes" in every row carries nothing: the sentence under the table says it.
         if self.verbose or ok_values - {"yes"}:
             out.append(Column("output ok", cols["ok"], drop=None if "NO" in ok_values else 3))

@@ -65,6 +65,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     flow = bool(results) and answers.bytes_flow(report, results[0].scenario)
     keys: dict[tuple[str, str], str] = {}
     semantics: dict[tuple[str, str], str] = {}
+    scale = units.scale_of(results)
     for r in results:
         keys.setdefault((r.runtime, r.call), answers.letter(len(keys)))
         semantics.setdefault((r.runtime, r.call), r.semantics)
@@ -75,21 +76,36 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     rows = []
     for r in results:
         n = keys[(r.runtime, r.call)]
+        size = units.cell_value(r.size, unit)
         if not r.ok:
-            rows.append([f"({n})", r.size, r.hw, f"n/a [{unsupported[id(r)]}]"])
+            rows.append([f"({n})", size, r.hw, f"n/a [{unsupported[id(r)]}]"])
             continue
         s = r.summary()
-        c = common.cells(r, fastest, match, x="x", unit=unit)
-        c["min"] = common.fmt_ns(s.min) if s.n > 1 else "-"
+        c = common.cells(r, fastest, match, x="x", unit=unit, scale=scale)
+        c["min"] = scale.fmt(s.min) if s.n > 1 else "-"
         c["ops"] = answers.si3(1e9 / s.median if s.median > 0 else 0.0)
         c["mbs"] = _mbs(c["mbs"])
-        ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
+        ci = "as posted" if r.imported else f"{scale.fmt(s.ci95[0])}-{scale.fmt(s.ci95[1])}"
         ci = "n=1" if s.n == 1 and not r.imported else ci
         ok = "-" if c["ok"] == "–" else c["ok"]
         mbs = [c["mbs"]] if flow else []
-        rows.append([f"({n})", r.size, r.hw, c["median"], ci, c["min"], c["ops"], *mbs, ok])
+        rows.append(
+            [
+                f"({n})",
+                size,
+                r.hw,
+                c["median"],
+                ci,
+                c["min"],
+                c["ops"],
+                *mbs,
+                ok,
+            ]
+        )
     # x best is in the table of differences below, with its CI.
-    headers = ["call", unit, "hw", "ns/op", "95% CI", "min", "ops/s", *(["MB/s"] if flow else [])]
+    column = units.column_of(report, results[0].scenario) if results else units.BYTES
+    headers = ["call", column, "hw", scale.per_op(), "95% CI", "min", "ops/s"]
+    headers += ["MB/s"] if flow else []
     headers += ["ok"]
     out += ["", *_fitted(rows, headers), ""]
     for what, mark in marks.items():
@@ -118,6 +134,7 @@ def _ratio_table(
     """x first named and x fastest with their CIs and verdicts: a table of
     their own, since the main one has no room for them in 72 columns."""
     ratio = ratios.Ratios(report)
+    unit = units.unit(report, results[0].scenario) if results else units.BYTES
     rows = []
     for r in results:
         first, fastest = ratio.get(ratios.FIRST, r), ratio.get(ratios.FASTEST, r)
@@ -126,7 +143,7 @@ def _ratio_table(
         rows.append(
             [
                 f"({keys[(r.runtime, r.call)]})",
-                r.size,
+                units.cell_value(r.size, unit),
                 r.hw,
                 *([ratio.cell(ratios.FIRST, r, "x", "-")] if ratio.shows_first else []),
                 ratio.cell(ratios.FASTEST, r, "x", "-"),
@@ -134,7 +151,14 @@ def _ratio_table(
         )
     if not rows:
         return []
-    headers = ["call", unit, "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
+    column = units.column_of(report, results[0].scenario) if results else units.BYTES
+    headers = [
+        "call",
+        column,
+        "hw",
+        *([ratio.first_heading("x")] if ratio.shows_first else []),
+        "x best",
+    ]
     out = ["", "Between runtimes (median over the other's, 95% CI):"]
     out += common.simple_table(rows, headers, WIDTH)
     for line in ratio.legend(results, "x"):

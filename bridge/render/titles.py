@@ -21,6 +21,12 @@ RANGE = re.compile(rf"(\d+) ?({UNIT}) to (\d+) ?({UNIT})")
 PAIR = re.compile(rf"(\d+) ?({UNIT}) and (\d+) ?({UNIT}) messages")
 ONE_MESSAGE = re.compile(r"(\ba )?(\d+)-byte message\b")
 ONE_FILE = re.compile(rf"\ba (\d+) ?({UNIT}) file\b")
+TOKEN = rf"\d+ ?{UNIT}\b(?: \([^)]*\))?"
+# A list of sizes: "64 B, 1200 B (QUIC) and 16 KiB", "16 KiB, 32 KiB and 1 MiB".
+LIST = re.compile(rf"{TOKEN}(?:(?:,? and |, ){TOKEN})+")
+ONE = re.compile(rf"(\d+) ?({UNIT})\b")
+# PBKDF2's sizes are iteration counts: "1,000 and 100,000 iterations".
+ITERATIONS = re.compile(r"\d[\d,]*(?:(?:,? and |, )\d[\d,]*)* iterations\b")
 SPEED_SIZES = (16, 64, 256, 1024, 8192, 16384)
 SPEED_NOTE = re.compile(r" ?\(the openssl speed sizes\)")
 
@@ -52,10 +58,22 @@ def sized(description: str, sizes: Sequence[int]) -> str:
             text = _swap(text, m, (article or "") + _messages(run))
         return text
     m = ONE_FILE.search(text)
-    if m and run != [_n(m[1], m[2])]:
-        text = _swap(
-            text, m, f"a {_size(run[0])} file" if len(run) == 1 else f"files of {_list(run)}"
-        )
+    if m:
+        if run != [_n(m[1], m[2])]:
+            text = _swap(
+                text, m, f"a {_size(run[0])} file" if len(run) == 1 else f"files of {_list(run)}"
+            )
+        return text
+    m = LIST.search(text)
+    if m:
+        if sorted({_n(n, u) for n, u in ONE.findall(m[0])}) != run:
+            text = _swap(text, m, _list(run))
+        return text
+    m = ITERATIONS.search(text)
+    if m:
+        said = sorted({int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*", m[0])})
+        if said != run:
+            text = _swap(text, m, _joined([f"{n:,}" for n in run]) + " iterations")
     return text
 
 
@@ -68,11 +86,14 @@ def _swap(text: str, m: re.Match, phrase: str) -> str:
 
 
 def _size(n: int) -> str:
-    return verdicts.size_text(n).replace(" bytes", " B")
+    return verdicts.short(n)
 
 
 def _list(run: list[int]) -> str:
-    names = [_size(n) for n in run]
+    return _joined([_size(n) for n in run])
+
+
+def _joined(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 

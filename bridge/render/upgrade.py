@@ -10,18 +10,44 @@ from collections.abc import Sequence
 from tabulate import tabulate
 
 from bridge.analysis import upgrade
-from bridge.render import common
+from bridge.render import common, units
 from bridge.report import schema
 
 HEADING = "Upgrade view: new against old, per size, and the cost model (ns per call = a + b·bytes)"
 
 
-def sentences(upgrades: Sequence[schema.Upgrade], ascii_only: bool = False) -> list[str]:
-    return [upgrade.sentence(u, "x" if ascii_only else "×") for u in upgrades]
+class Shown(list):
+    """A scenario's upgrades as a view shows them: with the unit of its sizes,
+    and the hint to split a difference per call and per byte when this is
+    the report's first scenario where following it would work (bytes, one
+    size): the hint is said once per report."""
+
+    unit: str = units.BYTES
+    hint: str = ""
 
 
-def of(report: schema.Report, scenario: str) -> list[schema.Upgrade]:
-    return [u for u in report.upgrades if u.scenario == scenario]
+def sentences(
+    upgrades: Sequence[schema.Upgrade], ascii_only: bool = False, hint: bool = True
+) -> list[str]:
+    """One sentence per call, and the report's one hint (`hint`: the view
+    that says it; a view showing both the summary and the upgrade block says
+    it in the summary)."""
+    unit = getattr(upgrades, "unit", units.BYTES)
+    out = [upgrade.sentence(u, "x" if ascii_only else "×", unit) for u in upgrades]
+    said = getattr(upgrades, "hint", "") if hint else ""
+    return out + [said] if said else out
+
+
+def of(report: schema.Report, scenario: str) -> Shown:
+    shown = Shown(u for u in report.upgrades if u.scenario == scenario)
+    shown.unit = units.unit(report, scenario)
+    first = next((u.scenario for u in report.upgrades if _hint_works(report, u)), None)
+    shown.hint = upgrade.SPLIT_HINT if first == scenario else ""
+    return shown
+
+
+def _hint_works(report: schema.Report, u: schema.Upgrade) -> bool:
+    return u.delta_a_ns is None and units.unit(report, u.scenario) == units.BYTES
 
 
 def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 100) -> list[str]:
@@ -30,7 +56,8 @@ def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 10
     if not upgrades:
         return []
     lines = ["", f"{HEADING}:" if fmt != "markdown" else f"**{HEADING}:**", ""]
-    for s in sentences(upgrades):
+    # Markdown opens with the summary sentences, which give the hint already.
+    for s in sentences(upgrades, hint=fmt != "markdown"):
         if fmt == "markdown":
             lines.append(f"- {s}")
         else:
@@ -51,7 +78,7 @@ def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 10
             ]
         )
     headers = ["new", "old", "call", "hw", "a ns/call", "b ns/byte"]
-    headers += [upgrade.size_text(n) for n in sizes]
+    headers += [upgrade.size_text(n, getattr(upgrades, "unit", units.BYTES)) for n in sizes]
     if fmt == "markdown":
         lines += [""] + tabulate(
             rows, headers=headers, tablefmt="github", disable_numparse=True
@@ -65,6 +92,7 @@ def narrow(upgrades: Sequence[schema.Upgrade], width: int = 72) -> list[str]:
     """Text (72 columns, ASCII): per call, which two runtimes, their cost
     models, then one row per size (the sentences open the text view)."""
     lines: list[str] = []
+    unit = getattr(upgrades, "unit", units.BYTES)
     for u in upgrades:
         head = f"{upgrade.who(u)}, hw {u.hw}: {u.new} against {u.old}"
         lines += ["", *textwrap.wrap(head, width, subsequent_indent="  ")]
@@ -75,17 +103,25 @@ def narrow(upgrades: Sequence[schema.Upgrade], width: int = 72) -> list[str]:
                 width,
                 subsequent_indent="  ",
             )
+        scale = units.time_scale([s.old_ns for s in u.sizes] + [s.new_ns for s in u.sizes])
         rows = [
             [
-                s.size,
-                common.fmt_ns(s.old_ns),
-                common.fmt_ns(s.new_ns),
+                units.cell_value(s.size, unit),
+                scale.fmt(s.old_ns),
+                scale.fmt(s.new_ns),
                 f"{s.ratio:.2f}",
                 f"{s.ratio_ci95[0]:.2f}-{s.ratio_ci95[1]:.2f}" if s.ratio_ci95 else "n/a",
             ]
             for s in u.sizes
         ]
-        table = common.simple_table(rows, ["bytes", "old ns", "new ns", "new/old", "95% CI"], width)
+        headers = [
+            units.column(unit),
+            f"old {scale.name}",
+            f"new {scale.name}",
+            "new/old",
+            "95% CI",
+        ]
+        table = common.simple_table(rows, headers, width)
         lines += ["", *(f"  {line}" for line in table)]
     if lines:
         lines = ["", "Upgrade view (new against old; a + b*bytes per call):", *lines]

@@ -473,7 +473,7 @@ class Difference(Record):
     scenario: str
     size: int
     hw: Hw
-    against: str  # first-named | fastest
+    against: str  # first-named (or the --baseline of its kind) | fastest | neighbour
     runtime: str
     call_id: str
     baseline_runtime: str

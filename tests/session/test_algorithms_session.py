@@ -34,14 +34,21 @@ def run(*names):
 
 def test_the_report_says_what_the_erlang_key_import_costs():
     report = run("ecdsa-p256")
-    (d,) = report.decompositions
+    d, v = report.decompositions
     assert (d.runtime, d.call_id, d.method) == ("erlang@25.2.3", "sign", "by difference")
     assert d.setup_ns == pytest.approx(50_000) and d.prepared_ns == pytest.approx(22_000)
     assert report.to_json()["decompositions"][0]["setup_ns"] == pytest.approx(50_000)
+    # The verify side too: crypto:verify imports the public key on every call.
+    assert (v.call_id, v.method, v.setup) == (
+        "verify",
+        "by difference",
+        "importing the raw public key and setting up the verification",
+    )
+    assert v.setup_ns == pytest.approx(10_000) and v.prepared_ns == pytest.approx(80_000)
 
 
 def test_every_ecdsa_curve_gets_it_and_a_digest_none():
-    (d,) = run("ecdsa-p384").decompositions
-    assert d.scenario == "ecdsa-p384"
+    sign, verify = run("ecdsa-p384").decompositions
+    assert (sign.scenario, sign.call_id, verify.call_id) == ("ecdsa-p384", "sign", "verify")
     report = run("sha256")
     assert report.decompositions == () and "decompositions" not in report.to_json()

@@ -45,7 +45,7 @@ def test_a_cell_that_waited_is_flagged_with_its_cpu_time_cycles_and_cpus():
     assert c.of_best == round(10_000 / 15_000, 3)
     assert [(f.cpu, f.samples, f.median_ns) for f in c.by_cpu] == [(0, 2, 10_000), (1, 2, 20_000)]
     (waited,) = [w for w in cputime.warnings(block) if "waited for a CPU" in w]
-    assert "python@3.11" in waited and "hashlib at 8192 B (hw on) 33%" in waited
+    assert "python@3.11" in waited and "hashlib at 8 KiB (hw on) 33%" in waited
     assert "not the cost of the calls" in waited
     report = schema.Report("", "", [], "", {}, {}, runtimes=(), results=(r,), cpu_time=block)
     (line,) = cputime.lines(report)

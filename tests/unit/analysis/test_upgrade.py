@@ -130,7 +130,7 @@ def test_one_size_gives_the_ratio_alone():
     )
     (u,) = upgrade.in_report(r)
     assert u.delta_a_ns is None and u.per_call == "unknown"
-    assert "1.10× at 1000 B (one size:" in upgrade.sentence(u)
+    assert "1.10× at 1000 B (one size)." in upgrade.sentence(u)
 
 
 def test_what_is_not_an_upgrade():

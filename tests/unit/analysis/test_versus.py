@@ -243,7 +243,7 @@ def test_fits_and_unstable_cells_name_their_runtime():
     table = common.fit_lines(rep, "sha256")
     assert table[2].split()[0] == "runtime"
     assert [line.split()[0] for line in table[4:]] == ["erlang@23.2.6", "erlang@25.2.3"]
-    assert any("erlang@25.2.3 hash at 16 bytes" in line for line in common.problem_lines(rep))
+    assert any("erlang@25.2.3 hash at 16 B" in line for line in common.problem_lines(rep))
 
 
 def test_plot_colours_by_runtime_and_styles_by_hw_and_call():

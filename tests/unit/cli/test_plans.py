@@ -79,3 +79,31 @@ def test_with_is_in_the_reproduce_line():
     plan = plans.from_options(o, ("bridge",))
     assert "--with rand_bytes" in plan.reproduce
     assert plan.scenarios[0].calls["erlang"] == ("strong_rand_bytes", "rand_bytes")
+
+
+def test_an_option_a_scenario_cannot_follow_is_said(capsys):
+    # Some scenario follows it: a warning naming the option and the one that does not.
+    plan = plans.from_options(
+        plans.RunOptions(scenarios=("ecdh-p256", "hmac-sha1"), sizes="16,16384"), ("bridge",)
+    )
+    assert [sc.sizes for sc in plan.scenarios] == [(32,), (16, 16384)]
+    assert capsys.readouterr().err == (
+        "bridge: warning: --sizes does not apply to ecdh-p256: its one size is the shared"
+        " secret's length\n"
+    )
+    # None does: an error, before anything runs.
+    for options in (
+        plans.RunOptions(scenarios=("x25519",), sizes="64"),
+        plans.RunOptions(scenarios=("sha256",), file_size="1M"),
+        plans.RunOptions(scenarios=("file-sha256",), concurrency="1,2"),
+    ):
+        with pytest.raises(UsageError, match="changes nothing in this run"):
+            plans.from_options(options, ("bridge",))
+
+
+def test_a_baseline_that_names_no_kind_is_refused_before_the_run():
+    from bridge.cli import common
+
+    common.check_baseline("openssl@1.1.1w")
+    with pytest.raises(UsageError, match="--baseline 'nobody' is not a runtime name"):
+        common.check_baseline("nobody")
