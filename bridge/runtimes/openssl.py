@@ -204,6 +204,8 @@ class OpensslRuntime(Runtime):
                 "speed-rand": self._bench_speed,
                 "speed-aead": self._bench_speed,
                 "kdf": self._bench_kdf,
+                # TLS handshakes: s_time against s_server (bridge.runtimes.openssl_tls).
+                **{op: self._bench_tls for op in calls.TLS_OPS},
             },
         )
 
@@ -449,6 +451,11 @@ class OpensslRuntime(Runtime):
             samples.append(time.perf_counter_ns() - t0)
         api = "EVP_KDF PBKDF2 (openssl kdf, whole process)"
         return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
+
+    def _bench_tls(self, job: Job, plan: BatchPlan) -> Batch:
+        from bridge.runtimes import openssl_tls
+
+        return openssl_tls.bench(self, job, plan)
 
     def _bench_shell(self, job: Job, plan: BatchPlan) -> Batch:
         """A user's `sh:` command, a whole process per sample like `openssl
