@@ -368,7 +368,7 @@ def _tls_calls() -> tuple[Call, ...]:
     of its own, so a 1.3 row is compared with 1.3 rows only."""
     out = []
     labels: dict[str, str] = {
-        "erlang": "ssl:connect/3 + ssl:close/1, TLS {v}, listener in the node",
+        "erlang": "ssl:connect/4 + ssl:close/1, TLS {v}, listener in the node",
         "python": "ssl.SSLObject.do_handshake, TLS {v}, client and server over memory BIOs",
         "openssl": "openssl s_time -new, TLS {v}, against openssl s_server",
     }

@@ -42,8 +42,10 @@ from bridge.crypto import curve25519, ec, rsa
 
 EXPR_KEY_BYTES, EXPR_IV_BYTES = 32, 16  # bridge time's Key and IV
 INLINE_LIMIT = 4096
-# (a private directory) -> (certificate file, key file): bridge.system.tlscert.make.
-CertMaker = Callable[[str], tuple[str, str]]  # inputs up to this size are written into the report
+# (a private directory) -> (certificate, key, CA certificate files): bridge.system.tlscert.make.
+CertMaker = Callable[
+    [str], tuple[str, str, str]
+]  # inputs up to this size are written into the report
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class Inputs:
     # a private directory, bridge.system.tlscert); every runtime reads them.
     cert: str = ""
     cert_key: str = ""
+    ca: str = ""  # the CA certificate that signed `cert`, which clients trust
 
     @property
     def size(self) -> int:
@@ -91,7 +94,7 @@ class Inputs:
         if self.sig_pss:
             out["sig_pss"] = self.sig_pss
         if self.cert:
-            out |= {"cert": self.cert, "cert_key": self.cert_key}
+            out |= {"cert": self.cert, "cert_key": self.cert_key, "ca": self.ca}
         return out
 
     def to_json(self) -> dict | None:
@@ -106,7 +109,7 @@ class Inputs:
         if self.count:
             d["count"] = self.count
         if self.cert:
-            d["cert"] = "a self-signed ECDSA P-256 certificate for localhost, made at run time"
+            d["cert"] = "ECDSA P-256 for localhost, signed by a P-256 CA, made at run time"
         if self.parts:
             d["key_parts_hex"] = [p.hex() for p in self.parts]
         return d
@@ -285,8 +288,8 @@ class RunInputs:
             raise ValueError("a TLS scenario needs RunInputs(make_cert=...)")
         if self._dir is None:
             self._dir = tempfile.TemporaryDirectory(prefix="bridge-files-")
-        cert, key = self.make_cert(self._dir.name)
-        return Inputs(key=b"", data=b"", count=1, cert=cert, cert_key=key)
+        cert, key, ca = self.make_cert(self._dir.name)
+        return Inputs(key=b"", data=b"", count=1, cert=cert, cert_key=key, ca=ca)
 
     def close(self) -> None:
         if self._dir is not None:

@@ -27,7 +27,7 @@ def contexts(args: dict[str, Any], version: str) -> tuple[Any, Any]:
     import ssl
 
     spec, group = vocab.TLS_VERSIONS[version], _group(args)
-    cert, key = _path(args, "cert"), _path(args, "cert_key")
+    cert, key, ca = _path(args, "cert"), _path(args, "cert_key"), _path(args, "ca")
     pinned = ssl.TLSVersion.TLSv1_3 if version == "1.3" else ssl.TLSVersion.TLSv1_2
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -39,7 +39,7 @@ def contexts(args: dict[str, Any], version: str) -> tuple[Any, Any]:
         ctx.options |= ssl.OP_NO_TICKET
     try:
         server.load_cert_chain(cert, key)
-        client.load_verify_locations(cert)
+        client.load_verify_locations(ca)
         # The server accepts the one group (SSL_CTX_set1_groups in OpenSSL 3;
         # the ECDH curve before). A TLS 1.3 client offers it alone, so that no
         # HelloRetryRequest is added; a TLS 1.2 client keeps its default list,

@@ -117,7 +117,7 @@ def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
     if rt.version < (1, 1, 1):
         raise OperationError("unsupported", "TLS 1.3 and s_server -groups need OpenSSL 1.1.1+")
     version = vocab.TLS_VERSIONS[calls.TLS_OPS[job.call.op]]
-    cert, key = job.inputs.cert, job.inputs.cert_key
+    cert, key, ca = job.inputs.cert, job.inputs.cert_key, job.inputs.ca
     suite = (
         ["-ciphersuites", version.suite] if version.name == "1.3" else ["-cipher", version.suite]
     )
@@ -131,10 +131,10 @@ def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
     seconds = rt.settings.openssl_seconds
     with server(rt.executable, rt.child_env(), tail) as (port, _child):
         where = f"127.0.0.1:{port}"
-        output = _negotiated(rt, env, where, cert, version, sc)
+        output = _negotiated(rt, env, where, ca, version, sc)
         samples, loops = [], []
         argv = [rt.executable, "s_time", "-connect", where, "-new", "-time", str(seconds)]
-        argv += ["-CAfile", cert, version.flag]
+        argv += ["-CAfile", ca, version.flag]
         for _ in range(plan.samples):
             t0 = time.perf_counter_ns()
             done = _exec(argv, env, 3 * seconds + rt.settings.timeout_slack_s, "s_time")
@@ -148,8 +148,8 @@ def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
     return Batch(api=api, samples=samples, loops=loops, output=output)
 
 
-def _negotiated(rt, env, where: str, cert: str, version, sc: TlsScenario) -> bytes:
-    argv = [rt.executable, "s_client", "-connect", where, "-CAfile", cert]
+def _negotiated(rt, env, where: str, ca: str, version, sc: TlsScenario) -> bytes:
+    argv = [rt.executable, "s_client", "-connect", where, "-CAfile", ca]
     argv += ["-servername", "localhost", "-verify_return_error", version.flag]
     done = _exec(argv, env, 30 + rt.settings.timeout_slack_s, "s_client")
     text = done.stdout.decode("utf-8", "replace")
