@@ -292,12 +292,21 @@ prepare_call(Other, _Args) ->
 
 user_module() -> bridge_user.
 
+%% The TLS module is named through a variable too: the agent loaded into a
+%% running node (--node) does not carry it, so no listener is ever opened in
+%% the user's node; there the call is refused.
 tls(Version, Args) ->
     Group = bin_arg(<<"group">>, Args),
     Cert = bin_arg(<<"cert">>, Args),
     Key = bin_arg(<<"cert_key">>, Args),
     CA = bin_arg(<<"ca">>, Args),
-    bridge_tls:prepare(Version, Group, Cert, Key, CA).
+    Tls = tls_module(),
+    case code:ensure_loaded(Tls) of
+        {module, Tls} -> Tls:prepare(Version, Group, Cert, Key, CA);
+        _ -> {error, {unsupported, <<"TLS handshakes run in a node bridge starts, not over --node">>}}
+    end.
+
+tls_module() -> bridge_tls.
 
 %% PBKDF2 in Erlang over crypto's MAC functions: crypto:mac/4 and
 %% mac_init/3 came in OTP 22.1 (crypto 4.6).
