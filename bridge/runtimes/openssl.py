@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bridge.catalog import calls, vocab
-from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import (
     AgreementScenario,
     CipherScenario,
@@ -40,7 +39,7 @@ from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
-from bridge.runtimes.base import Batch, BatchPlan, Job, LevelPlan, Runtime
+from bridge.runtimes.base import Batch, BatchPlan, Inputs, Job, LevelPlan, Runtime
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 
