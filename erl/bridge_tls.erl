@@ -2,8 +2,8 @@
 %% server in this node.
 %%
 %% Each cell opens a listener on 127.0.0.1 and an ephemeral port (nothing
-%% else ever listens), served by an acceptor process that does
-%% transport_accept + handshake + close, one connection at a time. The timed
+%% else ever listens), served by an acceptor process: transport_accept, then
+%% handshake + close in a process per connection. The timed
 %% call is ssl:connect (verify_peer against bridge's certificate, with SNI)
 %% followed by ssl:close. The listener belongs to the request's process
 %% (bridge_worker runs each request in one): it is closed when the cell ends,
@@ -99,14 +99,17 @@ client_groups(_, G) -> [G].
 suite('tlsv1.3') -> #{key_exchange => any, cipher => aes_256_gcm, mac => aead, prf => sha384};
 suite('tlsv1.2') -> #{key_exchange => ecdhe_ecdsa, cipher => aes_256_gcm, mac => aead, prf => sha384}.
 
-%% One connection at a time; the acceptor goes when the listener is closed
-%% (its owner, the request's process, has ended) or the owner is gone.
+%% Each connection is served by a process of its own (as servers do), so
+%% that N clients at once (--concurrency) do not queue behind one server
+%% handshake; the acceptor goes when the listener is closed (its owner, the
+%% request's process, has ended) or the owner is gone.
 acceptor(SSL, LSock, Owner) ->
     case SSL:transport_accept(LSock, ?TIMEOUT) of
         {ok, T} ->
-            _ = case SSL:handshake(T, ?TIMEOUT) of
-                    {ok, S} -> SSL:close(S);
-                    _ -> SSL:close(T)
+            Pid = spawn(fun() -> receive {serve, T} -> serve(SSL, T) after ?TIMEOUT -> ok end end),
+            _ = case SSL:controlling_process(T, Pid) of
+                    ok -> Pid ! {serve, T};
+                    {error, _} -> _ = SSL:close(T), exit(Pid, kill)
                 end,
             acceptor(SSL, LSock, Owner);
         {error, timeout} ->
@@ -117,6 +120,13 @@ acceptor(SSL, LSock, Owner) ->
         {error, _} ->
             ok
     end.
+
+serve(SSL, T) ->
+    case SSL:handshake(T, ?TIMEOUT) of
+        {ok, S} -> _ = SSL:close(S);
+        _ -> _ = SSL:close(T)
+    end,
+    ok.
 
 %% The probe: protocol and suite as OpenSSL names them ("TLSv1.3 TLS_AES_256_GCM_SHA384").
 once(SSL, Port, Opts) ->

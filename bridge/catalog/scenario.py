@@ -639,8 +639,6 @@ class _Validator:
         value = self.data[key]
         if kind == "file-digest":
             raise self.fail(key, "no levels for kind 'file-digest' (one whole file per call)")
-        if kind == "tls":
-            raise self.fail(key, "no levels for kind 'tls' (one listener per cell)")
         if (
             not isinstance(value, list)
             or not value

@@ -32,7 +32,6 @@ def test_tls_scenarios_load_round_trip_and_keep_their_size(name):
     [
         ({"sizes": [2]}, "sizes", "[1], one handshake per call"),
         ({"group": "p384"}, "group", "x25519, p256"),
-        ({"concurrency": [2]}, "concurrency", "no levels for kind 'tls'"),
         ({"curve": "p256"}, "curve", "no 'curve' for kind 'tls'"),
     ],
 )
