@@ -160,8 +160,9 @@ TLS_PYTHON = (
 )
 TLS_ERLANG = (
     "one call: ssl:connect to a listener in the same node on 127.0.0.1 (verify_peer), then"
-    " close; the server side is another Erlang process (transport_accept + handshake), so"
-    " both sides' work and the loopback TCP connection, on up to two schedulers." + TLS_GROUP_FORCED
+    " close; the server side is other Erlang processes (transport_accept, then the handshake"
+    " in a process per connection), so both sides' work and the loopback TCP connection, on"
+    " up to two schedulers." + TLS_GROUP_FORCED
 )
 TLS_OPENSSL = (
     "openssl s_time -new against openssl s_server on 127.0.0.1: a full handshake per"
