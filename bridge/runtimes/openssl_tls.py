@@ -18,6 +18,7 @@ import os
 import re
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -45,15 +46,31 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def listening(port: int) -> bool:
-    """Does a socket listen on 127.0.0.1:port (/proc/net/tcp)?"""
+def listening(port: int, pid: int | None = None) -> bool:
+    """Does a socket listen on 127.0.0.1:port (/proc/net/tcp), and, given a
+    pid, is it that process's own (not someone else's on a port taken since)?"""
     want = f"0100007F:{port:04X}"
+    inodes = set()
     with contextlib.suppress(OSError):
         for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
             parts = line.split()
-            if len(parts) > 3 and parts[1] == want and parts[3] == LISTEN:
-                return True
-    return False
+            if len(parts) > 9 and parts[1] == want and parts[3] == LISTEN:
+                inodes.add(parts[9])
+    if pid is None or not inodes:
+        return bool(inodes)
+    return bool(inodes & _socket_inodes(pid))
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    fd_dir = Path(f"/proc/{pid}/fd")
+    found = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(fd_dir):
+            with contextlib.suppress(OSError):
+                link = os.readlink(fd_dir / fd)
+                if link.startswith("socket:["):
+                    found.add(link[8:-1])
+    return found
 
 
 def client_groups(sc: TlsScenario, version: vocab.TlsVersion) -> str:
@@ -80,36 +97,37 @@ def client_conf(directory: str, groups: str, protocol: str) -> str:
 def server(
     executable: str, env: Mapping[str, str], argv_tail: list[str]
 ) -> Iterator[tuple[int, subprocess.Popen]]:
-    """s_server on 127.0.0.1 and a free port, killed and reaped on the way out."""
+    """s_server on 127.0.0.1 and a free port, killed and reaped on the way out.
+    Its stderr goes to an unnamed file, not a pipe that a long cell could fill."""
     last = ""
     for _ in range(START_TRIES):
         port = free_port()
         argv = [executable, "s_server", "-accept", f"127.0.0.1:{port}", *argv_tail]
-        child = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-            preexec_fn=proc.die_with_parent,
-            start_new_session=True,
-            close_fds=True,
-        )
-        try:
-            deadline = time.monotonic() + START_WAIT_S
-            while child.poll() is None and not listening(port) and time.monotonic() < deadline:
-                time.sleep(0.01)
-            if child.poll() is None and listening(port):
-                yield port, child
-                return
-            last = (child.stderr.read() if child.poll() is not None and child.stderr else b"")[
-                -300:
-            ].decode("utf-8", "replace")
-        finally:
-            proc.kill_group(child)
-            if child.stderr:
-                child.stderr.close()
-    raise OperationError("failed", f"openssl s_server did not start listening: {last.strip()}")
+        with tempfile.TemporaryFile() as errors:
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                env=dict(env),
+                preexec_fn=proc.die_with_parent,
+                start_new_session=True,
+                close_fds=True,
+            )
+            try:
+                deadline = time.monotonic() + START_WAIT_S
+                while child.poll() is None and not listening(port, child.pid):
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+                if child.poll() is None and listening(port, child.pid):
+                    yield port, child
+                    return
+            finally:
+                proc.kill_group(child)
+            errors.seek(0)
+            last = errors.read()[-300:].decode("utf-8", "replace").strip()
+    raise OperationError("failed", f"openssl s_server did not start listening: {last}")
 
 
 def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
