@@ -37,6 +37,9 @@ def contexts(args: dict[str, Any], version: str) -> tuple[Any, Any]:
             ctx.set_ciphers(spec.suite)
         # No tickets: every call is a full handshake on its own.
         ctx.options |= ssl.OP_NO_TICKET
+    # TLS 1.3 servers send tickets after the handshake unless told not to (as
+    # s_server -num_tickets 0; Erlang's ssl sends none by default).
+    server.num_tickets = 0
     try:
         server.load_cert_chain(cert, key)
         client.load_verify_locations(ca)
