@@ -278,6 +278,11 @@ prepare_call(<<"pk_verify">>, Args) ->
     with_public_key(Args, fun(Curve, Dg) ->
         {ok, pk_verify, bridge_alt:pk_verify(Dg, Curve, Msg, Sig, Pub)}
     end);
+%% Full TLS handshakes (the tls kind): a listener on 127.0.0.1 for the cell.
+prepare_call(<<"tls13">>, Args) ->
+    tls('tlsv1.3', Args);
+prepare_call(<<"tls12">>, Args) ->
+    tls('tlsv1.2', Args);
 %% The user's expressions: only in a node bridge started with them
 %% (bridge_user). The module is named through a variable, so that the agent
 %% loaded into a running node (bridge_agent, renamed) does not carry it:
@@ -292,6 +297,22 @@ prepare_call(Other, _Args) ->
     {error, {unknown_call, <<"unknown call: ", (printable(Other))/binary>>}}.
 
 user_module() -> bridge_user.
+
+%% The TLS module is named through a variable too: the agent loaded into a
+%% running node (--node) does not carry it, so no listener is ever opened in
+%% the user's node; there the call is refused.
+tls(Version, Args) ->
+    Group = bin_arg(<<"group">>, Args),
+    Cert = bin_arg(<<"cert">>, Args),
+    Key = bin_arg(<<"cert_key">>, Args),
+    CA = bin_arg(<<"ca">>, Args),
+    Tls = tls_module(),
+    case code:ensure_loaded(Tls) of
+        {module, Tls} -> Tls:prepare(Version, Group, Cert, Key, CA);
+        _ -> {error, {unsupported, <<"TLS handshakes run in a node bridge starts, not over --node">>}}
+    end.
+
+tls_module() -> bridge_tls.
 
 %% PBKDF2 in Erlang over crypto's MAC functions: crypto:mac/4 and
 %% mac_init/3 came in OTP 22.1 (crypto 4.6).

@@ -3,7 +3,8 @@
 #   - Erlang/OTP with the crypto application (erlang-base erlang-crypto),
 #     EUnit for the Erlang-side tests (erlang-dev has eunit.hrl, erlang-eunit
 #     the modules), dialyzer for make lint (erlang-dialyzer), and public_key
-#     for the opt-in public_key:sign/verify calls (erlang-public-key);
+#     for the opt-in public_key:sign/verify calls (erlang-public-key), and ssl
+#     for the tls-handshake scenarios' Erlang rows (erlang-ssl);
 #   - the openssl CLI;
 #   - Elixir, for bridge time's ex: expressions (tests/cli/test_time.py runs one
 #     and, under CI=true, fails without it): Debian's elixir package, a few MB
@@ -18,10 +19,10 @@ erl_ok() {
   command -v erl >/dev/null 2>&1 || return 1
   erl -noshell -noinput -eval '
     Ok = fun(M) -> case code:ensure_loaded(M) of {module, M} -> true; _ -> false end end,
-    case Ok(crypto) andalso Ok(eunit) andalso Ok(dialyzer) andalso Ok(public_key) of true -> halt(0); false -> halt(1) end.' >/dev/null 2>&1
+    case Ok(crypto) andalso Ok(eunit) andalso Ok(dialyzer) andalso Ok(public_key) andalso Ok(ssl) of true -> halt(0); false -> halt(1) end.' >/dev/null 2>&1
 }
 
-erl_ok || missing+=(erlang-base erlang-crypto erlang-dev erlang-eunit erlang-dialyzer erlang-public-key)
+erl_ok || missing+=(erlang-base erlang-crypto erlang-dev erlang-eunit erlang-dialyzer erlang-public-key erlang-ssl)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v elixir >/dev/null 2>&1 || missing+=(elixir)
 
@@ -39,4 +40,4 @@ echo "bridge setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq "${missing[@]}" >/dev/null
-erl_ok || { echo "bridge setup: Erlang installed but crypto/eunit/dialyzer/public_key still unusable" >&2; exit 1; }
+erl_ok || { echo "bridge setup: Erlang installed but crypto/eunit/dialyzer/public_key/ssl still unusable" >&2; exit 1; }

@@ -34,6 +34,7 @@ from bridge.catalog.scenario import (
     RsaScenario,
     Scenario,
     SignatureScenario,
+    TlsScenario,
 )
 from bridge.crypto import curve25519, ec, rsa
 from bridge.report import schema
@@ -56,6 +57,10 @@ PER_CALL_REFERENCE = {
         "PKCS#1 v1.5 signatures equal the driver's (deterministic); PSS signatures verified"
         " by the driver's RSA; verify calls must accept the driver's signatures; a key"
         " import gives back the driver's modulus"
+    ),
+    "tls": (
+        "the negotiated protocol and cipher suite are the ones every side was given (the"
+        " group is the only one offered; openssl s_client's report of it is checked too)"
     ),
     "agreement": (
         "the shared secret equals the driver's; a fresh key pair's secret is derived again"
@@ -138,7 +143,9 @@ def _checked(
     """The check of one scenario at one size, as the scenario's kind makes it."""
     if isinstance(sc, SignatureScenario):
         check = _signatures(sc, size, cell, kinds, inputs_of(sc, size))
-    elif isinstance(sc, RandomScenario | EddsaScenario | RsaScenario | AgreementScenario):
+    elif isinstance(
+        sc, RandomScenario | EddsaScenario | RsaScenario | AgreementScenario | TlsScenario
+    ):
         check = _per_call(sc, size, cell, kinds, inputs_of(sc, size))
     elif isinstance(sc, FileDigestScenario):
         expected = (file_references or {}).get((sc.name, size))
@@ -285,6 +292,9 @@ def _expected(sc: Scenario, call: calls.Call, data: Inputs) -> bytes | None:
     """The bytes a deterministic call of a per-call kind must give."""
     if isinstance(sc, AgreementScenario):
         return shared_secret(sc.curve, data.key, data.pub)
+    if isinstance(sc, TlsScenario) and call.op in calls.TLS_OPS:
+        spec = vocab.TLS_VERSIONS[calls.TLS_OPS[call.op]]
+        return f"{spec.protocol} {spec.suite}".encode()
     if isinstance(sc, RsaScenario) and call.role == "setup":
         return data.parts[1]  # the key import hands back the modulus
     if isinstance(sc, RsaScenario | EddsaScenario) and call.role == "sign":

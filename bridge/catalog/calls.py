@@ -149,6 +149,28 @@ VERIFY_PK = (
 OWN_INPUTS = "openssl speed works on its own key and buffer"
 NO_AEAD_CLI = "openssl enc has no AEAD mode, and openssl speed seals its own buffer"
 SETUP_ONLY = "a set-up alone has no output"
+# The tls kind: one full handshake per call, over loopback or memory.
+TLS_GROUP_FORCED = (
+    " The group is the only one either side offers (the runtime cannot report it);"
+    " the output is the negotiated protocol and cipher suite."
+)
+TLS_PYTHON = (
+    "one call: a full handshake, ssl client and server in one thread over memory BIOs"
+    " (no socket), a fresh SSLObject pair per call, no session reuse: both sides' work"
+    " one after the other, on one core." + TLS_GROUP_FORCED
+)
+TLS_ERLANG = (
+    "one call: ssl:connect to a listener in the same node on 127.0.0.1 (verify_peer), then"
+    " close; the server side is other Erlang processes (transport_accept, then the handshake"
+    " in a process per connection), so both sides' work and the loopback TCP connection, on"
+    " up to two schedulers." + TLS_GROUP_FORCED
+)
+TLS_OPENSSL = (
+    "openssl s_time -new against openssl s_server on 127.0.0.1: a full handshake per"
+    " connection, client and server in two processes (up to two cores), TCP connect and"
+    " close included; one s_time process per sample (its start-up counts once per sample)."
+    " The output is read from one openssl s_client handshake, group included."
+)
 
 
 class Check(enum.Enum):
@@ -336,6 +358,40 @@ def _curve(sc) -> vocab.Curve:
 
 MAC, HASH, CIPHER, SIGNATURE, FILE = "mac", "hash", "cipher", "sign", "file-digest"
 RANDOM, KDF, EDDSA, RSA, AGREE = "random", "kdf", "eddsa", "rsa", "agreement"
+TLS = "tls"
+# The operation of each TLS protocol version (the same in every runtime).
+TLS_OPS = {"tls13": "1.3", "tls12": "1.2"}
+
+
+def _fixed_label(text: str) -> Label:
+    return lambda sc, api: text
+
+
+def _tls_calls() -> tuple[Call, ...]:
+    """handshake-1.3 and handshake-1.2 in each runtime; each version is a role
+    of its own, so a 1.3 row is compared with 1.3 rows only."""
+    out = []
+    labels: dict[str, str] = {
+        "erlang": "ssl:connect/4 + ssl:close/1, TLS {v}, listener in the node",
+        "python": "ssl.SSLObject.do_handshake, TLS {v}, client and server over memory BIOs",
+        "openssl": "openssl s_time -new, TLS {v}, against openssl s_server",
+    }
+    semantics = {"erlang": TLS_ERLANG, "python": TLS_PYTHON, "openssl": TLS_OPENSSL}
+    for runtime in vocab.RUNTIME_KINDS:
+        for op, version in TLS_OPS.items():
+            out.append(
+                Call(
+                    runtime=runtime,
+                    id=f"handshake-{version}",
+                    op=op,
+                    kinds=frozenset({TLS}),
+                    semantics=semantics[runtime],
+                    label=_fixed_label(labels[runtime].format(v=version)),
+                    role=f"handshake-{version}",
+                )
+            )
+    return tuple(out)
+
 
 _TABLE = (
     # Erlang: operations of erl/bridge_loops.erl
@@ -1009,6 +1065,7 @@ _TABLE += (
     ),
 )
 
+_TABLE += _tls_calls()
 CALLS: dict[tuple[str, str], Call] = {(c.runtime, c.id): c for c in _TABLE}
 # Operations that need an AEAD cipher: a cipher scenario of CBC may not name them.
 AEAD_OPS = frozenset({"aead_reuse", "aead_setup", "speed-aead"})

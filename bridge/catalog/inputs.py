@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bridge.catalog import vocab
@@ -35,11 +36,16 @@ from bridge.catalog.scenario import (
     RsaScenario,
     Scenario,
     SignatureScenario,
+    TlsScenario,
 )
 from bridge.crypto import curve25519, ec, rsa
 
 EXPR_KEY_BYTES, EXPR_IV_BYTES = 32, 16  # bridge time's Key and IV
-INLINE_LIMIT = 4096  # inputs up to this size are written into the report
+INLINE_LIMIT = 4096
+# (a private directory) -> (certificate, key, CA certificate files): bridge.system.tlscert.make.
+CertMaker = Callable[
+    [str], tuple[str, str, str]
+]  # inputs up to this size are written into the report
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,11 @@ class Inputs:
     # agreement: the peer's private key. It stays in the driver, which checks
     # the secrets of fresh key pairs with it; `pub` is the peer's public key.
     peer_key: bytes = b""
+    # tls: the certificate and its private key (PEM files made at run time in
+    # a private directory, bridge.system.tlscert); every runtime reads them.
+    cert: str = ""
+    cert_key: str = ""
+    ca: str = ""  # the CA certificate that signed `cert`, which clients trust
 
     @property
     def size(self) -> int:
@@ -82,6 +93,8 @@ class Inputs:
             out["parts"] = list(self.parts)
         if self.sig_pss:
             out["sig_pss"] = self.sig_pss
+        if self.cert:
+            out |= {"cert": self.cert, "cert_key": self.cert_key, "ca": self.ca}
         return out
 
     def to_json(self) -> dict | None:
@@ -95,6 +108,8 @@ class Inputs:
                 d[f"{name}_hex"] = getattr(self, name).hex()
         if self.count:
             d["count"] = self.count
+        if self.cert:
+            d["cert"] = "ECDSA P-256 for localhost, signed by a P-256 CA, made at run time"
         if self.parts:
             d["key_parts_hex"] = [p.hex() for p in self.parts]
         return d
@@ -242,8 +257,9 @@ class RunInputs:
     runtimes. File-digest files go to a private directory that goes away
     with the run; their digests are computed while they are written."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, make_cert: CertMaker | None = None) -> None:
         self.seed = seed
+        self.make_cert = make_cert
         self.file_references: dict[tuple[str, int], bytes] = {}
         self._made: dict[tuple[str, int], Inputs] = {}
         self._dir: tempfile.TemporaryDirectory | None = None
@@ -255,6 +271,8 @@ class RunInputs:
         return self._made[key]
 
     def _make(self, sc: Scenario, size: int) -> Inputs:
+        if isinstance(sc, TlsScenario):
+            return self._tls()
         if not isinstance(sc, FileDigestScenario):
             return for_scenario(self.seed, sc, size)
         if self._dir is None:
@@ -262,6 +280,16 @@ class RunInputs:
         path, digest = write_file(self.seed, sc.name, size, self._dir.name, sc.digest)
         self.file_references[(sc.name, size)] = digest
         return Inputs(key=b"", data=b"", path=path, file_size=size)
+
+    def _tls(self) -> Inputs:
+        """One certificate for every TLS scenario of the run, in the private
+        directory (0700) that goes away with the run."""
+        if self.make_cert is None:
+            raise ValueError("a TLS scenario needs RunInputs(make_cert=...)")
+        if self._dir is None:
+            self._dir = tempfile.TemporaryDirectory(prefix="bridge-files-")
+        cert, key, ca = self.make_cert(self._dir.name)
+        return Inputs(key=b"", data=b"", count=1, cert=cert, cert_key=key, ca=ca)
 
     def close(self) -> None:
         if self._dir is not None:

@@ -337,6 +337,34 @@ class AgreementScenario(Scenario):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TlsScenario(Scenario):
+    """Full TLS handshakes (bridge's own certificate, made at run time): one
+    handshake per call, so sizes hold [1]; --sizes leaves it alone. The
+    protocol version is the call's (handshake-1.3, handshake-1.2)."""
+
+    kind: ClassVar[str] = "tls"
+    size_unit: ClassVar[str] = "handshake per call"
+    group: str
+
+    @property
+    def algorithm(self) -> str:
+        return f"tls-{self.group}"
+
+    @property
+    def spec(self) -> vocab.TlsGroup:
+        return vocab.TLS_GROUPS[self.group]
+
+    def params(self) -> dict[str, Any]:
+        return {"group": self.group}
+
+    def with_sizes(self, sizes: tuple[int, ...]) -> Scenario:
+        return self
+
+    def _head_json(self) -> dict[str, Any]:
+        return {"group": self.group}
+
+
+@dataclass(frozen=True, kw_only=True)
 class ExprScenario(Scenario):
     """`bridge time`'s own scenario: user calls only, on a message of each
     size (Data), with a 32-byte key and a 16-byte IV from the seed. No
@@ -365,6 +393,7 @@ KINDS: dict[str, type[Scenario]] = {
         EddsaScenario,
         RsaScenario,
         AgreementScenario,
+        TlsScenario,
         ExprScenario,
     )
 }
@@ -462,6 +491,8 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
         secret = vocab.AGREEMENTS[fields["curve"]].secret_bytes
         if sizes != (secret,):
             raise v.fail("sizes", f"[{secret}], the shared secret's length")
+    if kind == "tls" and sizes != (1,):
+        raise v.fail("sizes", "[1], one handshake per call")
     features = v.features("features")
     table, user = v.calls("calls", kind)
     user += v.user_calls("user_calls")
@@ -531,6 +562,10 @@ def _agreement_fields(v: _Validator) -> dict[str, Any]:
     return {"curve": v.choice("curve", tuple(vocab.AGREEMENTS))}
 
 
+def _tls_fields(v: _Validator) -> dict[str, Any]:
+    return {"group": v.choice("group", tuple(vocab.TLS_GROUPS))}
+
+
 _PARSERS = {
     "mac": _digest_fields,
     "hash": _digest_fields,
@@ -542,6 +577,7 @@ _PARSERS = {
     "eddsa": _eddsa_fields,
     "rsa": _rsa_fields,
     "agreement": _agreement_fields,
+    "tls": _tls_fields,
     "expr": _no_fields,
 }
 
@@ -552,7 +588,16 @@ class _Validator:
         "user_calls",
     }
     # Every key any kind may have, for the "unknown key" message.
-    ALL = COMMON | {"digest", "cipher", "curve", "key_bytes", "mac_bytes", "salt_bytes", "bits"}
+    ALL = COMMON | {
+        "digest",
+        "cipher",
+        "curve",
+        "key_bytes",
+        "mac_bytes",
+        "salt_bytes",
+        "bits",
+        "group",
+    }
 
     def __init__(self, data: dict[str, Any], where: str) -> None:
         self.data = data

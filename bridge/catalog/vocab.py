@@ -143,3 +143,60 @@ RSA_SPEED = {2048: "rsa2048", 3072: "rsa3072", 4096: "rsa4096"}
 # PSS as every runtime is told to make it: MGF1 over the message digest and
 # a salt as long as the digest (as TLS 1.3 requires), given explicitly in
 # bytes to every runtime.
+
+
+@dataclass(frozen=True)
+class TlsVersion:
+    """A TLS protocol version of the tls kind, with the one cipher suite each
+    side offers, so that every runtime negotiates the same parameters."""
+
+    name: str  # the call's version, e.g. "1.3"
+    protocol: str  # as OpenSSL and Python's ssl spell it: "TLSv1.3"
+    suite: str  # the only cipher suite offered, OpenSSL's name
+    erlang: str  # ssl's version atom
+    flag: str  # the openssl s_server / s_time option
+    # ssl's cipher suite filter, key_exchange / cipher / mac / prf atoms.
+    erlang_suite: tuple[str, str, str, str]
+
+
+TLS_VERSIONS: dict[str, TlsVersion] = {
+    v.name: v
+    for v in (
+        TlsVersion(
+            "1.3",
+            "TLSv1.3",
+            "TLS_AES_256_GCM_SHA384",
+            "tlsv1.3",
+            "-tls1_3",
+            ("any", "aes_256_gcm", "aead", "sha384"),
+        ),
+        TlsVersion(
+            "1.2",
+            "TLSv1.2",
+            "ECDHE-ECDSA-AES256-GCM-SHA384",
+            "tlsv1.2",
+            "-tls1_2",
+            ("ecdhe_ecdsa", "aes_256_gcm", "aead", "sha384"),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class TlsGroup:
+    """The key-exchange group of a TLS scenario: the only one either side offers."""
+
+    name: str  # the scenario's name
+    openssl: str  # -groups / Python's set_ecdh_curve name
+    erlang: str  # ssl's supported_groups atom
+    # How `openssl s_client` names it on its "Server Temp Key" line (1.1.1, 3.x).
+    temp_key: tuple[str, ...]
+
+
+TLS_GROUPS: dict[str, TlsGroup] = {
+    g.name: g
+    for g in (
+        TlsGroup("x25519", "X25519", "x25519", ("X25519",)),
+        TlsGroup("p256", "prime256v1", "secp256r1", ("P-256", "prime256v1")),
+    )
+}

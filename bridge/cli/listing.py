@@ -22,6 +22,7 @@ KIND_TITLES = {
     "eddsa": "EdDSA signatures",
     "rsa": "RSA signatures",
     "agreement": "key agreement",
+    "tls": "TLS handshakes",
     "kdf": "key derivation",
     "random": "random bytes",
 }

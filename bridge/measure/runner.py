@@ -21,7 +21,7 @@ from bridge.measure.session import Outcome as Measured
 from bridge.measure.session import Progress, Session
 from bridge.measure.startup import Lineup, check_mask
 from bridge.report import schema
-from bridge.system import cpustat
+from bridge.system import cpustat, tlscert
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Outcome:
 def execute(plan: Plan, progress: Progress | None = None, seams: Seams | None = None) -> Outcome:
     seams = seams or Seams()
     specs = seams.the_specs(plan)
-    made = RunInputs(plan.seed)
+    made = RunInputs(plan.seed, tlscert.make)
     kwargs = {"clock": seams.clock} if seams.clock else {}
     interrupted = False
     wanted_levels = sorted({n for sc in plan.scenarios for n in sc.concurrency})

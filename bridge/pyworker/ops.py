@@ -655,6 +655,15 @@ def _exchange_fresh(args: dict[str, Any]) -> Prepared:
     return "cryptography generate + exchange", once, loop
 
 
+def _tls(version: str) -> Callable[[dict[str, Any]], Prepared]:
+    def handler(args: dict[str, Any]) -> Prepared:
+        from bridge.pyworker import tls
+
+        return tls.prepare(args, version)
+
+    return handler
+
+
 # One handler per operation of calls.CALLS["python", ...].
 HANDLERS = calls.Handlers(
     "python",
@@ -674,6 +683,7 @@ HANDLERS = calls.Handlers(
         "key_load": _key_load,
         "aead_reuse": _aead_reuse,
         "rand_bytes": _ssl_rand,
+        **{op: _tls(version) for op, version in calls.TLS_OPS.items()},
         "urandom": _urandom,
         "pbkdf2": _pbkdf2,
         "eddsa_sign": _eddsa_sign,

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bridge.catalog import calls, vocab
-from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import (
     AgreementScenario,
     CipherScenario,
@@ -40,7 +39,7 @@ from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
-from bridge.runtimes.base import Batch, BatchPlan, Job, LevelPlan, Runtime
+from bridge.runtimes.base import Batch, BatchPlan, Inputs, Job, LevelPlan, Runtime
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 
@@ -204,6 +203,8 @@ class OpensslRuntime(Runtime):
                 "speed-rand": self._bench_speed,
                 "speed-aead": self._bench_speed,
                 "kdf": self._bench_kdf,
+                # TLS handshakes: s_time against s_server (bridge.runtimes.openssl_tls).
+                **{op: self._bench_tls for op in calls.TLS_OPS},
             },
         )
 
@@ -461,6 +462,11 @@ class OpensslRuntime(Runtime):
         return Batch(
             api=api, samples=samples, loops=[1] * len(samples), output=output, **probed.fields()
         )
+
+    def _bench_tls(self, job: Job, plan: BatchPlan) -> Batch:
+        from bridge.runtimes import openssl_tls
+
+        return openssl_tls.bench(self, job, plan)
 
     def _bench_shell(self, job: Job, plan: BatchPlan) -> Batch:
         """A user's `sh:` command, a whole process per sample like `openssl

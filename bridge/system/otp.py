@@ -67,6 +67,7 @@ WORKER_MODULES = (
     "bridge_agent",
     "bridge_concurrency",
     "bridge_alt",
+    "bridge_tls",  # the tls kind's handshakes (the ssl application)
     "bridge_user",  # the user's expressions, in a node started with them (bridge time)
 )
 INSTALL_HINT = (

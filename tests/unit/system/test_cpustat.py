@@ -52,8 +52,13 @@ def test_the_calling_threads_figures_grow_with_its_work_and_name_an_allowed_cpu(
 @linux
 def test_another_threads_reader_and_affinity_on_a_real_child():
     allowed = cpustat.allowed_cpus()
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(30)"],
+        stdout=subprocess.PIPE,
+    )
     try:
+        # Once it has said so, it has run: its thread has CPU time to read.
+        assert child.stdout.readline() == b"up\n"
         reader = cpustat.ThreadStat(child.pid)
         assert reader.read()[0] > 0 and reader.cpu() in allowed
         reader.close()
