@@ -9,9 +9,10 @@ its off-result and asks bridge.hw.verdicts for the answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bridge import stats
 from bridge.catalog import calls, vocab
 from bridge.catalog.scenario import Scenario
 from bridge.hw import hardware, verdicts
@@ -127,7 +128,10 @@ def verdict_list(
     results: Sequence[schema.Result],
     runtimes: Sequence[schema.Runtime],
     contexts: Mapping[str, HwContext],
+    rounds: Callable[[schema.Result], Mapping[int, Sequence[float]] | None] | None = None,
 ) -> list[schema.HwVerdict]:
+    """`rounds` splits a cell's samples by interleaved round
+    (bridge.analysis.versus.rounds_of): a "used" then needs the rounds to agree."""
     on_info = {rt.id: rt for rt in runtimes if not rt.masked}
     by_key = {r.key: r for r in results}
     out = []
@@ -140,7 +144,7 @@ def verdict_list(
                 continue
             off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
-                v = _decide(ctx, info, r, off, feature)
+                v = _decide(ctx, info, r, off, feature, _paired_rounds(rounds, r, off))
                 best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
                 out.append(
                     schema.HwVerdict(
@@ -190,7 +194,14 @@ def feature_name(feature: str) -> str:
     return " and ".join(p.split(" (")[0] for p in parts) + " (masked together)"
 
 
-def _decide(ctx, info, on, off, feature) -> verdicts.Verdict:
+def _paired_rounds(rounds, on, off):
+    if rounds is None or off is None:
+        return None
+    a, b = rounds(on), rounds(off)
+    return None if a is None or b is None else (a, b)
+
+
+def _decide(ctx, info, on, off, feature, rounds=None) -> verdicts.Verdict:
     if feature in ctx.untestable:
         return ctx.untestable[feature]
     if not via_openssl(info, on.call_id):
@@ -199,11 +210,19 @@ def _decide(ctx, info, on, off, feature) -> verdicts.Verdict:
         return verdicts.decide(None, None, cannot_mask="the mask did not take effect")
     if off is None or not off.ok:
         return verdicts.decide(None, None, cannot_mask="the masked run has no measurement")
-    return verdicts.decide(on.per_op_ns(), off.per_op_ns())
+    return verdicts.decide(on.per_op_ns(), off.per_op_ns(), evidence=_evidence(info), rounds=rounds)
+
+
+def _evidence(info: schema.Runtime) -> tuple[str, str]:
+    """What one sample of this runtime is, and the option that takes more."""
+    if info.kind == "openssl":
+        return "openssl run", f"--openssl-runs {stats.MIN_CI_SAMPLES}"
+    return "sample", "--samples 6"
 
 
 def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
-    """(size, speedup) of the largest off/on ratio of this call in its scenario."""
+    """(size, speedup) of the largest off/on ratio (of the low statistic, as
+    the verdicts) of this call in its scenario."""
     best = None
     for other in results:
         same = (other.scenario, other.runtime, other.call_id) == (r.scenario, r.runtime, r.call_id)
@@ -212,7 +231,7 @@ def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
         off = by_key.get(_off(other.key))
         if off is None or not off.ok:
             continue
-        ratio = off.median() / other.median()
+        ratio = stats.low(off.per_op_ns()) / stats.low(other.per_op_ns())
         if best is None or ratio > best[1]:
             best = (other.size, ratio)
     return best

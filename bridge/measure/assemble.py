@@ -43,7 +43,6 @@ def report(
         environment=environment,
         runtimes=outcome.runtimes,
         results=results,
-        verdicts=tuple(ab.verdict_list(scenarios, results, outcome.runtimes, contexts)),
         fits=tuple(fits.fits_for(results)),
         tc=outcome.tc,
         hardware=schema.Hardware(hw=hw, experiments=tuple(c.record() for c in contexts.values())),
@@ -57,6 +56,14 @@ def report(
     )
     # The upgrade view, and runtimes against each other with their significance
     # (bridge.analysis.versus).
+    # The verdicts once more, now that the report says how it sampled: a
+    # "used" needs its interleaved rounds to agree (bridge.hw.verdicts).
+    found = ab.verdict_list(
+        scenarios, results, outcome.runtimes, contexts, lambda r: versus.rounds_of(made, r)
+    )
     return dataclasses.replace(
-        made, upgrades=tuple(upgrade.in_report(made)), differences=versus.differences(made)
+        made,
+        verdicts=tuple(found),
+        upgrades=tuple(upgrade.in_report(made)),
+        differences=versus.differences(made),
     )

@@ -129,7 +129,8 @@ class FakeRuntime(Runtime):
         )
         return Batch(
             api=f"fake {job.call.op}",
-            samples=[round(per_op * loops)] * plan.samples,
+            # A nanosecond apart: samples with no spread at all give no CI.
+            samples=[round(per_op * loops) + n * plan.samples + i for i in range(plan.samples)],
             loops=[loops] * plan.samples,
             output=output,
         )
