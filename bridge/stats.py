@@ -299,7 +299,7 @@ def missing_evidence(n_a: int, n_b: int, what: str = "sample", rerun: str = "") 
         return ""
     counts = f"{fewest}" if n_a == n_b else f"{min(n_a, n_b)} and {max(n_a, n_b)}"
     plural = what if n_a == n_b == 1 else _plural(what)
-    text = f"{counts} {plural} per side: no CI (a CI needs {MIN_CI_SAMPLES} a side)"
+    text = f"{counts} {plural} per side: no CI"
     return f"{text}; rerun with {rerun}" if rerun else text
 
 
