@@ -29,14 +29,13 @@ makes a call that much slower (1.58× was seen here, on identical set-ups).
 from __future__ import annotations
 
 import dataclasses
-import statistics
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from bridge import stats
-from bridge.analysis import upgrade
+from bridge.analysis import quietness, upgrade
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelResult
@@ -85,7 +84,7 @@ class Comparison:
     # where a runtime's version differs between the two.
     upgrades: dict[int, list[schema.Upgrade]] = field(default_factory=dict)
     # What each report recorded of its machine (None: nothing, e.g. imported).
-    conditions: list[Conditions | None] = field(default_factory=list)
+    conditions: list[quietness.Conditions | None] = field(default_factory=list)
     # Per report compared with the first: how their machines differed, in
     # words ("" when alike or unknown).
     load_notes: dict[int, str] = field(default_factory=dict)
@@ -113,83 +112,6 @@ class Comparison:
 SIGNIFICANT = ("faster", "slower")
 FEW, UNEQUAL = "too few samples", "unequal load"
 
-# -- the machine each report ran on -----------------------------------------------
-# Differences that count between two reports' machines: other processes'
-# CPU (as bridge.analysis.noise warns), steal, the wait share, load per CPU.
-OTHERS_DIFF_CPUS = 0.25
-STEAL_DIFF = 0.02
-WAIT_DIFF = 0.05
-LOAD_DIFF_PER_CPU = 0.5
-
-
-@dataclass(frozen=True)
-class Conditions:
-    """What a report recorded of its machine during the run."""
-
-    cpus: int | None
-    load: float | None  # the larger 1-minute load average, before or after
-    others_cpus: float | None
-    steal: float | None
-    wait: float | None  # share of the sample windows spent waiting for a CPU
-
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
-
-    def text(self) -> str:
-        parts = []
-        if self.load is not None:
-            parts.append(f"load {self.load:.1f}")
-        if self.others_cpus is not None:
-            parts.append(f"other processes {self.others_cpus:.1f} CPUs")
-        if self.steal is not None:
-            parts.append(f"steal {self.steal:.0%}")
-        if self.wait is not None:
-            parts.append(f"waiting for a CPU {self.wait:.0%}")
-        return ", ".join(parts) or "nothing recorded"
-
-
-def conditions(report: schema.Report) -> Conditions | None:
-    """The report's noise block as Conditions; the wait share where the
-    report has one (an optional field: the noise block's `wait_share`, or the
-    median of the results' own)."""
-    n = report.noise
-    if n is None or report.imported_from:
-        return None
-    loads = [x[0] for x in (n.load_before, n.load_after) if x]
-    waits = [w for r in report.results if (w := getattr(r, "wait_share", None)) is not None]
-    wait = getattr(n, "wait_share", None)
-    if wait is None and waits:
-        wait = statistics.median(waits)
-    return Conditions(
-        cpus=n.cpus,
-        load=max(loads) if loads else None,
-        others_cpus=n.others_cpus,
-        steal=n.steal,
-        wait=wait,
-    )
-
-
-def unequal(a: Conditions | None, b: Conditions | None) -> tuple[str, int | None]:
-    """("", None) when the machines were alike, or nothing says otherwise;
-    else (what differed, in words; which side was busier: 0 for a, 1 for b,
-    None when the measures disagree)."""
-    if a is None or b is None:
-        return "", None
-    cpus = a.cpus or b.cpus or 1
-    votes = []
-    for x, y, step in (
-        (a.others_cpus, b.others_cpus, OTHERS_DIFF_CPUS),
-        (a.steal, b.steal, STEAL_DIFF),
-        (a.wait, b.wait, WAIT_DIFF),
-        (a.load, b.load, LOAD_DIFF_PER_CPU * cpus),
-    ):
-        if x is not None and y is not None and abs(x - y) >= step:
-            votes.append(0 if x > y else 1)
-    if not votes:
-        return "", None
-    busier = votes[0] if len(set(votes)) == 1 else None
-    return f"A: {a.text()}; B: {b.text()}", busier
-
 
 def _cells(report: schema.Report) -> dict[tuple, dict[Hw, schema.Result]]:
     """(scenario, kind, call_id, size, (host, nth runtime of that kind on
@@ -215,7 +137,7 @@ def pair(a: schema.Report, b: schema.Report, margin: float = MARGIN) -> list[Row
     rows = [_row(key, ra, rb, margin) for key, ra, rb in matched(_cells(a), _cells(b))]
     # Levels (--concurrency) line up the same way, each level with its own.
     rows += level_pairs(a, b, margin)
-    text, busier = unequal(conditions(a), conditions(b))
+    text, busier = quietness.unequal(quietness.conditions(a), quietness.conditions(b))
     return [weigh_load(r, text, busier) for r in rows] if text else rows
 
 
@@ -379,8 +301,8 @@ def compare(reports: list[schema.Report], labels: list[str]) -> Comparison:
         i: upgrade.between(reports[0], reports[i], labels[0], labels[i])
         for i in range(1, len(reports))
     }
-    found = [conditions(r) for r in reports]
-    notes = {i: unequal(found[0], found[i])[0] for i in range(1, len(reports))}
+    found = [quietness.conditions(r) for r in reports]
+    notes = {i: quietness.unequal(found[0], found[i])[0] for i in range(1, len(reports))}
     return Comparison(
         labels=labels,
         pairs=pairs,

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.analysis import noise
+from bridge.report import schema
 
 SAMPLE_S = 0.005
 MIN_SAMPLES = 5  # however short --quietness-seconds is
@@ -139,6 +140,84 @@ def advice(cpus: Sequence[CpuQuietness], usage: noise.Usage | None, found: str) 
 
 def _noisiness(c: CpuQuietness) -> float:
     return c.robust_cv + c.slow
+
+
+# -- the machine a report ran on (bridge compare, the upgrade view) -------------
+# Differences that count between two reports' machines: other processes'
+# CPU (as bridge.analysis.noise warns), steal, the wait share, load per CPU.
+OTHERS_DIFF_CPUS = 0.25
+STEAL_DIFF = 0.02
+WAIT_DIFF = 0.05
+LOAD_DIFF_PER_CPU = 0.5
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What a report recorded of its machine during the run."""
+
+    cpus: int | None
+    load: float | None  # the larger 1-minute load average, before or after
+    others_cpus: float | None
+    steal: float | None
+    wait: float | None  # share of the sample windows spent waiting for a CPU
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+    def text(self) -> str:
+        parts = []
+        if self.load is not None:
+            parts.append(f"load {self.load:.1f}")
+        if self.others_cpus is not None:
+            parts.append(f"other processes {self.others_cpus:.1f} CPUs")
+        if self.steal is not None:
+            parts.append(f"steal {self.steal:.0%}")
+        if self.wait is not None:
+            parts.append(f"waiting for a CPU {self.wait:.0%}")
+        return ", ".join(parts) or "nothing recorded"
+
+
+def conditions(report: schema.Report) -> Conditions | None:
+    """The report's noise block as Conditions; the wait share where the
+    report has one (an optional field: the noise block's `wait_share`, or the
+    median of the results' own)."""
+    n = report.noise
+    if n is None or report.imported_from:
+        return None
+    loads = [x[0] for x in (n.load_before, n.load_after) if x]
+    waits = [w for r in report.results if (w := getattr(r, "wait_share", None)) is not None]
+    wait = getattr(n, "wait_share", None)
+    if wait is None and waits:
+        wait = statistics.median(waits)
+    return Conditions(
+        cpus=n.cpus,
+        load=max(loads) if loads else None,
+        others_cpus=n.others_cpus,
+        steal=n.steal,
+        wait=wait,
+    )
+
+
+def unequal(a: Conditions | None, b: Conditions | None) -> tuple[str, int | None]:
+    """("", None) when the machines were alike, or nothing says otherwise;
+    else (what differed, in words; which side was busier: 0 for a, 1 for b,
+    None when the measures disagree)."""
+    if a is None or b is None:
+        return "", None
+    cpus = a.cpus or b.cpus or 1
+    votes = []
+    for x, y, step in (
+        (a.others_cpus, b.others_cpus, OTHERS_DIFF_CPUS),
+        (a.steal, b.steal, STEAL_DIFF),
+        (a.wait, b.wait, WAIT_DIFF),
+        (a.load, b.load, LOAD_DIFF_PER_CPU * cpus),
+    ):
+        if x is not None and y is not None and abs(x - y) >= step:
+            votes.append(0 if x > y else 1)
+    if not votes:
+        return "", None
+    busier = votes[0] if len(set(votes)) == 1 else None
+    return f"A: {a.text()}; B: {b.text()}", busier
 
 
 # -- measuring ---------------------------------------------------------------

@@ -157,6 +157,7 @@ def verdict_list(
                         verdict=v.verdict,
                         speedup=v.speedup,
                         speedup_ci95=v.ci95,
+                        statistic=stats.LOW_STATISTIC if v.speedup is not None else "",
                         explanation=verdicts.explain(
                             v,
                             who=who(info, r.call),

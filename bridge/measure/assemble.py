@@ -43,7 +43,7 @@ def report(
         environment=environment,
         runtimes=outcome.runtimes,
         results=results,
-        fits=tuple(fits.fits_for(results)),
+        fits=tuple(fits.fits_for(results, {sc.name: sc.size_unit for sc in scenarios})),
         tc=outcome.tc,
         hardware=schema.Hardware(hw=hw, experiments=tuple(c.record() for c in contexts.values())),
         interop=tuple(checks),
@@ -61,8 +61,14 @@ def report(
     found = ab.verdict_list(
         scenarios, results, outcome.runtimes, contexts, lambda r: versus.rounds_of(made, r)
     )
+    # A size off its linear cost model is named with the machine's warnings.
+    flags = tuple(text for f in made.fits for text in f.implausible)
+    machine = made.noise
+    if machine is not None and flags:
+        machine = dataclasses.replace(machine, warnings=(*machine.warnings, *flags))
     return dataclasses.replace(
         made,
+        noise=machine,
         verdicts=tuple(found),
         upgrades=tuple(upgrade.in_report(made)),
         differences=versus.differences(made),
