@@ -89,9 +89,8 @@ def implausible_text(who: str, f: Fit, medians: Sequence[float], unit: str = "by
     """The sentences naming each implausible size of a fit."""
     one = unit[:-1] if unit.endswith("s") else unit
     return [
-        f"{who} at {size:,} {unit}: {per_unit:.3g} ns per {one}, {ratio:.2f}× the"
-        f" {f.b_ns_per_byte:.3g} of the line through the sweep; a linear cost cannot do"
-        " that, so something else slowed or sped this cell (load, a frequency step)"
+        f"{who} at {size:,} {unit}: {per_unit:.3g} ns per {one}, {ratio:.2f}× the line's"
+        f" {f.b_ns_per_byte:.3g}: not a linear cost; load or a frequency step moved this cell"
         for size, per_unit, ratio in implausible(f, medians)
     ]
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +140,25 @@ def advice(cpus: Sequence[CpuQuietness], usage: noise.Usage | None, found: str) 
 
 def _noisiness(c: CpuQuietness) -> float:
     return c.robust_cv + c.slow
+
+
+def busy(use: noise.Usage | None, environment: Mapping[str, Any]) -> str:
+    """What kept the machine busy during a run, in words, when it was (as
+    bridge.analysis.noise warns: other processes on a quarter of a CPU or a
+    tenth of the machine, or steal); "" on a quiet one or when unknown."""
+    if use is None:
+        return ""
+    cpus = use.cpus or environment.get("cpu_count") or 1
+    others = use.others_cpus
+    parts = []
+    if others is not None and others >= max(noise.OTHERS_MIN_CPUS, noise.OTHERS_MIN_SHARE * cpus):
+        text = f"other processes used {others:.1f} of {cpus} CPUs"
+        if use.load_after is not None:
+            text += f" (load {use.load_after[0]:.1f})"
+        parts.append(text)
+    if use.steal is not None and use.steal >= noise.STEAL_MIN:
+        parts.append(f"the hypervisor took {use.steal:.0%} (steal)")
+    return " and ".join(parts)
 
 
 # -- the machine a report ran on (bridge compare, the upgrade view) -------------

@@ -129,9 +129,12 @@ def verdict_list(
     runtimes: Sequence[schema.Runtime],
     contexts: Mapping[str, HwContext],
     rounds: Callable[[schema.Result], Mapping[int, Sequence[float]] | None] | None = None,
+    busy: str = "",
 ) -> list[schema.HwVerdict]:
     """`rounds` splits a cell's samples by interleaved round
-    (bridge.analysis.versus.rounds_of): a "used" then needs the rounds to agree."""
+    (bridge.analysis.versus.rounds_of): a "used" then needs the rounds to agree.
+    `busy` says what kept the machine busy during the run, when it was
+    (bridge.analysis.quietness.busy): a "used" then needs a larger gain."""
     on_info = {rt.id: rt for rt in runtimes if not rt.masked}
     by_key = {r.key: r for r in results}
     out = []
@@ -144,7 +147,8 @@ def verdict_list(
                 continue
             off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
-                v = _decide(ctx, info, r, off, feature, _paired_rounds(rounds, r, off))
+                seen = (_paired_rounds(rounds, r, off), busy or _waited(r, off))
+                v = _decide(ctx, info, r, off, feature, seen)
                 best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
                 out.append(
                     schema.HwVerdict(
@@ -202,7 +206,19 @@ def _paired_rounds(rounds, on, off):
     return None if a is None or b is None else (a, b)
 
 
-def _decide(ctx, info, on, off, feature, rounds=None) -> verdicts.Verdict:
+# A twin that spent this share of its sample windows waiting for a CPU (the
+# optional `wait_share` of a result) ran on a busy machine.
+WAITED = 0.10
+
+
+def _waited(on, off) -> str:
+    shares = [w for r in (on, off) if r is not None and (w := getattr(r, "wait_share", None))]
+    worst = max(shares, default=0.0)
+    return f"a twin waited for a CPU {worst:.0%} of the time" if worst >= WAITED else ""
+
+
+def _decide(ctx, info, on, off, feature, seen=(None, "")) -> verdicts.Verdict:
+    rounds, busy = seen
     if feature in ctx.untestable:
         return ctx.untestable[feature]
     if not via_openssl(info, on.call_id):
@@ -211,7 +227,9 @@ def _decide(ctx, info, on, off, feature, rounds=None) -> verdicts.Verdict:
         return verdicts.decide(None, None, cannot_mask="the mask did not take effect")
     if off is None or not off.ok:
         return verdicts.decide(None, None, cannot_mask="the masked run has no measurement")
-    return verdicts.decide(on.per_op_ns(), off.per_op_ns(), evidence=_evidence(info), rounds=rounds)
+    return verdicts.decide(
+        on.per_op_ns(), off.per_op_ns(), evidence=_evidence(info), rounds=rounds, busy=busy
+    )
 
 
 def _evidence(info: schema.Runtime) -> tuple[str, str]:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge.analysis import decompose, fits, interop, noise, upgrade, versus
+from bridge.analysis import decompose, fits, interop, noise, quietness, upgrade, versus
 from bridge.catalog.scenario import Scenario
 from bridge.hw import ab
 from bridge.measure.session import Outcome
@@ -54,12 +54,18 @@ def report(
         decompositions=tuple(decompose.decompose(scenarios, results, outcome.runtimes)),
         noise=None if usage is None else noise.record(usage, results, environment),
     )
-    # The upgrade view, and runtimes against each other with their significance
+    # The verdicts once more, now that the report says how it sampled and how
+    # busy the machine was: a "used" needs its interleaved rounds to agree,
+    # and a larger gain on a busy machine (bridge.hw.verdicts). Then the
+    # upgrade view, and runtimes against each other with their significance
     # (bridge.analysis.versus).
-    # The verdicts once more, now that the report says how it sampled: a
-    # "used" needs its interleaved rounds to agree (bridge.hw.verdicts).
     found = ab.verdict_list(
-        scenarios, results, outcome.runtimes, contexts, lambda r: versus.rounds_of(made, r)
+        scenarios,
+        results,
+        outcome.runtimes,
+        contexts,
+        lambda r: versus.rounds_of(made, r),
+        quietness.busy(usage, environment),
     )
     # A size off its linear cost model is named with the machine's warnings.
     flags = tuple(text for f in made.fits for text in f.implausible)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from bridge.hw import verdicts
 
 
@@ -62,3 +64,86 @@ def test_large_speedup_needs_no_caveat():
     v = verdicts.Verdict("used", 3.2, (3.1, 3.3))
     text = verdicts.explain(v, who="openssl speed -evp sha256", feature="SHA", size=16384)
     assert text == "openssl speed -evp sha256 uses SHA: 3.20× slower without it at 16 KiB"
+
+
+# -- evidence, two speeds, rounds (issue 25) ---------------------------------
+
+
+def two_speeds(n: int, fast_share: float, seed: int, fast: float = 2876, ratio: float = 1.62):
+    rng = random.Random(seed)
+    k = round(n * fast_share)
+    xs = [fast * (1 + rng.gauss(0, 0.02)) for _ in range(k)]
+    xs += [fast * ratio * (1 + rng.gauss(0, 0.02)) for _ in range(n - k)]
+    rng.shuffle(xs)
+    return xs
+
+
+def test_one_openssl_run_a_side_is_never_a_verdict():
+    # --quick: one openssl run per side gave "uses SHA extensions" on a CI
+    # of [1.14, 1.14].
+    v = verdicts.decide([1000.0], [1140.0], evidence=("openssl run", "--openssl-runs 3"))
+    assert v.verdict == "inconclusive" and v.ci95 is None
+    assert v.speedup == pytest.approx(1.14)
+    assert v.reason == "1 openssl run per side: no CI; rerun with --openssl-runs 3"
+    two = verdicts.decide([1000.0, 1001.0], [2000.0, 2001.0])
+    assert two.verdict == "inconclusive" and "2 samples per side: no CI" in two.reason
+    text = verdicts.explain(v, who="openssl speed -evp sha512", feature="SHA", size=1024)
+    assert text.endswith(
+        "inconclusive at 1 KiB: 1 openssl run per side: no CI; rerun with --openssl-runs 3"
+    )
+
+
+def test_samples_without_spread_give_no_ci_and_no_verdict():
+    v = verdicts.decide([1000.0] * 6, [2000.0] * 6)
+    assert v.verdict == "inconclusive" and v.ci95 is None and "no CI" in v.reason
+
+
+@pytest.mark.parametrize(("on_fast", "off_fast"), [(0.34, 0.10), (0.66, 0.05), (0.10, 0.50)])
+def test_a_two_speed_machine_with_different_shares_on_each_side_gives_no_verdict(on_fast, off_fast):
+    # The control on a two-speed machine: the feature changes nothing, the
+    # twins caught the fast speed in different shares. Medians would read
+    # up to 1.62x "used" (or 0.62x).
+    for seed in range(5):
+        on = two_speeds(24, on_fast, seed)
+        off = two_speeds(24, off_fast, seed + 100)
+        v = verdicts.decide(on, off)
+        assert v.verdict in ("inconclusive", "not-used"), (seed, v)
+        assert v.verdict != "used"
+
+
+def test_the_slow_speed_alone_on_one_side_is_named_as_the_machine():
+    on = two_speeds(40, 0.4, seed=1)
+    off = two_speeds(40, 0.0, seed=2)  # the masked twin caught only the slow speed
+    v = verdicts.decide(on, off)
+    assert v.verdict == "inconclusive"
+    assert "two speeds" in v.reason and "the machine's, not the feature's" in v.reason
+    assert "40% of the samples near 2,8" in v.reason
+
+
+def test_a_real_gain_on_a_two_speed_machine_is_still_found():
+    on = two_speeds(40, 0.4, seed=1)
+    off = [x * 3 for x in two_speeds(40, 0.4, seed=2)]
+    v = verdicts.decide(on, off)
+    assert v.verdict == "used" and v.speedup == pytest.approx(3, rel=0.05)
+
+
+def test_the_masked_run_faster_is_the_machine_and_says_so():
+    # Python sha512 came out 0.74x (CI 0.73-0.77): no mask does that.
+    v = verdicts.decide(noisy(1000, 0.01), noisy(740, 0.01, seed=7))
+    assert v.verdict == "inconclusive"
+    assert "which no mask can cause: the machine's speed changed" in v.reason
+    assert "0.74×" in v.reason
+
+
+def test_used_needs_the_interleaved_rounds_to_agree():
+    on, off = noisy(1000, 0.02, n=24), noisy(1300, 0.02, n=24, seed=3)
+    agree = (
+        {i: on[i * 6 : i * 6 + 6] for i in range(4)},
+        {i: off[i * 6 : i * 6 + 6] for i in range(4)},
+    )
+    assert verdicts.decide(on, off, rounds=agree).verdict == "used"
+    # One round where the masked side was the faster: a slow spell, not the feature.
+    flipped = dict(agree[1])
+    flipped[2] = [x / 1.6 for x in flipped[2]]
+    v = verdicts.decide(on, off, rounds=(agree[0], flipped))
+    assert v.verdict == "inconclusive" and "only 3 of 4 interleaved rounds" in v.reason
