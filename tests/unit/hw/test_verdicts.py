@@ -147,3 +147,26 @@ def test_used_needs_the_interleaved_rounds_to_agree():
     flipped[2] = [x / 1.6 for x in flipped[2]]
     v = verdicts.decide(on, off, rounds=(agree[0], flipped))
     assert v.verdict == "inconclusive" and "only 3 of 4 interleaved rounds" in v.reason
+
+
+def test_a_busy_machine_needs_a_larger_gain():
+    # The controls came out up to 1.65x "slower" masked at load 7, all rounds agreeing.
+    on, off = noisy(1000, 0.02), noisy(1650, 0.02, seed=3)
+    assert verdicts.decide(on, off).verdict == "used"
+    busy = "other processes used 1.6 of 2 CPUs (load 7.2)"
+    v = verdicts.decide(on, off, busy=busy)
+    assert v.verdict == "inconclusive" and busy in v.reason and "needs 2×" in v.reason
+    # A real gain at 16 KiB (SHA-NI: 3x) stands on a busy machine too.
+    assert verdicts.decide(on, noisy(3100, 0.02, seed=3), busy=busy).verdict == "used"
+
+
+def test_the_busy_sentence_follows_the_noise_thresholds():
+    from bridge.analysis import noise, quietness
+
+    def use(others, steal=0.0):
+        return noise.Usage(10, 2, (1, 1, 1), (7.2, 5, 3), 0.9, steal, 0, 0.4, others, ())
+
+    assert quietness.busy(use(0.1), {}) == ""
+    assert quietness.busy(use(1.6), {}) == "other processes used 1.6 of 2 CPUs (load 7.2)"
+    assert quietness.busy(use(0.1, steal=0.05), {}) == "the hypervisor took 5% (steal)"
+    assert quietness.busy(None, {}) == ""
