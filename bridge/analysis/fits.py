@@ -89,10 +89,14 @@ def implausible_text(who: str, f: Fit, medians: Sequence[float], unit: str = "by
     """The sentences naming each implausible size of a fit."""
     one = unit[:-1] if unit.endswith("s") else unit
     return [
-        f"{who} at {size:,} {unit}: {per_unit:.3g} ns per {one}, {ratio:.2f}× the line's"
-        f" {f.b_ns_per_byte:.3g}: not a linear cost; load or a frequency step moved this cell"
+        f"{who} at {size:,} {unit}: {_ns(per_unit)} ns per {one}, {ratio:.2f}× the line's"
+        f" {_ns(f.b_ns_per_byte)}: not a linear cost; load or a frequency step moved this cell"
         for size, per_unit, ratio in implausible(f, medians)
     ]
+
+
+def _ns(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def fits_for(
