@@ -10,7 +10,7 @@ from bridge.analysis import compare, quietness, upgrade
 from bridge.render.compare import render
 from bridge.report import schema
 from bridge.report.hw import Hw
-from tests.unit.analysis.test_upgrade import NEW, OLD, erlang, report, result, sweep
+from tests.unit.analysis.test_upgrade import NEW, OLD, report, result, sweep
 
 QUIET = schema.Noise(
     seconds=10.0,
@@ -129,5 +129,4 @@ def test_an_upgrade_between_differently_loaded_machines_says_so():
     # On equal machines the same numbers are an upgrade's difference.
     (u,) = upgrade.between(a, with_noise(b, QUIET), "old.json", "new.json")
     assert (u.per_call, u.per_byte, u.note) == ("more", "more", "")
-    assert erlang  # the helpers come from test_upgrade
-    assert Hw.ON == u.hw
+    assert u.hw == Hw.ON
