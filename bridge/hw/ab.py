@@ -128,13 +128,17 @@ def verdict_list(
     results: Sequence[schema.Result],
     runtimes: Sequence[schema.Runtime],
     contexts: Mapping[str, HwContext],
+    *,
     rounds: Callable[[schema.Result], Mapping[int, Sequence[float]] | None] | None = None,
     busy: str = "",
+    sample_ns: float | None = None,
 ) -> list[schema.HwVerdict]:
     """`rounds` splits a cell's samples by interleaved round
     (bridge.analysis.versus.rounds_of): a "used" then needs the rounds to agree.
     `busy` says what kept the machine busy during the run, when it was
-    (bridge.analysis.quietness.busy): a "used" then needs a larger gain."""
+    (bridge.analysis.quietness.busy): a "used" then needs a larger gain.
+    `sample_ns`, the planned length of one sample (--sample-ms): a twin whose
+    samples took twice that even at best waited for a CPU, and gives no verdict."""
     on_info = {rt.id: rt for rt in runtimes if not rt.masked}
     by_key = {r.key: r for r in results}
     out = []
@@ -147,7 +151,8 @@ def verdict_list(
                 continue
             off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
-                seen = (_paired_rounds(rounds, r, off), busy or _waited(r, off))
+                stretched = _stretched(r, off, sample_ns) if sc.kind != "file-digest" else ""
+                seen = (_paired_rounds(rounds, r, off), busy or _waited(r, off), stretched)
                 v = _decide(ctx, info, r, off, feature, seen)
                 best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
                 out.append(
@@ -217,8 +222,33 @@ def _waited(on, off) -> str:
     return f"a twin waited for a CPU {worst:.0%} of the time" if worst >= WAITED else ""
 
 
-def _decide(ctx, info, on, off, feature, seen=(None, "")) -> verdicts.Verdict:
-    rounds, busy = seen
+# A sample that took this many times its planned length, even the shortest
+# of a cell's (its 10th percentile), was stretched by waiting for a CPU: on
+# this project's guest at load 11, a masked Python twin's samples of a 5-ms
+# plan took 17-60 ms, and its SHA-512 read 3.8x "slower"; every other cell of
+# five such runs stayed under 1.3x its plan.
+STRETCHED = 2.0
+
+
+def _stretched(on, off, sample_ns: float | None) -> str:
+    """ "" unless a twin's samples took STRETCHED times their plan even at best."""
+    if not sample_ns or off is None or not on.samples or not off.samples:
+        return ""
+    if on.runtime.startswith("openssl") or off.runtime.startswith("openssl"):
+        return ""  # an openssl run lasts its -seconds whatever the machine does
+    for name, r in (("unmasked", on), ("masked", off)):
+        stretch = stats.low(r.samples) / sample_ns
+        if stretch >= STRETCHED:
+            return (
+                f"the {name} run's samples took {stretch:.1f}× their planned"
+                f" {sample_ns / 1e6:g} ms even at best: it waited for a CPU, so its time per"
+                " call is not the call's cost; rerun on a quieter machine"
+            )
+    return ""
+
+
+def _decide(ctx, info, on, off, feature, seen=(None, "", "")) -> verdicts.Verdict:
+    rounds, busy, stretched = seen
     if feature in ctx.untestable:
         return ctx.untestable[feature]
     if not via_openssl(info, on.call_id):
@@ -228,7 +258,12 @@ def _decide(ctx, info, on, off, feature, seen=(None, "")) -> verdicts.Verdict:
     if off is None or not off.ok:
         return verdicts.decide(None, None, cannot_mask="the masked run has no measurement")
     return verdicts.decide(
-        on.per_op_ns(), off.per_op_ns(), evidence=_evidence(info), rounds=rounds, busy=busy
+        on.per_op_ns(),
+        off.per_op_ns(),
+        evidence=_evidence(info),
+        rounds=rounds,
+        busy=busy,
+        stretched=stretched,
     )
 
 

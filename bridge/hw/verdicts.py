@@ -65,6 +65,7 @@ def decide(
     evidence: tuple[str, str] = ("sample", "--samples 6"),
     rounds: tuple[Mapping[int, Sequence[float]], Mapping[int, Sequence[float]]] | None = None,
     busy: str = "",
+    stretched: str = "",
 ) -> Verdict:
     """The verdict from per-call times with the feature (on) and without (off).
     `evidence` names a sample and the option that gives more of them, for the
@@ -73,7 +74,9 @@ def decide(
     says how it sampled): a "used" needs the rounds to agree, round by round,
     so that a slow spell that caught one side's batches is not a verdict.
     `busy`: what kept the machine busy, in words ("other processes used 1.6
-    of 2 CPUs"), when it was: a "used" then needs BUSY_MARGIN."""
+    of 2 CPUs"), when it was: a "used" then needs BUSY_MARGIN. `stretched`:
+    why a side's samples are not the call's cost (they waited for a CPU),
+    when they are not: no verdict then."""
     if cpu_has is False:
         return Verdict("cpu-lacks", reason="the CPU does not offer it")
     if already_masked:
@@ -93,6 +96,8 @@ def decide(
     if missing:
         return Verdict("inconclusive", stats.low(off) / stats.low(on), None, missing)
     speedup, (lo, hi) = stats.low_ratio_ci(on, off)
+    if stretched:
+        return Verdict("inconclusive", speedup, (lo, hi), stretched)
     if lo == hi:
         return Verdict(
             "inconclusive",

@@ -64,8 +64,9 @@ def report(
         results,
         outcome.runtimes,
         contexts,
-        lambda r: versus.rounds_of(made, r),
-        quietness.busy(usage, environment),
+        rounds=lambda r: versus.rounds_of(made, r),
+        busy=quietness.busy(usage, environment),
+        sample_ns=_sample_ns(settings),
     )
     # A size off its linear cost model is named with the machine's warnings.
     flags = tuple(text for f in made.fits for text in f.implausible)
@@ -79,3 +80,9 @@ def report(
         upgrades=tuple(upgrade.in_report(made)),
         differences=versus.differences(made),
     )
+
+
+def _sample_ns(settings: Mapping[str, Any]) -> float | None:
+    """The planned length of one sample, from the run's settings."""
+    ms = settings.get("sample_ms")
+    return ms * 1e6 if isinstance(ms, int | float) and ms > 0 else None

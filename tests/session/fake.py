@@ -121,7 +121,9 @@ class FakeRuntime(Runtime):
         per_op = self.script.per_op_ns(job, self.hw, n)
         if self.hw == "off":
             per_op *= self.script.masked_factor
-        loops = plan.loops or LOOPS
+        # Calibration sizes a sample to its plan, as a real worker's does: a
+        # masked twin twice as slow runs half the calls a sample.
+        loops = plan.loops or max(1, round(LOOPS * self.script.per_op_ns(job, "on", 0) / per_op))
         output = (
             self.script.output(job, self.calls)
             if self.script.output

@@ -170,3 +170,39 @@ def test_the_busy_sentence_follows_the_noise_thresholds():
     assert quietness.busy(use(1.6), {}) == "other processes used 1.6 of 2 CPUs (load 7.2)"
     assert quietness.busy(use(0.1, steal=0.05), {}) == "the hypervisor took 5% (steal)"
     assert quietness.busy(None, {}) == ""
+
+
+def test_a_twin_whose_samples_were_stretched_gives_no_verdict():
+    # Load 11: the masked Python twin's samples of a 5-ms plan took 17-60 ms
+    # (7848 calls each), the unmasked twin's 0.3-0.8 ms; SHA-512 read 3.8x.
+    from bridge.hw import ab
+    from bridge.report import schema
+
+    def cell(hw, loops, per_call):
+        return schema.Result(
+            scenario="sha512",
+            runtime="python@3.11.7",
+            call="hashlib.sha512(data).digest()",
+            call_id="hashlib",
+            api="hashlib.sha512",
+            semantics="one-shot",
+            algorithm="sha512",
+            size=16,
+            hw=hw,
+            loops=loops,
+            samples=tuple(round(loops * x) for x in per_call),
+            output_hex="00",
+        )
+
+    on = cell("on", 517, noisy(1000, 0.2, n=24))
+    off = cell("off", 7848, noisy(4000, 0.4, n=24, seed=2))
+    reason = ab._stretched(on, off, 5e6)
+    assert reason.startswith("the masked run's samples took 4.")
+    assert "× their planned 5 ms even at best: it waited for a CPU" in reason
+    v = verdicts.decide(on.per_op_ns(), off.per_op_ns(), stretched=reason)
+    assert v.verdict == "inconclusive" and v.speedup > 3
+    # Samples of their planned length: nothing to say.
+    assert (
+        ab._stretched(cell("on", 5000, noisy(1000, 0.1)), cell("off", 5000, noisy(1000, 0.1)), 5e6)
+        == ""
+    )
