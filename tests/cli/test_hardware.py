@@ -25,7 +25,7 @@ SHORT = [
     "--rounds",
     "4",
     "--openssl-runs",
-    "2",
+    "3",  # a verdict needs 3 samples a side (bridge.stats.MIN_CI_SAMPLES)
 ]
 
 
