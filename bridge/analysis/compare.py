@@ -143,15 +143,18 @@ def pair(a: schema.Report, b: schema.Report, margin: float = MARGIN) -> list[Row
 
 def weigh_load(row: Row, text: str, busier: int | None) -> Row:
     """A significant row in the direction of the load (the busier report the
-    slower one; either, when the measures disagree which was busier) is
-    "unequal load": the load alone can make that difference."""
+    slower one; either, when the measures disagree which was busier or both
+    machines were busy) is "unequal load": the load alone can make that
+    difference."""
     if not row.significant:
         return row
     slower = 1 if row.verdict == "slower" else 0
     if busier is not None and busier != slower:
         return row  # the busier report was the faster: load does not do that
-    who = {0: "A", 1: "B"}.get(busier, "one")
-    note = f"{who} ran on a busier machine ({text}): the load alone can make this difference"
+    who = {0: "A ran on a busier machine", 1: "B ran on a busier machine"}.get(
+        busier, "the machines were busy, unequally"
+    )
+    note = f"{who} ({text}): the load alone can make this difference"
     return dataclasses.replace(row, verdict=UNEQUAL, note=note)
 
 

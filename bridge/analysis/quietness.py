@@ -183,6 +183,17 @@ class Conditions:
     def to_json(self) -> dict:
         return dict(self.__dict__)
 
+    def busy(self, cpus: int) -> bool:
+        """Busy as bridge.analysis.noise warns: other processes on a quarter
+        of a CPU (a tenth of a large machine), steal of 2%, or a tenth of the
+        time waiting for a CPU."""
+        others = self.others_cpus or 0.0
+        return (
+            others >= max(noise.OTHERS_MIN_CPUS, noise.OTHERS_MIN_SHARE * cpus)
+            or (self.steal or 0.0) >= noise.STEAL_MIN
+            or (self.wait or 0.0) >= 0.10
+        )
+
     def text(self) -> str:
         parts = []
         if self.load is not None:
@@ -220,7 +231,8 @@ def conditions(report: schema.Report) -> Conditions | None:
 def unequal(a: Conditions | None, b: Conditions | None) -> tuple[str, int | None]:
     """("", None) when the machines were alike, or nothing says otherwise;
     else (what differed, in words; which side was busier: 0 for a, 1 for b,
-    None when the measures disagree)."""
+    None when the measures disagree or the quieter side was busy too, so that
+    load can have moved either)."""
     if a is None or b is None:
         return "", None
     cpus = a.cpus or b.cpus or 1
@@ -236,6 +248,8 @@ def unequal(a: Conditions | None, b: Conditions | None) -> tuple[str, int | None
     if not votes:
         return "", None
     busier = votes[0] if len(set(votes)) == 1 else None
+    if busier is not None and (b if busier == 0 else a).busy(cpus):
+        busier = None
     return f"A: {a.text()}; B: {b.text()}", busier
 
 

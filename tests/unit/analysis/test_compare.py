@@ -130,3 +130,15 @@ def test_an_upgrade_between_differently_loaded_machines_says_so():
     (u,) = upgrade.between(a, with_noise(b, QUIET), "old.json", "new.json")
     assert (u.per_call, u.per_byte, u.note) == ("more", "more", "")
     assert u.hw == Hw.ON
+
+
+def test_both_machines_busy_unequally_is_no_difference_either_way():
+    # A at load 7.9 with other processes on 1.3 CPUs, B at 17 on 1.8: B's
+    # cells read faster here and there, which load on A can make too.
+    busy = dataclasses.replace(LOADED, others_cpus=1.3, load_after=(7.9, 6, 5))
+    busier = dataclasses.replace(LOADED, others_cpus=1.8, load_after=(17.1, 15, 12))
+    a = with_noise(report([NEW], sweep(NEW.id, 1000, 1.0)), busy)
+    b = with_noise(report([NEW], sweep(NEW.id, 600, 0.6)), busier)
+    rows = compare.pair(a, b)
+    assert {r.verdict for r in rows} == {compare.UNEQUAL}
+    assert rows[0].note.startswith("the machines were busy, unequally (A: load 7.9")
