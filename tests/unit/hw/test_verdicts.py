@@ -206,3 +206,19 @@ def test_a_twin_whose_samples_were_stretched_gives_no_verdict():
         ab._stretched(cell("on", 5000, noisy(1000, 0.1)), cell("off", 5000, noisy(1000, 0.1)), 5e6)
         == ""
     )
+
+
+def test_twins_that_differ_elsewhere_raise_the_bar_for_used():
+    # Python's twins ran SHA-512 at 8 KiB 0.74x (CI 0.73-0.77) on an idle
+    # machine: the two processes differ by up to 1/0.77 = 1.3x for a reason no
+    # mask has. A 1.25x "used" elsewhere in that run is not evidence.
+    faster = verdicts.decide(noisy(1000, 0.01), noisy(740, 0.01, seed=7))
+    assert faster.masked_faster and faster.ci95[1] < 0.8
+    used = verdicts.decide(noisy(1000, 0.01), noisy(1250, 0.01, seed=3))
+    assert used.verdict == "used"
+    v = verdicts.against_twin_gap(used, 1 / faster.ci95[1], "hashlib in sha512 at 8 KiB")
+    assert v.verdict == "inconclusive" and "at least 1.3" in v.reason
+    assert "(hashlib in sha512 at 8 KiB)" in v.reason
+    # A gain well clear of the gap stands.
+    big = verdicts.decide(noisy(1000, 0.01), noisy(3000, 0.01, seed=3))
+    assert verdicts.against_twin_gap(big, 1.3, "x").verdict == "used"
