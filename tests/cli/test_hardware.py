@@ -90,11 +90,26 @@ def test_sha512_is_the_control(tmp_path):
     done = bridge_cmd("run", *files, *SHORT, "--rounds", "8", "--samples", "40", "-o", str(out))
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
-    speedup = {
-        (v["scenario"], v["runtime"].split("@")[0]): v["speedup"] for v in report["verdicts"]
-    }
+    by = {(v["scenario"], v["runtime"].split("@")[0]): v for v in report["verdicts"]}
+    speedup = {key: v["speedup"] for key, v in by.items()}
     for kind in ("erlang", "python", "openssl"):
+        control = by[("sha512-16k", kind)]
+        assert control["verdict"] != "used", control
+        # A control cell the machine moved (a twin that waited for a CPU, two
+        # speeds, the twins' own gap) says so, and its ratio is not the mask's.
+        if any(words in control["explanation"] for words in MACHINE):
+            continue
         assert speedup[("sha512-16k", kind)] < 0.6 * speedup[("sha256-16k", kind)], speedup
+
+
+MACHINE = (
+    "waited for a CPU",
+    "two speeds",
+    "on a busy machine",
+    "which no mask can cause",
+    "no mask can",
+    "interleaved rounds",
+)
 
 
 def test_env_command(tmp_path):
