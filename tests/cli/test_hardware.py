@@ -107,7 +107,6 @@ MACHINE = (
     "two speeds",
     "on a busy machine",
     "which no mask can cause",
-    "no mask can",
     "interleaved rounds",
 )
 
