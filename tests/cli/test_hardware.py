@@ -97,7 +97,10 @@ def test_sha512_is_the_control(tmp_path):
         assert control["verdict"] != "used", control
         # A control cell the machine moved (a twin that waited for a CPU, two
         # speeds, the twins' own gap) says so, and its ratio is not the mask's.
+        # So does a real gain the machine kept from a verdict: no reference then.
         if any(words in control["explanation"] for words in MACHINE):
+            continue
+        if by[("sha256-16k", kind)]["verdict"] != "used":
             continue
         assert speedup[("sha512-16k", kind)] < 0.6 * speedup[("sha256-16k", kind)], speedup
 
