@@ -38,7 +38,15 @@ machine that is linear over one step. --design cell does H B H per cell,
 bridge running that cell alone: the three are closer in time.
 ratio = bridge median / harness median. Per runtime and size: the median
 ratio over the pairs, with a distribution-free 95% CI (order
-statistics of Binomial(n, 1/2)). Pairs are added until every CI lies within
+statistics of Binomial(n, 1/2)) and a percentile bootstrap 95% CI of the
+median. A second table shows where a gap comes from: bridge's minimum over
+the harness, bridge's CPU time per call over the harness (what the call
+costs when no other process holds the CPU), and the share of bridge's
+sample windows spent waiting for a CPU (the report's cpu_time block).
+BRIDGE_PIN=off in the environment turns off bridge's per-round pinning,
+to measure what it does. --cpu also times Python with `timeit -p` (CPU
+time) and prints bridge's CPU ns per call over it: a comparison that the
+machine's load does not swamp. Pairs are added until every CI lies within
 ±target of its median (default 2%), or --max-pairs is reached.
 
 Run: make bench, or .venv/bin/python bench/agreement.py [--sizes 64,8192]
@@ -48,9 +56,11 @@ Run: make bench, or .venv/bin/python bench/agreement.py [--sizes 64,8192]
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import math
 import os
+import random
 import re
 import shutil
 import statistics
@@ -107,7 +117,19 @@ def python_harness(size: int) -> float:
         [sys.executable, "-m", "timeit", "-v", "-v", "-n", str(n), "-r", str(TIMINGS)]
         + [*setup, *pause, STMT]
     )
+    if CPU_TIMEIT is not None:
+        # The same in CPU time (timeit -p: time.process_time), which leaves out
+        # waiting for a CPU: set beside bridge's CPU time per call.
+        cpu = _run(
+            [sys.executable, "-m", "timeit", "-p", "-v", "-v", "-n", str(n), "-r", "40"]
+            + [*setup, STMT]
+        )
+        CPU_TIMEIT[size].append(parse_timeit(cpu))
     return parse_timeit(out)
+
+
+# --cpu: timeit -p figures, per size, one per harness set.
+CPU_TIMEIT: dict[int, list[float]] | None = None
 
 
 def parse_timeit(out: str) -> float:
@@ -158,11 +180,25 @@ def bridge_run(sizes: list[int], extra: list[str]) -> dict[Cell, float]:
         _run([*argv, "-o", str(out), "--format", "json"], cwd=ROOT)
         report = json.loads(out.read_text())
     kinds = {rt["id"]: rt["kind"] for rt in report["runtimes"]}
-    return {
+    out = {
         (kinds[r["runtime"]], r["size"]): r["ns_per_op"]["median"]
         for r in report["results"]
         if r["status"] == "ok"
     }
+    # What bridge recorded beside its medians (issue 25): the minimum, the
+    # CPU time per call and the share of the windows spent waiting for a CPU.
+    for r in report["results"]:
+        if r["status"] == "ok":
+            DETAIL[(kinds[r["runtime"]], r["size"])].append({"min": r["ns_per_op"]["min"]})
+    for c in (report.get("cpu_time") or {}).get("cells", []):
+        cell = (kinds[c["runtime"]], c["size"])
+        if DETAIL[cell]:
+            DETAIL[cell][-1].update(cpu=c.get("cpu_ns"), wait=c.get("wait_share"))
+    return out
+
+
+# Per cell, one entry per bridge run: its minimum, CPU ns per call, wait share.
+DETAIL: dict[Cell, list[dict]] = collections.defaultdict(list)
 
 
 # -- statistics (own, not bridge's: the check shares nothing with bridge) ------
@@ -182,6 +218,15 @@ def median_ci(values: list[float]) -> tuple[float, float, float]:
         else:
             break
     return statistics.median(xs), xs[j - 1], xs[n - j]
+
+
+def bootstrap_ci(values: list[float], resamples: int = 4000) -> tuple[float, float]:
+    """The percentile bootstrap 95% CI of the median (seeded: the same
+    ratios print the same interval)."""
+    rng = random.Random(25)
+    n = len(values)
+    meds = sorted(statistics.median(rng.choices(values, k=n)) for _ in range(resamples))
+    return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
 
 
 def within(ci: tuple[float, float, float], target: float) -> bool:
@@ -238,8 +283,17 @@ def main() -> int:
         " whole harness sets; cell: per cell, harness, bridge on that cell alone, harness"
         " (closer in time, so a drifting machine spreads the ratios less)",
     )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="also time Python in CPU time (timeit -p) against bridge's CPU ns per call"
+        " (--design run): what the call costs, whatever the machine's load",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    if args.cpu:
+        global CPU_TIMEIT
+        CPU_TIMEIT = collections.defaultdict(list)
     if shutil.which("erl") is None or shutil.which("openssl") is None:
         raise SystemExit("bench/agreement.py needs erl and openssl on PATH")
 
@@ -265,7 +319,7 @@ def main() -> int:
             if done or len(pairs) >= args.max_pairs:
                 break
     minutes = (time.monotonic() - started) / 60
-    print_table(table, args.target)
+    print_table(table, args.target, pairs)
     print(
         f"{len(pairs)} pairs in {minutes:.1f} min; load average (1 min) from"
         f" {min(loads):.2f} to {max(loads):.2f}, median {statistics.median(loads):.2f}"
@@ -308,17 +362,58 @@ def summarise(pairs: list[dict]) -> dict[Cell, dict]:
     return out
 
 
-def print_table(table: dict[Cell, dict], target: float) -> None:
-    print(f"{'runtime':8s} {'bytes':>6s} {'pairs':>5s}  bridge / harness (95% CI)   CI within")
+def print_table(table: dict[Cell, dict], target: float, pairs: list[dict] | None = None) -> None:
+    print(
+        f"{'runtime':8s} {'bytes':>6s} {'pairs':>5s}  bridge / harness (95% CI)   CI within"
+        "   bootstrap 95% CI"
+    )
     for (kind, size), row in table.items():
         med, lo, hi = row["ci"]
         half = max(hi / med - 1, 1 - lo / med)
         mark = f"±{half * 100:.1f}%" + ("" if half <= target else f" (over ±{target:.0%})")
         verdict = "1.0 inside" if lo <= 1.0 <= hi else "EXCLUDES 1.0"
+        blo, bhi = bootstrap_ci(row["ratios"])
         print(
             f"{kind:8s} {size:6d} {len(row['ratios']):5d}  {med:.3f} ({lo:.3f}-{hi:.3f})"
-            f"  {verdict:12s} {mark}"
+            f"  {verdict:12s} {mark:10s}  {blo:.3f}-{bhi:.3f}"
         )
+    if not pairs:
+        return
+    # Where a gap comes from: bridge's minimum, its CPU time and its wait, per pair.
+    print(
+        f"{'runtime':8s} {'bytes':>6s}  bridge min / harness   bridge CPU / harness"
+        "   bridge wait share (median)"
+    )
+    for cell in table:
+        detail = DETAIL.get(cell, [])
+        harness_of = [p[cell]["harness"] for p in pairs if cell in p][: len(detail)]
+        mins = [d["min"] / h for d, h in zip(detail, harness_of, strict=False) if d.get("min")]
+        cpus = [d["cpu"] / h for d, h in zip(detail, harness_of, strict=False) if d.get("cpu")]
+        waits = [d["wait"] for d in detail if d.get("wait") is not None]
+
+        def med(xs: list[float], fmt: str = "{:.3f}") -> str:
+            return fmt.format(statistics.median(xs)) if xs else "-"
+
+        print(
+            f"{cell[0]:8s} {cell[1]:6d}  {med(mins):>20s}   {med(cpus):>20s}"
+            f"   {med(waits, '{:.1%}'):>26s}"
+        )
+    if CPU_TIMEIT:
+        # by_run: bridge run j lies between harness sets j and j+1.
+        for size, figures in CPU_TIMEIT.items():
+            detail = DETAIL.get(("python", size), [])
+            ratios = [
+                d["cpu"] / math.sqrt(figures[j] * figures[j + 1])
+                for j, d in enumerate(detail)
+                if d.get("cpu") and j + 1 < len(figures)
+            ]
+            if ratios:
+                lo, hi = bootstrap_ci(ratios)
+                print(
+                    f"python {size} B, CPU time: bridge cpu_ns / timeit -p = "
+                    f"{statistics.median(ratios):.3f} (bootstrap 95% CI {lo:.3f}-{hi:.3f},"
+                    f" {len(ratios)} pairs)"
+                )
 
 
 if __name__ == "__main__":

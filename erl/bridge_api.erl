@@ -29,7 +29,9 @@
 -type api() :: mac_api() | stream_api() | cipher_api() | hash_api()
              | sign | verify | hash_file | mac_key | hmac_key | exor | none
              | strong_rand_bytes | pbkdf2_hmac | aead_init | aead_init_only
-             | sign_opts | verify_opts | privkey_to_pubkey | compute_key | generate_compute.
+             | sign_opts | verify_opts | privkey_to_pubkey | compute_key | generate_compute
+             | rand_bytes | pbkdf2_mac | pbkdf2_mac_stream | hash_stream | pk_sign | pk_verify
+             | user_erlang | user_elixir.
 -type digest() :: sha | sha224 | sha256 | sha384 | sha512 | md5 | sha3_256 | sha3_512
                 | blake2b.
 -type cbc_cipher() :: aes_128_cbc | aes_256_cbc.
@@ -155,6 +157,16 @@ api_name(verify_opts) -> <<"crypto:verify/6">>;
 api_name(privkey_to_pubkey) -> <<"crypto:privkey_to_pubkey/2">>;
 api_name(compute_key) -> <<"crypto:compute_key/4">>;
 api_name(generate_compute) -> <<"crypto:generate_key/2 + compute_key/4">>;
+api_name(rand_bytes) -> <<"rand:bytes/1">>;
+api_name(pbkdf2_mac) -> <<"PBKDF2 in Erlang: crypto:mac/4 and crypto:exor/2 per iteration">>;
+api_name(pbkdf2_mac_stream) ->
+    <<"PBKDF2 in Erlang: crypto:mac_init/3 + mac_update/2 + mac_final/1 and crypto:exor/2 per"
+      " iteration">>;
+api_name(hash_stream) -> <<"crypto:hash_init/1 + hash_update/2 + hash_final/1">>;
+api_name(pk_sign) -> <<"public_key:sign/3">>;
+api_name(pk_verify) -> <<"public_key:verify/4">>;
+api_name(user_erlang) -> <<"user code: a module compiled by compile:file/2">>;
+api_name(user_elixir) -> <<"user code: a module compiled by Elixir's Code.compile_string/2">>;
 api_name(none) -> <<"none">>.
 
 %% User-facing digest names (as in Python and OpenSSL) to crypto's atoms.

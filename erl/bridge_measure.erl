@@ -23,7 +23,8 @@
 
 -export([run/2, run/3, measure/3, measure_fixed/4, calibrate/3]).
 -export([tc/2, thread_stats/1]).
--export_type([loop/0, call_params/0, samples/0, thread_stats/0, permille/0]).
+-export([run_probed/3, probe_threads/0, parse_schedstat/1, parse_stat_cpu/1]).
+-export_type([loop/0, call_params/0, samples/0, thread_stats/0, permille/0, probed/0]).
 
 %% Loop(N) makes N calls (bridge_loops builds them).
 -type loop() :: fun((pos_integer()) -> ok).
@@ -42,6 +43,12 @@
 %% each), so that the timing functions keep their shape: {StartNs, BusyNs,
 %% Permille}.
 -define(PACE, bridge_measure_pace).
+%% The probe (run_probed/3): {Threads, Mode, Acc}, see probe_sample/2.
+-define(PROBE, bridge_measure_probe).
+
+%% Per sample: the CPU the measuring thread ended the window on, its CPU ns
+%% and run-queue wait ns over the window (-1: could not be read).
+-type probed() :: {Cpus :: [integer()], CpuNs :: [integer()], WaitNs :: [integer()]}.
 
 -spec run(loop(), call_params()) -> samples().
 run(Loop, Params) ->
@@ -65,14 +72,14 @@ run_paced(Loop, {WarmupNs, _SampleNs, Samples, FixedLoops}) ->
 measure(Loop, {WarmupNs, SampleNs}, Samples) ->
     {N, T, Spent} = calibrate(Loop, WarmupNs, SampleNs),
     Loops = max(1, round(N * SampleNs / max(T, 1))),
-    Durations = [timed(Loop, Loops) || _ <- lists:seq(1, Samples)],
+    Durations = [sample(Loop, Loops) || _ <- lists:seq(1, Samples)],
     {Loops, Durations, Spent}.
 
 %% A later round: warm up with the known loop count, then take the samples.
 -spec measure_fixed(loop(), non_neg_integer(), pos_integer(), pos_integer()) -> samples().
 measure_fixed(Loop, WarmupNs, Loops, Samples) ->
     Spent = warm(Loop, Loops, WarmupNs, 0),
-    {Loops, [timed(Loop, Loops) || _ <- lists:seq(1, Samples)], Spent}.
+    {Loops, [sample(Loop, Loops) || _ <- lists:seq(1, Samples)], Spent}.
 
 warm(_Loop, _Loops, WarmupNs, Spent) when Spent >= WarmupNs -> Spent;
 warm(Loop, Loops, WarmupNs, Spent) -> warm(Loop, Loops, WarmupNs, Spent + timed(Loop, Loops)).
@@ -90,6 +97,14 @@ calibrate(Loop, WarmupNs, SampleNs, N, Spent0) ->
         {true, true} -> {N, T, Spent};
         {true, false} -> calibrate(Loop, WarmupNs, SampleNs, N, Spent);
         {false, _} -> calibrate(Loop, WarmupNs, SampleNs, N * 2, Spent)
+    end.
+
+%% One sample: timed, with the probe's readings just outside the timed
+%% region when a probe is on (run_probed/3).
+sample(Loop, N) ->
+    case get(?PROBE) of
+        undefined -> timed(Loop, N);
+        Probe -> probe_sample(Probe, fun() -> timed(Loop, N) end)
     end.
 
 timed(Loop, N) ->
@@ -138,3 +153,172 @@ thread_stats(TcL) ->
      {median_us, lists:nth(max(1, round((N - 1) / 2)), lists:sort(TcL))},
      {avg_us, round(lists:sum(TcL) / (N - 1))},
      {zero_us_calls, length([T || T <- TcL, T =:= 0])}].
+
+%% ---------------------------------------------------------------------------
+%% The probe: what the kernel says of the thread that ran each sample window.
+%%
+%% The measuring process runs on a scheduler thread ("N_scheduler" in
+%% /proc/self/task/TID/comm, N = erlang:system_info(scheduler_id)), or, for a
+%% dirty NIF (PBKDF2, large inputs), on a dirty CPU scheduler thread
+%% ("N_dirty_cpu_sch"). Before and after each window the probe reads the
+%% schedstat (CPU ns, run-queue wait ns) of those threads, keeps the one that
+%% ran most in the window (for dirty work, the dirty CPU schedulers summed:
+%% each call is a job any of them may take), and reads the CPU it last ran
+%% on (field 39 of its stat). The first sample watches every candidate; later ones watch only
+%% the kind that did the work (the current scheduler, or the dirty CPU
+%% schedulers), and watch all again when it did less than half the window.
+%% A process that moved to another scheduler in the window gets -1 for all
+%% three. Files are opened raw and re-read with pread (a few tens of us);
+%% what the readings cost the scheduler thread is measured once and taken
+%% off (probe_overhead/0).
+
+-spec run_probed(loop(), call_params(), permille()) -> {samples(), probed() | none}.
+run_probed(Loop, Params, Permille) ->
+    case probe_open() of
+        none ->
+            {run(Loop, Params, Permille), none};
+        Threads ->
+            _ = put(?PROBE, {Threads, all, 0}),
+            _ = put(probe_acc, []),
+            _ = put(?PROBE, {Threads, all, probe_overhead()}),
+            _ = put(probe_acc, []),
+            try run(Loop, Params, Permille) of
+                Result ->
+                    Acc = lists:reverse(get(probe_acc)),
+                    {Result, {[C || {C, _, _} <- Acc], [R || {_, R, _} <- Acc],
+                              [W || {_, _, W} <- Acc]}}
+            after
+                _ = erase(?PROBE),
+                _ = erase(probe_acc),
+                probe_close(Threads)
+            end
+    end.
+
+%% {normal, SchedulerId, TaskDir} and {dirty, Index, TaskDir} of this node's
+%% scheduler threads, by their names; [] where /proc does not say.
+-spec probe_threads() -> [{normal | dirty, pos_integer(), string()}].
+probe_threads() ->
+    case file:list_dir("/proc/self/task") of
+        {ok, Tids} -> lists:sort(lists:filtermap(fun thread_kind/1, Tids));
+        {error, _} -> []
+    end.
+
+thread_kind(Tid) ->
+    Dir = "/proc/self/task/" ++ Tid,
+    case file:read_file(Dir ++ "/comm") of
+        {ok, Comm} ->
+            case re:run(Comm, "^([0-9]+)_(scheduler|dirty_cpu)", [{capture, all_but_first, list}]) of
+                {match, [N, "scheduler"]} -> {true, {normal, list_to_integer(N), Dir}};
+                {match, [N, "dirty_cpu"]} -> {true, {dirty, list_to_integer(N), Dir}};
+                nomatch -> false
+            end;
+        {error, _} ->
+            false
+    end.
+
+probe_open() ->
+    Opened = [{Kind, N, open_raw(Dir ++ "/schedstat"), open_raw(Dir ++ "/stat")}
+              || {Kind, N, Dir} <- probe_threads()],
+    case [T || {_, _, {ok, _}, {ok, _}} = T <- Opened] of
+        Ok when Ok =/= [], length(Ok) =:= length(Opened) ->
+            [{Kind, N, S, C} || {Kind, N, {ok, S}, {ok, C}} <- Ok];
+        _ ->
+            probe_close(Opened),
+            none
+    end.
+
+open_raw(Path) ->
+    file:open(Path, [raw, read, binary]).
+
+probe_close(Threads) ->
+    lists:foreach(fun close_raw/1, [F || {_, _, S, C} <- Threads, F <- [S, C]]).
+
+close_raw({ok, Fd}) -> file:close(Fd);
+close_raw({error, _}) -> ok;
+close_raw(Fd) -> file:close(Fd).
+
+%% What the readings themselves cost the scheduler thread (a pread runs on a
+%% dirty I/O scheduler while the process waits): the least of three empty
+%% windows, taken off a normal scheduler's CPU ns.
+probe_overhead() ->
+    Probe = get(?PROBE),
+    Runs = [begin _ = probe_sample(Probe, fun() -> 0 end), {_, R, _} = hd(get(probe_acc)), R end
+            || _ <- [1, 2, 3]],
+    max(0, lists:min(Runs)).
+
+probe_sample({Threads, Mode, Overhead}, Timed) ->
+    Id0 = erlang:system_info(scheduler_id),
+    Watched = watched(Threads, Mode, Id0),
+    Before = [read_schedstat(S) || {_, _, S, _} <- Watched],
+    T = Timed(),
+    After = [read_schedstat(S) || {_, _, S, _} <- Watched],
+    Id1 = erlang:system_info(scheduler_id),
+    Deltas = lists:zipwith3(fun delta/3, Watched, Before, After),
+    Record = case {Id0 =:= Id1, lists:reverse(lists:keysort(2, Deltas))} of
+                 {true, [{{normal, _, _, StatFd}, Run, Wait} | _]} when Run >= 0 ->
+                     put(?PROBE, {Threads, next_mode(normal, Run, T), Overhead}),
+                     {read_cpu(StatFd), max(0, Run - Overhead), min(T, Wait)};
+                 {true, [{{dirty, _, _, StatFd}, Run, _} | _]} when Run >= 0 ->
+                     %% Each call is a dirty job of its own, which any dirty
+                     %% CPU scheduler may take: the window is theirs together.
+                     Dirty = [D || {{dirty, _, _, _}, _, _} = D <- Deltas],
+                     All = lists:sum([R || {_, R, _} <- Dirty]),
+                     put(?PROBE, {Threads, next_mode(dirty, All, T), Overhead}),
+                     %% The wait of those that did a tenth of it (an idle one
+                     %% spinning is not the call), at most the window.
+                     Waits = [W || {_, R, W} <- Dirty, R * 10 >= All],
+                     {read_cpu(StatFd), All, min(T, lists:sum(Waits))};
+                 _ ->
+                     put(?PROBE, {Threads, all, Overhead}),
+                     {-1, -1, -1}
+             end,
+    put(probe_acc, [Record | get(probe_acc)]),
+    T.
+
+watched(Threads, all, Id) ->
+    [T || {Kind, N, _, _} = T <- Threads, Kind =:= dirty orelse N =:= Id];
+watched(Threads, normal, Id) ->
+    [T || {normal, N, _, _} = T <- Threads, N =:= Id];
+watched(Threads, dirty, _Id) ->
+    [T || {dirty, _, _, _} = T <- Threads].
+
+%% The work's kind is watched alone while it did at least half the window.
+next_mode(Kind, Run, T) when Run * 2 >= T -> Kind;
+next_mode(_Kind, _Run, _T) -> all.
+
+delta(Thread, {ok, R0, W0}, {ok, R1, W1}) -> {Thread, R1 - R0, W1 - W0};
+delta(Thread, _, _) -> {Thread, -1, -1}.
+
+read_schedstat(Fd) ->
+    case file:pread(Fd, 0, 256) of
+        {ok, Bin} -> parse_schedstat(Bin);
+        _ -> error
+    end.
+
+read_cpu(Fd) ->
+    case file:pread(Fd, 0, 2048) of
+        {ok, Bin} -> parse_stat_cpu(Bin);
+        _ -> -1
+    end.
+
+-spec parse_schedstat(binary()) -> {ok, integer(), integer()} | error.
+parse_schedstat(Bin) ->
+    try binary:split(Bin, [<<" ">>, <<"\n">>], [global, trim_all]) of
+        [Run, Wait | _] -> {ok, binary_to_integer(Run), binary_to_integer(Wait)};
+        _ -> error
+    catch
+        error:badarg -> error
+    end.
+
+%% Field 39 of a stat line; the name (field 2) may hold spaces and ')'.
+-spec parse_stat_cpu(binary()) -> integer().
+parse_stat_cpu(Bin) ->
+    case binary:matches(Bin, <<")">>) of
+        [] ->
+            -1;
+        Ms ->
+            {Pos, 1} = lists:last(Ms),
+            Rest = binary:part(Bin, Pos + 1, byte_size(Bin) - Pos - 1),
+            Fields = binary:split(Rest, [<<" ">>, <<"\n">>], [global, trim_all]),
+            try binary_to_integer(lists:nth(39 - 2, Fields)) catch error:_ -> -1 end
+    end.

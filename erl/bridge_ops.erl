@@ -59,15 +59,21 @@ bench(Args) ->
         {ok, Api, {Once, Loop}, Params, Permille} ->
             case safe_once(Once) of
                 {ok, Output} ->
-                    {Loops, Durations, Spent} = bridge_measure:run(Loop, Params, Permille),
+                    {{Loops, Durations, Spent}, Probed} =
+                        bridge_measure:run_probed(Loop, Params, Permille),
                     {ok, [{api, bridge_api:api_name(Api)}, {loops, Loops}, {samples, Durations},
-                          {output, Output}, {warmup_ns, Spent}]};
+                          {output, Output}, {warmup_ns, Spent} | probed(Probed)]};
                 {error, _} = E ->
                     E
             end;
         {error, _} = E ->
             E
     end.
+
+%% Per sample: the CPU, CPU ns and run-queue wait ns of the thread that ran
+%% the window (bridge_measure:run_probed/3), when /proc says.
+probed(none) -> [];
+probed({Cpus, CpuNs, WaitNs}) -> [{cpus, Cpus}, {cpu_ns, CpuNs}, {wait_ns, WaitNs}].
 
 %% The first call doubles as the correctness probe: an algorithm this
 %% OpenSSL lacks fails here, once, with a clear reason.
@@ -78,6 +84,7 @@ safe_once(Once) ->
         error:{notsup, _, Desc} -> {error, {unsupported, bridge_args:format("~ts", [Desc])}};
         error:notsup -> {error, {unsupported, <<"not supported by this crypto library">>}};
         error:{badarg, _, Desc} -> {error, {bad_request, bridge_args:format("~ts", [Desc])}};
+        error:{bridge_user, Message} -> {error, {failed, Message}};
         Class:Reason -> {error, {failed, bridge_args:format("~p:~0p", [Class, Reason])}}
     end.
 
@@ -243,8 +250,71 @@ prepare_call(<<"agree_fresh">>, Args) ->
     with_table(fun bridge_api:agreement_curve/1, Args, fun(Curve) ->
         {ok, generate_compute, bridge_loops:agree_fresh(Curve, PeerPub)}
     end);
+%% The opt-in alternatives (bridge_alt).
+prepare_call(<<"rand_bytes_rand">>, Args) ->
+    N = pos_int(<<"count">>, Args, 1, ?MAX_RAND_BYTES),
+    case bridge_alt:has_rand_bytes() of
+        false -> {error, {unsupported, missing(<<"rand:bytes/1 came in OTP 24.1">>)}};
+        true -> {ok, rand_bytes, bridge_alt:rand_bytes(N)}
+    end;
+prepare_call(<<"pbkdf2_mac">>, Args) ->
+    pbkdf2_alt(pbkdf2_mac, Args);
+prepare_call(<<"pbkdf2_mac_stream">>, Args) ->
+    pbkdf2_alt(pbkdf2_mac_stream, Args);
+prepare_call(<<"hash_stream">>, Args) ->
+    Data = bin_arg(<<"data">>, Args),
+    with_digest(Args, fun(Dg) -> {ok, hash_stream, bridge_alt:hash_stream(Dg, Data)} end);
+prepare_call(<<"pk_sign">>, Args) ->
+    Msg = bin_arg(<<"data">>, Args),
+    Priv = bin_arg(<<"key">>, Args),
+    Pub = bin_arg(<<"pub">>, Args),
+    with_public_key(Args, fun(Curve, Dg) ->
+        {ok, pk_sign, bridge_alt:pk_sign(Dg, Curve, Msg, {Priv, Pub})}
+    end);
+prepare_call(<<"pk_verify">>, Args) ->
+    Msg = bin_arg(<<"data">>, Args),
+    Pub = bin_arg(<<"pub">>, Args),
+    Sig = bin_arg(<<"sig">>, Args),
+    with_public_key(Args, fun(Curve, Dg) ->
+        {ok, pk_verify, bridge_alt:pk_verify(Dg, Curve, Msg, Sig, Pub)}
+    end);
+%% The user's expressions: only in a node bridge started with them
+%% (bridge_user). The module is named through a variable, so that the agent
+%% loaded into a running node (bridge_agent, renamed) does not carry it:
+%% there it is not loaded, and the call is refused.
+prepare_call(<<"user">>, Args) ->
+    User = user_module(),
+    case code:ensure_loaded(User) of
+        {module, User} -> User:prepare(Args);
+        _ -> {error, {unknown_call, <<"unknown call: user (no user code in this node)">>}}
+    end;
 prepare_call(Other, _Args) ->
     {error, {unknown_call, <<"unknown call: ", (printable(Other))/binary>>}}.
+
+user_module() -> bridge_user.
+
+%% PBKDF2 in Erlang over crypto's MAC functions: crypto:mac/4 and
+%% mac_init/3 came in OTP 22.1 (crypto 4.6).
+pbkdf2_alt(Api, Args) ->
+    Pass = bin_arg(<<"key">>, Args),
+    Salt = bin_arg(<<"iv">>, Args),
+    Iter = pos_int(<<"count">>, Args, 1, ?MAX_ITERATIONS),
+    Len = pos_int(<<"key_bytes">>, Args, 1, 1024),
+    with_digest(Args, fun(Dg) ->
+        case bridge_api:stream_api(fun erlang:function_exported/3) of
+            mac_init -> {ok, Api, bridge_alt:pbkdf2(Api, Dg, Pass, Salt, Iter, Len)};
+            _ -> {error, {unsupported, missing(<<"crypto:mac/4 and mac_init/3 came in OTP 22.1">>)}}
+        end
+    end).
+
+%% public_key is an application of its own (Debian: erlang-public-key).
+with_public_key(Args, Fun) ->
+    case bridge_alt:has_public_key() of
+        false ->
+            {error, {unsupported, missing(<<"the public_key application is not installed">>)}};
+        true ->
+            with_curve(Args, Fun)
+    end.
 
 %% An unsupported call's reason names the release it ran on.
 missing(What) ->

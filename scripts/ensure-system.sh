@@ -2,8 +2,12 @@
 # Install what bridge needs from the system, only when it is missing:
 #   - Erlang/OTP with the crypto application (erlang-base erlang-crypto),
 #     EUnit for the Erlang-side tests (erlang-dev has eunit.hrl, erlang-eunit
-#     the modules), and dialyzer for make lint (erlang-dialyzer);
-#   - the openssl CLI.
+#     the modules), dialyzer for make lint (erlang-dialyzer), and public_key
+#     for the opt-in public_key:sign/verify calls (erlang-public-key);
+#   - the openssl CLI;
+#   - Elixir, for bridge time's ex: expressions (tests/cli/test_time.py runs one
+#     and, under CI=true, fails without it): Debian's elixir package, a few MB
+#     on top of the Erlang already installed.
 # Idempotent: a machine that has everything is left alone. Installing needs
 # root (apt-get); without it, say what to install and fail.
 set -euo pipefail
@@ -14,11 +18,12 @@ erl_ok() {
   command -v erl >/dev/null 2>&1 || return 1
   erl -noshell -noinput -eval '
     Ok = fun(M) -> case code:ensure_loaded(M) of {module, M} -> true; _ -> false end end,
-    case Ok(crypto) andalso Ok(eunit) andalso Ok(dialyzer) of true -> halt(0); false -> halt(1) end.' >/dev/null 2>&1
+    case Ok(crypto) andalso Ok(eunit) andalso Ok(dialyzer) andalso Ok(public_key) of true -> halt(0); false -> halt(1) end.' >/dev/null 2>&1
 }
 
-erl_ok || missing+=(erlang-base erlang-crypto erlang-dev erlang-eunit erlang-dialyzer)
+erl_ok || missing+=(erlang-base erlang-crypto erlang-dev erlang-eunit erlang-dialyzer erlang-public-key)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v elixir >/dev/null 2>&1 || missing+=(elixir)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
@@ -34,4 +39,4 @@ echo "bridge setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq "${missing[@]}" >/dev/null
-erl_ok || { echo "bridge setup: Erlang installed but crypto/eunit/dialyzer still unusable" >&2; exit 1; }
+erl_ok || { echo "bridge setup: Erlang installed but crypto/eunit/dialyzer/public_key still unusable" >&2; exit 1; }

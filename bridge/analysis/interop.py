@@ -19,12 +19,13 @@ import hashlib
 import hmac
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from bridge.catalog import calls, vocab
+from bridge.catalog import calls, usercode, vocab
 from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import (
     AgreementScenario,
     CipherScenario,
     EddsaScenario,
+    ExprScenario,
     FileDigestScenario,
     HashScenario,
     KdfScenario,
@@ -110,18 +111,93 @@ def checks(
             cell = [r for r in results if r.scenario == sc.name and r.size == size and r.ok]
             if not cell:
                 continue
-            if isinstance(sc, SignatureScenario):
-                check = _signatures(sc, size, cell, kinds, inputs_of(sc, size))
-            elif isinstance(sc, RandomScenario | EddsaScenario | RsaScenario | AgreementScenario):
-                check = _per_call(sc, size, cell, kinds, inputs_of(sc, size))
-            elif isinstance(sc, FileDigestScenario):
-                expected = (file_references or {}).get((sc.name, size))
-                check = _equal_bytes(sc, size, cell, expected)
-            else:
-                expected = reference(sc, inputs_of(sc, size))
-                check = _equal_bytes(sc, size, cell, expected, parts(cell, kinds))
-            out.append(_with_reasons(check, cell, kinds))
+            if isinstance(sc, ExprScenario):
+                out.append(_first_expression(sc, size, cell))
+                continue
+            if isinstance(sc, SignatureScenario | EddsaScenario | RsaScenario):
+                # A user call in a signature scenario has no bytes to equal:
+                # its output is listed, unchecked, beside the table's calls.
+                own = [r for r in cell if not usercode.is_user(r.call_id)]
+                if own:
+                    check = _checked(sc, size, own, kinds, inputs_of)
+                    out.append(_with_user_rows(sc, check, cell, unreferenced=True))
+                continue
+            check = _checked(sc, size, cell, kinds, inputs_of, file_references)
+            out.append(_with_user_rows(sc, check, cell))
     return out
+
+
+def _checked(
+    sc: Scenario,
+    size: int,
+    cell: list[schema.Result],
+    kinds: Mapping[str, str],
+    inputs_of: InputsOf,
+    file_references: Mapping[tuple[str, int], bytes] | None = None,
+) -> schema.InteropCheck:
+    """The check of one scenario at one size, as the scenario's kind makes it."""
+    if isinstance(sc, SignatureScenario):
+        check = _signatures(sc, size, cell, kinds, inputs_of(sc, size))
+    elif isinstance(sc, RandomScenario | EddsaScenario | RsaScenario | AgreementScenario):
+        check = _per_call(sc, size, cell, kinds, inputs_of(sc, size))
+    elif isinstance(sc, FileDigestScenario):
+        expected = (file_references or {}).get((sc.name, size))
+        check = _equal_bytes(sc, size, cell, expected)
+    else:
+        expected = reference(sc, inputs_of(sc, size))
+        check = _equal_bytes(sc, size, cell, expected, parts(cell, kinds))
+    return _with_reasons(check, cell, kinds)
+
+
+NO_USER_REFERENCE = "a user call in a signature scenario: no reference bytes to equal"
+FROM_FIRST = "the first expression (bridge time --same-output), which the others must equal"
+
+
+def _with_user_rows(
+    sc: Scenario, check: schema.InteropCheck, cell: list[schema.Result], unreferenced=False
+) -> schema.InteropCheck:
+    """The user calls of a scenario's check: those asked not to be checked
+    say so; in a signature scenario every user output is listed unchecked."""
+    user = [r for r in cell if usercode.is_user(r.call_id)]
+    if not user:
+        return check
+    outputs, unchecked = dict(check.outputs), set(check.unchecked or ())
+    reasons = dict(check.unchecked_reasons)
+    for r in user:
+        if unreferenced or not r.output_hex:
+            outputs[r.key.output] = r.output_hex
+            unchecked.add(r.key.output)
+            reasons[r.key.output] = NO_USER_REFERENCE if r.output_hex else usercode.NOT_CHECKED
+    return dataclasses.replace(
+        check,
+        outputs=outputs,
+        unchecked=tuple(sorted(unchecked, key=schema.OutputKey.text)),
+        unchecked_reasons=reasons,
+    )
+
+
+def _first_expression(sc: Scenario, size: int, cell: list[schema.Result]) -> schema.InteropCheck:
+    """bridge time's own scenario has no reference: with --same-output the
+    first expression's bytes (in the order given) are the reference, and each
+    other expression must give them too."""
+    ordered = sorted(cell, key=lambda r: usercode.position(sc, r.call_id))
+    outputs = {r.key.output: r.output_hex for r in ordered}
+    checked = [r for r in ordered if r.output_hex]
+    ref = checked[0].output_hex if checked else ""
+    bad = [r.key.output for r in checked if r.output_hex != ref]
+    check = schema.InteropCheck(
+        scenario=sc.name,
+        size=size,
+        reference=ref,
+        reference_from=FROM_FIRST if checked else FROM_AGREEMENT,
+        outputs=outputs,
+        unchecked=tuple(
+            sorted((r.key.output for r in ordered if not r.output_hex), key=schema.OutputKey.text)
+        ),
+        match=not bad,
+        mismatched=tuple(sorted(bad, key=schema.OutputKey.text)),
+    )
+    return _with_user_rows(sc, check, cell)
 
 
 def parts(cell: Sequence[schema.Result], kinds: Mapping[str, str]) -> set[schema.OutputKey]:
@@ -162,7 +238,7 @@ def _per_call(
     for r in cell:
         if not r.output_hex:
             continue
-        call = calls.lookup(kinds.get(r.runtime, ""), r.call_id)
+        call = _call_of(sc, kinds, r)
         if call is None or not _call_ok(sc, call, bytes.fromhex(r.output_hex), data, size):
             bad.append(r.key.output)
     return schema.InteropCheck(
@@ -177,6 +253,14 @@ def _per_call(
         match=not bad,
         mismatched=tuple(sorted(bad, key=schema.OutputKey.text)),
     )
+
+
+def _call_of(sc: Scenario, kinds: Mapping[str, str], r: schema.Result) -> calls.Call | None:
+    """A result's call; a user call's as its scenario declares it."""
+    n = usercode.position(sc, r.call_id)
+    if n:
+        return usercode.as_call(sc, n)
+    return calls.lookup(kinds.get(r.runtime, ""), r.call_id)
 
 
 def _call_ok(sc: Scenario, call: calls.Call, out: bytes, data: Inputs, size: int) -> bool:
@@ -282,13 +366,25 @@ def _signatures(
     )
 
 
-def mismatch_errors(checks_: Sequence[schema.InteropCheck]) -> list[schema.RunError]:
-    """A check that failed is a run error too: exit status 1."""
+def mismatch_errors(
+    checks_: Sequence[schema.InteropCheck], scenarios: Sequence[Scenario] = ()
+) -> list[schema.RunError]:
+    """A check that failed is a run error too: exit status 1. A user call is
+    named by its expression too."""
     out = []
+    titles = {(sc.name, usercode.call_id(uc)): uc.title for sc in scenarios for uc in sc.user_calls}
     for check in checks_:
         if check.match:
             continue
-        names = ", ".join(k.text() for k in check.mismatched)
+        names = ", ".join(
+            k.text()
+            + (
+                f" ({titles[check.scenario, k.call_id]})"
+                if (check.scenario, k.call_id) in titles
+                else ""
+            )
+            for k in check.mismatched
+        )
         out.append(
             schema.RunError(
                 runtime=names,

@@ -209,16 +209,15 @@ class Conditions:
 
 def conditions(report: schema.Report) -> Conditions | None:
     """The report's noise block as Conditions; the wait share where the
-    report has one (an optional field: the noise block's `wait_share`, or the
-    median of the results' own)."""
+    report has one: the median of its cells' (the cpu_time block, optional;
+    reports before it have none)."""
     n = report.noise
     if n is None or report.imported_from:
         return None
     loads = [x[0] for x in (n.load_before, n.load_after) if x]
-    waits = [w for r in report.results if (w := getattr(r, "wait_share", None)) is not None]
-    wait = getattr(n, "wait_share", None)
-    if wait is None and waits:
-        wait = statistics.median(waits)
+    cells = report.cpu_time.cells if report.cpu_time is not None else ()
+    waits = [c.wait_share for c in cells if c.wait_share is not None]
+    wait = statistics.median(waits) if waits else None
     return Conditions(
         cpus=n.cpus,
         load=max(loads) if loads else None,

@@ -24,7 +24,11 @@ keyword, everything bridge knows about the call:
   `check=Check.PART` and is listed as unchecked.
 - `requires`: the release that added the function, where some supported
   release lacks it (shown by `bridge show`; the runtime itself decides, and
-  says so in an `unsupported` result).
+  says so in an `unsupported` result);
+- `opt_in`: an alternative people weigh against the built-in call (rand:bytes
+  against strong_rand_bytes, PBKDF2 written over crypto:mac, public_key
+  against crypto): no built-in scenario runs it; `bridge run --with ID` or a
+  scenario file's [calls] adds it, and `bridge list` names it.
 """
 
 from __future__ import annotations
@@ -118,6 +122,28 @@ AGREE_FRESH = (
     " (an ephemeral exchange, as in TLS)"
 )
 SPEED_AGREE = "openssl speed: derives a shared secret from its own prepared key pairs"
+# The opt-in alternatives (erl/bridge_alt.erl).
+RANDOM_RAND = (
+    "one call: N bytes from the rand module's default generator (exsss, per process):"
+    " fast, not cryptographically strong, no OpenSSL"
+)
+KDF_OVER_MAC = (
+    "one call: the whole derivation written in Erlang, one crypto:mac/4 per iteration"
+    " (the key set up on every iteration, as PBKDF2 libraries before pbkdf2_hmac/5 do)"
+)
+KDF_OVER_STREAM = (
+    "one call: the whole derivation written in Erlang, one mac_init + mac_update +"
+    " mac_final per iteration (the key set up on every iteration)"
+)
+STREAM_HASH = "streaming API per message: hash_init + hash_update + hash_final"
+SIGN_PK = (
+    "one call: public_key:sign/3 hashes the message and signs it with an #'ECPrivateKey'{}"
+    " record made once (how JOSE libraries sign)"
+)
+VERIFY_PK = (
+    "one call: public_key:verify/4 hashes the message and verifies with an"
+    " {#'ECPoint'{}, Params} key made once (how JOSE libraries verify)"
+)
 # Why an output is not checked (Call.unchecked).
 OWN_INPUTS = "openssl speed works on its own key and buffer"
 NO_AEAD_CLI = "openssl enc has no AEAD mode, and openssl speed seals its own buffer"
@@ -147,6 +173,7 @@ class Route(enum.Enum):
     HASHLIB = "hashlib"  # Python hashlib: OpenSSL, or built-in code (hashlib_uses_openssl)
     HMAC = "hmac"  # Python hmac: OpenSSL's HMAC, or hmac over hashlib (hmac_impl)
     KERNEL = "kernel"  # the operating system's generator: never OpenSSL
+    OWN = "own"  # the runtime's own code (Erlang's rand module): never OpenSSL
 
 
 class Described(Protocol):
@@ -181,6 +208,10 @@ class Call:
     timer_tc: bool = False  # --method tc can time it (the thread's harness)
     part: bool = False  # times a part of another call (hmac-parts): never "the fastest"
     requires: str = ""  # e.g. "OTP 24.2": the release that added the function
+    opt_in: bool = False  # an alternative: only `--with ID` or a scenario file runs it
+    # A user call (bridge.catalog.usercode): the key that names its expression
+    # to a runtime started with it; "" for every call of the table.
+    user: str = ""
 
     def semantics_for(self, sc: Described) -> str:
         if isinstance(self.semantics, str):
@@ -710,6 +741,74 @@ _TABLE += (
         check=Check.AGREEMENT,
         randomised=True,
     ),
+    # -- Erlang: the opt-in alternatives (erl/bridge_alt.erl) ---------------
+    Call(
+        runtime="erlang",
+        id="rand_bytes",
+        op="rand_bytes_rand",
+        kinds=frozenset({RANDOM}),
+        semantics=RANDOM_RAND,
+        label=lambda sc, api: "rand:bytes(N)",
+        check=Check.DISTINCT,
+        randomised=True,
+        route=Route.OWN,
+        requires="OTP 24.1",
+        opt_in=True,
+    ),
+    Call(
+        runtime="erlang",
+        id="pbkdf2_mac",
+        op="pbkdf2_mac",
+        kinds=frozenset({KDF}),
+        semantics=KDF_OVER_MAC,
+        label=lambda sc, api: f"PBKDF2 over crypto:mac(hmac, {_erl_digest(sc)}, Pass, U)",
+        opt_in=True,
+    ),
+    Call(
+        runtime="erlang",
+        id="pbkdf2_mac_init",
+        op="pbkdf2_mac_stream",
+        kinds=frozenset({KDF}),
+        semantics=KDF_OVER_STREAM,
+        label=lambda sc, api: (
+            f"PBKDF2 over crypto:mac_init(hmac, {_erl_digest(sc)}, Pass) + mac_update + mac_final"
+        ),
+        opt_in=True,
+    ),
+    Call(
+        runtime="erlang",
+        id="hash_init",
+        op="hash_stream",
+        kinds=frozenset({HASH}),
+        semantics=STREAM_HASH,
+        label=lambda sc, api: (
+            f"crypto:hash_final(crypto:hash_update(crypto:hash_init({_erl_digest(sc)}), Data))"
+        ),
+        opt_in=True,
+    ),
+    Call(
+        runtime="erlang",
+        id="public_key:sign",
+        op="pk_sign",
+        kinds=frozenset({SIGNATURE}),
+        semantics=SIGN_PK,
+        label=lambda sc, api: f"public_key:sign(Msg, {sc.digest}, ECPrivateKey)",
+        check=Check.SIGNATURE,
+        randomised=True,
+        role="sign",
+        opt_in=True,
+    ),
+    Call(
+        runtime="erlang",
+        id="public_key:verify",
+        op="pk_verify",
+        kinds=frozenset({SIGNATURE}),
+        semantics=VERIFY_PK,
+        label=lambda sc, api: f"public_key:verify(Msg, {sc.digest}, Sig, {{ECPoint, Params}})",
+        check=Check.ACCEPTS,
+        role="verify",
+        opt_in=True,
+    ),
     # -- Python ------------------------------------------------------------
     Call(
         runtime="python",
@@ -907,14 +1006,33 @@ CALLS: dict[tuple[str, str], Call] = {(c.runtime, c.id): c for c in _TABLE}
 # Operations that need an AEAD cipher: a cipher scenario of CBC may not name them.
 AEAD_OPS = frozenset({"aead_reuse", "aead_setup", "speed-aead"})
 RUNTIME_KINDS = vocab.RUNTIME_KINDS
+USER_PREFIX = "expr:"  # bridge.catalog.usercode.PREFIX
 
 
 def lookup(runtime: str, call_id: str) -> Call | None:
+    """A call of the table; for a user call's id (expr:HEX, see
+    bridge.catalog.usercode) a stand-in that says what every user call is:
+    its label and semantics are in the result that names it."""
+    if call_id.startswith(USER_PREFIX) and runtime in RUNTIME_KINDS:
+        return Call(
+            runtime=runtime,
+            id=call_id,
+            op="user",
+            kinds=frozenset(),
+            semantics="user code",
+            label=lambda sc, api: call_id,
+            randomised=True,
+        )
     return CALLS.get((runtime, call_id))
 
 
 def known(runtime: str) -> list[str]:
     return sorted(cid for (rt, cid) in CALLS if rt == runtime)
+
+
+def opt_ins(runtime: str, kind: str) -> list[str]:
+    """The opt-in alternatives of a runtime kind that serve a scenario kind."""
+    return [c for c in serving(runtime, kind) if CALLS[runtime, c].opt_in]
 
 
 def serving(runtime: str, kind: str) -> list[str]:

@@ -27,6 +27,7 @@ from bridge.catalog.scenario import (
     AgreementScenario,
     CipherScenario,
     EddsaScenario,
+    ExprScenario,
     FileDigestScenario,
     KdfScenario,
     MacScenario,
@@ -37,6 +38,7 @@ from bridge.catalog.scenario import (
 )
 from bridge.crypto import curve25519, ec, rsa
 
+EXPR_KEY_BYTES, EXPR_IV_BYTES = 32, 16  # bridge time's Key and IV
 INLINE_LIMIT = 4096  # inputs up to this size are written into the report
 
 
@@ -130,6 +132,10 @@ def for_scenario(seed: int, sc: Scenario, size: int) -> Inputs:
         return _rsa(seed, sc, size)
     if isinstance(sc, AgreementScenario):
         return _agreement(seed, sc)
+    if isinstance(sc, ExprScenario):
+        # bridge time: Data at the size, a 32-byte Key and a 16-byte IV; Count = Size.
+        made = make(seed, sc.name, EXPR_KEY_BYTES, size, EXPR_IV_BYTES)
+        return Inputs(key=made.key, data=made.data, iv=made.iv, count=size)
     return make(seed, sc.name, sc.key_bytes if isinstance(sc, MacScenario) else 0, size)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bridge import plain
-from bridge.catalog import calls, vocab
+from bridge.catalog import calls, usercode, vocab
 from bridge.errors import UsageError
 
 # The built-in scenarios, as package data: bridge/_scenarios links to the
@@ -66,10 +66,20 @@ class Scenario:
     # Levels of concurrency to run it at (bridge.analysis.concurrency); () = one call
     # at a time only, as always.
     concurrency: tuple[int, ...] = ()
+    # The user's own calls (bridge.catalog.usercode), timed beside the table's;
+    # each runtime kind they need is in `calls`, with no call ids if no others.
+    user_calls: tuple[usercode.UserCall, ...] = ()
 
     @property
     def algorithm(self) -> str:
         raise NotImplementedError
+
+    def with_user_calls(self, user: tuple[usercode.UserCall, ...], only: bool = False) -> Scenario:
+        """These user calls beside the scenario's own (or instead of them)."""
+        table = {} if only else dict(self.calls)
+        for uc in user:
+            table.setdefault(uc.kind, ())
+        return dataclasses.replace(self, calls=table, user_calls=tuple(user))
 
     def params(self) -> dict[str, Any]:
         """What a worker needs to know of the scenario to make a call
@@ -82,6 +92,13 @@ class Scenario:
     def with_concurrency(self, levels: tuple[int, ...]) -> Scenario:
         return dataclasses.replace(self, concurrency=levels)
 
+    def with_call(self, runtime: str, call_id: str) -> Scenario:
+        """The scenario with one more call (`bridge run --with`), after its own."""
+        ids = self.calls.get(runtime, ())
+        if call_id in ids:
+            return self
+        return dataclasses.replace(self, calls={**self.calls, runtime: (*ids, call_id)})
+
     def to_json(self) -> dict[str, Any]:
         """The scenario as data: `parse(to_json())` gives it back (replay).
         Keys in the order reports have always had them."""
@@ -91,7 +108,10 @@ class Scenario:
         d["sizes"] = list(self.sizes)
         d.update(self._mid_json())
         d["features"] = list(self.features)
-        d["calls"] = {k: list(v) for k, v in self.calls.items()}
+        d["calls"] = {k: list(v) for k, v in self.calls.items() if v}
+        if self.user_calls:
+            # Verbatim: a replay shows each one and asks before running it.
+            d["user_calls"] = [uc.to_json() for uc in self.user_calls]
         if self.source:
             d["source"] = self.source
         d.update(self._tail_json())
@@ -301,6 +321,22 @@ class AgreementScenario(Scenario):
         return {"curve": self.curve}
 
 
+@dataclass(frozen=True, kw_only=True)
+class ExprScenario(Scenario):
+    """`bridge time`'s own scenario: user calls only, on a message of each
+    size (Data), with a 32-byte key and a 16-byte IV from the seed. No
+    reference: with --same-output the first expression's bytes are the ones
+    the others must equal."""
+
+    kind: ClassVar[str] = "expr"
+    # The expressions need not read Data: no MB/s, and the size says what it is.
+    size_unit: ClassVar[str] = "bytes of Data"
+
+    @property
+    def algorithm(self) -> str:
+        return "user code"
+
+
 KINDS: dict[str, type[Scenario]] = {
     cls.kind: cls
     for cls in (
@@ -314,6 +350,7 @@ KINDS: dict[str, type[Scenario]] = {
         EddsaScenario,
         RsaScenario,
         AgreementScenario,
+        ExprScenario,
     )
 }
 
@@ -411,7 +448,16 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
         if sizes != (secret,):
             raise v.fail("sizes", f"[{secret}], the shared secret's length")
     features = v.features("features")
-    table = v.calls("calls", kind)
+    table, user = v.calls("calls", kind)
+    user += v.user_calls("user_calls")
+    try:
+        usercode.check_distinct(user)
+    except usercode.BadCall as exc:
+        raise UsageError(f"scenario file {where}: {exc}") from None
+    for uc in user:
+        table.setdefault(uc.kind, ())
+    if kind == "expr" and not user:
+        raise v.fail("calls", "user calls (a scenario of kind 'expr' has no calls of its own)")
     if kind == "cipher" and not vocab.CIPHERS[fields["cipher"]].aead:
         v.no_aead_calls(table, fields["cipher"])
     levels = v.levels("concurrency", kind)
@@ -425,6 +471,7 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
         path=where,
         source=v.string("source", default=""),
         concurrency=levels,
+        user_calls=tuple(user),
         **fields,
     )
 
@@ -480,11 +527,15 @@ _PARSERS = {
     "eddsa": _eddsa_fields,
     "rsa": _rsa_fields,
     "agreement": _agreement_fields,
+    "expr": _no_fields,
 }
 
 
 class _Validator:
-    COMMON = {"name", "description", "kind", "sizes", "features", "calls", "source", "concurrency"}
+    COMMON = {
+        *("name", "description", "kind", "sizes", "features", "calls", "source", "concurrency"),
+        "user_calls",
+    }
     # Every key any kind may have, for the "unknown key" message.
     ALL = COMMON | {"digest", "cipher", "curve", "key_bytes", "mac_bytes", "salt_bytes", "bits"}
 
@@ -560,10 +611,65 @@ class _Validator:
             raise self.fail(key, "a list drawn from " + ", ".join(vocab.FEATURES))
         return tuple(value)
 
-    def calls(self, key: str, kind: str) -> dict[str, tuple[str, ...]]:
+    def calls(
+        self, key: str, kind: str
+    ) -> tuple[dict[str, tuple[str, ...]], list[usercode.UserCall]]:
+        """`[calls]` (runtime = [ids]) or `[[calls]]` (one entry per call: a
+        table's call, `runtime` and `call`, or the user's, `runtime` and
+        `expr`, see bridge.catalog.usercode); a report writes user calls apart
+        (`user_calls`) and may then have no other calls."""
         value = self.data.get(key)
+        if isinstance(value, list) and value:
+            return self._call_entries(key, kind, value)
+        if isinstance(value, dict) and not value and self.data.get("user_calls"):
+            return {}, []
         if not isinstance(value, dict) or not value:
-            raise self.fail(key, "a table mapping runtimes (erlang, python, openssl) to call lists")
+            raise self.fail(
+                key,
+                "a table mapping runtimes (erlang, python, openssl) to call lists,"
+                " or [[calls]] entries",
+            )
+        return self._call_table(key, kind, value), []
+
+    def _call_entries(
+        self, key: str, kind: str, entries: list[Any]
+    ) -> tuple[dict[str, tuple[str, ...]], list[usercode.UserCall]]:
+        table: dict[str, list[str]] = {}
+        user: list[usercode.UserCall] = []
+        for n, entry in enumerate(entries, 1):
+            where = f"scenario file {self.where}: [[calls]] entry {n}"
+            if isinstance(entry, dict) and "call" in entry:
+                extra = sorted(set(entry) - {"runtime", "call"})
+                if extra:
+                    raise UsageError(
+                        f"{where}: unknown key {extra[0]!r} beside 'call' (a call of the"
+                        " table takes only runtime and call)"
+                    )
+                runtime, cid = entry.get("runtime"), entry.get("call")
+                if not isinstance(runtime, str) or not isinstance(cid, str):
+                    raise UsageError(f"{where}: 'runtime' and 'call' must be strings")
+                table.setdefault(runtime, []).append(cid)
+                continue
+            try:
+                user.append(usercode.from_json(entry))
+            except usercode.BadCall as exc:
+                raise UsageError(f"{where}: {exc}") from None
+        checked = self._call_table(key, kind, {k: v for k, v in table.items()}) if table else {}
+        return checked, user
+
+    def user_calls(self, key: str) -> list[usercode.UserCall]:
+        value = self.data.get(key, [])
+        if not isinstance(value, list) or len(value) > 64:
+            raise self.fail(key, "a list of at most 64 user calls")
+        out = []
+        for n, entry in enumerate(value, 1):
+            try:
+                out.append(usercode.from_json(entry))
+            except usercode.BadCall as exc:
+                raise UsageError(f"scenario file {self.where}: {key} entry {n}: {exc}") from None
+        return out
+
+    def _call_table(self, key: str, kind: str, value: dict[str, Any]) -> dict[str, tuple[str, ...]]:
         table: dict[str, tuple[str, ...]] = {}
         for runtime, ids in value.items():
             if runtime not in vocab.RUNTIME_KINDS:

@@ -127,3 +127,20 @@ def keep_report(text: str, name: str) -> Path | None:
         return output.keep(text, name or "report.json", fallback_places())
     except output.OutputError:
         return None
+
+
+def verbosity_options(command):
+    """-v/--verbose and -q/--quiet: how much the terminal view says (bridge.render.table)."""
+    command = click.option(
+        "-q",
+        "--quiet",
+        is_flag=True,
+        help="The answer and the tables only: no caveats, no warnings on stderr"
+        " (the report keeps them).",
+    )(command)
+    return click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        help="Every column, the calls' full labels, the full verdicts and provenance.",
+    )(command)

@@ -51,10 +51,18 @@ def list_text(dirs: tuple[Path, ...] = ()) -> str:
     out: list[str] = []
     for kind, rows in groups.items():
         if rows:
-            out += [f"{kind}: {KIND_TITLES.get(kind, kind)}", *_table(rows), ""]
+            out += [f"{kind}: {KIND_TITLES.get(kind, kind)}", *_table(rows), *_opt_ins(kind), ""]
     if invalid:
         out += ["INVALID", *_table(invalid), ""]
     return "\n".join(out)
+
+
+def _opt_ins(kind: str) -> list[str]:
+    """The alternatives no built-in scenario runs, for `--with`."""
+    ids = [f"{r}:{c}" for r in calls.RUNTIME_KINDS for c in calls.opt_ins(r, kind)]
+    if not ids:
+        return []
+    return [f"  opt-in calls (bridge run SCENARIO --with CALL): {', '.join(ids)}"]
 
 
 def _table(rows: list[list[str]]) -> list[str]:
@@ -80,6 +88,12 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
         out += ["#", f"# {runtime}:"]
         for cid in ids:
             out += [f"#   {line}" for line in _call_lines(calls.CALLS[runtime, cid], sc)]
+    for runtime in calls.RUNTIME_KINDS:
+        extra = [c for c in calls.opt_ins(runtime, sc.kind) if c not in sc.calls.get(runtime, ())]
+        if extra:
+            out += ["#", f"# {runtime}, opt-in (bridge run {sc.name} --with {runtime}:CALL):"]
+            for cid in extra:
+                out += [f"#   {line}" for line in _call_lines(calls.CALLS[runtime, cid], sc)]
     # Escaped like any view; the file keeps its tabs, shown as it is.
     head = plain.printable("\n".join(out) + "\n", keep_newlines=True)
     return head + plain.printable(path.read_text(), keep_newlines=True, keep_tabs=True)

@@ -31,6 +31,7 @@ import click
 import bridge
 from bridge import plain
 from bridge.cli import machine, reports, run, scenarios
+from bridge.cli import time as timing
 from bridge.cli.common import (
     StdoutError,
     out,
@@ -51,6 +52,7 @@ def cli() -> None:
 
 for command in (
     run.run,
+    timing.time_command,
     machine.env,
     reports.import_speed,
     machine.otp,

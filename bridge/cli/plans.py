@@ -20,7 +20,7 @@ from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
 from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
-from bridge.measure.plan import Plan
+from bridge.measure.plan import Plan, plan_code
 from bridge.nodes import distribution
 from bridge.report import schema
 from bridge.settings import DEFAULT, QUICK, Settings
@@ -62,6 +62,10 @@ class RunOptions:
     libcrypto: tuple[str, ...] = ()
     concurrency: str | None = None
     schedulers: int | None = None
+    with_calls: tuple[str, ...] = ()  # --with: calls added to the scenarios they serve
+    # For the user calls of a scenario file's [[calls]] (bridge.catalog.usercode).
+    pa: tuple[str, ...] = ()
+    python_path: tuple[str, ...] = ()
 
 
 def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
@@ -82,6 +86,7 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
             sc.with_sizes(one) if isinstance(sc, scenario.FileDigestScenario) else sc
             for sc in loaded
         )
+    loaded = add_calls(loaded, o.with_calls, kinds)
     if o.concurrency is not None:
         levels = parse_levels(o.concurrency)
         loaded = tuple(
@@ -118,6 +123,8 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
             "openssl": runenv.for_option(o.env, "openssl", len(o.openssl)),
         },
         libcrypto=libcrypto_dirs(o.libcrypto),
+        # A scenario file the user named may hold their own calls ([[calls]]).
+        user=plan_code(tuple(uc for sc in loaded for uc in sc.user_calls), o.pa, o.python_path),
     )
     check_room(plan)
     return plan
@@ -237,6 +244,53 @@ def runtime_given_env(rt: schema.Runtime) -> dict[str, str]:
         {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
     )
     return kept
+
+
+def add_calls(
+    loaded: tuple[scenario.Scenario, ...], given: tuple[str, ...], kinds: tuple[str, ...]
+) -> tuple[scenario.Scenario, ...]:
+    """--with ID (or RUNTIME:ID): add a call of the table, an opt-in
+    alternative above all, to every scenario of the run whose kind it
+    serves. A call that serves none of them, or whose runtime does not run,
+    is an error: it would otherwise be ignored in silence."""
+    for spec in given:
+        runtime, call_id = with_spec(spec)
+        shown = plain.visible(spec[:60])
+        found = [
+            (r, call_id)
+            for r in calls.RUNTIME_KINDS
+            if runtime in (None, r) and calls.lookup(r, call_id)
+        ]
+        if not found:
+            raise UsageError(
+                f"--with {shown}: no such call; bridge list names the opt-in"
+                " calls, bridge show SCENARIO every call of a scenario"
+            )
+        if len(found) > 1:
+            raise UsageError(
+                f"--with {shown}: more than one runtime has this call; write"
+                f" {' or '.join(f'{r}:{c}' for r, c in found)}"
+            )
+        ((r, c),) = found
+        if r not in kinds:
+            raise UsageError(f"--with {shown}: {r} is not among the runtimes run")
+        served = calls.CALLS[r, c].kinds
+        if not any(sc.kind in served for sc in loaded):
+            raise UsageError(
+                f"--with {shown}: it serves {', '.join(sorted(served))}"
+                f" scenarios, and this run has none (its kinds: "
+                f"{', '.join(dict.fromkeys(sc.kind for sc in loaded))})"
+            )
+        loaded = tuple(sc.with_call(r, c) if sc.kind in served else sc for sc in loaded)
+    return loaded
+
+
+def with_spec(spec: str) -> tuple[str | None, str]:
+    """RUNTIME:ID, or ID alone (call ids may hold a colon: public_key:sign)."""
+    head, sep, rest = spec.partition(":")
+    if sep and head in calls.RUNTIME_KINDS:
+        return head, rest
+    return None, spec
 
 
 def runtime_kinds(text: str) -> tuple[str, ...]:
@@ -483,11 +537,16 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: sch
         argv += ["--concurrency", ",".join(map(str, parse_levels(o.concurrency)))]
     if settings.schedulers:
         argv += ["--schedulers", str(settings.schedulers)]
+    for spec in o.with_calls:
+        argv += ["--with", spec]
     for flag, values in (("--erl", o.erl), ("--openssl", o.openssl), ("--python", o.python)):
         for n, value in enumerate(values):
             argv += [flag, value, *runenv.argv(o.env, flag[2:], n)]
     for directory in o.libcrypto:
         argv += ["--libcrypto", directory]
+    for flag, dirs in (("--pa", o.pa), ("--python-path", o.python_path)):
+        for directory in dirs:
+            argv += [flag, directory]
     if kinds != (() if o.node else calls.RUNTIME_KINDS):
         argv += ["--runtimes", ",".join(kinds)]
     for node in dict.fromkeys(o.node):

@@ -36,7 +36,7 @@ from bridge.catalog import calls, scenario
 from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
-from bridge.measure.plan import Plan
+from bridge.measure.plan import Plan, plan_code
 from bridge.report import schema
 from bridge.report.hw import HwMode
 from bridge.settings import BOUNDS, Bound, Settings
@@ -303,6 +303,9 @@ class Replay:
     mapping: list[str] = field(default_factory=list)  # "replay: X (report) -> Y"
     warnings: list[str] = field(default_factory=list)
     recorded: list[str] = field(default_factory=list)  # --as-recorded: what will run
+    # The report's user calls (bridge time, [[calls]]), each as it will run:
+    # a replay runs them only once the user has seen them and said yes.
+    expressions: list[str] = field(default_factory=list)
 
 
 def from_report(
@@ -365,8 +368,49 @@ def from_report(
         env=given,
         libcrypto=plans.libcrypto_dirs(tuple(dirs)),
     )
+    user = tuple(uc for sc in loaded for uc in sc.user_calls)
+    if user:
+        out.expressions = expressions(loaded)
+        out.plan = dataclasses.replace(out.plan, user=plan_code(user, (), ()))
     plans.check_room(out.plan)
     return out
+
+
+def expressions(loaded: Sequence[scenario.Scenario]) -> list[str]:
+    """Each user call of a report's scenarios, one line each, as it will run."""
+    return [
+        f"{_printable(sc.name, 64)}: {_printable(uc.describe(), 4100)}"
+        for sc in loaded
+        for uc in sc.user_calls
+    ]
+
+
+def report_expressions(old: schema.Report, path: Path) -> list[str]:
+    """The user calls a report would run, read before anything else is done
+    with it (no runtime is looked for before the user has said yes)."""
+    return expressions(
+        [
+            scenario.parse(dict(d), f"{path} (scenario {_printable(d.get('name'), 60)})")
+            for d in old.scenarios
+        ]
+    )
+
+
+def confirm_code(
+    lines: Sequence[str], yes: bool, interactive: bool, ask: Callable[[str], bool]
+) -> None:
+    """A report's user code runs only with the user's say-so: every expression
+    is shown (by the caller: `lines`) and then confirmed on a terminal, or
+    given --yes; without either nothing runs."""
+    if not lines or yes:
+        return
+    if not interactive:
+        raise UsageError(
+            f"the report holds {len(lines)} user expression(s), shown above:"
+            " confirm on a terminal, or add --yes to run them without asking"
+        )
+    if not ask("Run this code?"):
+        raise UsageError("--replay: the report's user code was not confirmed; nothing was run")
 
 
 def _here(kind, wanted, local, out: Replay):

@@ -15,6 +15,7 @@ from bridge.cli.common import (
     out,
     save_report,
     show_results,
+    verbosity_options,
 )
 from bridge.errors import UsageError
 from bridge.render import RENDERERS
@@ -55,9 +56,13 @@ def import_speed(file, fmt, output) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="table", show_default=True
 )
-def report(file, fmt) -> None:
+@verbosity_options
+def report(file, fmt, verbose, quiet) -> None:
     """Render a saved report (table, markdown, text for email, json)."""
-    out(RENDERERS[fmt](schema.load(file)), nl=False)
+    from bridge.cli.run import Shape
+
+    shape = Shape(fmt, verbose, quiet)  # checks the pair before the file is read
+    out(shape.render(schema.load(file)), nl=False)
 
 
 @click.command()

@@ -4,6 +4,7 @@ then the results printed before any file is written, and the exit status."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -19,11 +20,12 @@ from bridge.cli.common import (
     out,
     save_report,
     show_results,
+    verbosity_options,
 )
 from bridge.errors import BridgeError, ExitStatus, UsageError
-from bridge.measure import runner
+from bridge.measure import eta, runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS
+from bridge.render import RENDERERS, terminal_width, view
 from bridge.report import schema
 from bridge.system import runenv, signals
 
@@ -119,6 +121,15 @@ class _RunCommand(click.Command):
 )
 @click.option("--file-size", help="File size for file-digest scenarios, e.g. 64M or 1G.")
 @click.option(
+    "--with",
+    "with_calls",
+    multiple=True,
+    metavar="[RUNTIME:]CALL",
+    help="Also time this call in every scenario of its kind (repeatable), e.g. the opt-in"
+    " alternatives that bridge list names: --with rand_bytes, --with pbkdf2_mac,"
+    " --with public_key:verify.",
+)
+@click.option(
     "--method",
     type=click.Choice(["bridge", "tc"]),
     default="bridge",
@@ -154,6 +165,21 @@ class _RunCommand(click.Command):
     metavar="DIR",
     help="Run every runtime again with the libcrypto of the same soname in DIR (or an"
     " OpenSSL prefix's lib64/ or lib/), put in front of LD_LIBRARY_PATH (repeatable).",
+)
+@click.option(
+    "--pa",
+    "pa",
+    multiple=True,
+    metavar="DIR",
+    help="For a scenario file's own [[calls]]: add DIR to the Erlang node's code path"
+    " (as erl -pa; a _build/*/lib/*/ebin glob or a _build/ENV/lib directory too).",
+)
+@click.option(
+    "--python-path",
+    "python_path",
+    multiple=True,
+    metavar="DIR",
+    help="For a scenario file's own [[calls]]: DIR in front of the Python worker's sys.path.",
 )
 @click.option(
     "--request-timeout",
@@ -208,7 +234,11 @@ class _RunCommand(click.Command):
     help="With --replay: run the report's own executables and --libcrypto directories"
     " (and its harmless variables), after listing them and asking.",
 )
-@click.option("--yes", is_flag=True, help="With --as-recorded: run without asking.")
+@click.option(
+    "--yes",
+    is_flag=True,
+    help="With --replay: run --as-recorded executables, or the report's user code, without asking.",
+)
 @click.option(
     "-o",
     "--output",
@@ -223,11 +253,21 @@ class _RunCommand(click.Command):
     show_default=True,
     help="What to print on stdout.",
 )
+@verbosity_options
 def run(
-    replay: Path | None, as_recorded: bool, yes: bool, output: Path | None, fmt: str, **params
+    replay: Path | None,
+    as_recorded: bool,
+    yes: bool,
+    output: Path | None,
+    fmt: str,
+    *,
+    verbose: bool,
+    quiet: bool,
+    **params,
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     _check_as_recorded(replay, as_recorded, yes)
+    shape = Shape(fmt, verbose, quiet)
     if output is not None:
         plans.check_writable(output)
     command = tuple(["bridge", *sys.argv[1:]])
@@ -235,12 +275,13 @@ def run(
         if params["scenarios"]:
             raise UsageError("--replay reruns the report's own scenarios: name none")
         old = schema.load(replay)
+        _confirm_user_code(old, replay, yes)
         plan = _replay_plan(old, replay, command, as_recorded, yes)
     else:
         # click gives repeatable options as tuples already; RunOptions has a
         # field for every other option of this command.
         plan = plans.from_options(plans.RunOptions(**params), command)
-    outcome, failure = _execute(plan, output, fmt)
+    outcome, failure = _execute(plan, output, shape)
     if replay is not None and outcome.report.results and failure is None:
         from bridge.analysis import compare as comparison
         from bridge.render.compare import render as render_compare
@@ -257,8 +298,8 @@ def _check_as_recorded(replay: Path | None, as_recorded: bool, yes: bool) -> Non
     programs, which takes the user's say-so, on a terminal or with --yes."""
     if as_recorded and replay is None:
         raise UsageError("--as-recorded goes with --replay REPORT")
-    if yes and not as_recorded:
-        raise UsageError("--yes goes with --replay REPORT --as-recorded")
+    if yes and replay is None:
+        raise UsageError("--yes goes with --replay REPORT (--as-recorded, or a report's user code)")
     if as_recorded and not yes and not sys.stdin.isatty():
         raise UsageError(
             "--as-recorded runs the report's own programs: confirm on a terminal,"
@@ -283,21 +324,42 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan
     return replay.plan
 
 
+def _confirm_user_code(old: schema.Report, path: Path, yes: bool) -> None:
+    """A report's user code (bridge time, [[calls]]) is shown, each expression,
+    and runs only once confirmed, before anything else is done for the replay."""
+    from bridge.cli import replay as replaying
+
+    lines = replaying.report_expressions(old, path) if old.scenarios else []
+    if not lines:
+        return
+    click.echo("the report holds user code; replaying it runs, on this machine:", err=True)
+    for line in lines:
+        click.echo(f"  {line}", err=True)
+    replaying.confirm_code(
+        lines,
+        yes,
+        sys.stdin.isatty(),
+        lambda q: click.confirm(q, default=False, err=True),
+    )
+
+
 def _execute(
-    plan: Plan, output: Path | None, fmt: str
+    plan: Plan, output: Path | None, shape: Shape
 ) -> tuple[runner.Outcome, BridgeError | None]:
     """Run, print, then write: the results reach stdout before any file is
     written, and a report that cannot be written where asked is kept
     elsewhere (`_save`). Returns what failed in printing or saving."""
     progress = _progress_printer()
     with signals.guarding():
-        outcome = runner.execute(plan, progress=progress)
+        try:
+            outcome = runner.execute(plan, progress=progress)
+        finally:
+            if progress:  # nothing of the progress line is left behind
+                click.echo("\r\033[K", err=True, nl=False)
         signals.hold()  # whatever happened, the report is saved before a signal acts
-        if progress:
-            click.echo("\r\033[K", err=True, nl=False)
         text = schema.dumps(outcome.report)
         try:
-            shown = show_results(RENDERERS[fmt](outcome.report))
+            shown = show_results(shape.render(outcome.report))
         except Exception:
             lost = save_report(text, output)  # a renderer's bug does not lose the measurement
             if lost is not None:
@@ -313,17 +375,43 @@ def _execute(
         what = plain.printable(f"{skip.runtime} could not run: {skip.reason}")
         if skip.requested:  # asked for and not run: the run fails (exit status 1)
             click.echo(f"bridge: error: {skip.requested} {what}", err=True)
-        else:
+        elif shape.warns_on_stderr:
             skipped = plain.printable(f"{skip.runtime}: {skip.reason}")
             click.echo(f"bridge: warning: skipped {skipped}", err=True)
-    if outcome.report.concurrency is not None:
-        for warning in outcome.report.concurrency.warnings:
-            click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
-    for line in _noise_warnings(outcome.report):
-        click.echo(f"bridge: warning: {line}", err=True)
-    if outcome.report.noise and outcome.report.noise.advice:
-        click.echo(f"bridge: advice: {plain.printable(outcome.report.noise.advice)}", err=True)
+    if shape.warns_on_stderr:
+        _stderr_warnings(outcome.report)
     return outcome, failure
+
+
+class Shape:
+    """What stdout shows (--format, --verbose, --quiet), and so where the
+    warnings go. Each is said once: the views print them among their
+    caveats, so stderr carries them only beside JSON, which has no prose;
+    --quiet drops them from both (the report keeps them)."""
+
+    def __init__(self, fmt: str, verbose: bool = False, quiet: bool = False) -> None:
+        if verbose and quiet:
+            raise UsageError("--verbose and --quiet: choose one")
+        self.fmt, self.verbose, self.quiet = fmt, verbose, quiet
+
+    @property
+    def warns_on_stderr(self) -> bool:
+        return self.fmt == "json" and not self.quiet
+
+    def render(self, report: schema.Report) -> str:
+        return view(
+            self.fmt, report, width=terminal_width(), verbose=self.verbose, quiet=self.quiet
+        )
+
+
+def _stderr_warnings(report: schema.Report) -> None:
+    if report.concurrency is not None:
+        for warning in report.concurrency.warnings:
+            click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
+    for line in _noise_warnings(report):
+        click.echo(f"bridge: warning: {line}", err=True)
+    if report.noise and report.noise.advice:
+        click.echo(f"bridge: advice: {plain.printable(report.noise.advice)}", err=True)
 
 
 def _noise_warnings(report: schema.Report) -> list[str]:
@@ -385,10 +473,26 @@ def _failures(errors: tuple[schema.RunError, ...], shown: int = 2) -> str:
 
 
 def _progress_printer():
+    """The progress line on a terminal's stderr: a bar, the percentage, the
+    time spent and left, what runs; cut to the terminal's width (read at
+    each update: a window made narrower is followed) so that `\\r` and
+    erase-line leave nothing behind."""
     if not sys.stderr.isatty():
         return None
+    started = time.monotonic()
+    last: list[float | None] = [None]
 
     def show(message: str) -> None:
-        click.echo(f"\r\033[K{plain.printable(message)}", err=True, nl=False)
+        width = terminal_width()  # read at each update: a narrowed window is followed
+        fraction = getattr(message, "fraction", None)
+        last[0] = fraction if fraction is not None else last[0]
+        line = eta.progress_line(
+            plain.printable(message),
+            width,
+            time.monotonic() - started,
+            last[0],
+            getattr(message, "left_s", None),
+        )
+        click.echo(f"\r\033[K{line}", err=True, nl=False)
 
     return show

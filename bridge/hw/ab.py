@@ -113,8 +113,8 @@ def via_openssl(info: schema.Runtime, call_id: str) -> bool:
     d = info.details
     call = calls.lookup(info.kind, call_id)
     route = call.route if call else calls.Route.LIBCRYPTO
-    if route is calls.Route.KERNEL:
-        return False  # e.g. os.urandom: the kernel's generator, no mask reaches it
+    if route in (calls.Route.KERNEL, calls.Route.OWN):
+        return False  # os.urandom, rand:bytes: no OpenSSL, so no mask reaches them
     if route is calls.Route.HMAC:
         return str(d.get("hmac_impl", "")).startswith("_hashlib")
     if route is calls.Route.HASHLIB:
@@ -132,13 +132,18 @@ def verdict_list(
     rounds: Callable[[schema.Result], Mapping[int, Sequence[float]] | None] | None = None,
     busy: str = "",
     sample_ns: float | None = None,
+    waits: Mapping[schema.CellKey, float] | None = None,
+    wait_high: float = 0.05,
 ) -> list[schema.HwVerdict]:
     """`rounds` splits a cell's samples by interleaved round
     (bridge.analysis.versus.rounds_of): a "used" then needs the rounds to agree.
     `busy` says what kept the machine busy during the run, when it was
     (bridge.analysis.quietness.busy): a "used" then needs a larger gain.
     `sample_ns`, the planned length of one sample (--sample-ms): a twin whose
-    samples took twice that even at best waited for a CPU, and gives no verdict."""
+    samples took twice that even at best waited for a CPU, and gives no verdict.
+    `waits`: each cell's share of its sample windows spent waiting for a CPU
+    (the report's cpu_time block); a twin at `wait_high` or more ran on a busy
+    machine, as `busy` says of the whole run."""
     on_info = {rt.id: rt for rt in runtimes if not rt.masked}
     by_key = {r.key: r for r in results}
     found = []
@@ -152,7 +157,8 @@ def verdict_list(
             off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
                 stretched = _stretched(r, off, sample_ns) if sc.kind != "file-digest" else ""
-                seen = (_paired_rounds(rounds, r, off), busy or _waited(r, off), stretched)
+                waited = _waited(r, off, waits or {}, wait_high)
+                seen = (_paired_rounds(rounds, r, off), busy or waited, stretched)
                 found.append((sc, r, feature, info, _decide(ctx, info, r, off, feature, seen)))
     gaps = _twin_gaps(found)
     out = []
@@ -231,15 +237,11 @@ def _paired_rounds(rounds, on, off):
     return None if a is None or b is None else (a, b)
 
 
-# A twin that spent this share of its sample windows waiting for a CPU (the
-# optional `wait_share` of a result) ran on a busy machine.
-WAITED = 0.10
-
-
-def _waited(on, off) -> str:
-    shares = [w for r in (on, off) if r is not None and (w := getattr(r, "wait_share", None))]
+def _waited(on, off, waits: Mapping[schema.CellKey, float], high: float) -> str:
+    """What the twins' wait shares say, when one of them waited `high` or more."""
+    shares = [waits[r.key] for r in (on, off) if r is not None and r.key in waits]
     worst = max(shares, default=0.0)
-    return f"a twin waited for a CPU {worst:.0%} of the time" if worst >= WAITED else ""
+    return f"a twin waited for a CPU {worst:.0%} of its sample time" if worst >= high else ""
 
 
 # A sample that took this many times its planned length, even the shortest

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge.analysis import decompose, fits, interop, noise, quietness, upgrade, versus
+from bridge.analysis import cputime, decompose, fits, interop, noise, quietness, upgrade, versus
 from bridge.catalog.scenario import Scenario
 from bridge.hw import ab
 from bridge.measure.session import Outcome
@@ -31,8 +31,14 @@ def report(
     reproduce: str = "",
     concurrency: levels.Concurrency | None = None,
     usage: noise.Usage | None = None,
+    cpu_time: schema.CpuTime | None = None,
 ) -> schema.Report:
     results = outcome.results
+    noise_block = None if usage is None else noise.record(usage, results, environment)
+    if noise_block is not None and cpu_time is not None:
+        # The cells that waited for a CPU, or differ by CPU, say so beside the machine's noise.
+        extra = cputime.warnings(cpu_time)
+        noise_block = dataclasses.replace(noise_block, warnings=(*noise_block.warnings, *extra))
     made = schema.Report(
         bridge_version=bridge.__version__,
         created=created,
@@ -47,12 +53,13 @@ def report(
         tc=outcome.tc,
         hardware=schema.Hardware(hw=hw, experiments=tuple(c.record() for c in contexts.values())),
         interop=tuple(checks),
-        errors=(*outcome.errors, *interop.mismatch_errors(checks)),
+        errors=(*outcome.errors, *interop.mismatch_errors(checks, scenarios)),
         skipped=outcome.skipped,
         unstable=outcome.unstable,
         concurrency=concurrency,
         decompositions=tuple(decompose.decompose(scenarios, results, outcome.runtimes)),
-        noise=None if usage is None else noise.record(usage, results, environment),
+        noise=noise_block,
+        cpu_time=cpu_time,
     )
     # The verdicts once more, now that the report says how it sampled and how
     # busy the machine was: a "used" needs its interleaved rounds to agree,
@@ -67,6 +74,8 @@ def report(
         rounds=lambda r: versus.rounds_of(made, r),
         busy=quietness.busy(usage, environment),
         sample_ns=_sample_ns(settings),
+        waits=_waits(cpu_time),
+        wait_high=cpu_time.wait_share_high if cpu_time is not None else 0.05,
     )
     # A size off its linear cost model is named with the machine's warnings.
     flags = tuple(text for f in made.fits for text in f.implausible)
@@ -86,3 +95,14 @@ def _sample_ns(settings: Mapping[str, Any]) -> float | None:
     """The planned length of one sample, from the run's settings."""
     ms = settings.get("sample_ms")
     return ms * 1e6 if isinstance(ms, int | float) and ms > 0 else None
+
+
+def _waits(cpu_time: schema.CpuTime | None) -> dict[schema.CellKey, float]:
+    """Each cell's wait share, from the cpu_time block."""
+    if cpu_time is None:
+        return {}
+    return {
+        schema.CellKey(c.scenario, c.runtime, c.call_id, c.size, c.hw): c.wait_share
+        for c in cpu_time.cells
+        if c.wait_share is not None
+    }

@@ -53,3 +53,57 @@ def duration(seconds: float) -> str:
         return f"{minutes} min {rest} s" if rest else f"{minutes} min"
     hours, rest = divmod(round(seconds / 60), 60)
     return f"{hours} h {rest} min" if rest else f"{hours} h"
+
+
+class Status(str):
+    """A progress message that also says how far the run is: still a str, so
+    a callback that only prints text can print it as it is. `fraction` is the
+    planned share done (0..1), `left_s` the estimate of `Eta.text` (None
+    while there is nothing to go by)."""
+
+    fraction: float | None = None
+    elapsed_s: float = 0.0
+    left_s: float | None = None
+
+
+def status(eta: Eta, message: str) -> Status:
+    """`message` with where `eta` is: the share done, the time spent, the time left."""
+    out = Status(message)
+    elapsed = eta.clock() - eta.started
+    out.elapsed_s = elapsed
+    if eta.planned_s > 0:
+        out.fraction = min(max(eta.done_s / eta.planned_s, 0.0), 1.0)
+    left = eta.left_s(elapsed)
+    if left is not None and elapsed >= MIN_ELAPSED_S and elapsed + left >= MIN_TOTAL_S:
+        out.left_s = left
+    return out
+
+
+def clock_text(seconds: float) -> str:
+    """0:07, 1:20, 1:02:03: the progress line's elapsed and left."""
+    s = max(round(seconds), 0)
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def progress_line(
+    message: str, width: int, elapsed_s: float, fraction: float | None, left_s: float | None
+) -> str:
+    """One line of at most `width` - 3 columns: a full line would wrap on
+    some terminals, and so would the "^C" a terminal echoes after it on
+    Ctrl-C, leaving a stale line behind. A bar, the percentage, the time
+    spent and left, then the message, cut short with "..."."""
+    room = max(width - 3, 10)
+    if fraction is not None:
+        bar_w = 20 if room >= 70 else 10
+        full = int(fraction * bar_w)
+        bar = "#" * full + "-" * (bar_w - full)
+        left = clock_text(left_s) if left_s is not None else "-:--"
+        head = f"[{bar}] {fraction * 100:3.0f}% {clock_text(elapsed_s)} ETA {left} "
+    else:
+        head = f"{clock_text(elapsed_s)} "
+    line = head + str(message)
+    if len(line) > room:
+        line = line[: room - 3] + "..."
+    return line

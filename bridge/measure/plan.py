@@ -11,6 +11,9 @@ from bridge.catalog import calls
 from bridge.catalog.scenario import Scenario
 from bridge.nodes.distribution import NodePlan
 from bridge.report.hw import HwMode
+from bridge.runtimes.usercode import UserCode, plan_code
+
+__all__ = ["Plan", "UserCode", "plan_code"]  # plan_code: the user calls' code, for the commands
 from bridge.settings import Settings
 from bridge.system.libcrypto import Directory
 
@@ -33,3 +36,6 @@ class Plan:
     env: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
     # --libcrypto: every runtime again with each directory's library.
     libcrypto: tuple[Directory, ...] = ()
+    # The user's calls with their code paths (bridge time, [[calls]]): None
+    # unless the command line brought them, and then no runtime has a user path.
+    user: UserCode | None = None

@@ -12,14 +12,16 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
-from bridge.analysis import interop, noise
+from bridge.analysis import cputime, interop, noise
 from bridge.catalog.inputs import RunInputs
-from bridge.measure import assemble, levelrun
+from bridge.measure import assemble, levelrun, limits
 from bridge.measure.plan import Plan
 from bridge.measure.seams import Seams
+from bridge.measure.session import Outcome as Measured
 from bridge.measure.session import Progress, Session
 from bridge.measure.startup import Lineup, check_mask
 from bridge.report import schema
+from bridge.system import cpustat
 
 
 @dataclass
@@ -62,6 +64,7 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams | None = 
     finally:
         made.close()
     machine_block = seams.environment()
+    cpu_time = _cpu_time(plan, outcome, machine_block, seams)
     report = assemble.report(
         scenarios=plan.scenarios,
         outcome=outcome,
@@ -75,5 +78,35 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams | None = 
         command=plan.command,
         reproduce=plan.reproduce,
         concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),
+        cpu_time=cpu_time,
     )
     return Outcome(report=report, interrupted=interrupted)
+
+
+def _cpu_time(
+    plan: Plan, outcome: Measured, machine_block: dict, seams: Seams
+) -> schema.CpuTime | None:
+    """CPU time beside wall time, cycles per byte at the TSC's rate and the
+    share of the machine's best (bridge.analysis.cputime). The best is
+    openssl's, measured once a day per binary and CPU (bridge.measure.limits).
+    Not for fake runtimes (the fast tests)."""
+    if not outcome.results or seams.specs is not None:
+        return None
+    scenarios = [sc.to_json() for sc in plan.scenarios]
+    algorithms = cputime.limit_algorithms(scenarios)
+    openssl = next((r for r in outcome.runtimes if r.kind == "openssl" and not r.masked), None)
+    found = (
+        limits.collect(
+            algorithms,
+            outcome.results,
+            {str(sc["name"]): cputime.scenario_algorithm(sc) for sc in scenarios},
+            openssl.executable if openssl else None,
+            str(machine_block.get("cpu_model", "")),
+        )
+        if algorithms
+        else ()
+    )
+    tsc = cpustat.tsc_rate()
+    return cputime.record(
+        outcome.results, scenarios, None if tsc is None else (tsc.hz, tsc.source), found
+    )

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from bridge import stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.measure import levelrun
-from bridge.measure.eta import Eta, duration
+from bridge.measure.eta import Eta, duration, status
 from bridge.report import schema
 from bridge.report.levels import LevelResult
 from bridge.runtimes.base import Batch, BatchPlan, Job, Live, Runtime, RuntimeSpec
@@ -76,6 +76,10 @@ class Cell:
     loops: list[int] = field(default_factory=list)
     unsupported: str = ""
     failed: bool = False
+    batches: int = 0  # rounds measured so far: the CPU the runtime is pinned to rotates with it
+    # Per sample, parallel to `samples` (bridge.runtimes.base.Batch); dropped
+    # for the whole cell when one batch lacked them.
+    probed: dict[str, list[int]] | None = field(default_factory=dict)
 
     @property
     def key(self) -> schema.CellKey:
@@ -105,6 +109,7 @@ class Cell:
             samples=count,
             warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
             loops=None if first else self.loops[-1],
+            round=self.batches,
         )
 
     def planned_s(self, settings: Settings, round_index: int) -> float:
@@ -123,8 +128,11 @@ class Cell:
                 runtime=self.live.id,
             )
         self.api, self.output = batch.api, batch.output
+        had = len(self.samples)
+        self.probed = schema.merge_probed(self.probed, batch.probed(), had, len(batch.samples))
         self.samples += batch.samples
         self.loops += batch.loops
+        self.batches += 1
 
     def per_op_ns(self) -> list[float]:
         return [s / n for s, n in zip(self.samples, self.loops, strict=True)]
@@ -165,8 +173,10 @@ class Cell:
             api=self.api,
             samples=tuple(self.samples),
             loops=self.loops[0] if len(set(self.loops)) == 1 else tuple(self.loops),
-            output_hex=self.output.hex(),
+            # A user call asked not to be checked keeps no output (it is listed unchecked).
+            output_hex="" if call.user and call.unchecked else self.output.hex(),
             inputs=self.job.inputs.to_json(),
+            **schema.probed_fields(self.probed),
         )
 
 
@@ -352,11 +362,12 @@ class Session:
                     eta.finished(planned)  # its share of the plan will not be spent
                 continue
             job = cell.job
-            self.note(
+            message = (
                 f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
                 f" ({self.cells.index(cell) + 1}/{len(self.cells)})"
-                + (eta.text() if eta is not None else "")
             )
+            # The share done and the time left ride on the message (eta.Status).
+            self.note(status(eta, message) if eta is not None else message)
             try:
                 cell.add(cell.live.driver.bench(job, batch_plan))
             except OperationError as exc:

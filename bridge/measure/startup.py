@@ -23,12 +23,13 @@ started one by one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from bridge.catalog import calls
+from bridge.catalog import calls, usercode
 from bridge.hw import ab, hardware
 from bridge.measure.plan import Plan
 from bridge.measure.session import Session, Starting
@@ -168,7 +169,7 @@ class Lineup:
         if hw.as_found or not node.starting.spec.maskable:
             self.session.add(on, self.jobs(on))
             # Levels run on the machine as found; on the masked twin only for --hw off.
-            self.session.add_levels(on, self.jobs(on))
+            self.session.add_levels(on, self.level_jobs(on))
         for after in node.after:
             if isinstance(after, schema.Skipped):
                 self.session.skipped.append(after)
@@ -177,15 +178,28 @@ class Lineup:
                 if off is not None:
                     self.session.add(off, self.jobs(off))
                     if hw.levels_state.masked:
-                        self.session.add_levels(off, self.jobs(off))
+                        self.session.add_levels(off, self.level_jobs(off))
             else:
                 self._commit(after)
+
+    def level_jobs(self, live: Live) -> Iterator[Job]:
+        """The jobs run at --concurrency levels: not a user's sh: command,
+        which is one whole process per sample."""
+        return (job for job in self.jobs(live) if job.call.op != "user_shell")
 
     def jobs(self, live: Live) -> Iterator[Job]:
         for sc in self.plan.scenarios:
             for cid in sc.calls.get(live.kind, ()):
                 for size in sc.sizes:
                     yield Job(sc, calls.CALLS[live.kind, cid], self.made(sc, size))
+            # The user's calls (bridge time, [[calls]]), after the scenario's own.
+            if self.plan.user is None or live.info.node_host:
+                continue
+            for n, uc in enumerate(sc.user_calls, 1):
+                if uc.kind == live.kind:
+                    call = usercode.as_call(sc, n)
+                    for size in sc.sizes:
+                        yield Job(sc, call, self.made(sc, size))
 
     def _masked_twin(self, node: _Node, live: Live) -> RuntimeSpec | None:
         """The twin of a ready runtime with the scenario's features masked
@@ -223,10 +237,16 @@ def runtime_specs(plan: Plan) -> list[RuntimeSpec]:
     local = lineup.specs(
         plan.settings, kinds, installations, plan.python, plan.openssl, given=plan.env
     )
+    if plan.user is not None:  # the user's calls: only a plan from the command line has them
+        local = [dataclasses.replace(s, make=_with_user(s.make, plan.user)) for s in local]
     if plan.nodes is None:
         return local
     known = [i for i in installations if i is not None]
     return local + remote.specs(plan.nodes, plan.settings, known)
+
+
+def _with_user(make, code):
+    return lambda hw, env: make(hw, env).with_user(code)
 
 
 def validate(plan: Plan) -> list[otp.Installation | None]:

@@ -42,6 +42,7 @@ SOURCES = (
     "bridge_loops",
     "bridge_measure",
     "bridge_concurrency",
+    "bridge_alt",
     "bridge_info",
 )
 PREFIX = "bridge_node_"

@@ -20,6 +20,7 @@ from typing import Any
 
 from bridge.catalog import calls, vocab
 from bridge.errors import OperationError
+from bridge.system import cpustat
 from bridge.wire.codec import atom
 
 MAX_SAMPLES = 100_000
@@ -105,16 +106,21 @@ def bench(args: dict[str, Any]) -> list[tuple[str, Any]]:
         output = once()
     except ValueError as exc:  # hashlib: unsupported digest in this build
         raise OperationError("unsupported", str(exc)) from exc
-    if fixed_loops:
-        loops, durations, spent = measure_fixed(loop, warmup_ns, fixed_loops, samples)
-    else:
-        loops, durations, spent = measure(loop, warmup_ns, sample_ns, samples)
+    probe = Probe.open()
+    try:
+        if fixed_loops:
+            loops, durations, spent = measure_fixed(loop, warmup_ns, fixed_loops, samples, probe)
+        else:
+            loops, durations, spent = measure(loop, warmup_ns, sample_ns, samples, probe)
+    finally:
+        probe.close()
     return [
         ("api", api),
         ("loops", loops),
         ("samples", durations),
         ("output", output),
         ("warmup_ns", spent),
+        *probe.reply(),
     ]
 
 
@@ -124,6 +130,10 @@ Prepared = tuple[str, Callable[[], bytes], Loop]  # (api, one call, the timed lo
 def prepare(call: str, args: dict[str, Any]) -> Prepared:
     """The handler of an operation (calls.CALLS["python", ...].op) makes the
     call's function and its timed loop from the request's arguments."""
+    if call == "user":  # the user's expressions: only in a worker started with them
+        from bridge.pyworker import usercode
+
+        return usercode.prepare(args, sys.modules[__name__])
     if call not in HANDLERS.table:
         raise OperationError("unknown_call", f"unknown call: {call[:40]}")
     return HANDLERS[call](args)
@@ -664,27 +674,78 @@ HANDLERS = calls.Handlers(
 # -- measurement -------------------------------------------------------------
 
 
-def measure(loop: Loop, warmup_ns: int, sample_ns: int, samples: int) -> Measured:
+class Probe:
+    """What the kernel says of each sample window of the measuring thread:
+    the CPU it ran on at the end of the window (sched_getcpu), its CPU ns
+    (CLOCK_THREAD_CPUTIME_ID) and its run-queue wait ns (schedstat) over the
+    window (bridge.system.cpustat), read just outside the timed region.
+    Without /proc's schedstat, nothing is recorded."""
+
+    def __init__(self, stat: Any) -> None:
+        self.stat = stat
+        self.cpus: list[int] = []
+        self.cpu_ns: list[int] = []
+        self.wait_ns: list[int] = []
+
+    @classmethod
+    def open(cls) -> Probe:
+        return cls(cpustat.open_self())
+
+    def sample(self, loop: Loop, n: int) -> int:
+        stat = self.stat
+        if stat is None:
+            return timed(loop, n)
+        # The thread's own schedstat CPU figure is updated only when it is
+        # scheduled (or at a tick), so a running thread reads its CPU time
+        # from CLOCK_THREAD_CPUTIME_ID; its run-queue wait only grows while
+        # it is off a CPU, and schedstat has it up to date.
+        cpu_clock = time.thread_time_ns
+        _, wait0 = stat.read()
+        c0 = cpu_clock()
+        t = timed(loop, n)
+        c1 = cpu_clock()
+        _, wait1 = stat.read()
+        self.cpus.append(stat.cpu())
+        self.cpu_ns.append(c1 - c0)
+        self.wait_ns.append(wait1 - wait0)
+        return t
+
+    def reply(self) -> list[tuple[str, Any]]:
+        if not self.cpus:
+            return []
+        return [("cpus", self.cpus), ("cpu_ns", self.cpu_ns), ("wait_ns", self.wait_ns)]
+
+    def close(self) -> None:
+        if self.stat is not None:
+            self.stat.close()
+
+
+def measure(
+    loop: Loop, warmup_ns: int, sample_ns: int, samples: int, probe: Probe | None = None
+) -> Measured:
     """Warm up and calibrate, then time `samples` runs of `loops` iterations.
 
     1. run the loop with 1, 2, 4, ... iterations until one run lasts at least
        half a sample and warmup_ns have passed (all discarded);
     2. loops = iterations that make one run last about sample_ns;
-    3. time each run with perf_counter_ns (monotonic, ns).
+    3. time each run with perf_counter_ns (monotonic, ns), the probe's
+       readings just outside it.
     """
+    probe = probe or Probe(None)
     n, t, spent = calibrate(loop, warmup_ns, sample_ns)
     loops = max(1, round(n * sample_ns / max(t, 1)))
-    return loops, [timed(loop, loops) for _ in range(samples)], spent
+    return loops, [probe.sample(loop, loops) for _ in range(samples)], spent
 
 
 def measure_fixed(
-    loop: Loop, warmup_ns: int, loops: int, samples: int
+    loop: Loop, warmup_ns: int, loops: int, samples: int, probe: Probe | None = None
 ) -> tuple[int, list[int], int]:
     """A later round: warm up with the known loop count, then take the samples."""
+    probe = probe or Probe(None)
     spent = 0
     while spent < warmup_ns:
         spent += timed(loop, loops)
-    return loops, [timed(loop, loops) for _ in range(samples)], spent
+    return loops, [probe.sample(loop, loops) for _ in range(samples)], spent
 
 
 def calibrate(loop: Loop, warmup_ns: int, sample_ns: int) -> tuple[int, int, int]:

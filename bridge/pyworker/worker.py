@@ -44,6 +44,13 @@ def main() -> None:
 
     from bridge.pyworker import ops as pyops  # after the fd shuffle: imports may print
 
+    if sys.argv[1:2] == ["--user"] and len(sys.argv) == 3:
+        # The user's expressions, given by the driver's command line only
+        # (bridge.pyworker.usercode); never enabled by a request.
+        from bridge.pyworker import usercode
+
+        usercode.enable(sys.argv[2])
+
     threading.Thread(target=_exit_on_hangup, args=(read_fd,), daemon=True).start()
     channel.send((codec.atom("ready"), PROTOCOL, _atoms(pyops.greeting())))
     while True:

@@ -3,9 +3,10 @@ plus one entry here."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 
-from bridge.render import markdown, table, text
+from bridge.render import common, markdown, table, text
 from bridge.report import schema
 
 
@@ -13,9 +14,29 @@ def _json(report: schema.Report) -> str:
     return schema.dumps(report)
 
 
-RENDERERS: dict[str, Callable[[schema.Report], str]] = {
+RENDERERS: dict[str, Callable[..., str]] = {
     "table": table.render,
     "markdown": markdown.render,
     "text": text.render,
     "json": _json,
 }
+
+
+def view(
+    fmt: str,
+    report: schema.Report,
+    width: int | None = None,
+    verbose: bool = False,
+    quiet: bool = False,
+) -> str:
+    """`fmt`'s rendering; the terminal view (table) laid out for `width`,
+    with every detail (`verbose`) or without the caveats (`quiet`)."""
+    if fmt == "table":
+        return table.render(report, width=width, verbose=verbose, quiet=quiet)
+    return RENDERERS[fmt](report)
+
+
+def terminal_width() -> int:
+    """The width the terminal view is laid out for: COLUMNS when set, else
+    the terminal's, else 80 (piped to a file or another program)."""
+    return shutil.get_terminal_size((common.DEFAULT_WIDTH, 24)).columns

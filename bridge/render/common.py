@@ -155,13 +155,16 @@ def provenance_items(report: schema.Report) -> list[str]:
     return items
 
 
-def warning_lines(report: schema.Report) -> list[str]:
-    """Differences between runtimes that change what the numbers mean."""
+def warning_lines(report: schema.Report, resolution: bool = True) -> list[str]:
+    """Differences between runtimes that change what the numbers mean; with
+    `resolution`, the differences between runtimes that could not be told
+    (for a view that shows them)."""
     seen: dict[str, str] = {}
     for rt in report.runtimes:
         for path in rt.details.get("libcrypto_loaded", []):
             seen.setdefault(path, rt.id)
     lines = []
+    cryptography = _uses_cryptography(report)
     if len(seen) > 1:
         where = ", ".join(f"{rid}: {path}" for path, rid in seen.items())
         lines.append(f"warning: runtimes load different libcrypto files ({where})")
@@ -170,14 +173,38 @@ def warning_lines(report: schema.Report) -> list[str]:
             lines.append(f"warning: {rt.id} hashlib uses its built-in code, not OpenSSL")
         own = rt.details.get("cryptography_openssl_version")
         system = str(rt.details.get("ssl_openssl_version", ""))
-        if rt.kind == "python" and not rt.masked and own and own.split()[:2] != system.split()[:2]:
+        if (
+            rt.id in cryptography
+            and not rt.masked
+            and own
+            and own.split()[:2] != system.split()[:2]
+        ):
             lines.append(
                 f"warning: {rt.id} runs its cryptography rows (ciphers, signatures, key"
                 f" agreement) on the {own} inside the cryptography package, not on the"
                 f" system's {rt.details.get('ssl_openssl_version')}"
             )
-    lines += [f"warning: {w}" for w in ratios.resolution_warning(report, versus.of(report))]
+    if resolution:
+        lines += [f"warning: {w}" for w in ratios.resolution_warning(report, versus.of(report))]
     return [""] + lines if lines else []
+
+
+# Python calls on libcrypto through the ssl module, not the cryptography package.
+_SSL_MODULE_OPS = frozenset({"rand_bytes"})
+
+
+def _uses_cryptography(report: schema.Report) -> set[str]:
+    """The Python runtimes with rows that run on the cryptography package
+    (and so on its own OpenSSL): only those earn its warning."""
+    out = set()
+    for r in report.results:
+        # A user's expression (bridge time) says nothing of what it calls.
+        if report.kind_of(r.runtime) != "python" or r.call_id.startswith(calls.USER_PREFIX):
+            continue
+        call = calls.lookup("python", r.call_id)
+        if call and call.route is calls.Route.LIBCRYPTO and call.op not in _SSL_MODULE_OPS:
+            out.add(r.runtime)
+    return out
 
 
 def compare_key(report: schema.Report, r: schema.Result) -> tuple[int, str, str]:
@@ -247,6 +274,7 @@ def cells(
     return {
         "ns_ci": ns_with_ci(s, imported=r.imported),
         "median": fmt_ns(s.median),
+        "min": fmt_ns(s.min),
         "ops": si(ops),
         "mbs": f"{ops * r.size / 1e6:,.1f}" if unit == units.BYTES else "–",
         "rel": "–" if rel is None else f"{rel:.2f}{x}",
@@ -285,11 +313,16 @@ def semantics_marks(results: list[schema.Result]) -> dict[str, int]:
     return marks
 
 
-def semantics_warning(results: list[schema.Result]) -> list[str]:
+def semantics_warning(results: list[schema.Result], short: bool = False) -> list[str]:
     """Say it beside the numbers when a table mixes per-call key setup with a
     reused key: the ratio between such rows is not a speed difference."""
     kinds = {r.semantics for r in results if r.ok}
     if calls.ONE_SHOT_MAC in kinds and (calls.SPEED_HMAC in kinds or calls.REUSED_KEY in kinds):
+        if short:  # the terminal's legend says which rows are one-shot
+            return [
+                "Not like for like: openssl speed -hmac and hmac.new(key).copy() set the key up"
+                " once, crypto:macN and hmac.digest on every call."
+            ]
         return [
             "Not like for like: openssl speed -hmac (and hmac.new(key).copy()) set the key"
             " up once, while crypto:macN and hmac.digest set it up on every call. Compare"
@@ -371,12 +404,14 @@ def _node_summary(node) -> str:
     return text
 
 
-def problem_lines(report: schema.Report) -> list[str]:
+def problem_lines(report: schema.Report, unstable: bool = True) -> list[str]:
+    """Skipped runtimes, (unstable cells,) run errors. The terminal view lists
+    the unstable cells once, as marks in its tables: `unstable=False`."""
     lines = []
     for s in report.skipped:
         asked = f" (asked for with {s.requested})" if s.requested else ""
         lines.append(f"skipped {s.runtime}{asked}: {s.reason}")
-    for u in report.unstable:
+    for u in report.unstable if unstable else ():
         lines.append(
             f"not stable: {u.runtime} {u.call_id} at {size_text(u.size)} (hw {u.hw}):"
             f" 95% CI ±{u.ci_halfwidth * 100:.1f}%, wider than the run's target"
@@ -483,3 +518,123 @@ def tc_lines(report: schema.Report, scenario: str) -> list[str]:
         *table.splitlines(),
         *textwrap.wrap(note, 100),
     ]
+
+
+# -- layout for a width (the terminal view) ------------------------------------
+
+DEFAULT_WIDTH = 80  # when no width is known (not a terminal, no COLUMNS)
+MIN_WIDTH = 40  # narrower than this, lines are laid out as at 40
+
+
+def wrap(text: str, width: int, indent: str = "  ", first: str = "") -> list[str]:
+    """A paragraph wrapped to `width`, its later lines indented; only a
+    word longer than the width (a path) is broken."""
+    return textwrap.wrap(
+        text,
+        max(width, MIN_WIDTH),
+        initial_indent=first,
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=False,
+    ) or [""]
+
+
+class Column:
+    """One column of a fitted table: its header, its cells, a shorter form
+    of the cells (or None), whether it is right-aligned, and when it may go
+    (`drop`: lower goes first; None: never)."""
+
+    def __init__(self, header: str, cells: list[str], right: bool = False, drop=None, short=None):
+        self.header, self.cells, self.right, self.drop = header, cells, right, drop
+        self.short: list[str] | None = short
+
+    def width(self) -> int:
+        return max([len(self.header), *map(len, self.cells)])
+
+
+def layout(columns: list[Column], gap: str = "  ") -> list[str]:
+    """The columns as a header, a rule and rows (tabulate's "simple" style
+    without its header padding)."""
+    widths = [c.width() for c in columns]
+
+    def line(values: list[str]) -> str:
+        parts = [
+            v.rjust(w) if c.right else v.ljust(w)
+            for v, w, c in zip(values, widths, columns, strict=True)
+        ]
+        return gap.join(parts).rstrip()
+
+    rows = [line([c.header for c in columns]), gap.join("-" * w for w in widths)]
+    n = len(columns[0].cells) if columns else 0
+    rows += [line([c.cells[i] for c in columns]) for i in range(n)]
+    return rows
+
+
+def fit(columns: list[Column], width: int, gap: str = "  ") -> list[Column]:
+    """Columns that fit `width`: first every column whole; then, while the
+    table is too wide, the shorter forms of the cells, then the columns by
+    their `drop` order. The columns that may not go stay, however wide."""
+
+    def total(cs: list[Column]) -> int:
+        return sum(c.width() for c in cs) + len(gap) * max(len(cs) - 1, 0)
+
+    cs = list(columns)
+    if total(cs) <= width:
+        return cs
+    for c in cs:
+        if c.short is not None:
+            c.cells, c.short = c.short, None
+    for c in sorted((c for c in columns if c.drop is not None), key=lambda c: c.drop):
+        if total(cs) <= width:
+            break
+        cs.remove(c)
+    return cs
+
+
+def short_call(r: schema.Result) -> str:
+    """A call as a table names it in a narrow view: its id (macN,
+    hmac.digest, speed-sign), with an Erlang call's module
+    ("crypto:macN") where its label has one."""
+    if r.call_id.startswith(calls.USER_PREFIX) and len(r.call) <= 32:
+        return r.call  # a user's expression (bridge time) reads better than its id
+    head = r.call.split("(")[0]
+    return head if head.endswith(f":{r.call_id}") else r.call_id
+
+
+def short_who(report: schema.Report, runtime_id: str, r: schema.Result) -> str:
+    """'Erlang crypto:macN', '... on erlang@25.2.3' when the report has
+    several runtimes of that kind."""
+    kind = report.kind_of(runtime_id)
+    base = f"{vocab.KIND_NAMES.get(kind, kind)} {short_call(r)}"
+    return f"{base} on {runtime_id}" if _several(report, runtime_id) else base
+
+
+def brief_provenance(report: schema.Report) -> list[str]:
+    """Provenance in two or three paragraphs: bridge, the machine, each
+    runtime with its libcrypto (--verbose has the full lines)."""
+    head = title(report)
+    env = report.environment
+    if env:
+        virt = ", virtualized" if env.get("virtualized") else ""
+        flags = " ".join(env.get("cpu_flags", [])) or "none"
+        head += (
+            f" · {env.get('cpu_model', 'unknown CPU')} ({env.get('arch', '?')},"
+            f" {env.get('cpu_count', '?')} CPUs{virt}); crypto flags: {flags}"
+        )
+    runtimes = []
+    for rt in report.runtimes:
+        if rt.masked:
+            continue
+        lib = _libcrypto_of(rt)
+        runtimes.append(f"{rt.id}" + (f" ({lib})" if lib else ""))
+    return [head + (f"; {', '.join(runtimes)}." if runtimes else "")]
+
+
+def _libcrypto_of(rt: schema.Runtime) -> str:
+    d = rt.details
+    lib = {"erlang": d.get("crypto_lib"), "python": d.get("ssl_openssl_version")}.get(rt.kind)
+    if not lib:
+        return ""
+    words = str(lib).split()
+    text = " ".join(words[:2]) if words[:1] == ["OpenSSL"] else str(lib)
+    return text

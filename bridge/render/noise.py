@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from bridge.analysis import cputime
 from bridge.report import schema
 
 
@@ -49,4 +50,6 @@ def lines(report: schema.Report) -> list[str]:
         out += [f"Warning: {w}." for w in report.noise.warnings]
         if report.noise.advice:
             out.append(f"Advice: {report.noise.advice}.")
+    # Cycles per byte and the share of the machine's best (bridge.analysis.cputime).
+    out += cputime.lines(report)
     return out

@@ -148,6 +148,11 @@ def _version_sentences(
     return out
 
 
+def interop_sentences(report: schema.Report, scenario: str) -> list[str]:
+    """What the output check was, for the views that have no column for it."""
+    return _interop_sentence(report, scenario)
+
+
 def _interop_sentence(report: schema.Report, scenario: str) -> list[str]:
     """Say what the check was: equal to a reference, signatures verified, or
     agreement between runtimes; and which outputs were not checked at all."""
@@ -209,3 +214,132 @@ def _ns(value: float) -> str:
     """A per-call time with its unit: fmt_ns writes its own unit from a
     millisecond up (PBKDF2 calls), and plain nanoseconds below."""
     return common.fmt_ns(value) + ("" if value >= 1e6 else " ns")
+
+
+# -- the answer: the opening of a scenario in every view -----------------------
+
+
+def answer(
+    report: schema.Report, scenario: str, x: str = "×", dash: str = "–"
+) -> tuple[str, list[str]]:
+    """A heading and one sentence per call and runtime: the hardware verdict
+    with its CI where the run has an A/B, else each row's time against the
+    fastest row doing the same work (sign and verify apart), with its CI.
+    Names are short (Erlang crypto:macN); the tables name the calls in full."""
+    vs = [v for v in report.verdicts if v.scenario == scenario]
+    if vs:
+        return _verdict_answer(report, scenario, vs, x, dash)
+    return _comparison_answer(report, scenario, x, dash)
+
+
+def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
+    unit = units.unit(report, scenario)
+    features = list(dict.fromkeys(v.feature for v in vs))
+    groups: dict[tuple[str, str, str], list[schema.HwVerdict]] = defaultdict(list)
+    for v in vs:
+        groups[(v.runtime, v.call_id, v.feature)].append(v)
+    sizes = {r.size for r in report.results if r.scenario == scenario}
+    if len(features) == 1:
+        head = f"Answer: hw off = {ab.feature_name(features[0])} masked from process start"
+    else:
+        head = "Answer: hw off = the feature masked from process start"
+    lines = []
+    for (runtime, call_id, feature), group in groups.items():
+        group = sorted(group, key=lambda v: v.size)
+        top = group[-1]
+        row = _row_of(report, scenario, runtime, call_id)
+        who = common.short_who(report, runtime, row) if row else f"{runtime} {call_id}"
+        name = ab.feature_name(feature).split(" (")[0]
+        at = f" at {units.short(top.size, unit)}" if len(sizes) > 1 else ""
+        line = who + _verdict_phrase(top, name, x, dash, at, len(features) == 1)
+        rest = [v for v in group[:-1] if v.speedup is not None]
+        if rest:
+            others = ", ".join(f"{v.speedup:.2f}{x} at {units.short(v.size, unit)}" for v in rest)
+            line += f"; {others}"
+        lines.append(line)
+    return head + ":", lines
+
+
+def _verdict_phrase(v: schema.HwVerdict, name: str, x: str, dash: str, at: str, named: bool) -> str:
+    """' uses SHA extensions: 1.26× slower without (CI 1.1–1.4)', and the
+    like for the other verdicts (the feature left to the heading when it
+    `named` the only one); the CI of one openssl run each is none."""
+    of = ":" if named else f", {name}:"
+    if v.speedup is None:
+        what = v.explanation.split(f"{v.verdict}: ", 1)[-1] if v.explanation else ""
+        return f"{of} {v.verdict}" + (f": {what}" if what else "")
+    ci = v.speedup_ci95
+    if ci is None or abs(ci[1] - ci[0]) < 1e-9:
+        spread = "one run each, no CI"
+    else:
+        spread = f"CI {ci[0]:.2f}{dash}{ci[1]:.2f}"
+    ratio = f"{v.speedup:.2f}{x}"
+    if v.verdict == "used":
+        return f" uses {name}: {ratio} slower without{at} ({spread})"
+    if v.verdict == "not-used":
+        return f" does not use {name}: {ratio}{at}, within noise ({spread})"
+    return f"{of} {v.verdict}, {ratio} without{at} ({spread})"
+
+
+def _row_of(report, scenario, runtime, call_id) -> schema.Result | None:
+    for r in report.results:
+        if r.scenario == scenario and r.runtime == runtime and r.call_id == call_id:
+            return r
+    return None
+
+
+def _comparison_answer(report, scenario, x, dash) -> tuple[str, list[str]]:
+    """Each row at the largest size (hw on) against the fastest doing the
+    same work: set-ups and parts of calls are left to the table."""
+    ratio = ratios.Ratios(report)
+    rows = [
+        r
+        for r in report.results
+        if r.scenario == scenario
+        and r.ok
+        and not r.hw.masked
+        and not calls.is_part(report.kind_of(r.runtime), r.call_id)
+        and calls.role(report.kind_of(r.runtime), r.call_id) != "setup"
+    ]
+    if not rows:
+        return "", []
+    size = max(r.size for r in rows)
+    rows = [r for r in rows if r.size == size]
+    roles = {calls.role(report.kind_of(r.runtime), r.call_id) for r in rows}
+    unit = units.unit(report, scenario)
+    swept = len({r.size for r in report.results if r.scenario == scenario}) > 1
+    where = f" at {units.short(size, unit)}" if size and swept else ""
+    apart = " (sign and verify apart)" if len(roles) > 1 else ""
+    # Two OTPs (or openssl builds): each against the first named of its kind.
+    versions = any(ratio.get(ratios.FIRST, r) for r in rows)
+    against = "the first named of its kind" if versions else "the fastest"
+    head = f"Answer: time per call{where} against {against}{apart}"
+
+    def key(r: schema.Result):
+        role = calls.role(report.kind_of(r.runtime), r.call_id)
+        return (sorted(roles).index(role), r.median())
+
+    lines = []
+    for r in sorted(rows, key=key):
+        who = common.short_who(report, r.runtime, r)
+        role = calls.role(report.kind_of(r.runtime), r.call_id)
+        took = _ns(r.median())
+        first = ratio.get(ratios.FIRST, r)
+        if first is not None:
+            said = ratios.prose(first, x, dash)
+            times = f"{first.ratio:.2f}{x}"
+            lines.append(f"{who}: {took}, {times} {first.baseline_runtime}{said[len(times) :]}")
+            continue
+        if versions and report.kind_of(r.runtime) in ratio.kinds:
+            lines.append(f"{who}: {took} (the first named)")
+            continue
+        d = ratio.get(ratios.FASTEST, r)
+        if d is None:
+            best = f"fastest {role}" if role else "fastest"
+            lines.append(f"{who}: {took}, the {best}" if len(rows) > 1 else f"{who}: {took}")
+            continue
+        # The fastest is the line above (rows sorted by role, then time).
+        said = ratios.prose(d, x, dash)
+        times = f"{d.ratio:.2f}{x}"
+        lines.append(f"{who}: {took}, {times} the fastest{said[len(times) :]}")
+    return head + ":", lines

@@ -1,112 +1,248 @@
-"""The terminal view of a report: a header with the versions, one table per
-scenario, the semantics of each call beside its number, then problems."""
+"""The terminal view of a report, answer first: for each scenario its
+heading, the answer (one line per call and runtime: the hardware verdict or
+the comparison, with its CI), the table and what its names and marks mean;
+then where it ran, and the caveats last.
+
+The default view fits a width (the terminal's, 80 when unknown): short call
+names with a legend, the columns that carry nothing at that width left out
+(bridge.render.common.fit), prose wrapped. `verbose` keeps every column,
+the calls' full labels, the full verdicts and provenance; `quiet` drops the
+caveats. Each warning is said once here: `bridge run` does not repeat on
+stderr what this view prints (bridge.cli.run)."""
 
 from __future__ import annotations
 
-import textwrap
-
-from tabulate import tabulate
+import dataclasses
+import re
 
 from bridge import plain
-from bridge.render import common, concurrency, ratios, units, upgrade
+from bridge.render import common, concurrency, ratios, summary, units, upgrade
 from bridge.render import decompose as decomposition
 from bridge.render import noise as noise_view
 from bridge.report import schema
 
+WIDE = 10_000  # --verbose: a table is as wide as its cells
+
 
 @plain.escaped
-def render(report: schema.Report) -> str:
-    out = [common.title(report), ""]
-    out += common.provenance_lines(report)
+def render(
+    report: schema.Report, width: int | None = None, verbose: bool = False, quiet: bool = False
+) -> str:
+    w = max(width or common.DEFAULT_WIDTH, common.MIN_WIDTH)
+    view = _View(report, w, verbose, quiet)
+    out: list[str] = []
+    if verbose:
+        out += [common.title(report)]
     for scenario, rows in common.by_scenario(report).items():
-        out += ["", f"== {scenario}: {common.scenario_description(report, scenario)}"]
-        out += _table(report, common.ordered(report, rows))
-        out += common.fit_lines(report, scenario)
+        if out:
+            out.append("")
+        out += view.scenario(scenario, common.ordered(report, rows))
+    out += concurrency.table_lines(report)
+    if not quiet:
+        out.append("")
+        if verbose:
+            out += [x for p in common.provenance_lines(report) for x in common.wrap(p, w)]
+        else:
+            out += [x for p in common.brief_provenance(report) for x in common.wrap(p, w)]
+        out += view.caveats()
+    out += [x for p in common.problem_lines(report, unstable=False) for x in _para(p, w)]
+    return "\n".join(out).strip("\n") + "\n"
+
+
+def _para(text: str, width: int) -> list[str]:
+    return common.wrap(text, width) if text else [""]
+
+
+class _View:
+    def __init__(self, report: schema.Report, width: int, verbose: bool, quiet: bool) -> None:
+        self.report, self.width, self.verbose, self.quiet = report, width, verbose, quiet
+        self.ratio = ratios.Ratios(report)
+        self.match = common.match_by_result(report)
+        self.shows_ratios = False  # a × column or a comparison answer was printed
+        self.marked: set[schema.UnstableCell] = set()  # unstable cells marked in a table
+
+    def wrap(self, text: str, indent: str = "  ") -> list[str]:
+        return common.wrap(text, self.width, indent) if text else [""]
+
+    def scenario(self, scenario: str, results: list[schema.Result]) -> list[str]:
+        report = self.report
+        out = self.wrap(f"== {scenario}: {common.scenario_description(report, scenario)}", "   ")
+        head, lines = summary.answer(report, scenario)
+        if lines:
+            self.shows_ratios |= not any(v.scenario == scenario for v in report.verdicts)
+            out += self.wrap(head)
+            for line in lines:
+                out += common.wrap(line, self.width, "    ", "  ")
+        out.append("")
+        out += self.table(report, results)
+        out += common.fit_lines(
+            report, scenario, short=not self.verbose, width=None if self.verbose else self.width
+        )
         out += upgrade.wide(upgrade.of(report, scenario))
         for line in decomposition.lines(report, scenario):
-            out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
+            out += self.wrap(line)
         out += common.tc_lines(report, scenario)
-        for line in common.verdict_lines(report, scenario):
-            out += textwrap.wrap(line, 100, subsequent_indent="  ") or [""]
-    out += concurrency.table_lines(report)
-    out += common.warning_lines(report)
-    paragraphs = noise_view.lines(report)
-    if paragraphs:
-        out.append("")
-        out += [w for p in paragraphs for w in textwrap.wrap(p, 100, subsequent_indent="  ")]
-    out += common.problem_lines(report)
-    return "\n".join(out).rstrip() + "\n"
+        if self.verbose:
+            for line in common.verdict_lines(report, scenario):
+                out += self.wrap(line)
+        return out
+
+    # -- the table ---------------------------------------------------------
+
+    def table(self, report: schema.Report, results: list[schema.Result]) -> list[str]:
+        if not results:
+            return []
+        scenario = results[0].scenario
+        unit = units.unit(report, scenario)
+        fastest = common.fastest(report, results)
+        unsupported, notes = common.unsupported(results)
+        cell_of = {(u.runtime, u.call_id, u.size, u.hw): u for u in report.unstable}
+        unstable = {k for k, u in cell_of.items() if u.scenario == scenario}
+        names = self._names(results)
+        marks = common.semantics_marks(results)
+        cols: dict[str, list[str]] = {k: [] for k in _KEYS}
+        for r in results:
+            c = common.cells(r, fastest, self.match, unit=unit) if r.ok else {}
+            mark = "!" if (r.runtime, r.call_id, r.size, r.hw) in unstable else ""
+            if mark:
+                self.marked.add(cell_of[(r.runtime, r.call_id, r.size, r.hw)])
+            cols["runtime"].append(r.runtime)
+            if self.verbose:
+                cols["call"].append(f"{r.call} [{marks[r.semantics]}]")
+            else:
+                cols["call"].append(names[(report.kind_of(r.runtime), r.call_id)])
+            cols["size"].append(units.short(r.size, unit) if not self.verbose else str(r.size))
+            cols["hw"].append(str(r.hw))
+            if not r.ok:
+                cols["median"].append(f"unsupported [{unsupported[id(r)]}]")
+                for k in ("min", "ops", "mbs", "fastest", "first", "ok"):
+                    cols[k].append("")
+                continue
+            cols["min"].append(c["min"])
+            cols["median"].append(self._median(r, c) + mark)
+            cols["ops"].append(c["ops"])
+            cols["mbs"].append(c["mbs"])
+            cols["fastest"].append(self.ratio.cell(ratios.FASTEST, r))
+            cols["first"].append(self.ratio.cell(ratios.FIRST, r))
+            cols["ok"].append(c["ok"])
+        columns = self._columns(report, results, cols, unit)
+        fitted = common.fit(columns, WIDE if self.verbose else self.width)
+        shown = {c.header for c in fitted}
+        with_ratios = bool(shown & {"× fastest", "× first named", "× first"})
+        self.shows_ratios |= with_ratios
+        lines = common.layout(fitted)
+        lines.append("")
+        lines += self._legend(results, names, marks)
+        for note in notes:
+            lines += self.wrap(note, "     ")
+        if with_ratios:
+            for line in self.ratio.legend(results):
+                lines += self.wrap(line)
+        if unstable:
+            goal = noise_view.target(report)
+            target = f"the run's ±{goal * 100:g}% target" if goal else "the run's target"
+            lines += self.wrap(f"! = 95% CI wider than {target}: rerun with --until-stable.")
+        if not self.quiet:
+            for warning in common.semantics_warning(results, short=not self.verbose):
+                lines += self.wrap(warning)
+        if not self.verbose or "ok" not in shown:
+            for sentence in summary.interop_sentences(report, scenario):
+                lines += self.wrap(sentence)
+        return lines
+
+    def _median(self, r: schema.Result, c: dict[str, str]) -> str:
+        if self.verbose or r.imported:
+            return c["ns_ci"]
+        s = r.summary()
+        if s.n == 1:
+            return f"{c['median']} (1 sample)"
+        return c["ns_ci"]
+
+    def _columns(self, report, results, cols, unit) -> list[common.Column]:
+        several_sizes = len({r.size for r in results}) > 1
+        with_hw = any(r.hw.masked for r in results)
+        ok_values = set(cols["ok"]) - {""}
+        Column = common.Column
+        out = [Column("runtime", cols["runtime"]), Column("call", cols["call"])]
+        if several_sizes or self.verbose:
+            header = "size" if unit == units.BYTES and not self.verbose else unit
+            out.append(Column(header, cols["size"], right=True))
+        if with_hw:
+            out.append(Column("hw", cols["hw"]))
+        out.append(Column("min ns", cols["min"], right=True))
+        out.append(Column("median ns (95% CI)", cols["median"], right=True))
+        out.append(Column("ops/s", cols["ops"], right=True, drop=2))
+        if unit == units.BYTES:
+            out.append(Column("MB/s", cols["mbs"], right=True, drop=1))
+        # Where the answer is a hardware verdict, the ratios between runtimes
+        # are the first to go; where it is the comparison, the last, and the
+        # versions side by side (× first named) last of all.
+        verdicts = any(v.scenario == results[0].scenario for v in report.verdicts)
+        fastest, first = (-2, -1) if verdicts else (4, 4.5)
+        short = [_short(x) for x in cols["fastest"]]
+        out.append(Column("× fastest", cols["fastest"], drop=fastest, short=short))
+        if self.ratio.shows_first:
+            short = [_short(x) for x in cols["first"]]
+            out.append(Column("× first named", cols["first"], drop=first, short=short))
+        # "yes" in every row carries nothing: the sentence under the table says it.
+        if self.verbose or ok_values - {"yes"}:
+            out.append(Column("output ok", cols["ok"], drop=None if "NO" in ok_values else 3))
+        return out
+
+    def _names(self, results: list[schema.Result]) -> dict[tuple[str, str], str]:
+        """Each call's short name; with the runtime kind where two kinds
+        share one (sign on Erlang and on Python)."""
+        kind = self.report.kind_of
+        short = {(kind(r.runtime), r.call_id): common.short_call(r) for r in results}
+        counts: dict[str, int] = {}
+        for name in short.values():
+            counts[name] = counts.get(name, 0) + 1
+        return {
+            k: (name if counts[name] == 1 or self.verbose else f"{k[0]} {name}")
+            for k, name in short.items()
+        }
+
+    def _legend(self, results, names, marks) -> list[str]:
+        if self.verbose:
+            return [x for s, m in marks.items() for x in self.wrap(f"[{m}] {s}", "    ")]
+        seen: dict[str, tuple[str, str]] = {}
+        for r in results:
+            name = names[(self.report.kind_of(r.runtime), r.call_id)]
+            seen.setdefault(name, (r.call, r.semantics))
+        out = []
+        for name, (label, semantics) in seen.items():
+            # A label that begins with its short name needs no "name =".
+            same = label == name or label.startswith(f"{name}(")
+            text = label if same else f"{name} = {label}"
+            text = f"{text}: {semantics}"
+            out += self.wrap(text, "    ")
+        return out
+
+    # -- the caveats -------------------------------------------------------
+
+    def caveats(self) -> list[str]:
+        report = self.report
+        lines = [
+            x for p in common.warning_lines(report, self.shows_ratios) if p for x in self.wrap(p)
+        ]
+        # Unstable cells without a row to mark (none in a report bridge wrote).
+        rest = tuple(u for u in report.unstable if u not in self.marked)
+        for p in noise_view.unstable_lines(dataclasses.replace(report, unstable=rest)):
+            lines += self.wrap(p)
+        n = report.noise
+        if n is not None:
+            if self.verbose or not n.warnings:
+                lines += self.wrap(noise_view.machine_line(n))
+            for w in n.warnings:
+                lines += self.wrap(f"Warning: {w}.")
+            if n.advice:
+                lines += self.wrap(f"Advice: {n.advice}.")
+        return [""] + lines if lines else []
 
 
-def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
-    marks = common.semantics_marks(results)
-    fastest = common.fastest(report, results)
-    match = common.match_by_result(report)
-    with_hw = any(r.hw.masked for r in results)
-    ratio = ratios.Ratios(report)
-    vs_first = ratio.shows_first
-    unsupported, notes = common.unsupported(results)
-    unit = units.unit(report, results[0].scenario) if results else units.BYTES
-    rows = []
-    for r in results:
-        label = f"{r.call} [{marks[r.semantics]}]"
-        hw = [r.hw] if with_hw else []
-        if not r.ok:
-            blank = ["", "", "", ""] + ([""] if vs_first else [])
-            rows.append(
-                [r.runtime, label, r.size, *hw, f"unsupported [{unsupported[id(r)]}]", *blank]
-            )
-            continue
-        c = common.cells(r, fastest, match, unit=unit)
-        rows.append(
-            [
-                r.runtime,
-                label,
-                r.size,
-                *hw,
-                c["ns_ci"],
-                c["ops"],
-                c["mbs"],
-                ratio.cell(ratios.FASTEST, r),
-                c["ok"],
-                *([ratio.cell(ratios.FIRST, r)] if vs_first else []),
-            ]
-        )
-    headers = [
-        "runtime",
-        "call",
-        unit,
-        *(["hw"] if with_hw else []),
-        "ns/op median (95% CI)",
-        "ops/s",
-        "MB/s",
-        "× fastest",
-        "output ok",
-        *(["× first named"] if vs_first else []),
-    ]
-    align = (
-        "left",
-        "left",
-        "right",
-        *(["left"] if with_hw else []),
-        "right",
-        "right",
-        "right",
-        "left",
-        "left",
-        *(["left"] if vs_first else []),
-    )
-    table = tabulate(
-        rows, headers=headers, tablefmt="simple", disable_numparse=True, colalign=align
-    )
-    lines = table.splitlines()
-    lines.append("")
-    for semantics, mark in marks.items():
-        lines.append(f"[{mark}] {semantics}")
-    for note in notes:
-        lines += textwrap.wrap(note, 100, subsequent_indent="     ")
-    for line in ratio.legend(results):
-        lines += textwrap.wrap(line, 100)
-    for warning in common.semantics_warning(results):
-        lines += textwrap.wrap(warning, 88)
-    return lines
+_KEYS = ("runtime", "call", "size", "hw", "min", "median", "ops", "mbs", "fastest", "first", "ok")
+
+
+def _short(cell: str) -> str:
+    """'2.35× (2.20–2.51) sig' -> '2.35× sig': the CI is in --verbose."""
+    return re.sub(r" \([^)]*\)", "", cell)

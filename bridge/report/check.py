@@ -151,6 +151,10 @@ def _result(r: dict[str, Any]) -> str | None:
         return "an imported result that took no time" if not median else None
     if not samples:
         return "a measured result with no samples"
+    for key in ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns"):
+        # Per-sample figures are parallel to the samples (bridge.analysis.cputime).
+        if key in r and len(r[key]) != len(samples):
+            return f"{len(r[key])} {key} for {len(samples)} samples"
     if isinstance(loops, int):
         return "loops is 0: no call was timed" if loops < 1 else None
     if len(loops) != len(samples):

@@ -164,6 +164,16 @@ class Result(Record):
     source: str = jf(omit=_measured, default="measured")  # measured | imported
     point_ns: float | None = jf(write=False, default=None)
     source_line: int | None = jf(omit=_measured, default=None)
+    # Per sample, parallel to `samples` (absent: not recorded; -1: unknown):
+    # the CPU the measuring thread ran on, its CPU ns and run-queue wait ns
+    # over the window (/proc/PID/task/TID/schedstat; openssl: the child's
+    # user+system CPU from its rusage, and its wall time less that), and
+    # openssl's user CPU ns alone (the rate `openssl speed` prints without
+    # -elapsed). See bridge.analysis.cputime.
+    sample_cpus: tuple[int, ...] = jf(omit=EMPTY, default=())
+    sample_cpu_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
+    sample_wait_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
+    sample_user_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
 
     json_derived_keys: ClassVar = ("ns_per_op", "ops_per_s", "bytes_per_s")
     json_order: ClassVar = (
@@ -179,6 +189,9 @@ class Result(Record):
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    def loops_of(self, i: int) -> int:
+        return self.loops if isinstance(self.loops, int) else self.loops[i]
 
     @property
     def imported(self) -> bool:
@@ -222,6 +235,33 @@ class Result(Record):
 
 
 # -- checks, verdicts, fits --------------------------------------------------
+
+
+# The per-sample arrays of a Result, parallel to its samples.
+PROBED = ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns")
+
+
+def merge_probed(
+    acc: dict[str, list[int]] | None, new: dict[str, list[int]], had: int, n: int
+) -> dict[str, list[int]] | None:
+    """A cell's per-sample arrays (`acc`, over its first `had` samples) with
+    one more batch of `n` samples: an array every batch had, as long as its
+    samples, is kept; otherwise the cell has none (None), so that the arrays
+    stay parallel to the samples."""
+    if acc is None or any(len(v) != n for v in new.values()):
+        return None
+    if had == 0:
+        return {k: list(v) for k, v in new.items()}
+    if set(new) != set(acc):
+        return None
+    return {k: acc[k] + list(v) for k, v in new.items()}
+
+
+def probed_fields(acc: dict[str, list[int]] | None) -> dict[str, tuple[int, ...]]:
+    """The Result's keyword arguments for a cell's per-sample arrays."""
+    if not acc:
+        return {}
+    return {k: tuple(v) for k, v in acc.items() if k in PROBED and v}
 
 
 @dataclass(frozen=True)
@@ -580,6 +620,63 @@ class Hardware(Record):
         return next((e for e in self.experiments or () if e.runtime == runtime_id), None)
 
 
+# -- CPU time, cycles and the machine's limit (bridge.analysis.cputime) -------
+
+
+@dataclass(frozen=True)
+class Limit(Record):
+    """The machine's own best for an algorithm: `openssl speed -evp ALG
+    -bytes 16384 -elapsed`, hw as found (bridge.measure.limits)."""
+
+    algorithm: str
+    bytes_per_s: float
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class CpuFigure(Record):
+    """A cell's samples taken on one CPU: how many, and their median wall ns per call."""
+
+    cpu: int
+    samples: int
+    median_ns: float
+
+
+@dataclass(frozen=True)
+class CellCost(Record):
+    """One cell's wall time beside its CPU time, from its per-sample arrays.
+    `wait_share`: of the sample windows' wall time, the share spent waiting
+    for a CPU; `flag` "waited": high enough that the wall figure is not the
+    cost of the call. `cycles_per_byte` at the TSC's rate; `of_best`: the
+    cell's bytes/s over the machine's best for its algorithm (1.0 = the limit)."""
+
+    scenario: str
+    runtime: str
+    call_id: str
+    size: int
+    hw: Hw = jf(missing=Hw.ON)
+    wall_ns: float = 0.0
+    cpu_ns: float | None = None
+    wait_share: float | None = None
+    user_ns: float | None = jf(omit=NONE, default=None)
+    cycles_per_byte: float | None = jf(omit=NONE, default=None)
+    cpu_cycles_per_byte: float | None = jf(omit=NONE, default=None)
+    of_best: float | None = jf(omit=NONE, default=None)
+    by_cpu: tuple[CpuFigure, ...] = jf(omit=EMPTY, default=())
+    flag: str = jf(omit=EMPTY, default="")
+
+
+@dataclass(frozen=True)
+class CpuTime(Record):
+    """What the run's cells cost in CPU time and cycles (bridge.analysis.cputime)."""
+
+    tsc_hz: float | None = None
+    tsc_source: str = ""
+    wait_share_high: float = 0.05
+    limits: tuple[Limit, ...] = ()
+    cells: tuple[CellCost, ...] = ()
+
+
 # -- the report --------------------------------------------------------------
 
 
@@ -613,6 +710,7 @@ class Report(Record):
     decompositions: tuple[Decomposition, ...] = jf(omit=EMPTY, default=())
     # Added later: absent from older reports, and then not written back.
     noise: Noise | None = jf(omit=NONE, default=None)
+    cpu_time: CpuTime | None = jf(omit=NONE, default=None)
     schema: str = SCHEMA
 
     json_order: ClassVar = (

@@ -33,6 +33,7 @@ from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
+from bridge.runtimes import pinning
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 from bridge.wire import codec
@@ -51,7 +52,13 @@ class Job:
     def wire_args(self) -> dict[str, Any]:
         """The request's arguments: the operation, what it needs of the
         scenario, and the inputs."""
-        return {"call": self.call.op, **self.scenario.params(), **self.inputs.wire()}
+        args = {"call": self.call.op, **self.scenario.params(), **self.inputs.wire()}
+        if self.call.user:
+            # A user call is named by its key: the runtime was started with
+            # its expression (bridge.runtimes.usercode), no request carries code.
+            args |= {"expr": self.call.user, "size": self.inputs.size}
+            args["twice"] = int(self.call.check is calls.Check.DISTINCT)
+        return args
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,9 @@ class BatchPlan:
     samples: int
     warmup_ms: int
     loops: int | None = None
+    # The round (0-based): the CPU a runtime is pinned to rotates with it,
+    # so a cell and its masked twin see the same CPUs alike (bridge.runtimes.pinning).
+    round: int = 0
 
 
 @dataclass
@@ -70,6 +80,24 @@ class Batch:
     samples: list[int]  # raw durations, ns
     loops: list[int]  # calls per sample
     output: bytes
+    # Per sample, parallel to `samples` (empty: not known): the CPU the
+    # measuring thread ran on (-1: unknown), its CPU ns and its run-queue
+    # wait ns over the window (openssl: the child's user+system CPU, and the
+    # process's wall time less that), and openssl's user CPU ns alone.
+    cpus: list[int] = dataclasses.field(default_factory=list)
+    cpu_ns: list[int] = dataclasses.field(default_factory=list)
+    wait_ns: list[int] = dataclasses.field(default_factory=list)
+    user_ns: list[int] = dataclasses.field(default_factory=list)
+
+    def probed(self) -> dict[str, list[int]]:
+        """The per-sample arrays it has, by their report key (schema.PROBED)."""
+        arrays = {
+            "sample_cpus": self.cpus,
+            "sample_cpu_ns": self.cpu_ns,
+            "sample_wait_ns": self.wait_ns,
+            "sample_user_ns": self.user_ns,
+        }
+        return {k: v for k, v in arrays.items() if v}
 
 
 @dataclass(frozen=True)
@@ -112,6 +140,11 @@ class Runtime:
         self.given_env: dict[str, str] = {}
         # --libcrypto: a directory put in front of LD_LIBRARY_PATH.
         self.libcrypto_dir: str | None = None
+        # The user's calls this runtime starts with (bridge.runtimes.usercode.UserCode),
+        # given only by the command line: None, and no user path at all, otherwise.
+        self.user: Any = None
+        # The CPU its measuring process is on in each round (bridge.runtimes.pinning).
+        self.pinning = pinning.Pinning.from_env()
 
     def launch(self) -> None:
         """Begin starting, without waiting (nothing to do by default: start()
@@ -147,6 +180,29 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def with_user(self, code: Any) -> Runtime:
+        self.user = code
+        return self
+
+    def bench_shell(self, job: Job, plan: BatchPlan, directory: str) -> Batch:
+        """A user's `sh:` command (bridge.runtimes.usercode), timed as a whole
+        process from spawn to exit, with this runtime's environment."""
+        from bridge.runtimes import usercode
+
+        mine = {uc.key: uc for uc in (self.user.of(self.kind) if self.user else ())}
+        uc = mine.get(job.call.user)
+        if uc is None:
+            raise OperationError("unknown_call", "this run was not started with that command")
+        samples, output = usercode.shell_samples(
+            uc, job, plan.samples, bool(plan.warmup_ms), (self.child_env(), directory)
+        )
+        return Batch(
+            api="/bin/sh -c (whole process)",
+            samples=samples,
+            loops=[1] * len(samples),
+            output=output,
+        )
 
     def with_env(self, given: Mapping[str, str]) -> Runtime:
         self.given_env = dict(given)
@@ -188,6 +244,7 @@ class WorkerRuntime(Runtime):
     def __init__(self, settings: Settings, hw: Hw = Hw.ON, mask_env=None):
         super().__init__(settings, hw, mask_env)
         self.worker: Worker | None = None
+        self.user_dir: Any = None  # bridge.runtimes.usercode.UserDir, made by argv()
 
     def argv(self) -> list[str]:
         raise NotImplementedError
@@ -250,6 +307,9 @@ class WorkerRuntime(Runtime):
         if self.worker is not None:
             self.worker.close()
             self.worker = None
+        if self.user_dir is not None:
+            self.user_dir.close()
+            self.user_dir = None
 
     def bench(self, job: Job, plan: BatchPlan) -> Batch:
         assert self.worker is not None
@@ -262,13 +322,25 @@ class WorkerRuntime(Runtime):
         if plan.loops:
             args["loops"] = plan.loops
         timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
+        self.pinning.pin(self.worker.pid, plan.round)
         reply = codec.props(self.worker.call("bench", args, timeout=timeout))
+        if job.call.user:  # the user's code may listen on loopback only
+            from bridge.runtimes import usercode
+
+            usercode.refuse_listeners(self.worker.pid, job, self.id)
         loops = int(reply["loops"])
+        n = len(reply["samples"])
+        probed = [[int(x) for x in reply.get(k, [])] for k in ("cpus", "cpu_ns", "wait_ns")]
+        if any(len(p) != n for p in probed):
+            probed = [[], [], []]
         return Batch(
             api=text(reply["api"]),
             samples=[int(s) for s in reply["samples"]],
-            loops=[loops] * len(reply["samples"]),
+            loops=[loops] * n,
             output=reply["output"],
+            cpus=probed[0],
+            cpu_ns=probed[1],
+            wait_ns=probed[2],
         )
 
     def conc_args(self, job: Job, plan: LevelPlan, workers: int) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from bridge.errors import OperationError, RuntimeUnavailable
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
+from bridge.runtimes import usercode
 from bridge.runtimes.base import Job, LevelPlan, WorkerRuntime, level_batch
 from bridge.settings import Settings
 from bridge.system import environment, otp
@@ -53,10 +54,20 @@ class ErlangRuntime(WorkerRuntime):
             "[{handler,default,logger_std_h,#{config => #{type => standard_error}}}]",
             "-pa",
             str(build.path),
+            *self._user_args(),
             "-s",
             "bridge_worker",
             "main",
         ]
+
+    def _user_args(self) -> list[str]:
+        """Only a run with user calls starts the node with them (bridge.runtimes.usercode)."""
+        mine = self.user.of("erlang") if self.user is not None else ()
+        if not mine:
+            return []
+        if self.user_dir is None:
+            self.user_dir = usercode.UserDir()
+        return usercode.erl_args(self.user, self.user_dir.write_erlang(mine))
 
     def child_env(self) -> dict[str, str]:
         return otp.node_env(self.node_dir().crash_dump, self.extra_env())
@@ -98,6 +109,7 @@ class ErlangRuntime(WorkerRuntime):
         """N processes in this node behind a barrier, with the scheduler
         probe (erl/bridge_concurrency.erl)."""
         assert self.worker is not None
+        self.pinning.unpin(self.worker.pid)  # N processes want every CPU
         args = {**self.conc_args(job, plan, plan.level), "idle_probe_ms": plan.idle_probe_ms}
         reply = codec.props(self.worker.call("conc", args, timeout=self.conc_timeout(plan)))
         return level_batch(reply)

@@ -262,6 +262,8 @@ class OpensslRuntime(Runtime):
     # -- measuring ---------------------------------------------------------
 
     def bench(self, job: Job, plan: BatchPlan) -> Batch:
+        if job.call.op == "user_shell":  # a user's sh: command, not a call of the table
+            return self._bench_shell(job, plan)
         return self.handlers[job.call.op](job, plan)
 
     def _bench_speed(self, job: Job, plan: BatchPlan) -> Batch:
@@ -274,9 +276,11 @@ class OpensslRuntime(Runtime):
         argv, what = self._speed_argv(mode, name, inputs.size)
         samples: list[int] = []
         loops: list[int] = []
+        probed = self.pinning.children()
         for _ in range(plan.samples):
             timeout = self.settings.openssl_seconds + self.settings.timeout_slack_s
-            stderr = self._run(argv, timeout=timeout, what=what, stream="stderr")
+            with probed.child(self.pinning.cpu_for(plan.round)):
+                stderr = self._run(argv, timeout=timeout, what=what, stream="stderr")
             runs = parse_mr_runs(stderr)
             if not runs or runs[-1][0] <= 0:
                 raise WorkerError(
@@ -291,7 +295,9 @@ class OpensslRuntime(Runtime):
         key = (sc.name, sc.algorithm, inputs)
         if key not in self._output_cache:
             self._output_cache[key] = self._output(sc, inputs)
-        return Batch(api=api, samples=samples, loops=loops, output=self._output_cache[key])
+        return Batch(
+            api=api, samples=samples, loops=loops, output=self._output_cache[key], **probed.fields()
+        )
 
     def _speed_mode(self, job: Job) -> tuple[str, str, str]:
         """(speed option, the name it takes, the API it times) for a call."""
@@ -375,12 +381,16 @@ class OpensslRuntime(Runtime):
         timeout = 600 + self.settings.timeout_slack_s
         if plan.warmup_ms:
             self._run_bytes(argv, timeout=timeout, what=f"dgst -{sc.digest}")  # page cache
+        probed = self.pinning.children()
         for _ in range(plan.samples):
-            t0 = time.perf_counter_ns()
-            output = self._run_bytes(argv, timeout=timeout, what=f"dgst -{sc.digest}")
-            samples.append(time.perf_counter_ns() - t0)
+            with probed.child(self.pinning.cpu_for(plan.round)):
+                t0 = time.perf_counter_ns()
+                output = self._run_bytes(argv, timeout=timeout, what=f"dgst -{sc.digest}")
+                samples.append(time.perf_counter_ns() - t0)
         api = f"openssl dgst -{sc.digest} (whole process)"
-        return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
+        return Batch(
+            api=api, samples=samples, loops=[1] * len(samples), output=output, **probed.fields()
+        )
 
     def _bench_pkey(self, job: Job, plan: BatchPlan) -> Batch:
         """`openssl speed ecdsapNNN` (ed25519, rsa2048) measures sign and
@@ -441,12 +451,22 @@ class OpensslRuntime(Runtime):
         ]
         samples, output = [], b""
         timeout = 600 + self.settings.timeout_slack_s
+        probed = self.pinning.children()
         for _ in range(plan.samples):
-            t0 = time.perf_counter_ns()
-            output = self._run_bytes(argv, timeout=timeout, what="kdf PBKDF2")
-            samples.append(time.perf_counter_ns() - t0)
+            with probed.child(self.pinning.cpu_for(plan.round)):
+                t0 = time.perf_counter_ns()
+                output = self._run_bytes(argv, timeout=timeout, what="kdf PBKDF2")
+                samples.append(time.perf_counter_ns() - t0)
         api = "EVP_KDF PBKDF2 (openssl kdf, whole process)"
-        return Batch(api=api, samples=samples, loops=[1] * len(samples), output=output)
+        return Batch(
+            api=api, samples=samples, loops=[1] * len(samples), output=output, **probed.fields()
+        )
+
+    def _bench_shell(self, job: Job, plan: BatchPlan) -> Batch:
+        """A user's `sh:` command, a whole process per sample like `openssl
+        kdf`, with this runtime's environment and mask (bridge.runtimes.usercode)."""
+        assert self._tmp is not None
+        return self.bench_shell(job, plan, self._tmp.name)
 
     def unsupported_reason(self, call: calls.Call, sc: Scenario) -> str:
         if self.flavour != "OpenSSL":

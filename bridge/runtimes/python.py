@@ -20,6 +20,7 @@ from bridge.errors import OperationError, WorkerError
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
+from bridge.runtimes import usercode
 from bridge.runtimes.base import (
     Job,
     LevelPlan,
@@ -50,7 +51,15 @@ class PythonRuntime(WorkerRuntime):
         self.extras: list[Worker] = []  # worker processes 2..N for the processes mode
 
     def argv(self) -> list[str]:
-        return [self.executable, "-m", "bridge.pyworker.worker"]
+        """A run with user calls starts the worker with them (--user FILE):
+        without, the worker has no user path at all (bridge.pyworker.usercode)."""
+        mine = self.user.of("python") if self.user is not None else ()
+        if not mine:
+            return [self.executable, "-m", "bridge.pyworker.worker"]
+        if self.user_dir is None:
+            self.user_dir = usercode.UserDir()
+        file = self.user_dir.write_python(mine, self.user.python_path)
+        return [self.executable, "-m", "bridge.pyworker.worker", "--user", file]
 
     def worker_options(self) -> dict[str, Any]:
         # What runs before bridge.pyworker.worker takes over its standard output.
@@ -87,6 +96,7 @@ class PythonRuntime(WorkerRuntime):
 
     def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         assert self.worker is not None
+        self.pinning.unpin(self.worker.pid)  # N threads or processes want every CPU
         if plan.mode == "threads":
             args = self.conc_args(job, plan, plan.level)
             reply = self.worker.call("conc", args, timeout=self.conc_timeout(plan))

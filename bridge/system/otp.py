@@ -51,7 +51,8 @@ ERL_SOURCES_DIR = Path(resources.files("bridge").joinpath("_erl")).resolve()
 # Every module of the Erlang worker: each is compiled into the cache and
 # hashed into its key. bridge_worker (port loop) -> bridge_ops (operations)
 # -> bridge_args, bridge_api, bridge_loops, bridge_measure, bridge_info,
-# bridge_concurrency (N processes at once, the scheduler probe);
+# bridge_concurrency (N processes at once, the scheduler probe), bridge_alt
+# (the opt-in alternatives: rand:bytes, PBKDF2 over crypto:mac, public_key);
 # bridge_remote relays to running nodes (--node), and bridge_agent is what
 # bridge loads into them, renamed (bridge/nodes/agent.py).
 WORKER_MODULES = (
@@ -65,6 +66,8 @@ WORKER_MODULES = (
     "bridge_remote",
     "bridge_agent",
     "bridge_concurrency",
+    "bridge_alt",
+    "bridge_user",  # the user's expressions, in a node started with them (bridge time)
 )
 INSTALL_HINT = (
     "install Erlang with 'apt-get install erlang-base erlang-crypto' (Debian/Ubuntu),"

@@ -22,12 +22,28 @@ SHORT = [
 # Each scenario once, at one small size (iterations for pbkdf2), in groups
 # that share a size: one bridge process, one node start per group. ecdsa-p256
 # is here for its new rows (the key load) and its decomposition.
+# The opt-in alternatives (`--with`) ride along in the groups of their kinds.
 GROUPS = {
-    "random-and-kdf": (("strong-rand-bytes", "pbkdf2-sha256"), ["--sizes", "1000"]),
+    "random-and-kdf": (
+        ("strong-rand-bytes", "pbkdf2-sha256"),
+        ["--sizes", "1000", "--with", "rand_bytes", "--with", "pbkdf2_mac"]
+        + ["--with", "erlang:pbkdf2_mac_init"],
+    ),
     "aead": (("aes-128-gcm", "chacha20-poly1305", "aes-128-gcm-vaes"), ["--sizes", "1200"]),
-    "curves": (("ed25519", "x25519", "ecdh-p256", "ecdsa-p256"), []),
+    "curves": (
+        ("ed25519", "x25519", "ecdh-p256", "ecdsa-p256"),
+        ["--with", "public_key:sign", "--with", "public_key:verify"],
+    ),
     "rsa": (("rsa-2048",), []),
-    "digests": (("sha3-256", "blake2b-512"), ["--sizes", "64"]),
+    "digests": (("sha3-256", "blake2b-512"), ["--sizes", "64", "--with", "hash_init"]),
+}
+# What each --with adds, per scenario of its kind.
+ADDED = {
+    "strong-rand-bytes": {("erlang", "rand_bytes")},
+    "pbkdf2-sha256": {("erlang", "pbkdf2_mac"), ("erlang", "pbkdf2_mac_init")},
+    "ecdsa-p256": {("erlang", "public_key:sign"), ("erlang", "public_key:verify")},
+    "sha3-256": {("erlang", "hash_init")},
+    "blake2b-512": {("erlang", "hash_init")},
 }
 # Calls a release may lack, and what the reason must name.
 MAY_LACK = {("erlang", "aead_init"): "OTP 28", ("erlang", "aead_init_only"): "OTP 28"}
@@ -59,8 +75,11 @@ def check_scenario(report, name):
     sc = scenario.load(name)
     results = [r for r in report["results"] if r["scenario"] == name]
     cells = {(kind(report, r["runtime"]), r["call_id"]): r for r in results}
-    named = {(k, cid) for k, ids in sc.calls.items() for cid in ids}
+    named = {(k, cid) for k, ids in sc.calls.items() for cid in ids} | ADDED.get(name, set())
     assert set(cells) == named, (name, named ^ set(cells))
+    # The report records the added calls with its scenario, so a replay runs them too.
+    (recorded,) = [d for d in report["scenarios"] if d["name"] == name]
+    assert {(k, cid) for k, ids in recorded["calls"].items() for cid in ids} == named
     for key, r in cells.items():
         if r["status"] != "ok":
             assert key in MAY_LACK and MAY_LACK[key] in r["reason"], (key, r)
@@ -78,6 +97,8 @@ def mine(report, key, name):
 def random_bytes(report, done, name):
     for r in mine(report, "results", name):  # two outputs of 1000 bytes each, checked as different
         assert len(bytes.fromhex(r["output_hex"])) == 2000
+    (alt,) = [r for r in mine(report, "results", name) if r["call_id"] == "rand_bytes"]
+    assert alt["api"] == "rand:bytes/1"
 
 
 def pbkdf2(report, done, name):
@@ -86,6 +107,9 @@ def pbkdf2(report, done, name):
     assert {r["size"] for r in mine(report, "results", name)} == {1000}
     (check,) = mine(report, "interop", name)
     assert check["reference_from"].startswith("the driver")
+    # PBKDF2 written over crypto:mac computes the bytes crypto:pbkdf2_hmac does.
+    apis = {r["call_id"]: r["api"] for r in mine(report, "results", name)}
+    assert "crypto:mac/4" in apis["pbkdf2_mac"] and "mac_init/3" in apis["pbkdf2_mac_init"]
 
 
 def aead(report, done, name):
@@ -117,6 +141,9 @@ def ecdsa(report, done, name):
     assert by["erlang"]["method"] == "by difference" and by["erlang"]["prepared_ns"] > 0
     assert by["erlang"]["alone_ns"] is None  # crypto cannot import an EC key alone
     assert by["python"]["method"] == "by difference" and by["python"]["alone_ns"] > 0
+    apis = {r["call_id"]: r["api"] for r in mine(report, "results", name)}
+    assert apis["public_key:sign"] == "public_key:sign/3"
+    assert apis["public_key:verify"] == "public_key:verify/4"
 
 
 def blake2b(report, done, name):
@@ -143,6 +170,8 @@ def test_otp23_and_openssl_111_say_what_they_lack(tmp_path, bullseye):
         "x25519",
         "--sizes",
         "1000",
+        "--with",
+        "pbkdf2_mac",
         "--runtimes",
         "erlang,openssl",
         "--erl",
@@ -165,5 +194,7 @@ def test_otp23_and_openssl_111_say_what_they_lack(tmp_path, bullseye):
     # What they have runs, and computes the right bytes.
     assert cells[("aes-128-gcm", "crypto_one_time")]["status"] == "ok"
     assert cells[("x25519", "generate+compute")]["status"] == "ok"
+    # Where OTP 23 lacks pbkdf2_hmac/5, the PBKDF2 written over crypto:mac runs.
+    assert cells[("pbkdf2-sha256", "pbkdf2_mac")]["status"] == "ok"
     assert all(c["match"] for c in report["interop"])
     assert "unsupported" in done.stdout and "crypto:pbkdf2_hmac/5 came in OTP 24.2" in done.stdout

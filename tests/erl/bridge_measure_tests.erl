@@ -85,3 +85,30 @@ duty_cycle_bounds_busy_share_test() ->
 full_duty_is_unpaced_test() ->
     ?assertMatch({5, [_, _], _}, bridge_measure:run(fun(N) -> spin(N) end, {0, 1000, 2, 5}, 1000)),
     ?assertEqual(undefined, get(bridge_measure_pace)).
+
+%% The probe's parsers, on lines as the kernel writes them.
+parse_test() ->
+    ?assertEqual({ok, 123, 456}, bridge_measure:parse_schedstat(<<"123 456 7\n">>)),
+    ?assertEqual(error, bridge_measure:parse_schedstat(<<"x">>)),
+    Rest = lists:join(" ", ["S" | [integer_to_list(I) || I <- lists:seq(4, 52)]]),
+    Line = iolist_to_binary(["42 (a (b) c) ", Rest, "\n"]),
+    ?assertEqual(39, bridge_measure:parse_stat_cpu(Line)),
+    ?assertEqual(-1, bridge_measure:parse_stat_cpu(<<"no name">>)).
+
+%% On Linux the probe finds this node's scheduler threads by name and gives
+%% every sample a CPU, CPU ns and wait ns, parallel to the durations.
+run_probed_test() ->
+    case bridge_measure:probe_threads() of
+        [] ->
+            ok;  % not Linux: nothing to probe
+        Threads ->
+            ?assert(lists:keymember(normal, 1, Threads)),
+            {{_Loops, Durations, _}, {Cpus, CpuNs, WaitNs}} =
+                bridge_measure:run_probed(fun(N) -> spin(N) end, {0, 1000000, 4, 0}, 1000),
+            ?assertEqual(4, length(Durations)),
+            ?assertEqual([4, 4, 4], [length(Cpus), length(CpuNs), length(WaitNs)]),
+            {ok, Allowed} = file:read_file("/proc/self/status"),
+            ?assert(binary:match(Allowed, <<"Cpus_allowed_list">>) =/= nomatch),
+            ?assert(lists:all(fun(C) -> C >= -1 end, Cpus ++ CpuNs ++ WaitNs)),
+            ?assert(lists:any(fun(C) -> C > 0 end, CpuNs))
+    end.

@@ -55,7 +55,13 @@ bench_reply_shape_test() ->
     Args = [{<<"call">>, <<"hash">>}, {<<"digest">>, <<"sha256">>}, {<<"data">>, <<"x">>},
             {<<"warmup_ns">>, 0}, {<<"sample_ns">>, 1000}, {<<"samples">>, 2}, {<<"loops">>, 3}],
     {ok, Reply} = bridge_ops:handle(<<"bench">>, Args),
-    ?assertEqual([api, loops, samples, output, warmup_ns], [K || {K, _} <- Reply]),
+    %% On Linux, per sample: the CPU, CPU ns and wait ns (bridge_measure:run_probed/3).
+    Probed = case bridge_measure:probe_threads() of
+                 [] -> [];
+                 _ -> [cpus, cpu_ns, wait_ns]
+             end,
+    ?assertEqual([api, loops, samples, output, warmup_ns | Probed], [K || {K, _} <- Reply]),
+    [?assertEqual(2, length(proplists:get_value(K, Reply))) || K <- Probed],
     ?assertEqual(<<"crypto:hash/2">>, proplists:get_value(api, Reply)),
     ?assertEqual(3, proplists:get_value(loops, Reply)),
     ?assertEqual(2, length(proplists:get_value(samples, Reply))),

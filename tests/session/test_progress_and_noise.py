@@ -34,9 +34,12 @@ def test_the_progress_line_gains_an_eta_once_the_run_is_long_enough():
     )
     rounds = [m for m in said if m.startswith("round ")]
     assert len(rounds) == 6 * settings.rounds  # 6 cells, 10 rounds
-    assert "left" not in rounds[0]  # nothing finished yet
-    assert rounds[-1].endswith(" left")
-    assert "round 10/10 [" in rounds[-1] and " - about " in rounds[-1]
+    # The share done and the time left ride on each message (eta.Status).
+    assert rounds[0].fraction == 0.0 and rounds[0].left_s is None  # nothing finished yet
+    assert rounds[-1].left_s is not None and rounds[-1].left_s > 0
+    fractions = [m.fraction for m in rounds]
+    assert fractions == sorted(fractions) and 0.9 < fractions[-1] < 1.0
+    assert "round 10/10 [" in rounds[-1]
 
 
 def test_the_eta_costs_no_clock_reads_without_a_progress_line():

@@ -81,16 +81,18 @@ def test_identical_set_ups_one_under_load_are_not_a_significant_difference():
     }
 
 
-def waiting(results, share):
-    """Results that carry a wait share, as i25-measure's will (an optional field)."""
-    for r in results:
-        object.__setattr__(r, "wait_share", share)
-    return results
+def waiting(r: schema.Report, share: float) -> schema.Report:
+    """The report with a cpu_time block whose cells waited `share` of their time."""
+    cells = tuple(
+        schema.CellCost(x.scenario, x.runtime, x.call_id, x.size, x.hw, 1000.0, 900.0, share)
+        for x in r.results
+    )
+    return dataclasses.replace(r, cpu_time=schema.CpuTime(cells=cells))
 
 
-def test_conditions_read_an_optional_wait_share():
-    a = with_noise(report([NEW], waiting(sweep(NEW.id, 1000, 1.0), 0.01)), QUIET)
-    b = with_noise(report([NEW], waiting(sweep(NEW.id, 1300, 1.3), 0.3)), QUIET)
+def test_conditions_read_the_wait_share_of_the_cpu_time_block():
+    a = waiting(with_noise(report([NEW], sweep(NEW.id, 1000, 1.0)), QUIET), 0.01)
+    b = waiting(with_noise(report([NEW], sweep(NEW.id, 1300, 1.3)), QUIET), 0.3)
     cond = quietness.conditions(b)
     assert cond is not None and cond.wait == 0.3
     text, busier = quietness.unequal(quietness.conditions(a), cond)

@@ -51,3 +51,25 @@ def test_every_erlang_module_is_compiled_into_the_worker_cache():
 
     on_disk = {p.stem for p in otp.ERL_SOURCES_DIR.glob("*.erl")}
     assert set(otp.WORKER_MODULES) == on_disk
+
+
+def test_opt_in_calls_are_in_no_built_in_scenario_and_are_listed():
+    from bridge.catalog import scenario
+
+    opt = {(c.runtime, c.id) for c in calls.CALLS.values() if c.opt_in}
+    assert opt >= {("erlang", "rand_bytes"), ("erlang", "pbkdf2_mac"), ("erlang", "hash_init")}
+    for name in scenario.available():
+        sc = scenario.load(name)
+        named = {(r, cid) for r, ids in sc.calls.items() for cid in ids}
+        assert not named & opt, name
+    assert calls.opt_ins("erlang", "sign") == ["public_key:sign", "public_key:verify"]
+    assert calls.opt_ins("python", "sign") == []
+
+
+def test_rand_bytes_reaches_no_openssl_so_no_mask_can():
+    from bridge.hw import ab
+    from bridge.report import schema
+
+    info = schema.Runtime(id="erlang@25", kind="erlang", version="25", executable="erl")
+    assert not ab.via_openssl(info, "rand_bytes")
+    assert ab.via_openssl(info, "strong_rand_bytes")

@@ -28,3 +28,54 @@ def test_file_size_takes_ascii_digits_only(bad):
         plans.parse_byte_count(bad)
     assert "\n" not in err.value.one_line()
     assert plans.parse_byte_count("256M") == 256 << 20
+
+
+# -- --with: the opt-in alternatives --------------------------------------------
+
+
+def _loaded(*names):
+    from bridge.catalog import scenario
+
+    return tuple(scenario.load(n) for n in names)
+
+
+ALL = ("erlang", "python", "openssl")
+
+
+def test_with_adds_a_call_to_the_scenarios_of_its_kind_only():
+    kdf, mac = plans.add_calls(_loaded("pbkdf2-sha256", "hmac-sha1"), ("pbkdf2_mac",), ALL)
+    assert kdf.calls["erlang"] == ("pbkdf2_hmac", "pbkdf2_mac")
+    assert mac.calls == _loaded("hmac-sha1")[0].calls
+    # Given twice, or already named by the scenario: once.
+    (again,) = plans.add_calls(_loaded("pbkdf2-sha256"), ("pbkdf2_mac", "erlang:pbkdf2_mac"), ALL)
+    assert again.calls["erlang"] == ("pbkdf2_hmac", "pbkdf2_mac")
+
+
+def test_with_takes_call_ids_that_hold_a_colon():
+    assert plans.with_spec("public_key:verify") == (None, "public_key:verify")
+    assert plans.with_spec("erlang:public_key:verify") == ("erlang", "public_key:verify")
+    (sc,) = plans.add_calls(_loaded("ecdsa-p256"), ("public_key:verify",), ALL)
+    assert sc.calls["erlang"][-1] == "public_key:verify"
+
+
+@pytest.mark.parametrize(
+    ("spec", "names", "kinds", "says"),
+    [
+        ("nope", ("hmac-sha1",), ALL, "no such call"),
+        ("python:rand_bytes", ("strong-rand-bytes",), ALL, "no such call"),
+        ("rand_bytes", ("hmac-sha1",), ALL, "serves random scenarios, and this run has none"),
+        ("rand_bytes", ("strong-rand-bytes",), ("python",), "erlang is not among the runtimes"),
+        ("pbkdf2_hmac", ("pbkdf2-sha256",), ALL, "more than one runtime has this call"),
+    ],
+)
+def test_with_refuses_what_would_be_ignored(spec, names, kinds, says):
+    with pytest.raises(UsageError, match=says) as err:
+        plans.add_calls(_loaded(*names), (spec,), kinds)
+    assert "\n" not in err.value.one_line()
+
+
+def test_with_is_in_the_reproduce_line():
+    o = plans.RunOptions(scenarios=("strong-rand-bytes",), with_calls=("rand_bytes",))
+    plan = plans.from_options(o, ("bridge",))
+    assert "--with rand_bytes" in plan.reproduce
+    assert plan.scenarios[0].calls["erlang"] == ("strong_rand_bytes", "rand_bytes")

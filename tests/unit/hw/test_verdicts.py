@@ -222,3 +222,28 @@ def test_twins_that_differ_elsewhere_raise_the_bar_for_used():
     # A gain well clear of the gap stands.
     big = verdicts.decide(noisy(1000, 0.01), noisy(3000, 0.01, seed=3))
     assert verdicts.against_twin_gap(big, 1.3, "x").verdict == "used"
+
+
+def test_a_twin_that_waited_for_a_cpu_makes_the_machine_busy():
+    from bridge.hw import ab
+    from bridge.report import schema
+
+    on = schema.Result(
+        scenario="sha512",
+        runtime="python@3.11.7",
+        call="c",
+        call_id="hashlib",
+        api="",
+        semantics="",
+        algorithm="sha512",
+        size=64,
+        hw="on",
+        samples=(1, 2, 3),
+        loops=1,
+    )
+    off = schema.Result(**{**on.__dict__, "hw": "off"})
+    assert ab._waited(on, off, {off.key: 0.02}, 0.05) == ""
+    said = ab._waited(on, off, {off.key: 0.31}, 0.05)
+    assert said == "a twin waited for a CPU 31% of its sample time"
+    v = verdicts.decide(noisy(1000, 0.02), noisy(1650, 0.02, seed=3), busy=said)
+    assert v.verdict == "inconclusive" and said in v.reason

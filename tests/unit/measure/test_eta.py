@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.measure.eta import Eta, duration
+from bridge.measure.eta import Eta, clock_text, duration, progress_line, status
 
 
 class Clock:
@@ -60,3 +60,38 @@ def test_durations_read_like_a_person_would_say_them():
         "1 h",
         "2 h 5 min",
     ]
+
+
+# -- the progress line ---------------------------------------------------------
+
+
+def test_a_status_carries_the_share_done_and_the_time_left():
+    clock = Clock()
+    eta = Eta(planned_s=100.0, clock=clock)
+    first = status(eta, "round 1/4 [erlang@25.2.3] hmac-sha1 macN 1000 B (1/8)")
+    assert first == "round 1/4 [erlang@25.2.3] hmac-sha1 macN 1000 B (1/8)"  # still the text
+    assert first.fraction == 0.0 and first.left_s is None
+    eta.finished(25.0)
+    clock.now = 30.0
+    later = status(eta, "round 2/4")
+    assert later.fraction == 0.25 and later.elapsed_s == 30.0
+    assert later.left_s == pytest.approx(90.0)
+
+
+@pytest.mark.parametrize("width", [20, 40, 80, 200])
+def test_the_progress_line_fits_the_terminal(width):
+    message = "round 3/4 [python@3.11.7] hmac-sha1 hmac.new+copy 1000 B (5/8) " + "x" * 100
+    line = progress_line(message, width, 75.0, 0.4, 95.0)
+    assert len(line) <= width - 3  # room for the "^C" a terminal echoes on Ctrl-C
+    if width >= 80:
+        assert line.startswith("[########------------]  40% 1:15 ETA 1:35 round 3/4")
+        assert line.endswith("...")
+    assert (
+        progress_line("starting erlang@25.2.3", 80, 2.0, None, None)
+        == "0:02 starting erlang@25.2.3"
+    )
+    assert "ETA -:--" in progress_line("round 1/4", 80, 1.0, 0.0, None)
+
+
+def test_clock_text():
+    assert [clock_text(s) for s in (0, 7.4, 80, 3723)] == ["0:00", "0:07", "1:20", "1:02:03"]

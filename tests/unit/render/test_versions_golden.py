@@ -21,7 +21,7 @@ import re
 import pytest
 
 from bridge.analysis import compare, versus
-from bridge.render import RENDERERS, plot
+from bridge.render import RENDERERS, plot, view
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
 from tests.conftest import FIXTURES
@@ -74,9 +74,15 @@ def test_no_two_lines_differ_only_in_their_numbers(report):
 
 
 def test_every_erlang_and_openssl_line_names_its_runtime(report):
-    table = RENDERERS["table"](report)
+    table = view("table", report, verbose=True)
     verdicts = [x for x in table.splitlines() if x.startswith(("- Erlang", "- openssl"))]
     assert verdicts and all(re.search(r" on (erlang|openssl)@", x) for x in verdicts)
+    # The default view's answer, one line per call and runtime, names them too.
+    lines = RENDERERS["table"](report).splitlines()
+    answer = [x for x in lines if x.startswith(("  Erlang", "  openssl"))]
+    # sha256: 3 OTPs, 2 openssl x 2 calls; hmac-sha1: 3 OTPs, openssl 3.0.19
+    assert len(answer) == 7 + 4
+    assert all(re.search(r" on (erlang|openssl)@", x) for x in answer)
     fits = [
         x
         for x in table.splitlines()
@@ -102,8 +108,8 @@ def test_differences_carry_cis_and_verdicts(report):
     assert all(d.ci95 and d.ci95[0] <= d.ratio <= d.ci95[1] for d in first)
     verdicts = {d.verdict for d in diffs}
     assert {"within noise", "slower"} <= verdicts and versus.UNRESOLVED not in verdicts
-    for fmt in ("table", "markdown"):
-        assert "× first named" in RENDERERS[fmt](report)
+    assert "× first named" in RENDERERS["markdown"](report)
+    assert "× first named" in view("table", report, verbose=True)
     text = RENDERERS["text"](report)
     assert "x first named" in text and " noise" in text and " sig" in text
 

@@ -1,0 +1,104 @@
+"""The CPU a runtime's measuring process runs on, round by round.
+
+A cell and its masked twin are two processes. Left to the scheduler, one
+may spend its windows on a CPU whose sibling thread is busy and the other on
+a quiet one, and the A/B then measures the CPUs. So each round every
+runtime's process is pinned to one CPU, the same for all runtimes in that
+round, and the CPU rotates from round to round over the CPUs bridge may use:
+over an even number of rounds a cell and its twin have run on each CPU
+alike. Level cells (--concurrency) need every CPU: before them the process
+is let loose again. openssl's children are started on the round's CPU.
+
+BRIDGE_PIN=off turns it off (each process where the kernel puts it), for
+measuring what the pinning does (bench/agreement.py, bench/truth.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import time
+from dataclasses import dataclass, field
+
+from bridge.system import cpustat
+
+ENV = "BRIDGE_PIN"
+
+
+@dataclass
+class Pinning:
+    cpus: tuple[int, ...]  # the CPUs bridge may use, in order; () = never pin
+    _where: dict[int, int | None] = field(default_factory=dict)  # pid -> pinned CPU
+
+    @classmethod
+    def from_env(cls) -> Pinning:
+        if os.environ.get(ENV, "").lower() in ("0", "off", "no", "false"):
+            return cls(())
+        cpus = cpustat.allowed_cpus()
+        return cls(cpus if len(cpus) > 1 else ())
+
+    @property
+    def on(self) -> bool:
+        return bool(self.cpus)
+
+    def cpu_for(self, round_index: int) -> int | None:
+        return self.cpus[round_index % len(self.cpus)] if self.cpus else None
+
+    def pin(self, pid: int | None, round_index: int) -> int | None:
+        """Process `pid` (every thread) on the round's CPU; the CPU, or None."""
+        cpu = self.cpu_for(round_index)
+        if pid is None or cpu is None:
+            return None
+        if self._where.get(pid) != cpu:
+            self._where[pid] = cpu if cpustat.set_process_affinity(pid, {cpu}) else None
+        return self._where[pid]
+
+    def children(self) -> Children:
+        """What each child process of a batch (openssl) got of the CPU."""
+        return Children()
+
+    def unpin(self, pid: int | None) -> None:
+        """Process `pid` free on every CPU bridge may use (level cells)."""
+        if pid is None or not self.cpus or self._where.get(pid) is None:
+            return
+        cpustat.set_process_affinity(pid, set(self.cpus))
+        self._where[pid] = None
+
+
+class Children:
+    """Per openssl process: the CPU it was pinned to (-1: not pinned), its
+    user+system CPU ns and user CPU ns (the children's rusage before and
+    after: bridge waits for one child at a time while it measures), and its
+    wall time less its CPU time, the time it was not on a CPU. The last is
+    the process's, start-up included; `openssl speed` itself does not sleep,
+    so that is time spent waiting for a CPU."""
+
+    def __init__(self) -> None:
+        self.cpus: list[int] = []
+        self.cpu_ns: list[int] = []
+        self.wait_ns: list[int] = []
+        self.user_ns: list[int] = []
+
+    @contextlib.contextmanager
+    def child(self, cpu: int | None):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter_ns()
+        with cpustat.calling_thread_on(None if cpu is None else {cpu}):
+            yield
+        wall = time.perf_counter_ns() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        user = round((after.ru_utime - before.ru_utime) * 1e9)
+        system = round((after.ru_stime - before.ru_stime) * 1e9)
+        self.cpus.append(cpustat.UNKNOWN if cpu is None else cpu)
+        self.cpu_ns.append(user + system)
+        self.user_ns.append(user)
+        self.wait_ns.append(max(0, wall - user - system))
+
+    def fields(self) -> dict[str, list[int]]:
+        return {
+            "cpus": self.cpus,
+            "cpu_ns": self.cpu_ns,
+            "wait_ns": self.wait_ns,
+            "user_ns": self.user_ns,
+        }

@@ -1,0 +1,103 @@
+"""The headline command as a user sees it on an 80-column terminal: the real
+`bridge run hmac-sha1 --quick` (Erlang node, Python worker, openssl), its
+stdout the view, its stderr a pseudo-terminal that shows the progress line."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+import threading
+
+from bridge.report import schema
+from tests.conftest import ROOT, needs_erl, needs_openssl
+
+WARNING = re.compile(r"^(?:bridge: )?(?:warning|advice|Warning|Advice): ", re.M)
+
+
+def _read_all(fd: int, into: list[bytes]) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the other side closed
+            return
+        if not chunk:
+            return
+        into.append(chunk)
+
+
+@needs_erl
+@needs_openssl
+def test_hmac_sha1_quick_at_80_columns(tmp_path, no_leftovers):
+    master, slave = pty.openpty()
+    out = tmp_path / "r.json"
+    err: list[bytes] = []
+    reader = threading.Thread(target=_read_all, args=(master, err), daemon=True)
+    reader.start()
+    env = {**os.environ, "COLUMNS": "80", "LINES": "24"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bridge", "run", "hmac-sha1", "--quick", "-o", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            env=env,
+            cwd=ROOT,
+            timeout=180,
+        )
+    finally:
+        os.close(slave)
+        reader.join(timeout=10)
+        os.close(master)
+    stdout = done.stdout.decode()
+    stderr = b"".join(err).decode()
+    assert done.returncode == 0, stderr
+    lines = stdout.splitlines()
+
+    # Fits: no line wider than 80; about 40 lines, and 40 at most without
+    # what this machine's load adds (warnings on other processes, drift).
+    assert max(map(len, lines)) <= 80, [x for x in lines if len(x) > 80]
+    noise = _paragraphs(lines, ("Warning:", "Advice:"))
+    assert len(lines) - noise <= 40, stdout
+    assert len(lines) <= 52, stdout
+    # The answer first: the Erlang verdict among the first 12 lines, with its CI.
+    erlang = [n for n, x in enumerate(lines) if x.startswith("  Erlang crypto:macN")]
+    assert erlang and erlang[0] < 12, stdout
+    assert re.search(
+        r"\(CI \d+\.\d\d–\d+\.\d\d\)|no CI", " ".join(lines[erlang[0] : erlang[0] + 2])
+    )
+    assert "min ns" in stdout and "median ns (95% CI)" in stdout
+    assert "cryptography" not in stdout  # no row of hmac-sha1 uses the package
+
+    # Each warning once: none of stdout's is repeated on stderr, and the
+    # other way round.
+    said = " ".join(stdout.split())
+    for line in stderr.replace("\r", "\n").splitlines():
+        if WARNING.match(line):
+            text = WARNING.sub("", line).rstrip(".")
+            assert " ".join(text.split())[:60] not in said, line
+    for start in (m.end() for m in WARNING.finditer(stdout)):
+        head = " ".join(stdout[start : start + 80].split())[:40]
+        assert head not in " ".join(stderr.split()), head
+
+    # The progress line: a bar, a percentage, the time spent and left, never
+    # wider than the terminal, and nothing of it left once the run ends.
+    updates = stderr.split("\r\x1b[K")
+    bars = [u for u in updates if re.match(r"\[[#-]{20}\] +\d+% \d+:\d\d ETA (\d+:\d\d|-:--) ", u)]
+    assert bars, stderr[:500]
+    assert all(len(u) <= 77 for u in updates[1:-1]), [u for u in updates if len(u) > 77]
+    assert updates[-1].startswith("report written to"), repr(updates[-1][:100])
+    assert schema.load(out).results
+
+
+def _paragraphs(lines: list[str], starts: tuple[str, ...]) -> int:
+    """How many lines the paragraphs beginning with `starts` take."""
+    n, inside = 0, False
+    for line in lines:
+        if line.startswith(starts):
+            inside = True
+        elif not line.startswith("  "):
+            inside = False
+        n += inside
+    return n

@@ -1,0 +1,67 @@
+%% EUnit tests for bridge_user: no user code without the start-up flag, a
+%% request names an expression by key only, the module the driver wrote is
+%% compiled and timed, and its errors carry the expression.
+-module(bridge_user_tests).
+
+-include_lib("eunit/include/eunit.hrl").
+
+-define(KEY, <<"0123456789abcdef">>).
+
+args(Key) ->
+    [{<<"expr">>, Key}, {<<"data">>, <<"abc">>}, {<<"size">>, 3}, {<<"key">>, <<"k">>},
+     {<<"iv">>, <<>>}, {<<"pub">>, <<>>}, {<<"sig">>, <<>>}].
+
+%% What bridge.runtimes.usercode.erlang_source writes for `Expr`.
+write(Dir, Key, Expr) ->
+    Mod = "bridge_user_" ++ binary_to_list(Key),
+    Vars = "Data, Size, Key, IV, Count, Pub, Sig",
+    Src = ["-module(", Mod, ").\n-compile([nowarn_unused_vars]).\n-export([once/7, loop/9]).\n",
+           "once(", Vars, ") ->\n    begin\n", Expr, "\n    end.\n",
+           "loop(0, _, _, _, _, _, _, _, A) -> A;\n",
+           "loop(N, ", Vars, ", _) ->\n    A = begin\n", Expr, "\n    end,\n",
+           "    loop(N - 1, ", Vars, ", A).\n"],
+    ok = file:write_file(filename:join(Dir, Mod ++ ".erl"), Src),
+    ok = file:write_file(filename:join(Dir, Mod ++ ".expr"), Expr).
+
+tmpdir() ->
+    Dir = filename:join(["/tmp", "bridge_user_tests_" ++ os:getpid()]),
+    ok = filelib:ensure_dir(filename:join(Dir, "x")),
+    Dir.
+
+not_started_with_user_code_test() ->
+    ?assertMatch({error, {unknown_call, <<"unknown call: user", _/binary>>}},
+                 bridge_user:prepare(args(?KEY))).
+
+key_only_test() ->
+    Dir = tmpdir(),
+    ?assertMatch({error, {bad_request, _}}, bridge_user:prepare_in(Dir, args(<<"../../etc/passwd">>))),
+    ?assertMatch({error, {unknown_call, _}}, bridge_user:prepare_in(Dir, args(<<"fedcba9876543210">>))),
+    done(Dir).
+
+compiled_and_timed_test() ->
+    Dir = tmpdir(),
+    write(Dir, ?KEY, "crypto:hash(sha256, <<Key/binary, Data/binary>>)"),
+    {ok, user_erlang, {Once, Loop}} = bridge_user:prepare_in(Dir, args(?KEY)),
+    ?assertEqual(crypto:hash(sha256, <<"kabc">>), Once()),
+    ?assertEqual(ok, Loop(3)),
+    Key2 = <<"00000000000000aa">>,
+    write(Dir, Key2, "{Size, Count}"),  % not a binary: its external term format
+    {ok, _, {Once2, _}} = bridge_user:prepare_in(Dir, args(Key2)),
+    ?assertEqual(term_to_binary({3, 3}), Once2()),
+    done(Dir).
+
+errors_carry_the_expression_test() ->
+    Dir = tmpdir(),
+    Bad = <<"00000000000000bb">>,
+    write(Dir, Bad, "foo(Data"),
+    {error, {failed, Message}} = bridge_user:prepare_in(Dir, args(Bad)),
+    ?assertMatch(<<"foo(Data: compile error: ", _/binary>>, Message),
+    Raise = <<"00000000000000cc">>,
+    write(Dir, Raise, "erlang:error(boom)"),
+    {ok, _, {Once, _}} = bridge_user:prepare_in(Dir, args(Raise)),
+    ?assertError({bridge_user, <<"erlang:error(boom) raised error:boom">>}, Once()),
+    done(Dir).
+
+done(Dir) ->
+    [ok = file:delete(F) || F <- filelib:wildcard(filename:join(Dir, "*"))],
+    ok = file:del_dir(Dir).

@@ -1,0 +1,159 @@
+"""The default terminal view (bridge.render.table) at 80 and 120 columns,
+pinned by golden files, and the rules it keeps whatever the report: the
+answer first, no line wider than the width, each warning once, the minimum
+beside the median, the caveats dropped by --quiet.
+
+The fixtures are real runs saved on this project's 2-core VM under load:
+tests/fixtures/terminal/hmac-sha1-quick.json (`bridge run hmac-sha1 --quick`,
+load average 9.4) and ecdsa-p256-quick.json (`bridge run ecdsa-p256 --quick`,
+load 6.4); and the three-OTP sweep of tests/fixtures/roundtrip.
+BRIDGE_UPDATE_GOLDEN=1 rewrites the golden files; read the diff."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from bridge.render import table, view
+from bridge.report import schema
+from tests.conftest import FIXTURES
+
+TERMINAL = FIXTURES / "terminal"
+GOLDEN = FIXTURES / "golden"
+HMAC = TERMINAL / "hmac-sha1-quick.json"
+ECDSA = TERMINAL / "ecdsa-p256-quick.json"
+VERSIONS = FIXTURES / "roundtrip" / "versions-3otp-2openssl.json"
+REPORTS = {"hmac-sha1-quick": HMAC, "ecdsa-p256-quick": ECDSA, "versions-3otp-2openssl": VERSIONS}
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, schema.Report]:
+    return {name: schema.load(path) for name, path in REPORTS.items()}
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_golden(reports, name, width):
+    rendered = table.render(reports[name], width=width)
+    golden = GOLDEN / f"{name}.term{width}.txt"
+    if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
+        golden.write_text(rendered)
+    assert rendered == golden.read_text()
+
+
+@pytest.mark.parametrize("how", ["verbose", "quiet"])
+def test_golden_verbose_and_quiet(reports, how):
+    rendered = table.render(reports["hmac-sha1-quick"], width=80, **{how: True})
+    golden = GOLDEN / f"hmac-sha1-quick.term80-{how}.txt"
+    if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
+        golden.write_text(rendered)
+    assert rendered == golden.read_text()
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+@pytest.mark.parametrize("name", sorted(REPORTS))
+def test_no_line_is_wider_than_the_width(reports, name, width):
+    # Narrower than 80 the prose still fits; a table keeps its runtime, call,
+    # min and median columns however narrow (76 columns for a three-OTP sweep).
+    lines = table.render(reports[name], width=width).splitlines()
+    wide = [line for line in lines if len(line) > width]
+    assert not wide, wide
+
+
+def test_the_headline_fits_a_screen_answer_first(reports):
+    lines = table.render(reports["hmac-sha1-quick"], width=80).splitlines()
+    assert len(lines) <= 44  # of which 8 are this busy machine's noise warnings
+    caveats = [x for x in lines if x.startswith(("Warning:", "Advice:", "  "))]
+    assert len(lines) - len(caveats) <= 40
+    erlang = [n for n, x in enumerate(lines) if x.startswith("  Erlang crypto:macN uses SHA")]
+    assert erlang and erlang[0] < 12, lines[:12]
+    assert re.search(r"1\.23× slower without \(CI 1\.17–1\.68\)", lines[erlang[0]])
+    # Answer, then the table, then the caveats.
+    table_at = lines.index(next(x for x in lines if x.startswith("runtime ")))
+    warning_at = lines.index(next(x for x in lines if x.startswith("Warning:")))
+    assert erlang[0] < table_at < warning_at
+
+
+def test_the_table_shows_the_min_beside_the_median(reports):
+    report = reports["hmac-sha1-quick"]
+    lines = table.render(report, width=80).splitlines()
+    header = next(x for x in lines if x.startswith("runtime "))
+    assert "min ns" in header and header.index("min ns") < header.index("median ns")
+    row = next(x for x in lines if x.startswith("erlang@25.2.3") and " on " in x)
+    r = next(r for r in report.results if r.call_id == "macN" and not r.hw.masked)
+    s = r.summary()
+    assert f"{s.min:,.0f}" in row and f"{s.median:,.0f}" in row and s.min < s.median
+
+
+def test_the_columns_that_carry_nothing_go_at_80(reports):
+    wide = table.render(reports["hmac-sha1-quick"], width=120)
+    narrow = table.render(reports["hmac-sha1-quick"], width=80)
+    for text in (wide, narrow):
+        header = next(x for x in text.splitlines() if x.startswith("runtime "))
+        assert " bytes " not in header  # one size: the title says it
+        assert "output ok" not in header  # all "yes": a sentence says it
+        assert "All 3 runtimes computed the same bytes" in text
+    assert "MB/s" in wide and "MB/s" not in narrow
+    # The call's full label is in the legend, not in the table.
+    assert "crypto:macN(hmac, sha, Key, Data, 10): one-shot" in narrow
+    assert "crypto:macN(hmac" not in next(x for x in narrow.splitlines() if x.startswith("erl"))
+
+
+def test_a_comparison_answers_where_there_is_no_verdict(reports):
+    lines = table.render(reports["ecdsa-p256-quick"], width=80).splitlines()
+    assert lines[1].startswith("Answer: time per call against the fastest (sign and verify")
+    assert lines[2] == "  openssl speed-sign: 82,754 ns, the fastest sign"
+    assert lines[5].startswith("  Erlang crypto:sign: 301,889 ns, 3.65× the fastest")
+    assert any(
+        x.startswith("  openssl speed-verify: 244,200 ns, the fastest verify") for x in lines
+    )
+    # A set-up alone (load) is in the table, not in the answer.
+    answer = lines[: lines.index("")]
+    assert not any("Python load" in x for x in answer)
+
+
+def test_each_warning_once_and_only_where_it_applies(reports):
+    hmac = table.render(reports["hmac-sha1-quick"], width=80)
+    ecdsa = table.render(reports["ecdsa-p256-quick"], width=80)
+    # hmac-sha1 has no row on the cryptography package: no warning of its OpenSSL.
+    assert "cryptography" not in hmac
+    assert "inside the cryptography package" in ecdsa
+    for text in (hmac, ecdsa):
+        assert "not stable:" not in text and "Unstable (" not in text
+        assert text.count("! = 95% CI wider than") == 1
+        flat = " ".join(text.split())
+        for sentence in re.findall(r"(?:Warning|Advice|warning): [^.]*", flat):
+            assert flat.count(sentence) == 1, sentence
+
+
+def test_hw_verdict_views_keep_the_ratios_between_runtimes_for_wide_screens(reports):
+    narrow = table.render(reports["hmac-sha1-quick"], width=80)
+    wide = table.render(reports["hmac-sha1-quick"], width=120)
+    # At 80 the ratios between runtimes (not the question here) go, and with
+    # them their legend and the warning about telling them apart.
+    assert "× fastest" not in narrow and "cannot be resolved" not in narrow
+    assert "× fastest" in wide and "cannot be resolved" in wide
+
+
+def test_quiet_keeps_the_answer_and_the_table_only(reports):
+    for report in reports.values():
+        quiet = table.render(report, width=80, quiet=True)
+        assert "Answer:" in quiet and "runtime " in quiet
+        assert not re.search(r"^(Warning|warning|Advice|During the run|bridge \d)", quiet, re.M)
+        assert "Not like for like" not in quiet
+
+
+def test_verbose_keeps_every_detail(reports):
+    text = table.render(reports["hmac-sha1-quick"], width=80, verbose=True)
+    assert "hmac.new(key, digestmod='sha1').copy() .update(data) .digest()[:10] [2]" in text
+    assert "× fastest" in text and "MB/s" in text and "output ok" in text
+    assert "Hardware verdicts (hw off" in text and "OS: Debian" in text
+    assert "During the run:" in text
+    assert "not stable:" not in text and "Unstable (" not in text  # the marks say it
+
+
+def test_the_other_formats_ignore_the_terminal_options(reports):
+    report = reports["hmac-sha1-quick"]
+    assert view("markdown", report, width=40, quiet=True) == view("markdown", report)
