@@ -240,6 +240,7 @@ def test_a_twin_that_waited_for_a_cpu_makes_the_machine_busy():
         hw="on",
         samples=(1, 2, 3),
         loops=1,
+        output_hex="00",
     )
     off = schema.Result(**{**on.__dict__, "hw": "off"})
     assert ab._waited(on, off, {off.key: 0.02}, 0.05) == ""
