@@ -201,5 +201,3 @@ def test_the_controls_never_say_used(tmp_path):
             and not v["speedup_ci95"]
             for v in openssl
         ), openssl
-        # What the terminal says of them, once per cell.
-        assert "rerun with --openssl-runs 3" in done.stdout
