@@ -1,8 +1,11 @@
 # make run    set up, then run the mailing-list benchmark (bridge run hmac-sha1)
+# make test-py310  the fast tier (as test-fast) under Python 3.10, the oldest
+#             supported, in its own .venv310 (scripts/python310 finds the 3.10)
 # make test   set up, then run the test suite (all tiers, real runtimes)
 # make test-fast  the in-process tier only: unit tests and the session with fake runtimes
-# make bench  bridge's overhead and wall times, and bridge against independent
-#             harnesses (bench/agreement.py)
+# make bench  bridge's overhead and wall times, bridge against independent
+#             harnesses (bench/agreement.py), and whether a rerun lands in the
+#             CI (bench/coverage.py)
 # make lint   ruff (lint + format check), the import layers (lint-imports, see
 #             pyproject.toml), erlc with all warnings as errors, and
 #             dialyzer on erl/ (scripts/dialyzer.sh; builds its PLT on first use)
@@ -15,23 +18,31 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup system run test test-fast lint bench docs clean
+PY310_VENV  := .venv310
+PY310_STAMP := $(PY310_VENV)/.installed
+
+.PHONY: setup system run test test-fast test-py310 lint bench docs clean
 
 setup: system $(STAMP)
+	@$(BIN)/python -m bridge.cli.names
 
 system:
 	@scripts/ensure-system.sh
 
 # Reinstall when the package's metadata changes. Editable, so code changes
 # need no reinstall.
+# The distribution was called `bridge` before it was crypto-bridge: an old
+# editable install of it is removed first. Then one line if the `bridge` on
+# PATH is another program (iproute2's), with what to run instead.
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	@$(BIN)/python -m pip uninstall -q -y bridge 2>/dev/null || true
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $@
 
 run: setup
-	$(BIN)/bridge run hmac-sha1
+	$(BIN)/crypto-bridge run hmac-sha1
 
 # The cross-version tests need Debian bullseye's OTP 23 and OpenSSL 1.1.1w,
 # unpacked into the cache (about a second once there). When the fetch fails,
@@ -43,6 +54,18 @@ test: setup
 # No Erlang or openssl needed: only the venv.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit tests/session
+
+# The oldest Python bridge supports (requires-python): the in-process tier,
+# which covers the code paths a version difference breaks (the report codec,
+# TOML, enums, statistics); the real-runtime tiers run on the venv's Python.
+$(PY310_STAMP): pyproject.toml
+	@test -x $(PY310_VENV)/bin/python || "$$(scripts/python310)" -m venv $(PY310_VENV)
+	$(PY310_VENV)/bin/python -m pip install -q --upgrade pip
+	$(PY310_VENV)/bin/python -m pip install -q -e '.[test]'
+	@touch $@
+
+test-py310: $(PY310_STAMP)
+	$(PY310_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/session
 
 lint: setup
 	$(BIN)/ruff check bridge tests bench
@@ -56,6 +79,7 @@ lint: setup
 bench: setup
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/agreement.py
+	$(BIN)/python bench/coverage.py
 
 # The site: the generated pages must be current (cli.md, bridge.1 and the
 # findings' render blocks), then mkdocs builds it in strict mode (a broken link
@@ -67,4 +91,4 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d site
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis site
+	rm -rf $(VENV) $(PY310_VENV) .pytest_cache .ruff_cache .hypothesis site

@@ -61,6 +61,12 @@ class Settings:
     # --schedulers N: the Erlang node runs with +S N:N (None: ERTS's default,
     # one scheduler per CPU).
     schedulers: int | None = None
+    # --processes N: each worker runtime (an Erlang node, a Python worker) runs
+    # as N processes that take a cell's rounds in turn, so that its CI covers
+    # what differs from one process to the next (docs/guide/noise.md). A
+    # process's first batch of a cell, after the first process's, warms up
+    # for fresh_warmup_ms (the loop count is known by then).
+    processes: int = 3
 
     def samples_in_round(self, round_index: int) -> int:
         """Samples of round `round_index` (0-based): `samples` spread evenly."""
@@ -75,6 +81,19 @@ class Settings:
         (A call slower than a whole sample stretches this; 30 s covers it.)"""
         planned = (warmup_ms + self.sample_ms * (samples + 4)) / 1000
         return 2 * planned + self.timeout_slack_s
+
+    @property
+    def processes_used(self) -> int:
+        """The processes a worker runtime runs as: `processes`, but at least
+        three rounds each, so that each process's samples span the run (a
+        short run, --rounds 4 or --quick, stays in one process: two
+        processes of two rounds each give a CI too crude to judge by)."""
+        return max(1, min(self.processes, self.rounds // 3))
+
+    @property
+    def fresh_warmup_ms(self) -> int:
+        """20 ms by default: a fifth of the first warm-up, at least twice the re-warm-up."""
+        return max(2 * self.rewarm_ms, self.warmup_ms // 5)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -105,6 +124,10 @@ QUICK = Settings(
     openssl_runs=1,
     quick=True,
     ci_target=0.05,
+    # One process: a second would cost the 0.5 s of its starts and warm-ups
+    # (an A/B of Erlang and Python) that --quick's 5 s do not have; its CI
+    # then covers one process only.
+    processes=1,
 )
 
 
@@ -141,4 +164,5 @@ BOUNDS: dict[str, Bound] = {
     "timeout_slack_s": Bound("--request-timeout", 1, 3600, integer=False),
     "tc_calls": Bound("--tc-calls", 3, 100_000_000, optional=True),
     "schedulers": Bound("--schedulers", 1, 1024, optional=True),
+    "processes": Bound("--processes", 1, 16),
 }

@@ -8,12 +8,16 @@ times of its samples.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import random
 import statistics
+import sys
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,48 @@ class Summary:
         return (self.ci95[1] - self.ci95[0]) / 2 / self.median
 
 
+def stdev(xs: Sequence[float]) -> float:
+    """The sample standard deviation (n - 1), the square root of the exact
+    variance correctly rounded: what statistics.stdev gives from Python 3.11
+    on (3.10's can differ in the last digit), so that a report reads back and
+    writes the same bytes on every Python bridge runs on."""
+    if len(xs) < 2 or not all(math.isfinite(x) for x in xs):
+        return statistics.stdev(xs)
+    # Exact sums, one integer per denominator (floats' are powers of two).
+    sx: dict[int, int] = defaultdict(int)
+    sxx: dict[int, int] = defaultdict(int)
+    for x in xs:
+        num, den = x.as_integer_ratio()
+        sx[den] += num
+        sxx[den] += num * num
+    total = sum(Fraction(num, den) for den, num in sx.items())
+    squares = sum(Fraction(num, den * den) for den, num in sxx.items())
+    n = len(xs)
+    variance = (n * squares - total * total) / (n * (n - 1))
+    return _sqrt_of_fraction(variance.numerator, variance.denominator)
+
+
+# 2 * 53 + 3 bits: enough for the round-to-odd square root to round right.
+_SQRT_BITS = 2 * sys.float_info.mant_dig + 3
+
+
+def _sqrt_of_fraction(n: int, m: int) -> float:
+    """sqrt(n/m) as a float, correctly rounded (round-to-odd, then one
+    rounding to float; the method of Python 3.11's statistics module)."""
+
+    def rto(n: int, m: int) -> int:
+        a = math.isqrt(n // m)
+        return a | (a * a * m != n)
+
+    q = (n.bit_length() - m.bit_length() - _SQRT_BITS) // 2
+    if q >= 0:
+        return (rto(n, m << 2 * q) << q) / 1
+    return rto(n << -2 * q, m) / (1 << -q)
+
+
 def summarize(values: Sequence[float]) -> Summary:
+    """The figures of a cell; its CI covers the variation between processes
+    when the samples say which process took each (Samples)."""
     if not values:
         raise ValueError("no samples")
     xs = sorted(values)
@@ -42,9 +87,9 @@ def summarize(values: Sequence[float]) -> Summary:
     return Summary(
         n=n,
         median=statistics.median(xs),
-        ci95=median_ci(xs),
+        ci95=hierarchical_median_ci(values),
         mean=statistics.fmean(xs),
-        stdev=statistics.stdev(xs) if n > 1 else 0.0,
+        stdev=stdev(xs) if n > 1 else 0.0,
         min=xs[0],
         max=xs[-1],
     )
@@ -79,7 +124,9 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
 def relative_ci(
     a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, seed: int = 0
 ) -> tuple[float, tuple[float, float]]:
-    """Ratio of medians median(b)/median(a) with a percentile-bootstrap 95% CI.
+    """Ratio of medians median(b)/median(a) with a percentile-bootstrap 95% CI
+    (of processes, then samples, for samples from several processes: see
+    median_drawer).
 
     Deterministic for a given seed, so reports and tests are reproducible.
     """
@@ -87,7 +134,7 @@ def relative_ci(
         raise ValueError("no samples")
     point = statistics.median(b) / statistics.median(a)
     rng = random.Random(seed)
-    draw_a, draw_b = resampled_median(a, rng), resampled_median(b, rng)
+    draw_a, draw_b = median_drawer(a, rng, resamples), median_drawer(b, rng, resamples)
     ratios = sorted(draw_b() / draw_a() for _ in range(resamples))
     lo = ratios[int(0.025 * (resamples - 1))]
     hi = ratios[int(math.ceil(0.975 * (resamples - 1)))]
@@ -103,7 +150,7 @@ def difference_ci(
         raise ValueError("no samples")
     point = statistics.median(a) - statistics.median(b)
     rng = random.Random(seed)
-    draw_a, draw_b = resampled_median(a, rng), resampled_median(b, rng)
+    draw_a, draw_b = median_drawer(a, rng, resamples), median_drawer(b, rng, resamples)
     diffs = sorted(draw_a() - draw_b() for _ in range(resamples))
     lo = diffs[int(0.025 * (resamples - 1))]
     hi = diffs[int(math.ceil(0.975 * (resamples - 1)))]
@@ -390,3 +437,177 @@ def clusters(values: Sequence[float]) -> Clusters | None:
     if d < CLUSTER_MIN_D or found.ratio < CLUSTER_MIN_RATIO:
         return None
     return found
+
+
+# -- samples from more than one process ----------------------------------------
+#
+# A worker process carries state that moves all its samples together (memory
+# layout, hash seed, the CPU it settles on, which of a host's speeds it
+# catches), so the spread inside one process cannot see it. A cell whose
+# samples come from several processes records which process took each one
+# (`Samples.procs`); its CI then comes from a hierarchical bootstrap:
+# processes resampled, then samples within each (hierarchical_median_ci).
+
+
+class Samples(list):
+    """Per-call times (a list of floats, as everywhere else in this module)
+    with the process each came from: `procs[i]` is the process of sample i,
+    or None when one process took them all. What the functions of this module
+    do with a plain list they do with one process's Samples, unchanged."""
+
+    procs: tuple[int, ...] | None
+
+    def __init__(self, values=(), procs: Sequence[int] | None = None) -> None:
+        super().__init__(values)
+        self.procs = tuple(procs) if procs is not None else None
+        if self.procs is not None and len(self.procs) != len(self):
+            raise ValueError(f"{len(self.procs)} processes for {len(self)} samples")
+
+
+def process_groups(values: Sequence[float]) -> list[list[float]]:
+    """The samples by process, in the order each process first appears
+    (one group for a plain list or a one-process Samples)."""
+    procs = getattr(values, "procs", None)
+    if not procs:
+        return [list(values)]
+    groups: dict[int, list[float]] = {}
+    for p, x in zip(procs, values, strict=True):
+        groups.setdefault(p, []).append(x)
+    return list(groups.values())
+
+
+def _few_groups_factor(g: int) -> float:
+    """Resampling g processes with replacement spreads their mean by only
+    (g - 1)/g of its variance (Davison & Hinkley, Bootstrap Methods and their
+    Application, 1997, §3.8): the bootstrap's deviations are widened by
+    sqrt(g / (g - 1)) to make up for it."""
+    return math.sqrt(g / (g - 1))
+
+
+def _process_drawer(
+    groups: list[list[float]], rng: random.Random, bulk: int = 2000
+) -> Callable[[], float]:
+    """A function returning one two-stage bootstrap replicate of a cell's
+    median: `len(groups)` processes drawn with replacement, then each drawn
+    process's median from a resample of its own samples (drawn from its exact
+    distribution, as resampled_median does), combined as the mean of the
+    process medians weighted by their samples. The replicate is returned on
+    the scale of the pooled median, its deviation from the observed mean of
+    process medians widened by `factor` (_few_groups_factor): for positive
+    values (times) as a ratio, pooled * (replicate / observed) ** factor,
+    else pooled + factor * (replicate - observed).
+    Replicates are made `bulk` at a time (random.choices does the bisections
+    in bulk), a few milliseconds for a CI's 2000."""
+    g = len(groups)
+    tables = []
+    for x in groups:
+        medians, weights = _median_distribution(sorted(x))
+        tables.append((medians, list(itertools.accumulate(weights)), len(x)))
+    total = sum(len(x) for x in groups)
+    observed = sum(len(x) * statistics.median(x) for x in groups) / total
+    pooled = statistics.median([v for x in groups for v in x])
+    factor = _few_groups_factor(g)
+    positive = all(v > 0 for x in groups for v in x)
+    ready: list[float] = []
+
+    def make() -> None:
+        picks = rng.choices(range(g), k=g * bulk)
+        counts = [0] * g
+        for p in picks:
+            counts[p] += 1
+        drawn = [
+            iter(rng.choices(m, cum_weights=c, k=counts[i])) for i, (m, c, _) in enumerate(tables)
+        ]
+        sizes = [n for _, _, n in tables]
+        values = [sizes[p] * next(drawn[p]) for p in picks]
+        weights = [sizes[p] for p in picks]
+        for k in range(0, len(picks), g):
+            mean = sum(values[k : k + g]) / sum(weights[k : k + g])
+            if positive:  # times: widened on a log scale, so never below 0
+                ready.append(pooled * math.exp(factor * math.log(mean / observed)))
+            else:
+                ready.append(pooled + factor * (mean - observed))
+        ready.reverse()  # popped from the end, in the order made
+
+    def draw() -> float:
+        if not ready:
+            make()
+        return ready.pop()
+
+    return draw
+
+
+def median_drawer(
+    values: Sequence[float], rng: random.Random, bulk: int = 2000
+) -> Callable[[], float]:
+    """Bootstrap replicates of the median of `values`: of its samples
+    (resampled_median) for one process, of its processes and then their
+    samples (_process_drawer) for several."""
+    groups = process_groups(values)
+    if len(groups) == 1:
+        return resampled_median(groups[0], rng)
+    return _process_drawer(groups, rng, bulk)
+
+
+def hierarchical_median_ci(
+    values: Sequence[float], confidence: float = 0.95, *, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """A CI for the median of samples taken by several processes, covering
+    the process-to-process variation as well as the sample-to-sample one: a
+    percentile interval of the two-stage bootstrap (_process_drawer). With one
+    process it is median_ci's distribution-free interval, as before.
+    Deterministic for a given seed; cached, since every view asks again."""
+    groups = process_groups(values)
+    if len(groups) == 1:
+        return median_ci(groups[0], confidence)
+    key = tuple(tuple(x) for x in groups)
+    return _hierarchical_ci(key, confidence, resamples, seed)
+
+
+@functools.lru_cache(maxsize=4096)
+def _hierarchical_ci(
+    groups: tuple[tuple[float, ...], ...], confidence: float, resamples: int, seed: int
+) -> tuple[float, float]:
+    draw = _process_drawer([list(x) for x in groups], random.Random(seed), resamples)
+    reps = sorted(draw() for _ in range(resamples))
+    tail = (1 - confidence) / 2
+    lo = reps[int(tail * (resamples - 1))]
+    hi = reps[int(math.ceil((1 - tail) * (resamples - 1)))]
+    return (lo, hi)
+
+
+@dataclass(frozen=True)
+class ProcessSplit:
+    """How a cell's samples split between its processes.
+
+    `share`: the part of the variance of the cell's median that lies between
+    processes (0..1): the variance of the process medians beyond what their
+    own samples' spread explains, against that spread; over 0.5 the process
+    a sample ran in moves the figure more than the samples do. `spread`: the
+    largest process median over the smallest, less 1 (0.069: the processes'
+    medians lie 6.9% apart)."""
+
+    processes: int
+    share: float
+    spread: float
+    medians: tuple[float, ...]
+
+
+def process_split(values: Sequence[float]) -> ProcessSplit | None:
+    """The split of a cell's samples between processes, or None for one."""
+    groups = process_groups(values)
+    g = len(groups)
+    if g < 2:
+        return None
+    medians = tuple(statistics.median(x) for x in groups)
+    weights = [len(x) / sum(len(y) for y in groups) for x in groups]
+    # Each process median's own sampling variance, from its distribution-free CI.
+    own = [((hi - lo) / (2 * 1.96)) ** 2 for lo, hi in (median_ci(x) for x in groups)]
+    within = sum(w * w * v for w, v in zip(weights, own, strict=True))
+    excess = statistics.variance(medians) - statistics.fmean(own)
+    between = max(0.0, excess) * sum(w * w for w in weights)
+    total = between + within
+    share = between / total if total > 0 else 0.0
+    low = min(medians)
+    spread = max(medians) / low - 1 if low > 0 else 0.0
+    return ProcessSplit(g, share, spread, medians)

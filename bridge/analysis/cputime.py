@@ -169,8 +169,10 @@ def _pct(x: float) -> str:
 
 
 def warnings(block: schema.CpuTime | None) -> tuple[str, ...]:
-    """For the noise block: the cells that waited for a CPU, by runtime, and
-    the cells whose samples differ by CPU. One sentence each."""
+    """For the noise block: the cells that waited for a CPU, and the cells
+    whose samples differ by CPU. One sentence each for the whole run, the
+    runtimes named in it, so that a busy machine costs two lines, not one
+    per runtime and cell."""
     if block is None:
         return ()
     out = []
@@ -178,23 +180,31 @@ def warnings(block: schema.CpuTime | None) -> tuple[str, ...]:
     for c in block.cells:
         if c.flag == "waited":
             waited.setdefault(c.runtime, []).append(c)
-    for runtime, cells in waited.items():
-        listed = ", ".join(
-            f"{c.call_id} at {c.size} B (hw {c.hw}) {_pct(c.wait_share or 0)}" for c in cells[:6]
-        )
-        more = f" and {len(cells) - 6} more" if len(cells) > 6 else ""
+    if waited:
+        parts = []
+        for runtime, cells in waited.items():
+            if len(cells) == 1:
+                (c,) = cells
+                parts.append(
+                    f"{runtime} {c.call_id} at {c.size} B (hw {c.hw}) {_pct(c.wait_share or 0)}"
+                )
+                continue
+            shares = [c.wait_share or 0 for c in cells]
+            parts.append(f"{runtime} {_pct(min(shares))}-{_pct(max(shares))} in {len(cells)} cells")
         out.append(
-            f"{runtime} waited for a CPU in its sample windows ({listed}{more}): another"
-            " process held its CPU, so these wall figures are not the cost of the calls;"
-            " their CPU time per call is in the report (cpu_time)"
+            f"waited for a CPU in the sample windows: {'; '.join(parts)}: another process held"
+            " the CPU, so those wall figures are not the cost of the calls (their CPU time per"
+            " call is in the report, cpu_time)"
         )
     spread = [c for c in block.cells if _cpu_spread(c) is not None]
-    for c in spread[:4]:
-        figures = ", ".join(f"CPU {f.cpu} {f.median_ns:,.0f} ns ({f.samples})" for f in c.by_cpu)
-        out.append(
-            f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw}): its samples differ by CPU:"
-            f" {figures}"
+    if spread:
+        listed = "; ".join(
+            f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw}): "
+            + ", ".join(f"CPU {f.cpu} {f.median_ns:,.0f} ns ({f.samples})" for f in c.by_cpu)
+            for c in spread[:3]
         )
+        more = f"; and {len(spread) - 3} more cells" if len(spread) > 3 else ""
+        out.append(f"samples differ by CPU: {listed}{more}")
     return tuple(out)
 
 

@@ -11,7 +11,10 @@ stopped (and been reaped). Between the two:
   other processes' (`others_cpus`), and which processes those were: every
   process alive at both snapshots, from /proc/PID/stat; the driver's alone
   (`driver_cpus`: it sleeps in select while a worker measures);
-- per cell, bimodal or drifting samples (bridge.analysis.stability).
+- per cell, bimodal or drifting samples (bridge.analysis.stability), and a
+  cell whose figure depends on the process that measured it: when its
+  samples came from several worker processes and the share of its median's
+  variance that lies between them (bridge.stats.process_split) dominates.
 
 `warnings` turns these into sentences when they matter; the frequency
 governor and SMT siblings come from the environment block
@@ -43,6 +46,11 @@ STEAL_MIN = 0.02  # of all CPU time
 # A process shown by name: at least this share of one CPU.
 BUSY_PROCESS_MIN = 0.10
 BUSY_PROCESSES_SHOWN = 5
+# A cell depends on the process when over half of its median's variance lies
+# between its processes and their medians lie at least 1% apart.
+PROCESS_SHARE_MIN = 0.5
+PROCESS_SPREAD_MIN = 0.01
+_COUNTS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
 @dataclass(frozen=True)
@@ -267,7 +275,27 @@ def cell_shapes(results: Iterable[schema.Result]) -> tuple[schema.CellShape, ...
                 f" the last (Spearman z {trend.z:+.1f})"
             )
             out.append(schema.CellShape(*key, "drift", round(trend.z, 2), detail))
+        process = process_shape(r)
+        if process is not None:
+            out.append(process)
     return tuple(out)
+
+
+def process_shape(r: schema.Result) -> schema.CellShape | None:
+    """A cell whose figure depends on the worker process that measured it
+    (shape "process", statistic: the between-process share of its median's
+    variance), or None."""
+    split = r.process_split()
+    if split is None or split.share < PROCESS_SHARE_MIN or split.spread < PROCESS_SPREAD_MIN:
+        return None
+    count = _COUNTS.get(split.processes, str(split.processes))
+    detail = (
+        f"{split.spread:.1%} between {count} processes"
+        f" ({split.share:.0%} of its median's variance; the CI covers it,"
+        " --processes N spreads it over more)"
+    )
+    key = (r.scenario, r.runtime, r.call_id, r.size, r.hw)
+    return schema.CellShape(*key, "process", round(split.share, 3), detail)
 
 
 # -- warnings ----------------------------------------------------------------
@@ -307,8 +335,12 @@ def warnings(
             " measured runtime"
         )
     for c in cells:
+        where = f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw})"
+        if c.shape == "process":
+            out.append(f"{where}: this cell depends on the process: {c.detail}")
+            continue
         what = "bimodal" if c.shape == "bimodal" else "drifting"
-        out.append(f"{c.runtime} {c.call_id} at {c.size} B (hw {c.hw}): {what} samples, {c.detail}")
+        out.append(f"{where}: {what} samples, {c.detail}")
     return tuple(out)
 
 
@@ -316,7 +348,9 @@ def advice(use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[s
     """What to do about it, when the machine or the samples were noisy."""
     cpus = use.cpus or environment.get("cpu_count") or 1
     others = use.others_cpus or 0.0
-    if others < max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus) and not cells:
+    # A process effect is no fault of the machine's: its remedy is in its warning.
+    shaped = [c for c in cells if c.shape != "process"]
+    if others < max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus) and not shaped:
         return ""
     return (
         "run again on a quieter machine, pin bridge to its quietest CPU"

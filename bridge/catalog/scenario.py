@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import tomllib
+import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -28,6 +28,11 @@ from typing import Any, ClassVar
 
 from bridge import plain
 from bridge.catalog import calls, usercode, vocab
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, as the tomli package
+    import tomli as tomllib
 from bridge.errors import UsageError
 
 # The built-in scenarios, as package data: bridge/_scenarios links to the

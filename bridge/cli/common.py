@@ -1,17 +1,22 @@
-"""What the commands share: number options read as ASCII with the ranges
-replayed reports are held to, the options that reach running nodes, and
-printing on stdout."""
+"""What the commands share: one option vocabulary (--format, -o, the
+--export-* files, the options that reach running nodes), number options read
+as ASCII with the ranges replayed reports are held to, --help in groups with
+examples, and printing on stdout."""
 
 from __future__ import annotations
 
 import errno
+import functools
+import os
 import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from bridge import plain
-from bridge.errors import BridgeError
+from bridge.errors import BridgeError, UsageError
 from bridge.settings import BOUNDS
 from bridge.system import output
 
@@ -44,12 +49,258 @@ def bounded(name: str) -> click.ParamType:
     return IntRange(int(b.low), int(b.high)) if b.integer else FloatRange(b.low, b.high)
 
 
-# What reaches running nodes (--node), the same for `run` and `env`.
-cookie_file_option = click.option(
-    "--cookie-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The nodes' cookie. Default: ~/.erlang.cookie.",
+# -- --help in groups, with examples -------------------------------------------
+
+
+class _HelpOnStdout:
+    """-h/--help printed through `out`: a full stdout is one line, not a
+    traceback (click's own help option echoes unguarded)."""
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+
+            def show(ctx: click.Context, _param, value: bool) -> None:
+                if value and not ctx.resilient_parsing:
+                    out(ctx.get_help())
+                    ctx.exit()
+
+            option.callback = show
+        return option
+
+
+class Command(_HelpOnStdout, click.Command):
+    """A command whose --help lists its options in groups, then examples.
+
+    groups: (title, parameter names) in the order shown; a name the command
+    does not have is skipped, so a group can name an option another change
+    adds (e.g. "quiet"). Options in no group come last, under "Other
+    options". examples: (command line, what it does) pairs."""
+
+    def __init__(
+        self,
+        *args,
+        groups: Sequence[tuple[str, Sequence[str]]] = (),
+        examples: Sequence[tuple[str, str]] = (),
+        **kwargs,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.groups = tuple(groups)
+        self.examples = tuple(examples)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        records = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
+            if record is not None:
+                records[param.name] = record
+        placed: set[str] = set()
+        for title, names in self.groups:
+            rows = [records[n] for n in names if n in records and n not in placed]
+            placed.update(names)
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+        rest = [r for name, r in records.items() if name not in placed]
+        if rest:
+            with formatter.section("Other options" if self.groups else "Options"):
+                formatter.write_dl(rest)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        format_examples(self.examples, formatter)
+
+
+class Group(_HelpOnStdout, click.Group):
+    """A group with examples in its --help."""
+
+    def __init__(self, *args, examples: Sequence[tuple[str, str]] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.examples = tuple(examples)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        format_examples(self.examples, formatter)
+
+
+def format_examples(examples: Sequence[tuple[str, str]], formatter: click.HelpFormatter) -> None:
+    if not examples:
+        return
+    with formatter.section("Examples"):
+        for line, what in examples:
+            formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
+            with formatter.indentation():
+                formatter.write_text(what)
+
+
+# -- one option vocabulary -------------------------------------------------------
+
+# Every command that renders a report offers these, in this order; the
+# commands that list or describe (list, show, env, otp list) offer table and json.
+FORMATS = ("table", "markdown", "text", "json")
+DATA_FORMATS = ("table", "json")
+
+
+def format_option(choices: Sequence[str] = FORMATS, what: str = "the results") -> Callable:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default="table",
+        show_default=True,
+        help=f"How to print {what} on stdout (text: plain ASCII for email).",
+    )
+
+
+def output_option(what: str = "the JSON report") -> Callable:
+    """-o/--output: in every command, the JSON report file."""
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help=f"Write {what} to this file (atomically; kept elsewhere if it cannot be written).",
+    )
+
+
+@dataclass(frozen=True)
+class Exports:
+    """--export-json, --export-markdown, --export-text: files written beside
+    the terminal view, each atomically."""
+
+    json: Path | None = None
+    markdown: Path | None = None
+    text: Path | None = None
+
+    @property
+    def files(self) -> list[tuple[str, Path]]:
+        named = (("json", self.json), ("markdown", self.markdown), ("text", self.text))
+        return [(fmt, path) for fmt, path in named if path is not None]
+
+    def check(self) -> None:
+        """Before anything runs: each directory exists and takes a new file,
+        and no two options name the same file."""
+        from bridge.cli import plans
+
+        seen: dict[str, str] = {}
+        for fmt, path in self.files:
+            key = os.path.abspath(path)
+            if key in seen:
+                raise UsageError(f"--export-{seen[key]} and --export-{fmt} both name {path}")
+            seen[key] = fmt
+            plans.check_writable(path, f"--export-{fmt}")
+
+    def write(self, render: Callable[[str], str]) -> BridgeError | None:
+        """Write each file, `render(fmt)` giving its text; each that cannot be
+        written is kept elsewhere and said on stderr; returns the first failure."""
+        first: BridgeError | None = None
+        for fmt, path in self.files:
+            failure = save_report(render(fmt), path)
+            if failure is None:
+                click.echo(f"{fmt} written to {path}", err=True)
+                continue
+            if first is None:
+                first = failure
+            else:
+                click.echo(f"bridge: error: {plain.printable(failure.one_line())}", err=True)
+        return first
+
+
+_EXPORTS = (
+    ("json", "The JSON report (what -o writes)."),
+    ("markdown", "The Markdown view (--format markdown)."),
+    ("text", "The plain-text view for email (--format text)."),
 )
+
+
+def export_options(f: Callable) -> Callable:
+    """--export-json/--export-markdown/--export-text FILE, as one `exports`
+    argument (an Exports) of the command: the terminal view on stdout, and
+    files in the other formats from the same results (as hyperfine's
+    --export-* do)."""
+
+    @functools.wraps(f)
+    def command(*args, export_json, export_markdown, export_text, **kwargs):
+        exports = Exports(export_json, export_markdown, export_text)
+        exports.check()
+        return f(*args, exports=exports, **kwargs)
+
+    for fmt, what in reversed(_EXPORTS):
+        command = click.option(
+            f"--export-{fmt}",
+            f"export_{fmt}",
+            type=click.Path(dir_okay=False, path_type=Path),
+            metavar="FILE",
+            help=f"Also write {what[0].lower()}{what[1:]}",
+        )(command)
+    return command
+
+
+# Option names by group, for Command(groups=...): what every command that
+# renders shares.
+OUTPUT_GROUP = ("fmt", "output", "export_json", "export_markdown", "export_text", "quiet")
+
+
+# -- nodes -------------------------------------------------------------------------
+
+# RELEASE_COOKIE, taken out of the environment when bridge starts (main), so
+# that no child of bridge (erl, the workers, openssl) inherits it.
+release_cookie: str | None = None
+
+
+def take_release_cookie() -> None:
+    global release_cookie
+    release_cookie = os.environ.pop("RELEASE_COOKIE", None) or release_cookie
+
+
+def cookie_options(f: Callable) -> Callable:
+    """--cookie and --cookie-file (what reaches running nodes, the same for
+    `run` and `env`), as one `cookie` argument: None without either, else
+    what distribution.cookie_from makes of them."""
+
+    @functools.wraps(f)
+    def command(*args, cookie_value, cookie_file, **kwargs):
+        given = cookie_value is not None or cookie_file is not None
+        cookie = None
+        if given or release_cookie:
+            from bridge.nodes import distribution
+
+            environ = {"RELEASE_COOKIE": release_cookie} if release_cookie else {}
+            cookie = distribution.cookie_from(cookie_value, cookie_file, environ)
+        return f(*args, cookie=cookie, cookie_given=given, **kwargs)
+
+    command = click.option(
+        "--cookie-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="A file holding the nodes' cookie (one readable by others is a warning)."
+        " Default: RELEASE_COOKIE from the environment, else ~/.erlang.cookie.",
+    )(command)
+    return click.option(
+        "--cookie",
+        "cookie_value",
+        metavar="COOKIE",
+        help="The nodes' cookie itself, as erl -setcookie takes it (other users can see"
+        " a command line: prefer --cookie-file or RELEASE_COOKIE). Never recorded.",
+    )(command)
+
+
+def redact(argv: Sequence[str]) -> list[str]:
+    """A command line as a report records it: the value of --cookie left out."""
+    shown: list[str] = []
+    hide = False
+    for word in argv:
+        if hide:
+            shown.append("HIDDEN")
+            hide = False
+        elif word == "--cookie":
+            shown.append(word)
+            hide = True
+        elif word.startswith("--cookie="):
+            shown.append("--cookie=HIDDEN")
+        else:
+            shown.append(word)
+    return shown
+
+
 connect_timeout_option = click.option(
     "--connect-timeout",
     type=FloatRange(1, 600),

@@ -65,6 +65,61 @@ def _opt_ins(kind: str) -> list[str]:
     return [f"  opt-in calls (bridge run SCENARIO --with CALL): {', '.join(ids)}"]
 
 
+def list_data(dirs: tuple[Path, ...] = ()) -> list[dict]:
+    """`bridge list --format json`: each scenario with its kind and file;
+    one that does not load has its reason instead."""
+    out: list[dict] = []
+    for name in scenario.available(dirs):
+        try:
+            sc = scenario.load(name, dirs)
+        except UsageError as exc:
+            out.append({"name": name, "problem": exc.one_line()})
+            continue
+        out.append(
+            {
+                "name": name,
+                "kind": sc.kind,
+                "description": sc.description,
+                "file": str(scenario.find(name, dirs)),
+            }
+        )
+    return out
+
+
+def show_data(name: str, dirs: tuple[Path, ...] = ()) -> dict:
+    """`bridge show --format json`: what show prints, as data."""
+    path = scenario.find(name, dirs)
+    sc = scenario.load(name, dirs)
+    return {
+        "name": sc.name,
+        "file": str(path),
+        "kind": sc.kind,
+        "algorithm": sc.algorithm,
+        "description": sc.description,
+        "sizes": list(sc.sizes),
+        "size_unit": sc.size_unit,
+        "features": list(sc.features),
+        "calls": {
+            runtime: [
+                {
+                    "id": cid,
+                    "label": calls.CALLS[runtime, cid].label(sc, ""),
+                    "measures": calls.CALLS[runtime, cid].semantics_for(sc),
+                    "output": _check_text(calls.CALLS[runtime, cid]),
+                    "needs": calls.CALLS[runtime, cid].requires or None,
+                }
+                for cid in ids
+            ]
+            for runtime, ids in sc.calls.items()
+        },
+        "text": path.read_text(),
+    }
+
+
+def _check_text(call: calls.Call) -> str:
+    return f"not checked ({call.unchecked})" if call.unchecked else CHECKS[call.check]
+
+
 def _table(rows: list[list[str]]) -> list[str]:
     text = tabulate(rows, tablefmt="plain", disable_numparse=True)
     return ["  " + line for line in text.splitlines()]
@@ -101,8 +156,7 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
 
 def _call_lines(call: calls.Call, sc: scenario.Scenario) -> list[str]:
     lines = [f"{call.id}: {call.label(sc, '')}", f"  measures: {call.semantics_for(sc)}"]
-    check = f"not checked ({call.unchecked})" if call.unchecked else CHECKS[call.check]
-    lines.append(f"  output: {check}")
+    lines.append(f"  output: {_check_text(call)}")
     if call.requires:
         lines.append(f"  needs: {call.requires} (older releases give an unsupported result)")
     return lines

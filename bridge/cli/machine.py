@@ -9,16 +9,36 @@ import click
 from bridge import plain
 from bridge.cli import plans
 from bridge.cli.common import (
+    DATA_FORMATS,
+    Command,
     FloatRange,
+    Group,
     connect_timeout_option,
-    cookie_file_option,
+    cookie_options,
+    format_option,
     out,
 )
 from bridge.errors import ExitStatus, UsageError
 from bridge.settings import DEFAULT
 
 
-@click.command()
+@click.command(
+    cls=Command,
+    groups=(
+        ("This machine", ("erl", "openssl", "quietness_seconds")),
+        ("Running nodes", ("node", "cookie_value", "cookie_file", "connect_timeout")),
+        ("Output", ("fmt", "quiet")),
+    ),
+    examples=(
+        ("bridge env", "This machine, its erl and openssl, and how quiet it is."),
+        ("bridge env --erl otp:27 --quietness-seconds 0", "Every OTP 27 found; no quiet check."),
+        ("bridge env --node app", "A node started as erl -sname app on this host."),
+        (
+            "bridge env --node app@db1 --cookie-file releases/COOKIE",
+            "A release's node, with the release's cookie file.",
+        ),
+    ),
+)
 @click.option(
     "--erl", "erl", multiple=True, metavar="PATH", help="An erl to describe (repeatable)."
 )
@@ -27,14 +47,13 @@ from bridge.settings import DEFAULT
     "--node",
     "node",
     multiple=True,
-    metavar="NAME@HOST",
-    help="Probe a running Erlang node instead, read-only (repeatable).",
+    metavar="NAME[@HOST]",
+    help="Probe a running Erlang node instead, read-only (repeatable). A bare NAME is"
+    " NAME@<this host's short name>, as for erl -sname NAME.",
 )
-@cookie_file_option
+@cookie_options
 @connect_timeout_option
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@format_option(DATA_FORMATS, "the description")
 @click.option(
     "--quietness-seconds",
     type=FloatRange(0, 60),
@@ -42,7 +61,9 @@ from bridge.settings import DEFAULT
     show_default=True,
     help="How long to time a fixed loop to see how steady the machine is (0: skip).",
 )
-def env(*, erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seconds) -> None:
+def env(
+    *, erl, openssl, node, cookie, cookie_given, connect_timeout, fmt, quietness_seconds
+) -> None:
     """Describe the machine and each runtime, without benchmarking: CPU features,
     virtualisation, OS, each runtime's libcrypto, the masks bridge would use, and
     how quiet the machine is (the spread of a fixed loop on each CPU), with advice.
@@ -53,10 +74,10 @@ def env(*, erl, openssl, node, cookie_file, connect_timeout, fmt, quietness_seco
             raise UsageError("--node probes running nodes: leave out --erl and --openssl")
         from bridge.nodes import distribution
 
-        _env_nodes(distribution.node_plan(node, cookie_file, connect_timeout=connect_timeout), fmt)
+        _env_nodes(distribution.node_plan(node, cookie, connect_timeout=connect_timeout), fmt)
         return
-    if cookie_file is not None:
-        raise UsageError("--cookie-file goes with --node NAME@HOST")
+    if cookie_given:
+        raise UsageError("--cookie/--cookie-file goes with --node NAME@HOST")
     from bridge.analysis import quietness
     from bridge.measure.describe import describe
     from bridge.render.env import render_env
@@ -96,19 +117,27 @@ def _env_nodes(plan, fmt: str) -> None:
         raise SystemExit(ExitStatus.RUN_FAILED)
 
 
-@click.group()
+@click.group(cls=Group, examples=(("bridge otp list", "Every OTP installation found."),))
 def otp() -> None:
     """Erlang/OTP installations."""
 
 
-@otp.command("list")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+@otp.command(
+    "list",
+    cls=Command,
+    groups=(("Output", ("fmt", "quiet")),),
+    examples=(
+        ("bridge otp list", "The installations, with versions and libcrypto."),
+        ("BRIDGE_OTP_PATH=/opt/otp-26 bridge otp list --format json", "And one more, as JSON."),
+    ),
 )
+@format_option(DATA_FORMATS, "the installations")
 def otp_list(fmt) -> None:
     """List the OTP installations on this machine: erl on PATH, /usr/lib/erlang,
-    kerl, asdf, mise, Homebrew and BRIDGE_OTP_PATH. Each erl is started once to
-    load crypto, as a run would; broken ones are listed with the reason."""
+    kerl (KERL_BASE_DIR), asdf (ASDF_DATA_DIR), mise (MISE_DATA_DIR,
+    XDG_DATA_HOME), Homebrew (HOMEBREW_PREFIX) and BRIDGE_OTP_PATH. Each erl is
+    started once to load crypto, as a run would; broken ones are listed with
+    the reason."""
     from bridge.render.otp import render_otp
     from bridge.system import discover
 

@@ -30,18 +30,48 @@ import click
 
 import bridge
 from bridge import plain
-from bridge.cli import machine, reports, run, scenarios
+from bridge.cli import machine, names, reports, run, scenarios
 from bridge.cli import time as timing
 from bridge.cli.common import (
+    Group,
     StdoutError,
     out,
+    take_release_cookie,
 )
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus
 from bridge.system import signals
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(bridge.__version__, prog_name="bridge")
+def _version(ctx: click.Context, _param, value: bool) -> None:
+    """--version, and on stderr whether the `bridge` on PATH is another program."""
+    if not value or ctx.resilient_parsing:
+        return
+    out(f"bridge, version {bridge.__version__}")
+    note = names.clash()
+    if note:
+        click.echo(f"bridge: note: {note}", err=True)
+    ctx.exit()
+
+
+@click.group(
+    cls=Group,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    examples=(
+        ("bridge run hmac-sha1 --quick", "The mailing-list benchmark, in about 5 s."),
+        ("bridge env", "What this machine and its runtimes are, without benchmarking."),
+        ("bridge report r.json --format markdown", "A saved report, for a forum post."),
+        ("bridge compare old.json new.json", "What changed between two runs."),
+        ("crypto-bridge run hmac-sha1", "The same command under a name iproute2 does not use."),
+    ),
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Show the version (and whether `bridge` on PATH is this bridge) and exit.",
+)
 def cli() -> None:
     """Is my crypto fast, and is it using the hardware?
 
@@ -78,13 +108,14 @@ _python_showwarning = warnings.showwarning
 
 
 def main() -> None:
+    take_release_cookie()
     signals.install()
     warnings.showwarning = _show_warning
     # Messages for the user, whatever -W or PYTHONWARNINGS say about warnings.
     warnings.simplefilter("default", BridgeWarning)
     try:
         try:
-            code = cli.main(standalone_mode=False, prog_name="bridge")
+            code = cli.main(standalone_mode=False, prog_name=_prog_name())
             sys.stdout.flush()  # here, not at exit, where a full stdout is a traceback
         finally:
             # The command is over (its report, if any, is safe): a signal
@@ -112,7 +143,7 @@ def main() -> None:
     except SystemExit as exc:
         code = exc.code
     except OSError as exc:
-        if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO) or not _stdout_refuses():
+        if not _from_stdout(exc) and not _stdout_refuses():
             raise
         if exc.errno != errno.EPIPE:
             click.echo(f"bridge: error: stdout: {exc.strerror}", err=True)
@@ -120,6 +151,28 @@ def main() -> None:
     if _stdout_refuses():
         code = code or ExitStatus.RUN_FAILED
     sys.exit(int(code or 0))
+
+
+def _prog_name() -> str:
+    """What --help's usage lines call the command: crypto-bridge when run
+    under that name, else bridge (python -m bridge included)."""
+    called = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return "crypto-bridge" if called == "crypto-bridge" else "bridge"
+
+
+def _from_stdout(exc: OSError) -> bool:
+    """Whether `exc` came from writing stdout (fd 1) anywhere on its way up,
+    click's own echo included: then it is one line, never a traceback."""
+    tb = exc.__traceback__
+    while tb is not None:
+        for value in (tb.tb_frame.f_locals.get("file"), tb.tb_frame.f_locals.get("self")):
+            try:
+                if callable(getattr(value, "fileno", None)) and value.fileno() == 1:
+                    return True
+            except (OSError, ValueError, AttributeError):
+                continue
+        tb = tb.tb_next
+    return False
 
 
 def _help(exc: click.exceptions.NoArgsIsHelpError) -> int:

@@ -38,6 +38,7 @@ class RunOptions:
     warmup_ms: int | None = None
     rounds: int | None = None
     openssl_runs: int | None = None
+    processes: int | None = None
     until_stable: float | None = None
     max_time: int = 300
     seed: int = 1
@@ -55,6 +56,10 @@ class RunOptions:
     node: tuple[str, ...] = ()
     measure: bool = False
     cookie_file: Path | None = None
+    # --cookie, --cookie-file or RELEASE_COOKIE, as cli.common.cookie_options
+    # read them (cookie_given: one of the options was on the command line).
+    cookie: distribution.Cookie | None = None
+    cookie_given: bool = False
     max_load: float = distribution.MAX_LOAD
     connect_timeout: float = distribution.CONNECT_TIMEOUT_S
     # --env, each bound to the runtime option before it (bridge.system.runenv.bind).
@@ -134,7 +139,8 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
     """--node and its options. Loading code into a running node is an
     explicit choice: --node without --measure is refused."""
     if not o.node:
-        for flag, given in (("--measure", o.measure), ("--cookie-file", o.cookie_file)):
+        cookie_given = o.cookie_given or o.cookie_file is not None
+        for flag, given in (("--measure", o.measure), ("--cookie/--cookie-file", cookie_given)):
             if given:
                 raise UsageError(f"{flag} goes with --node NAME@HOST")
         return None
@@ -145,7 +151,7 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
         )
     return distribution.node_plan(
         o.node,
-        o.cookie_file,
+        o.cookie or o.cookie_file,
         measure=True,
         max_load=o.max_load,
         connect_timeout=o.connect_timeout,
@@ -229,6 +235,7 @@ def settings_from(o: RunOptions) -> Settings:
         samples=o.samples or base.samples,
         rounds=o.rounds or base.rounds,
         openssl_runs=o.openssl_runs or base.openssl_runs,
+        processes=o.processes or base.processes,
         until_stable=o.until_stable,
         max_seconds=o.max_time,
         timeout_slack_s=o.request_timeout,
@@ -328,7 +335,7 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def check_writable(path: Path) -> None:
+def check_writable(path: Path, flag: str = "--output") -> None:
     """Fail before measuring, not after: try to create a file where the
     output will go (os.access says yes to root even where writing fails).
     Through a symlink that is its target's directory; a FIFO, a device or
@@ -339,12 +346,12 @@ def check_writable(path: Path) -> None:
     parent = target.directory
     where = "" if target.path == Path(os.path.abspath(path)) else f" (where {path} points)"
     if not parent.is_dir():
-        raise UsageError(f"--output {path}: directory {parent}{where} does not exist")
+        raise UsageError(f"{flag} {path}: directory {parent}{where} does not exist")
     try:
         fd, probe = tempfile.mkstemp(prefix=".bridge-probe-", dir=parent)
     except OSError as exc:
         raise UsageError(
-            f"--output {path}: directory {parent}{where} is not writable ({exc.strerror})"
+            f"{flag} {path}: directory {parent}{where} is not writable ({exc.strerror})"
         ) from None
     os.close(fd)
     os.unlink(probe)
@@ -526,6 +533,7 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: sch
         ("--warmup-ms", settings.warmup_ms, base.warmup_ms),
         ("--rounds", settings.rounds, base.rounds),
         ("--openssl-runs", settings.openssl_runs, base.openssl_runs),
+        ("--processes", settings.processes, base.processes),
     ):
         if value != default:
             argv += [flag, str(value)]
@@ -553,8 +561,11 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: sch
         argv += ["--node", node]
     if o.node:
         argv += ["--measure", "--max-load", f"{o.max_load:g}"]
-        if o.cookie_file is not None:
-            argv += ["--cookie-file", str(o.cookie_file)]
+        # A file is named again; a cookie given itself (--cookie,
+        # RELEASE_COOKIE) never enters the line.
+        named = o.cookie.path if o.cookie is not None and o.cookie.named else o.cookie_file
+        if named is not None:
+            argv += ["--cookie-file", str(named)]
     return shlex.join(argv)
 
 

@@ -4,6 +4,7 @@ which makes one of pasted `openssl speed` output."""
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import click
@@ -11,25 +12,37 @@ import click
 from bridge import plain
 from bridge.cli import plans
 from bridge.cli.common import (
+    OUTPUT_GROUP,
+    Command,
+    Exports,
     StdoutError,
-    out,
+    export_options,
+    format_option,
+    output_option,
+    redact,
     save_report,
     show_results,
     verbosity_options,
 )
-from bridge.errors import UsageError
+from bridge.errors import BridgeError, BridgeWarning, UsageError
 from bridge.render import RENDERERS
 from bridge.report import schema
 
+_OUTPUT = (("Output", OUTPUT_GROUP),)
 
-@click.command("import-speed")
+
+@click.command(
+    "import-speed",
+    cls=Command,
+    groups=_OUTPUT,
+    examples=(
+        ("bridge import-speed pasted.txt -o r.json", "A pasted `openssl speed` run as a report."),
+        ("xclip -o | bridge import-speed - --format markdown", "From the clipboard, as Markdown."),
+    ),
+)
 @click.argument("file")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report."
-)
+@format_option()
+@output_option()
 def import_speed(file, fmt, output) -> None:
     """Turn `openssl speed` output (FILE, or - for stdin) into a bridge report:
     pasted, quoted or re-wrapped text from 1.0.2, 1.1.1 and 3.x, several runs
@@ -40,8 +53,8 @@ def import_speed(file, fmt, output) -> None:
 
     stdin = click.get_binary_stream("stdin") if file == "-" else None
     text, name = importer.read_document(file, stdin)
-    report, warnings = importer.to_report(text, name, ["bridge", *sys.argv[1:]])
-    for warning in warnings:
+    report, skipped = importer.to_report(text, name, ["bridge", *redact(sys.argv[1:])])
+    for warning in skipped:
         click.echo(f"bridge: warning: skipped {plain.printable(warning)}", err=True)
     shown = show_results(RENDERERS[fmt](report))
     failure = save_report(schema.dumps(report), output, shown)
@@ -51,34 +64,71 @@ def import_speed(file, fmt, output) -> None:
         raise failure
 
 
-@click.command()
-@click.argument("file", type=click.Path(dir_okay=True, path_type=Path))
-@click.option(
-    "--format", "fmt", type=click.Choice(sorted(RENDERERS)), default="table", show_default=True
+def _print_and_export(view: str, render, output: Path | None, exports: Exports) -> None:
+    """The view on stdout, then -o (the JSON) and the --export-* files, each
+    written atomically and kept elsewhere when it cannot be: what stdout
+    refused is said after the files are safe."""
+    shown = show_results(view)
+    failure: BridgeError | None = None
+    if output is not None:
+        failure = save_report(render("json"), output)
+        if failure is None:
+            click.echo(f"json written to {output}", err=True)
+    exported = exports.write(render)
+    failure = failure or exported
+    if failure is None and shown is not None:
+        failure = StdoutError(shown)
+    if failure is not None:
+        raise failure
+
+
+@click.command(
+    cls=Command,
+    groups=_OUTPUT,
+    examples=(
+        ("bridge report r.json", "The table, as bridge run printed it."),
+        ("bridge report r.json --format markdown", "For a forum or an issue."),
+        ("bridge report r.json --export-text r.txt", "The table here, the email view in r.txt."),
+    ),
 )
+@click.argument("file", type=click.Path(dir_okay=True, path_type=Path))
+@format_option(what="the report")
+@output_option("the report, as JSON (checked and rewritten as this bridge writes it),")
+@export_options
 @verbosity_options
-def report(file, fmt, verbose, quiet) -> None:
+def report(file, fmt, output, exports: Exports, verbose, quiet) -> None:
     """Render a saved report (table, markdown, text for email, json)."""
     from bridge.cli.run import Shape
 
     shape = Shape(fmt, verbose, quiet)  # checks the pair before the file is read
-    out(shape.render(schema.load(file)), nl=False)
+    if output is not None:
+        plans.check_writable(output)
+    loaded = schema.load(file)
+    _print_and_export(shape.render(loaded), lambda f: RENDERERS[f](loaded), output, exports)
 
 
-@click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "markdown", "text", "json"]),
-    default="table",
-    show_default=True,
+@click.command(
+    cls=Command,
+    groups=_OUTPUT,
+    examples=(
+        ("bridge compare old.json new.json", "new against old, cell by cell."),
+        (
+            "bridge compare a.json b.json c.json --export-markdown cmp.md",
+            "b and c against a; the table here, the Markdown view in cmp.md.",
+        ),
+    ),
 )
-def compare(files, fmt) -> None:
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@format_option(what="the comparison")
+@output_option("the comparison, as JSON,")
+@export_options
+def compare(files, fmt, output, exports: Exports) -> None:
     """Line up reports by scenario, call, size and hw (runtimes matched by kind)
     and say which differences are significant. The first file is the baseline."""
     if len(files) < 2:
         raise UsageError("compare needs at least two reports")
+    if output is not None:
+        plans.check_writable(output)
     from bridge.analysis import compare as comparison
     from bridge.render.compare import render as render_compare
 
@@ -86,17 +136,46 @@ def compare(files, fmt) -> None:
     labels = [
         f.name if list(map(lambda p: p.name, files)).count(f.name) == 1 else str(f) for f in files
     ]
-    out(render_compare(comparison.compare(reports, labels), fmt), nl=False)
+    pairs = comparison.compare(reports, labels)
+    _print_and_export(
+        render_compare(pairs, fmt), lambda f: render_compare(pairs, f), output, exports
+    )
 
 
-@click.command("plot")
+PICTURES = (".png", ".svg")
+
+
+@click.command(
+    "plot",
+    cls=Command,
+    groups=(("Pictures", ("png", "svg", "output")), ("Reports", ("others",))),
+    examples=(
+        ("bridge plot r.json --png r.png", "One report's throughput against size."),
+        (
+            "bridge plot old.json --compare new.json --svg both.svg --png both.png",
+            "Two reports in one picture, as SVG and PNG.",
+        ),
+    ),
+)
 @click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--png",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.png",
+    help="Draw the picture as PNG into this file.",
+)
+@click.option(
+    "--svg",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.svg",
+    help="Draw the picture as SVG into this file (text stays text).",
+)
 @click.option(
     "-o",
     "--output",
-    required=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="The picture: .png or .svg.",
+    hidden=True,
+    help="Deprecated: -o is the JSON report in every other command; use --png or --svg.",
 )
 @click.option(
     "--compare",
@@ -105,13 +184,33 @@ def compare(files, fmt) -> None:
     type=click.Path(path_type=Path),
     help="Another report to draw in the same picture (repeatable).",
 )
-def plot_command(file, output, others) -> None:
+def plot_command(file, png, svg, output, others) -> None:
     """Draw throughput against message size (log axes), one line per runtime
-    and call, hw on solid and off dashed."""
+    and call, hw on solid and off dashed: --png FILE, --svg FILE, or both."""
     from bridge.render import plot
 
+    pictures = [p for p in (png, svg) if p is not None]
+    for flag, path in (("--png", png), ("--svg", svg)):
+        if path is not None and path.suffix.lower() != flag.replace("--", "."):
+            raise UsageError(f"{flag} {path}: the file name must end in {flag.replace('--', '.')}")
+    if output is not None:
+        flag = {".png": "--png", ".svg": "--svg"}.get(output.suffix.lower())
+        if flag is None:
+            raise UsageError(
+                f"plot -o {output}: -o is the JSON report in bridge's other commands;"
+                " name the picture with --png FILE.png or --svg FILE.svg"
+            )
+        warnings.warn(
+            BridgeWarning(f"plot -o is deprecated (-o is the JSON report elsewhere): use {flag}"),
+            stacklevel=1,
+        )
+        pictures.append(output)
+    if not pictures:
+        raise UsageError("plot: name the picture with --png FILE.png and/or --svg FILE.svg")
     paths = [file, *others]
     reports = [(p.name, schema.load(p)) for p in paths]
-    plans.check_writable(output)
-    n = plot.plot(reports, output)
-    click.echo(f"{output}: {n} lines", err=True)
+    for picture in pictures:
+        plans.check_writable(picture, "--png" if picture.suffix.lower() == ".png" else "--svg")
+    for picture in pictures:
+        n = plot.plot(reports, picture)
+        click.echo(f"{picture}: {n} lines", err=True)

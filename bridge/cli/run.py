@@ -12,12 +12,19 @@ import click
 from bridge import plain
 from bridge.cli import plans
 from bridge.cli.common import (
+    OUTPUT_GROUP,
+    Command,
+    Exports,
     FloatRange,
     StdoutError,
     bounded,
     connect_timeout_option,
-    cookie_file_option,
+    cookie_options,
+    export_options,
+    format_option,
     out,
+    output_option,
+    redact,
     save_report,
     show_results,
     verbosity_options,
@@ -27,15 +34,63 @@ from bridge.measure import eta, runner
 from bridge.measure.plan import Plan
 from bridge.render import RENDERERS, terminal_width, view
 from bridge.report import schema
+from bridge.settings import BOUNDS
 from bridge.system import runenv, signals
 
+UNTIL_STABLE = "--until-stable"
+DEFAULT_CI = 0.02
 
-class _RunCommand(click.Command):
+
+def until_stable_target(text: str) -> float:
+    """--until-stable=CI as a fraction of the median: a percentage (3 or 3%:
+    0.03), or a fraction below 1 as before (0.03), within the bounds a
+    replayed report is held to."""
+    number = text.strip().removesuffix("%").strip()
+    if not plain.DECIMAL.fullmatch(number):
+        raise UsageError(
+            f"{UNTIL_STABLE}={plain.visible(text)}: {plain.visible(number)!s} is not a number"
+            " (a percentage, e.g. --until-stable=3 for ±3%)"
+        )
+    value = float(number)
+    fraction = value / 100 if text.strip().endswith("%") or value >= 1 else value
+    b = BOUNDS["until_stable"]
+    if not b.low <= fraction <= b.high:
+        raise UsageError(
+            f"{UNTIL_STABLE}={plain.visible(text)}: the target must be from"
+            f" {b.low * 100:g}% to {b.high * 100:g}% of the median"
+        )
+    return fraction
+
+
+def _until_stable_words(args: list[str]) -> list[str]:
+    """--until-stable is a flag, so it never takes the next word (a scenario's
+    name); its target comes only as --until-stable=CI, given to the hidden
+    --until-stable-target. A number after a bare --until-stable is refused."""
+    line: list[str] = []
+    for i, word in enumerate(args):
+        if word == "--":
+            return line + args[i:]
+        if word.startswith(UNTIL_STABLE + "="):
+            line += [UNTIL_STABLE, "--until-stable-target", word.split("=", 1)[1]]
+            continue
+        line.append(word)
+        nxt = args[i + 1] if word == UNTIL_STABLE and i + 1 < len(args) else None
+        if nxt is not None and plain.DECIMAL.fullmatch(nxt.strip().removesuffix("%")):
+            raise UsageError(
+                f"{UNTIL_STABLE} {plain.visible(nxt)}: give the target with '=',"
+                f" --until-stable={plain.visible(nxt)} (a bare --until-stable aims at ±2%)"
+            )
+    return line
+
+
+class _RunCommand(Command):
     """`bridge run`: an --env belongs to the runtime option before it, which
     click's values alone (one tuple per option) cannot tell; its parser's
-    record of the options in command-line order can."""
+    record of the options in command-line order can. --until-stable=CI is
+    read here too (_until_stable_words)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args = _until_stable_words(args)
         line = list(args)  # the parser consumes its list
         rest = super().parse_args(ctx, args)
         _, _, order = self.make_parser(ctx).parse_args(args=line)
@@ -43,7 +98,72 @@ class _RunCommand(click.Command):
         return rest
 
 
-@click.command(cls=_RunCommand)
+RUN_GROUPS = (
+    (
+        "Measurement",
+        (
+            "quick",
+            "samples",
+            "sample_ms",
+            "warmup_ms",
+            "rounds",
+            "openssl_runs",
+            "until_stable",
+            "max_time",
+            "seed",
+            "hw",
+            "sizes",
+            "file_size",
+            "with_calls",
+            "method",
+            "tc_calls",
+            "concurrency",
+            "schedulers",
+            "request_timeout",
+        ),
+    ),
+    (
+        "Runtimes",
+        (
+            "runtimes",
+            "erl",
+            "openssl",
+            "python",
+            "env",
+            "libcrypto",
+            "scenario_dirs",
+            "pa",
+            "python_path",
+        ),
+    ),
+    (
+        "Running nodes",
+        ("node", "measure", "cookie_value", "cookie_file", "max_load", "connect_timeout"),
+    ),
+    ("Replay", ("replay", "as_recorded", "yes")),
+    ("Output", ("baseline", "verbose", *OUTPUT_GROUP)),
+)
+
+RUN_EXAMPLES = (
+    ("bridge run hmac-sha1 --quick", "The mailing-list benchmark, rough, in about 5 s."),
+    (
+        "bridge run hmac-sha1 --until-stable=3 -o r.json --export-markdown r.md",
+        "Sample until each cell's CI is within ±3%; the table on the terminal, the"
+        " report in r.json, the Markdown view in r.md.",
+    ),
+    (
+        "bridge run sha256 --erl otp:26 --erl otp:27 --hw on",
+        "Two OTP releases side by side, the machine as found.",
+    ),
+    (
+        "bridge run hmac-sha1 --node app --measure",
+        "Measure on the running node app@<this host> (erl -sname app).",
+    ),
+    ("bridge run --replay r.json", "Rerun a saved report here and compare."),
+)
+
+
+@click.command(cls=_RunCommand, groups=RUN_GROUPS, examples=RUN_EXAMPLES)
 @click.argument("scenarios", nargs=-1)
 @click.option(
     "--quick",
@@ -58,15 +178,21 @@ class _RunCommand(click.Command):
 @click.option("--rounds", type=bounded("rounds"), help="Interleaved rounds per cell.")
 @click.option("--openssl-runs", type=bounded("openssl_runs"), help="openssl speed runs per cell.")
 @click.option(
-    "--until-stable",
-    type=bounded("until_stable"),
-    is_flag=False,
-    flag_value=0.02,
-    default=None,
-    metavar="[CV]",
-    help="Keep sampling each cell until its 95% CI half-width is under CV of the"
-    " median (default 0.02), or --max-time passes.",
+    "--processes",
+    type=bounded("processes"),
+    help="Worker processes per Erlang/Python runtime, taking each cell's rounds in turn"
+    " (default 3, 1 with --quick; at least 3 rounds each): the CI then covers"
+    " process-to-process variation.",
 )
+@click.option(
+    "--until-stable",
+    "until_stable",
+    is_flag=True,
+    help="Keep sampling each cell until its 95% CI half-width is within ±2% of the"
+    " median, or --max-time passes. --until-stable=CI sets the target: =3 (or =3%) is"
+    " ±3%. Never takes the next word.",
+)
+@click.option("--until-stable-target", "until_stable_target", hidden=True)
 @click.option(
     "--max-time",
     type=bounded("max_seconds"),
@@ -192,8 +318,9 @@ class _RunCommand(click.Command):
     "--node",
     "node",
     multiple=True,
-    metavar="NAME@HOST",
-    help="A running Erlang node to measure over distribution (repeatable); needs --measure.",
+    metavar="NAME[@HOST]",
+    help="A running Erlang node to measure over distribution (repeatable); needs --measure."
+    " A bare NAME is NAME@<this host's short name>, as for erl -sname NAME.",
 )
 @click.option(
     "--measure",
@@ -201,7 +328,7 @@ class _RunCommand(click.Command):
     help="Allow bridge to load its agent into each --node (under a name of its own;"
     " purged afterwards).",
 )
-@cookie_file_option
+@cookie_options
 @click.option(
     "--max-load",
     type=FloatRange(0.01, 1.0),
@@ -239,20 +366,9 @@ class _RunCommand(click.Command):
     is_flag=True,
     help="With --replay: run --as-recorded executables, or the report's user code, without asking.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the JSON report to this file.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(RENDERERS)),
-    default="table",
-    show_default=True,
-    help="What to print on stdout.",
-)
+@format_option()
+@output_option()
+@export_options
 @verbosity_options
 def run(
     replay: Path | None,
@@ -260,6 +376,7 @@ def run(
     yes: bool,
     output: Path | None,
     fmt: str,
+    exports: Exports,
     *,
     verbose: bool,
     quiet: bool,
@@ -270,7 +387,15 @@ def run(
     shape = Shape(fmt, verbose, quiet)
     if output is not None:
         plans.check_writable(output)
-    command = tuple(["bridge", *sys.argv[1:]])
+    target = params.pop("until_stable_target")
+    if target is not None:
+        params["until_stable"] = until_stable_target(target)
+    elif params["until_stable"]:
+        params["until_stable"] = DEFAULT_CI
+    else:
+        params["until_stable"] = None
+    # The report records the command line, never a --cookie's value.
+    command = tuple(["bridge", *redact(sys.argv[1:])])
     if replay is not None:
         if params["scenarios"]:
             raise UsageError("--replay reruns the report's own scenarios: name none")
@@ -281,7 +406,7 @@ def run(
         # click gives repeatable options as tuples already; RunOptions has a
         # field for every other option of this command.
         plan = plans.from_options(plans.RunOptions(**params), command)
-    outcome, failure = _execute(plan, output, shape)
+    outcome, failure = _execute(plan, output, shape, exports)
     if replay is not None and outcome.report.results and failure is None:
         from bridge.analysis import compare as comparison
         from bridge.render.compare import render as render_compare
@@ -344,11 +469,12 @@ def _confirm_user_code(old: schema.Report, path: Path, yes: bool) -> None:
 
 
 def _execute(
-    plan: Plan, output: Path | None, shape: Shape
+    plan: Plan, output: Path | None, shape: Shape, exports: Exports | None = None
 ) -> tuple[runner.Outcome, BridgeError | None]:
     """Run, print, then write: the results reach stdout before any file is
-    written, and a report that cannot be written where asked is kept
-    elsewhere (`_save`). Returns what failed in printing or saving."""
+    written (-o, then the --export-* files), and a report that cannot be
+    written where asked is kept elsewhere (`save_report`). Returns what
+    failed in printing or saving."""
     progress = _progress_printer()
     with signals.guarding():
         try:
@@ -366,6 +492,10 @@ def _execute(
                 click.echo(f"bridge: error: {plain.printable(lost.one_line())}", err=True)
             raise
         failure = save_report(text, output, shown)
+        exported = (exports or Exports()).write(
+            lambda f: text if f == "json" else RENDERERS[f](outcome.report)
+        )
+        failure = failure or exported
     # The report is safe: a signal from here on ends bridge at once.
     if output is not None and failure is None:
         click.echo(f"report written to {output}", err=True)

@@ -2,40 +2,66 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
 from bridge.cli.common import (
+    DATA_FORMATS,
+    Command,
+    format_option,
     out,
 )
 
-
-@click.command("list")
-@click.option(
+_SCENARIO_DIR = click.option(
     "--scenario-dir",
     "scenario_dirs",
     multiple=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Also look for scenario files here (repeatable).",
 )
-def list_scenarios(scenario_dirs) -> None:
+_GROUPS = (("Scenarios", ("scenario_dirs",)), ("Output", ("fmt", "quiet")))
+
+
+@click.command(
+    "list",
+    cls=Command,
+    groups=_GROUPS,
+    examples=(
+        ("bridge list", "The built-in scenarios by kind."),
+        ("bridge list --scenario-dir mine/ --format json", "With your own, as JSON."),
+    ),
+)
+@_SCENARIO_DIR
+@format_option(DATA_FORMATS, "the scenarios")
+def list_scenarios(scenario_dirs, fmt) -> None:
     """The scenarios by kind, each with a one-line description."""
     from bridge.cli import listing
 
+    if fmt == "json":
+        out(json.dumps(listing.list_data(tuple(scenario_dirs)), indent=1))
+        return
     out(listing.list_text(tuple(scenario_dirs)), nl=False)
 
 
-@click.command()
-@click.argument("name")
-@click.option(
-    "--scenario-dir",
-    "scenario_dirs",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+@click.command(
+    cls=Command,
+    groups=_GROUPS,
+    examples=(
+        ("bridge show hmac-sha1", "What the mailing-list benchmark runs, and its file."),
+        ("bridge show hmac-sha1 > mine.toml", "A copy to edit (the output is a valid file)."),
+    ),
 )
-def show(name, scenario_dirs) -> None:
+@click.argument("name")
+@_SCENARIO_DIR
+@format_option(DATA_FORMATS, "the scenario")
+def show(name, scenario_dirs, fmt) -> None:
     """One scenario: where its file is, each call per runtime (what it
     measures, how its output is checked, the release it needs), and the file."""
     from bridge.cli import listing
 
+    if fmt == "json":
+        out(json.dumps(listing.show_data(name, tuple(scenario_dirs)), indent=1))
+        return
     out(listing.show_text(name, tuple(scenario_dirs)), nl=False)

@@ -20,19 +20,31 @@ import click
 from bridge.catalog import scenario, usercode, vocab
 from bridge.cli import plans
 from bridge.cli import run as running
-from bridge.cli.common import bounded
+from bridge.cli.common import (
+    OUTPUT_GROUP,
+    Command,
+    Exports,
+    bounded,
+    export_options,
+    format_option,
+    output_option,
+    verbosity_options,
+)
 from bridge.errors import UsageError
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS
 from bridge.report import schema
 from bridge.runtimes.usercode import plan_code
 
 DEFAULT_SIZES = (1024,)
 DEFAULT_FEATURES = ("sha", "aes", "pclmul")  # the crypto extensions, for --hw off/both
 NAME = "time"
+TIME_GROUPS = (
+    ("Expressions", ("scenario_name", "same_output", "pa", "python_path")),
+    ("Output", ("verbose", *OUTPUT_GROUP)),
+)
 
 
-@click.command("time")
+@click.command("time", cls=Command, groups=TIME_GROUPS)
 @click.argument("exprs", nargs=-1, required=True, metavar="EXPR [EXPR...]")
 @click.option(
     "--scenario",
@@ -125,21 +137,13 @@ NAME = "time"
     metavar="PATH",
     help="The openssl runtime sh: rows run beside.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the JSON report to this file.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(sorted(RENDERERS)),
-    default="table",
-    show_default=True,
-    help="What to print on stdout.",
-)
-def time_command(output: Path | None, fmt: str, **params) -> None:
+@format_option()
+@output_option()
+@export_options
+@verbosity_options
+def time_command(
+    output: Path | None, fmt: str, exports: Exports, verbose: bool, quiet: bool, **params
+) -> None:
     """Time EXPRs, erlperf-style: Erlang expressions (compiled into a module in a
     real node), py:EXPR (Python, in a worker), ex:EXPR (Elixir, compiled through
     Code) and sh:CMD (a whole process), on the same inputs.
@@ -157,7 +161,8 @@ def time_command(output: Path | None, fmt: str, **params) -> None:
     if output is not None:
         plans.check_writable(output)
     plan = plan_from(params, tuple(["bridge", *sys.argv[1:]]))
-    outcome, failure = running._execute(plan, output, running.Shape(fmt))
+    shape = running.Shape(fmt, verbose, quiet)
+    outcome, failure = running._execute(plan, output, shape, exports)
     if failure is not None:
         raise failure
     running._exit_status(outcome)

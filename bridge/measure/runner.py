@@ -74,7 +74,7 @@ def execute(plan: Plan, progress: Progress | None = None, seams: Seams | None = 
         hw=plan.hw,
         environment=machine_block,
         usage=noise.usage(before, after, machine_block.get("cpu_count")),
-        created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         command=plan.command,
         reproduce=plan.reproduce,
         concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),

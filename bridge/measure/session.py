@@ -14,6 +14,17 @@ carry on; a call that this OTP/OpenSSL lacks becomes an `unsupported` result.
 Ctrl-C/SIGTERM stop the run (the caller records it). In every case the samples
 already taken stay in the outcome.
 
+Processes: a worker runtime (an Erlang node, a Python worker) runs as
+`Settings.processes` processes (at least three rounds each), started from the
+same spec once the line-up is up (launched before the first round, which is
+mostly warm-ups, and waited for before the second), and a cell's rounds go to
+them in turn: round r to process r mod N. A process carries state that moves
+all of its samples together (memory layout, hash seed, the CPU it settles on),
+which the spread inside one process cannot show; each sample's process is
+recorded (`procs`), and the cell's CI resamples processes, then samples
+(bridge.stats). A process's first batch of a cell warms up again
+(Settings.fresh_warmup_ms).
+
 Starting is in three steps, so that runtimes boot side by side: launch
 (spawn the process), ready (wait for it, give it its id), commit (add it to
 the run). The line-up (bridge.measure.startup) launches a batch, readies it, and
@@ -74,12 +85,16 @@ class Cell:
     output: bytes = b""
     samples: list[int] = field(default_factory=list)
     loops: list[int] = field(default_factory=list)
+    procs: list[int] = field(default_factory=list)  # the process of each sample
     unsupported: str = ""
     failed: bool = False
     batches: int = 0  # rounds measured so far: the CPU the runtime is pinned to rotates with it
     # Per sample, parallel to `samples` (bridge.runtimes.base.Batch); dropped
     # for the whole cell when one batch lacked them.
     probed: dict[str, list[int]] | None = field(default_factory=dict)
+    turns: int = 0  # batches asked of it so far: the next goes to process turns mod N
+    # The processes it will have once its runtime's spares are up (for the ETA).
+    planned_processes: int = 0
 
     @property
     def key(self) -> schema.CellKey:
@@ -95,8 +110,20 @@ class Cell:
     def active(self) -> bool:
         return self.live.alive and not self.unsupported and not self.failed
 
+    @property
+    def process(self) -> int:
+        """The process that takes the cell's next batch."""
+        return self.turns % len(self.live.processes)
+
+    def _warmup_ms(self, settings: Settings, turn: int) -> int:
+        if turn == 0:
+            return settings.warmup_ms
+        processes = self.planned_processes or len(self.live.processes)
+        return settings.fresh_warmup_ms if turn < processes else settings.rewarm_ms
+
     def plan(self, settings: Settings, round_index: int) -> BatchPlan:
         first = not self.loops
+        fresh = self.process not in self.procs
         # One call of an openssl process or of a whole-file digest takes a
         # second or so: those cells get the few samples of openssl_runs.
         few = self.live.driver.samples_are_processes or self.job.scenario.long_calls
@@ -107,7 +134,9 @@ class Cell:
         )
         return BatchPlan(
             samples=count,
-            warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
+            warmup_ms=settings.warmup_ms
+            if first
+            else (settings.fresh_warmup_ms if fresh else settings.rewarm_ms),
             loops=None if first else self.loops[-1],
             round=self.batches,
         )
@@ -118,10 +147,10 @@ class Cell:
         guessed at a second a sample; the ETA corrects for it)."""
         if self.live.driver.samples_are_processes or self.job.scenario.long_calls:
             return settings.openssl_runs_in_round(round_index) * settings.openssl_seconds
-        warm = settings.warmup_ms if round_index == 0 else settings.rewarm_ms
+        warm = self._warmup_ms(settings, round_index)
         return (warm + settings.samples_in_round(round_index) * settings.sample_ms) / 1000
 
-    def add(self, batch: Batch) -> None:
+    def add(self, batch: Batch, process: int = 0) -> None:
         if self.samples and batch.output != self.output and not self.job.call.randomised:
             raise WorkerError(
                 f"{self.live.id}: {self.job.call.id} gave different outputs in different rounds",
@@ -133,9 +162,11 @@ class Cell:
         self.samples += batch.samples
         self.loops += batch.loops
         self.batches += 1
+        self.procs += [process] * len(batch.samples)
 
     def per_op_ns(self) -> list[float]:
-        return [s / n for s, n in zip(self.samples, self.loops, strict=True)]
+        values = [s / n for s, n in zip(self.samples, self.loops, strict=True)]
+        return stats.Samples(values, self.procs) if len(set(self.procs)) > 1 else values
 
     def halfwidth(self) -> float | None:
         """The 95% CI half-width relative to the median, once there are samples."""
@@ -177,6 +208,7 @@ class Cell:
             output_hex="" if call.user and call.unchecked else self.output.hex(),
             inputs=self.job.inputs.to_json(),
             **schema.probed_fields(self.probed),
+            procs=tuple(self.procs) if len(set(self.procs)) > 1 else (),
         )
 
 
@@ -212,6 +244,7 @@ class Session:
         self.level_cells: list[levelrun.LevelCell] = []
         self._stack = contextlib.ExitStack()
         self._ids: set[str] = set()  # ids given to runtimes as found, when ready
+        self._specs: dict[int, RuntimeSpec] = {}  # by id(live): how to start more of it
 
     def __enter__(self) -> Session:
         self._stack.__enter__()
@@ -276,6 +309,7 @@ class Session:
             self.errors.append(starting.error)
         if starting.live is not None:
             self.live.append(starting.live)
+            self._specs[id(starting.live)] = starting.spec
         return starting.live
 
     def discard(self, starting: Starting) -> None:
@@ -307,21 +341,94 @@ class Session:
         self.level_cells += levelrun.cells(live, iter(jobs))
 
     def _died(self, live: Live, exc: WorkerError) -> None:
-        # Gone or out of step: stop it now; its samples so far are kept.
+        # Gone or out of step: stop it now (all its processes); its samples so far are kept.
         self.errors.append(worker_error(exc, live.id))
         live.alive = False
-        live.driver.stop()
+        for driver in live.processes:
+            driver.stop()
+
+    def launch_spares(self) -> list[tuple[Live, Runtime | None]]:
+        """Launch the spare processes of every worker runtime with cells
+        (Settings.processes_used - 1 each), side by side, and return at once:
+        they boot while the first round (mostly warm-ups and calibration)
+        runs on each runtime's first process, and `ready_spares` waits for
+        them before the second."""
+        wanted = self.settings.processes_used - 1
+        with_cells = {id(c.live) for c in self.cells}
+        todo = [
+            x
+            for x in self.live
+            if wanted > 0 and x.alive and x.driver.spreadable and id(x) in with_cells
+        ]
+        return [(x, self._launch_spare(x)) for x in todo for _ in range(wanted)]
+
+    def ready_spares(self, launched: list[tuple[Live, Runtime | None]]) -> None:
+        """Wait for the launched spares and add each to its runtime. A spare
+        that fails to start, or starts a runtime other than its first
+        process's, is left out (recorded as an error): the cells keep the
+        processes they have."""
+        for live, driver in launched:
+            if driver is None:
+                continue
+            if not live.alive:
+                driver.stop()
+            elif self._ready_spare(live, driver):
+                live.spares.append(driver)
+
+    def _launch_spare(self, live: Live) -> Runtime | None:
+        driver = self._specs[id(live)].build()
+        self._stack.callback(driver.stop)  # stop() is safe to call twice
+        try:
+            driver.launch()
+        except (RuntimeUnavailable, WorkerError) as exc:
+            self._spare_failed(live, exc)
+            return None
+        return driver
+
+    def _ready_spare(self, live: Live, driver: Runtime) -> bool:
+        try:
+            info = driver.start()
+        except (RuntimeUnavailable, WorkerError) as exc:
+            self._spare_failed(live, exc)
+            return False
+        first = live.info
+        if (info.kind, info.version, info.executable) != (
+            first.kind,
+            first.version,
+            first.executable,
+        ):
+            driver.stop()
+            message = (
+                f"{live.id}: another process started {info.kind} {info.version}"
+                f" ({info.executable}); its cells keep the processes of {first.version}"
+            )
+            self.errors.append(schema.RunError(live.id, "worker", message))
+            return False
+        driver.rename(live.id)
+        return True
+
+    def _spare_failed(self, live: Live, exc: RuntimeUnavailable | WorkerError) -> None:
+        message = f"{live.id}: another process of it did not start: {exc.one_line()}"
+        self.errors.append(schema.RunError(live.id, "worker", message))
 
     # -- measuring -------------------------------------------------------------
 
     def measure(self) -> None:
         """The planned rounds, then --method tc, then --until-stable rounds."""
         started = self.clock()
+        spares = self.launch_spares()
+        for cell in self.cells:
+            cell.planned_processes = 1 + sum(
+                1 for live, driver in spares if live is cell.live and driver is not None
+            )
         rounds = self.settings.rounds
         planned = sum(c.planned_s(self.settings, r) for r in range(rounds) for c in self.cells)
         # Only a progress line needs an ETA (and only then is the clock read for it).
         eta = Eta(planned, self.clock) if self.shows_progress else None
         for r in range(rounds):
+            if r == 1 and spares:
+                self.note(f"waiting for {len(spares)} more processes")
+                self.ready_spares(spares)
             self._round(self.cells, r, f"round {r + 1}/{rounds}", eta)
             levelrun.run_round(
                 self.level_cells,
@@ -368,8 +475,10 @@ class Session:
             )
             # The share done and the time left ride on the message (eta.Status).
             self.note(status(eta, message) if eta is not None else message)
+            process = cell.process
+            cell.turns += 1
             try:
-                cell.add(cell.live.driver.bench(job, batch_plan))
+                cell.add(cell.live.processes[process].bench(job, batch_plan), process)
             except OperationError as exc:
                 if exc.kind == "unsupported":
                     cell.unsupported = exc.message

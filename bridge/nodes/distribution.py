@@ -1,5 +1,5 @@
 """bridge's side of Erlang distribution, as options: the nodes named with
---node, the cookie file, and the name bridge's own hidden node takes.
+--node, the cookie, and the name bridge's own hidden node takes.
 
 Nothing here connects anywhere (bridge.runtimes.relay does). Bad input raises
 UsageError with one line.
@@ -7,11 +7,18 @@ UsageError with one line.
 - A target NAME@HOST whose HOST has a dot (a fully qualified name or an IPv4
   address) is a long name (`-name`); otherwise it is a short name (`-sname`).
   A node of one kind cannot talk to a node of the other, so bridge's own
-  node takes the same kind.
-- The cookie is read from a file (default ~/.erlang.cookie, where erl keeps
-  it), checked as erl checks it (a regular file readable by its owner only,
-  printable ASCII), and sent to bridge's node over its pipe: it never appears
-  in a command line, an environment, a log or a report.
+  node takes the same kind. A bare NAME gets this host, as `erl -remsh NAME`
+  and `iex --remsh NAME` fill it in: the short host name (what `erl -sname
+  NAME` registers as), since a bare name says nothing of a domain.
+- The cookie, in the order releases and erl look for it: --cookie, a
+  --cookie-file, RELEASE_COOKIE in the environment (as `mix release`'s
+  scripts read it), then ~/.erlang.cookie. A file is checked as erl checks
+  its own (a regular file, printable ASCII); one readable by others is
+  refused as the default ~/.erlang.cookie (erl itself would refuse it) and a
+  warning when named with --cookie-file (the mode `mix release` gives
+  releases/COOKIE under the default umask). The cookie is sent to bridge's
+  node over its pipe: it never appears in a child's command line or
+  environment, a log, a message or a report.
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ import re
 import secrets
 import socket
 import stat
-from dataclasses import dataclass
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from bridge.errors import UsageError
+from bridge.errors import BridgeWarning, UsageError
 
 NAME = re.compile(r"[A-Za-z0-9_-]+")
 HOST = re.compile(r"[A-Za-z0-9_.-]+")
@@ -54,12 +63,21 @@ class NodeName:
         return f"{self.name}@{self.host}"
 
 
+def short_host() -> str:
+    """This host as `erl -sname` names it: the host name up to its first dot."""
+    return socket.gethostname().split(".")[0]
+
+
 def parse_node(text: str) -> NodeName:
+    """NAME@HOST, or a bare NAME on this host (a short name, as `erl -sname
+    NAME` registers it)."""
     name, sep, host = text.strip().partition("@")
-    if not sep or not NAME.fullmatch(name) or not HOST.fullmatch(host) or len(text) > 255:
+    if not sep:
+        host = short_host()
+    if not NAME.fullmatch(name) or not HOST.fullmatch(host) or len(text) > 255:
         raise UsageError(
-            f"--node {text!r}: expected NAME@HOST, e.g. app@db1 (-sname) or"
-            " app@db1.example.com (-name)"
+            f"--node {text!r}: expected NAME or NAME@HOST, e.g. app (on this host, -sname),"
+            " app@db1 (-sname) or app@db1.example.com (-name)"
         )
     return NodeName(name, host)
 
@@ -68,8 +86,21 @@ def default_cookie_file() -> Path:
     return Path.home() / ".erlang.cookie"
 
 
-def read_cookie(path: Path) -> str:
-    """The cookie in `path`, refused as erl refuses it."""
+def check_cookie(raw: bytes, where: str) -> str:
+    """A cookie as auth takes it (an atom: printable ASCII, at most 255
+    bytes), surrounding blanks and newlines dropped. The refusal never
+    quotes it."""
+    cookie = raw.strip(b" \r\n")
+    if not cookie:
+        raise UsageError(f"{where}: the cookie is empty")
+    if len(cookie) > MAX_COOKIE or any(not 32 <= c <= 126 for c in cookie):
+        raise UsageError(f"{where}: not a cookie (printable ASCII, at most {MAX_COOKIE} bytes)")
+    return cookie.decode("ascii")
+
+
+def read_cookie(path: Path, named: bool = False) -> str:
+    """The cookie in `path`, refused as erl refuses it; a file the user
+    named (`named`) that others can read is a warning instead."""
     where = f"cookie file {path}"
     try:
         st = path.stat()
@@ -82,22 +113,58 @@ def read_cookie(path: Path) -> str:
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{where}: not a regular file")
     if st.st_mode & 0o077:
-        # erl refuses such a cookie file too: anyone who can read it can run
-        # any code on every node that uses it.
-        raise UsageError(
-            f"{where}: readable by others (mode {stat.S_IMODE(st.st_mode):o});"
-            f" make it owner-only: chmod 400 {path}"
+        # Anyone who can read it can run any code on every node that uses it.
+        said = (
+            f"{where}: readable by others (mode {stat.S_IMODE(st.st_mode):o}): anyone who"
+            f" can read it can run code on the nodes that use it; chmod 400 {path}"
         )
+        if not named:  # ~/.erlang.cookie: erl refuses it too
+            raise UsageError(said)
+        warnings.warn(BridgeWarning(said), stacklevel=2)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"{where}: {exc.strerror}") from None
-    cookie = raw.strip(b" \r\n")
-    if not cookie:
-        raise UsageError(f"{where}: the file is empty")
-    if len(cookie) > MAX_COOKIE or any(not 32 <= c <= 126 for c in cookie):
-        raise UsageError(f"{where}: not a cookie (printable ASCII, at most {MAX_COOKIE} bytes)")
-    return cookie.decode("ascii")
+    return check_cookie(raw, where)
+
+
+@dataclass(frozen=True)
+class Cookie:
+    """Where the nodes' cookie comes from, and (for --cookie and
+    RELEASE_COOKIE) the cookie itself, which no repr, str or comparison shows."""
+
+    origin: str  # "--cookie", "RELEASE_COOKIE", or the file's path
+    path: Path | None = None
+    named: bool = False  # a file named with --cookie-file: its mode is a warning
+    value: str = field(default="", repr=False, compare=False)
+
+    def read(self) -> str:
+        """The cookie, checked: a file as erl checks it, a value as auth takes it."""
+        if self.path is not None:
+            return read_cookie(self.path, self.named)
+        return check_cookie(self.value.encode("utf-8", "surrogateescape"), self.origin)
+
+    def __str__(self) -> str:
+        return self.origin
+
+
+def cookie_from(
+    cookie: str | None, cookie_file: Path | None, environ: Mapping[str, str] | None = None
+) -> Cookie:
+    """The cookie's source, in the order releases use: --cookie, then
+    --cookie-file, then RELEASE_COOKIE (from `environ`), then
+    ~/.erlang.cookie."""
+    if cookie is not None and cookie_file is not None:
+        raise UsageError("--cookie and --cookie-file both name the cookie: give one")
+    if cookie is not None:
+        return Cookie("--cookie", value=cookie)
+    if cookie_file is not None:
+        return Cookie(str(cookie_file), path=cookie_file, named=True)
+    released = (os.environ if environ is None else environ).get("RELEASE_COOKIE")
+    if released:  # checked when read: without --node it is not bridge's business
+        return Cookie("RELEASE_COOKIE", value=released)
+    path = default_cookie_file()
+    return Cookie(str(path), path=path)
 
 
 def own_name(domain: str) -> str:
@@ -119,31 +186,38 @@ class NodePlan:
     measure on them (--measure) or only look (bridge env --node)."""
 
     targets: tuple[NodeName, ...]
-    cookie_file: Path
+    cookie_source: Cookie
     measure: bool = False
     max_load: float = MAX_LOAD
     connect_timeout: float = CONNECT_TIMEOUT_S
 
     def cookie(self) -> str:
-        return read_cookie(self.cookie_file)
+        return self.cookie_source.read()
+
+    @property
+    def cookie_file(self) -> Path | None:
+        return self.cookie_source.path
 
 
 def node_plan(
     nodes: tuple[str, ...],
-    cookie_file: Path | None,
+    cookie: Cookie | Path | None,
     *,
     measure: bool = False,
     max_load: float = MAX_LOAD,
     connect_timeout: float = CONNECT_TIMEOUT_S,
 ) -> NodePlan | None:
-    """--node options as a NodePlan (None without --node). The cookie file is
-    checked now, before anything starts."""
+    """--node options as a NodePlan (None without --node). `cookie` is a
+    Cookie, or a --cookie-file path (None: RELEASE_COOKIE or the default
+    file). The cookie is checked now, before anything starts."""
     if not nodes:
         return None
     targets = tuple(dict.fromkeys(parse_node(n) for n in nodes))
+    if not isinstance(cookie, Cookie):
+        cookie = cookie_from(None, cookie)
     plan = NodePlan(
         targets=targets,
-        cookie_file=cookie_file or default_cookie_file(),
+        cookie_source=cookie,
         measure=measure,
         max_load=max_load,
         connect_timeout=connect_timeout,

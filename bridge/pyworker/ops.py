@@ -276,8 +276,25 @@ def _require_cryptography() -> None:
     except ImportError:
         raise OperationError(
             "unsupported",
-            "the cryptography package is not installed: pip install 'bridge[crypto]'",
+            "the cryptography package is not installed: pip install 'crypto-bridge[crypto]'",
         ) from None
+
+
+def _file_digest_loop(f, name: str):
+    """hashlib.file_digest's own loop (Python 3.11's Lib/hashlib.py), for
+    Python 3.10, which has no file_digest: readinto a 256 KiB buffer,
+    update with what was read."""
+    digest = hashlib.new(name)
+    buf = bytearray(2**18)
+    view = memoryview(buf)
+    while True:
+        size = f.readinto(buf)
+        if not size:
+            return digest
+        digest.update(view[:size])
+
+
+_file_digest = getattr(hashlib, "file_digest", _file_digest_loop)
 
 
 def _file_digest_call(args: dict[str, Any]) -> Prepared:
@@ -286,9 +303,10 @@ def _file_digest_call(args: dict[str, Any]) -> Prepared:
 
     def once() -> bytes:
         with open(path, "rb") as f:
-            return hashlib.file_digest(f, vocab.DIGESTS[name].hashlib).digest()
+            return _file_digest(f, vocab.DIGESTS[name].hashlib).digest()
 
-    return "hashlib.file_digest", once, _repeat(once)
+    api = "hashlib.file_digest" if _file_digest is not _file_digest_loop else "file_digest's loop"
+    return api, once, _repeat(once)
 
 
 def _ecdsa_sign(args: dict[str, Any]) -> Prepared:

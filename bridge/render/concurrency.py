@@ -12,7 +12,7 @@ from collections import defaultdict
 from tabulate import tabulate
 
 from bridge.analysis import concurrency
-from bridge.render import common
+from bridge.render import answers, common
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelResult, Machine, Scaling, Spread
 
@@ -340,17 +340,18 @@ def text_lines(report: schema.Report, width: int = 72) -> list[str]:
         out += wrap(line)
     marks: dict[str, str] = {}
     for scenario, cells in by_scenario(c).items():
-        keys: dict[tuple[str, str, str], int] = {}
+        # Lettered as the text view's calls are: [n] is a note (bridge.render.answers.letter).
+        keys: dict[tuple[str, str, str], str] = {}
         for cell in cells:
-            keys.setdefault((cell.runtime, cell.call_id, cell.mode), len(keys) + 1)
+            keys.setdefault((cell.runtime, cell.call_id, cell.mode), answers.letter(len(keys)))
         out += ["", f"-- {scenario}"]
         for (runtime, _, _), n in keys.items():
             cell = next(x for x in cells if keys[(x.runtime, x.call_id, x.mode)] == n)
             label = _n_label(report, cell)
-            out += wrap(f"[{n}] {runtime}: {label}", indent="     ")
+            out += wrap(f"({n}) {runtime}: {label}", indent="     ")
         speed, times = [], []
         for cell in cells:
-            ref = f"[{keys[(cell.runtime, cell.call_id, cell.mode)]}]"
+            ref = f"({keys[(cell.runtime, cell.call_id, cell.mode)]})"
             head = [ref, cell.size, level_mark(cell)]
             if not cell.ok:
                 speed.append([*head, problem(cell, marks), "", "", ""])

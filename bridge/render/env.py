@@ -1,4 +1,6 @@
-"""`bridge env`: the machine, each runtime's provenance, and the masks."""
+"""`bridge env`: the machine, each runtime's provenance, and the masks; and
+the environment block of the pasted views (`paste_items`). Both show the
+user's home directory as ~ (bridge.render.home)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from bridge import plain
 from bridge.analysis import quietness
 from bridge.analysis.quietness import Quietness
 from bridge.catalog import vocab
-from bridge.render import common
+from bridge.render import common, home
 from bridge.report import schema
 
 
@@ -70,7 +72,36 @@ def render_env(
         lines.append(f"error: {e['message']}")
     if quiet is not None:
         lines += ["", *quietness_lines(quiet)]
-    return "\n".join(lines).rstrip() + "\n"
+    return home.tilde("\n".join(lines).rstrip() + "\n")
+
+
+def paste_items(report: schema.Report) -> list[str]:
+    """The environment of a pasted view as short items: CPU, OS, each runtime
+    once, and the masks, one item per mask with the runtimes it was given to
+    (six runtimes masked alike are one line, not six)."""
+    env = report.environment
+    items = []
+    if env:
+        virt = ", virtualized" if env.get("virtualized") else ""
+        flags = " ".join(env.get("cpu_flags", [])) or "none"
+        items.append(
+            f"CPU: {env.get('cpu_model')} ({env.get('arch')}, {env.get('cpu_count')}"
+            f" CPUs{virt}); crypto flags: {flags}"
+        )
+        items.append(f"OS: {env.get('os')}, kernel {env.get('kernel')}")
+    seen = set()
+    for rt in report.runtimes:
+        if rt.id not in seen:
+            seen.add(rt.id)
+            items.append(f"{rt.id}: {common.runtime_summary(rt)}{common.given_summary(rt)}")
+    masks: dict[tuple[str, str], list[str]] = {}
+    for exp in report.hardware.experiments or ():
+        if exp.mask:
+            masks.setdefault((exp.mask.variable, exp.mask.value), []).append(exp.runtime)
+    for (variable, value), ids in masks.items():
+        who = "every runtime" if len(ids) > 1 and set(ids) == seen else ", ".join(ids)
+        items.append(f"hw off: {variable}={value} ({who})")
+    return [home.tilde(i) for i in items]
 
 
 def quietness_lines(q: Quietness) -> list[str]:

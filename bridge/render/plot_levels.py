@@ -26,16 +26,26 @@ def _cells(rep: schema.Report) -> list[LevelResult]:
     return [c for c in rep.concurrency.cells if c.ok and c.ops() is not None and c.size > 0]
 
 
+def _groups(rep: schema.Report, scenario: str) -> dict[tuple, list[LevelResult]]:
+    series: dict[tuple, list[LevelResult]] = {}
+    for c in _cells(rep):
+        if c.scenario == scenario:
+            series.setdefault((c.runtime, c.call_id, c.mode, c.size, c.hw), []).append(c)
+    return series
+
+
+def count(reports: list[tuple[str, schema.Report]], scenario: str) -> int:
+    """How many lines `draw` draws for a scenario."""
+    return sum(len(_groups(rep, scenario)) for _, rep in reports)
+
+
 def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, markers) -> int:
     """One panel; returns how many lines it drew."""
     lines = 0
     colour_of: dict[str, str] = {}
     levels: set[int] = set()
     for n, (label, rep) in enumerate(reports):
-        series: dict[tuple, list[LevelResult]] = {}
-        for c in _cells(rep):
-            if c.scenario == scenario:
-                series.setdefault((c.runtime, c.call_id, c.mode, c.size, c.hw), []).append(c)
+        series = _groups(rep, scenario)
         for (runtime, _, mode, size, hw), cells in series.items():
             cells.sort(key=lambda c: c.level)
             base = re.sub(r"-multi \d+ ", "", cells[0].call.split(" ×")[0])
@@ -74,7 +84,8 @@ def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, m
     ax.set_ylabel("aggregate throughput (MB/s, median, 95% CI)")
     ax.set_title(f"{scenario}: throughput against concurrency (dotted: perfect scaling)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    # Outside the data, right of the panel.
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     return lines
 
 

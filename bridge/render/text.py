@@ -1,13 +1,20 @@
-"""Plain text for email: ASCII only, at most 72 columns, nothing a mail client
-re-wraps or mangles. Long call names are given once, numbered, above each
-table, so the table itself stays narrow."""
+"""Plain text for email (the erlang-questions list): ASCII only, at most 72
+columns, nothing a mail client re-wraps or mangles. The answer first (one
+line per call and runtime, bridge.render.answers), then a table per
+scenario, then the full findings, noise, environment and the command.
+
+Long call names are given once above each table, lettered (a), (b), ...,
+so the table itself stays narrow; [n] means what it means in the other
+views, a note on what a row measures, and [u1] an unsupported cell."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from bridge import plain
-from bridge.render import common, concurrency, ratios, shell, summary, units, upgrade
+from bridge.render import answers, common, concurrency, home, ratios, shell, summary, units, upgrade
+from bridge.render import env as env_view
 from bridge.render import noise as noise_view
 from bridge.report import schema
 
@@ -16,25 +23,34 @@ WIDTH = 72
 
 @plain.escaped
 def render(report: schema.Report) -> str:
-    out = [*_wrap(common.title(report)), ""]
-    for sentence in summary.sentences(report, ascii_only=True):
-        out += _wrap(sentence.strip(), indent="  " if sentence.startswith("  ") else "")
-    for scenario, results in common.by_scenario(report).items():
+    groups = common.by_scenario(report)
+    out = [*_wrap(common.title(report)), "", "Answer:"]
+    for scenario in groups:
+        head = f"{scenario}: " if len(groups) > 1 else ""
+        for line in answers.lines(report, scenario, code="", ascii_only=True):
+            out += _wrap(f"- {head}{line}", indent="  ")
+        said = answers.outputs_line(report, scenario)
+        out += _wrap(f"- {head}{said}", indent="  ") if said else []
+    for scenario, results in groups.items():
         out += [""] + _wrap(f"== {scenario}: {common.scenario_description(report, scenario)}")
         out += _table(report, common.ordered(report, results))
     out += concurrency.text_lines(report, WIDTH)
+    out += ["", "Findings:"]
+    for sentence in summary.sentences(report, ascii_only=True):
+        out += _wrap(f"- {sentence.strip()}", indent="  ")
     paragraphs = noise_view.lines(report)
     if paragraphs:
         out += ["", "Noise:"] + [w for p in paragraphs for w in _wrap(f"- {p}", indent="  ")]
     out += ["", "Environment:"]
-    for item in common.provenance_items(report):
+    for item in env_view.paste_items(report):
         out += _wrap(f"- {item}", indent="  ")
-    problems = [line for line in common.problem_lines(report) if line]
+    problems = [home.tilde(line) for line in common.problem_lines(report) if line]
     if problems:
         out += ["", "Problems:"] + [w for p in problems for w in _wrap(p.strip(), indent="  ")]
     if report.reproduce:
         # Wrapped with `\` continuations, so the lines paste into a shell.
-        out += ["", "Reproduce:"] + shell.lines(report.reproduce, WIDTH, indent="    ")
+        command = home.tilde_words(report.reproduce)
+        out += ["", "Reproduce:"] + shell.lines(command, WIDTH, indent="    ")
     text = "\n".join(_ascii(line) for line in out).rstrip() + "\n"
     assert all(len(line) <= WIDTH for line in text.splitlines()), "text view over 72 columns"
     return text
@@ -46,31 +62,41 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
     match = common.match_by_result(report)
     unsupported, notes = common.unsupported(results)
     unit = units.unit(report, results[0].scenario) if results else units.BYTES
-    keys: dict[tuple[str, str], int] = {}
+    flow = bool(results) and answers.bytes_flow(report, results[0].scenario)
+    keys: dict[tuple[str, str], str] = {}
+    semantics: dict[tuple[str, str], str] = {}
     for r in results:
-        keys.setdefault((r.runtime, r.call), len(keys) + 1)
+        keys.setdefault((r.runtime, r.call), answers.letter(len(keys)))
+        semantics.setdefault((r.runtime, r.call), r.semantics)
     out = [""]
     for (runtime, call), n in keys.items():
-        out += _wrap(f"[{n}] {runtime}: {call}", indent="     ")
+        mark = marks[semantics[(runtime, call)]]
+        out += _wrap(f"({n}) {runtime}: {call} [{mark}]", indent="     ")
     rows = []
     for r in results:
         n = keys[(r.runtime, r.call)]
         if not r.ok:
-            rows.append([f"[{n}]", r.size, r.hw, f"n/a [{unsupported[id(r)]}]", "", "", "", ""])
+            rows.append([f"({n})", r.size, r.hw, f"n/a [{unsupported[id(r)]}]"])
             continue
         s = r.summary()
         c = common.cells(r, fastest, match, x="x", unit=unit)
+        c["min"] = common.fmt_ns(s.min) if s.n > 1 else "-"
+        c["ops"] = answers.si3(1e9 / s.median if s.median > 0 else 0.0)
+        c["mbs"] = _mbs(c["mbs"])
         ci = "as posted" if r.imported else f"{common.fmt_ns(s.ci95[0])}-{common.fmt_ns(s.ci95[1])}"
-        ci = "no CI (n=1)" if s.n == 1 and not r.imported else ci
+        ci = "n=1" if s.n == 1 and not r.imported else ci
         ok = "-" if c["ok"] == "–" else c["ok"]
-        rows.append([f"[{n}]", r.size, r.hw, c["median"], ci, c["mbs"], c["rel"], ok])
-    headers = ["call", unit, "hw", "ns/op", "95% CI", "MB/s", "x best", "ok"]
-    out += ["", *common.simple_table(rows, headers, WIDTH), ""]
-    for semantics, mark in marks.items():
-        out += _wrap(f"semantics {mark}: {semantics}", indent="  ")
+        mbs = [c["mbs"]] if flow else []
+        rows.append([f"({n})", r.size, r.hw, c["median"], ci, c["min"], c["ops"], *mbs, ok])
+    # x best is in the table of differences below, with its CI.
+    headers = ["call", unit, "hw", "ns/op", "95% CI", "min", "ops/s", *(["MB/s"] if flow else [])]
+    headers += ["ok"]
+    out += ["", *_fitted(rows, headers), ""]
+    for what, mark in marks.items():
+        out += _wrap(f"[{mark}] {what}", indent="    ")
     for note in notes:
         out += _wrap(note, indent="  ")
-    out += _ratio_table(report, results, keys)
+    out += _ratio_table(report, results, keys, unit)
     out += [w for line in common.semantics_warning(results) for w in _wrap(line)]
     if results:
         for line in common.fit_lines(report, results[0].scenario, short=True, width=WIDTH):
@@ -84,7 +110,10 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
 
 
 def _ratio_table(
-    report: schema.Report, results: list[schema.Result], keys: dict[tuple[str, str], int]
+    report: schema.Report,
+    results: list[schema.Result],
+    keys: dict[tuple[str, str], str],
+    unit: str = units.BYTES,
 ) -> list[str]:
     """x first named and x fastest with their CIs and verdicts: a table of
     their own, since the main one has no room for them in 72 columns."""
@@ -96,7 +125,7 @@ def _ratio_table(
             continue
         rows.append(
             [
-                f"[{keys[(r.runtime, r.call)]}]",
+                f"({keys[(r.runtime, r.call)]})",
                 r.size,
                 r.hw,
                 *([ratio.cell(ratios.FIRST, r, "x", "-")] if ratio.shows_first else []),
@@ -105,7 +134,7 @@ def _ratio_table(
         )
     if not rows:
         return []
-    headers = ["call", "bytes", "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
+    headers = ["call", unit, "hw", *(["x first named"] if ratio.shows_first else []), "x best"]
     out = ["", "Between runtimes (median over the other's, 95% CI):"]
     out += common.simple_table(rows, headers, WIDTH)
     for line in ratio.legend(results, "x"):
@@ -113,14 +142,41 @@ def _ratio_table(
     return out
 
 
+def _fitted(rows: list[list], headers: list[str]) -> list[str]:
+    """The table in WIDTH columns: where it is wider, min goes first, then
+    ops/s (the median, its CI and MB/s stay)."""
+    for drop in ((), ("min",), ("min", "ops/s")):
+        keep = [i for i, h in enumerate(headers) if h not in drop]
+        cut = [[row[i] for i in keep if i < len(row)] for row in rows]
+        lines = common.simple_table(cut, [headers[i] for i in keep], WIDTH)
+        if max(map(len, lines), default=0) <= WIDTH:
+            return lines
+    return lines
+
+
+def _mbs(text: str) -> str:
+    """MB/s without its decimal from 100 up: 1,297 rather than 1,296.9."""
+    try:
+        value = float(text.replace(",", ""))
+    except ValueError:
+        return text
+    return f"{value:,.0f}" if value >= 100 else text
+
+
 def _wrap(text: str, indent: str = "") -> list[str]:
-    return textwrap.wrap(
-        _ascii(text),
+    # A figure stays with its unit ("16 B", "1.2 ms"): no line starts with "B".
+    kept = UNIT.sub(lambda m: m[1] + "\xa0" + m[2], _ascii(text))
+    lines = textwrap.wrap(
+        kept,
         WIDTH,
         subsequent_indent=indent,
         break_long_words=True,
         break_on_hyphens=False,
     ) or [""]
+    return [line.replace("\xa0", " ") for line in lines]
+
+
+UNIT = re.compile(r"(\d) (B|KiB|MiB|GiB|bytes|ms|us|ns|iterations)\b")
 
 
 ASCII = str.maketrans(

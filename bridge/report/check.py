@@ -155,6 +155,9 @@ def _result(r: dict[str, Any]) -> str | None:
         # Per-sample figures are parallel to the samples (bridge.analysis.cputime).
         if key in r and len(r[key]) != len(samples):
             return f"{len(r[key])} {key} for {len(samples)} samples"
+    procs = r.get("procs")
+    if procs and len(procs) != len(samples):
+        return f"{len(procs)} processes for {len(samples)} samples"
     if isinstance(loops, int):
         return "loops is 0: no call was timed" if loops < 1 else None
     if len(loops) != len(samples):

@@ -3,19 +3,31 @@
 A cell ran either on the machine as found (`Hw.ON`) or with its scenario's
 hardware features masked from process start (`Hw.OFF`, bridge.hw.ab). A run
 asks for one of those or for both, an A/B with verdicts (`HwMode`: --hw, the
-report's `hardware.hw`). Both are StrEnums: a member is the str it names, so
-reports write the same JSON as before and a member equals its text.
+report's `hardware.hw`). Both are str enums: a member is the str it names, so
+reports write the same JSON as before and a member equals its text (str and
+Enum together, as enum.StrEnum of Python 3.11 is, with its str() and format()
+giving the value on 3.10 as well).
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
-from typing import Self
+from enum import Enum
+from typing import TypeVar
 
 from bridge.errors import UsageError
 
+_C = TypeVar("_C", bound="_Choice")
 
-class _Choice(StrEnum):
+
+class _Choice(str, Enum):
+    # What enum.StrEnum adds to str + Enum: the value as str() and format()
+    # (f"{Hw.ON}" is "on"), and iteration and comparison as before.
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
     @classmethod
     def _missing_(cls, value: object) -> None:
         """A value that is none of the members: ValueError saying which are."""
@@ -24,7 +36,7 @@ class _Choice(StrEnum):
         raise ValueError(f"{shown} is not one of {', '.join(cls)}")
 
     @classmethod
-    def parse(cls, value: object, where: str) -> Self:
+    def parse(cls: type[_C], value: object, where: str) -> _C:
         """`value` as a member, or a one-line UsageError that starts with `where`."""
         try:
             return cls(value)

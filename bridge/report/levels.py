@@ -159,12 +159,12 @@ class LevelResult(Record):
     children_ops_per_s: tuple[float, ...] = jf(omit=lambda r, v: not r.ok or not v, default=())
     source_line: int | None = jf(omit=_measured, default=None)
 
-    json_derived_keys: ClassVar = (
+    json_derived_keys: ClassVar[tuple[str, ...]] = (
         *("ops_per_s", "bytes_per_s", "worker_ops_per_s", "dropped_windows"),
         *("latency", "probe", "probe_idle", "scheduler_utilisation"),
     )
     # Keys of the raw record not listed here come after these.
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("scenario", "runtime", "call", "call_id", "mode", "semantics", "algorithm"),
         *("size", "hw", "level", "status", "reason", "source", "source_line"),
         *("api", "oversubscribed", "ops_per_s", "bytes_per_s", "worker_ops_per_s"),
@@ -298,4 +298,11 @@ class Concurrency(Record):
     scaling: tuple[Scaling, ...] = ()
     warnings: tuple[str, ...] = ()
 
-    json_order: ClassVar = ("levels", "window_ms", "schedulers", "machine", "warnings", "scaling")
+    json_order: ClassVar[tuple[str, ...]] = (
+        "levels",
+        "window_ms",
+        "schedulers",
+        "machine",
+        "warnings",
+        "scaling",
+    )

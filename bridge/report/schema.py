@@ -141,6 +141,10 @@ class Result(Record):
 
     `samples` are raw sample durations in ns; sample i covered `loops` calls
     (or `loops[i]` calls, when runs differ in length, as openssl speed runs do).
+    `procs[i]` is the worker process (numbered from 0 per runtime) that took
+    sample i, when a cell's samples came from more than one (absent in
+    reports from before, and for one process): the CI then covers the
+    variation between processes (bridge.stats.hierarchical_median_ci).
     """
 
     scenario: str
@@ -174,12 +178,15 @@ class Result(Record):
     sample_cpu_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
     sample_wait_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
     sample_user_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
+    # The process of each sample, when they came from more than one.
+    procs: tuple[int, ...] = jf(omit=EMPTY, default=())
 
-    json_derived_keys: ClassVar = ("ns_per_op", "ops_per_s", "bytes_per_s")
-    json_order: ClassVar = (
+    json_derived_keys: ClassVar[tuple[str, ...]] = ("ns_per_op", "ops_per_s", "bytes_per_s")
+    json_order: ClassVar[tuple[str, ...]] = (
         *("scenario", "runtime", "call", "call_id", "api", "semantics", "algorithm"),
         *("size", "hw", "status", "reason", "source", "source_line"),
-        *("ns_per_op", "ops_per_s", "bytes_per_s", "loops", "samples", "output_hex", "inputs"),
+        *("ns_per_op", "ops_per_s", "bytes_per_s", "loops", "samples", "procs"),
+        *("output_hex", "inputs"),
     )
 
     @property
@@ -198,11 +205,22 @@ class Result(Record):
         return self.source == "imported"
 
     def per_op_ns(self) -> list[float]:
+        """Per-call times; with the process of each (stats.Samples) when the
+        samples came from more than one, so every CI built on them covers
+        the variation between processes."""
         if not self.samples and self.point_ns is not None:
             return [self.point_ns]
         if isinstance(self.loops, int):
-            return [s / self.loops for s in self.samples]
-        return [s / n for s, n in zip(self.samples, self.loops, strict=True)]
+            values = [s / self.loops for s in self.samples]
+        else:
+            values = [s / n for s, n in zip(self.samples, self.loops, strict=True)]
+        if self.procs and len(set(self.procs)) > 1:
+            return stats.Samples(values, self.procs)
+        return values
+
+    def process_split(self) -> stats.ProcessSplit | None:
+        """How the samples split between processes (None: one process)."""
+        return stats.process_split(self.per_op_ns()) if self.ok else None
 
     def summary(self) -> stats.Summary:
         return stats.summarize(self.per_op_ns())
@@ -223,6 +241,9 @@ class Result(Record):
             "stdev": s.stdev if self.samples else None,
             "min": s.min,
         }
+        split = self.process_split()
+        if split is not None:
+            ns_per_op.update(processes=split.processes, between_process_share=split.share)
         return {"ns_per_op": ns_per_op, "ops_per_s": ops, "bytes_per_s": ops * self.size}
 
     @classmethod
@@ -288,7 +309,7 @@ class InteropCheck(Record):
         omit=EMPTY, encode=OutputKey.texts, decode=OutputKey.parse_map, default_factory=dict
     )
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("scenario", "size", "reference", "reference_from", "outputs"),
         *("unchecked", "unchecked_reasons", "match", "mismatched"),
     )
@@ -355,7 +376,7 @@ class TcFigure(Record):
     zero_us_calls: int = jf(omit=_untimed, default=0)
     unsupported: str = jf(omit=EMPTY, default="")
 
-    json_order: ClassVar = ("scenario", "runtime", "call")
+    json_order: ClassVar[tuple[str, ...]] = ("scenario", "runtime", "call")
 
 
 @dataclass(frozen=True)
@@ -484,14 +505,15 @@ class Difference(Record):
 @dataclass(frozen=True)
 class CellShape(Record):
     """A cell whose samples are bimodal or drift (bridge.analysis.stability names the
-    tests); `statistic` is Ashman's D or Spearman's z."""
+    tests), or whose figure depends on its worker process (bridge.analysis.noise);
+    `statistic` is Ashman's D, Spearman's z, or the between-process share."""
 
     scenario: str
     runtime: str
     call_id: str
     size: int
     hw: Hw
-    shape: str  # bimodal | drift
+    shape: str  # bimodal | drift | process
     statistic: float
     detail: str
     # bimodal: the two clusters, lower first (bridge.stats.clusters).
@@ -540,7 +562,7 @@ class Noise(Record):
     warnings: tuple[str, ...] = ()
     advice: str = ""
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("seconds", "cpus", "load_before", "load_after", "busy", "steal", "iowait"),
         *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "cells"),
     )
@@ -586,7 +608,7 @@ class MaskCheck(Record):
     detected: str | None = jf(omit=NONE, default=None)
     masked: str | None = jf(omit=NONE, default=None)
 
-    json_order: ClassVar = ("by", "ok")
+    json_order: ClassVar[tuple[str, ...]] = ("by", "ok")
 
 
 @dataclass(frozen=True)
@@ -713,7 +735,7 @@ class Report(Record):
     cpu_time: CpuTime | None = jf(omit=NONE, default=None)
     schema: str = SCHEMA
 
-    json_order: ClassVar = (
+    json_order: ClassVar[tuple[str, ...]] = (
         *("schema", "bridge_version", "created", "command", "reproduce", "settings"),
         *("scenarios", "environment", "runtimes", "results", "interop", "verdicts"),
         *("hardware", "unstable", "fits", "tc", "differences", "errors", "skipped", "noise"),

@@ -127,6 +127,11 @@ class Runtime:
     kind: ClassVar[str] = ""
     # One sample is one process (openssl speed): a cell gets few of them.
     samples_are_processes: ClassVar[bool] = False
+    # More processes of it can be started from its spec to share a cell's
+    # rounds (Settings.processes; bridge.measure.session): a worker bridge
+    # starts itself, not a running node or openssl (each of whose samples is
+    # a process already).
+    spreadable: ClassVar[bool] = False
 
     def __init__(
         self, settings: Settings, hw: Hw = Hw.ON, mask_env: Mapping[str, str] | None = None
@@ -240,6 +245,7 @@ class WorkerRuntime(Runtime):
     """A runtime whose calls run in a worker process speaking bridge's protocol."""
 
     start_timeout = 30.0
+    spreadable = True
 
     def __init__(self, settings: Settings, hw: Hw = Hw.ON, mask_env=None):
         super().__init__(settings, hw, mask_env)
@@ -419,11 +425,19 @@ class RuntimeSpec:
 
 @dataclass
 class Live:
-    """A started runtime: its driver, its provenance, and whether it still runs."""
+    """A started runtime: its driver, its provenance, and whether it still
+    runs; `spares`: more processes of the same runtime that share its cells'
+    rounds (Settings.processes), started by the session."""
 
     driver: Runtime
     info: schema.Runtime
     alive: bool = True
+    spares: list[Runtime] = dataclasses.field(default_factory=list)
+
+    @property
+    def processes(self) -> list[Runtime]:
+        """The driver, then its spares: process i of the report's `procs`."""
+        return [self.driver, *self.spares]
 
     @property
     def id(self) -> str:

@@ -29,6 +29,7 @@ class WithLibcrypto(Runtime):
         self.library = library
         self.kind = inner.kind  # type: ignore[misc]
         self.samples_are_processes = inner.samples_are_processes  # type: ignore[misc]
+        self.spreadable = inner.spreadable  # type: ignore[misc]
         inner.libcrypto_dir = str(library.dir)
 
     def launch(self) -> None:

@@ -133,7 +133,7 @@ class RemoteRuntime(Runtime):
         try:
             self._call("node_connect", args, self.plan.connect_timeout)
         except OperationError as exc:
-            hint = f"cookie from {self.plan.cookie_file}" if exc.kind == "refused" else None
+            hint = f"cookie from {self.plan.cookie_source}" if exc.kind == "refused" else None
             raise RuntimeUnavailable(self._about(exc.message), hint=hint) from None
 
     def _probe(self) -> probe.NodeFacts:

@@ -84,7 +84,7 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
             results += [_result(run, rid, e) for e in run.entries]
     made = schema.Report(
         bridge_version=bridge.__version__,
-        created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         command=command,
         reproduce="",
         settings={"imported_from": name},

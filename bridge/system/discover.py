@@ -1,8 +1,19 @@
 """Find the Erlang/OTP installations on this machine (`bridge otp list`).
 
-Places looked at, in order: `erl` on PATH, the distribution's /usr/lib/erlang,
-kerl (`kerl list installations` and its default directories), asdf, mise,
-Homebrew prefixes, and the directories in BRIDGE_OTP_PATH (colon-separated).
+Places looked at, in order, where the version managers keep them (each one's
+own variables honoured, as its documentation gives them):
+- `erl` on PATH, the distribution's /usr/lib/erlang;
+- kerl: `kerl list installations`, its record of them
+  ($KERL_BASE_DIR/otp_installations, KERL_BASE_DIR default ~/.kerl), its
+  default install directory (KERL_DEFAULT_INSTALL_DIR), ~/kerl and
+  $KERL_BASE_DIR/installs;
+- asdf: $ASDF_DATA_DIR/installs/erlang/* (default ~/.asdf);
+- mise: $MISE_DATA_DIR/installs/erlang/* (default $XDG_DATA_HOME/mise,
+  XDG_DATA_HOME default ~/.local/share);
+- Homebrew: $HOMEBREW_PREFIX, /opt/homebrew, /usr/local, Linux's
+  /home/linuxbrew/.linuxbrew and ~/.linuxbrew: opt/erlang* and every
+  Cellar/erlang*/VERSION;
+- the directories in BRIDGE_OTP_PATH (colon-separated).
 Each is probed the way a run starts it: its bin/erl runs once, loads crypto and
 says its versions, code:root_dir() and the libcrypto it mapped (otp.probe).
 So a prefix whose bin/erl is a wrapper script or a shim is described by the
@@ -78,17 +89,29 @@ def candidates(
         out.append(("PATH", Path(on_path)))
     out.append(("distribution", Path("/usr/lib/erlang")))
     out += [("kerl", p) for p in _kerl(home, env)]
-    out += [("asdf", p) for p in _children(home / ".asdf" / "installs" / "erlang")]
-    mise_data = Path(env.get("MISE_DATA_DIR", home / ".local" / "share" / "mise"))
+    asdf_data = Path(env.get("ASDF_DATA_DIR") or home / ".asdf")
+    out += [("asdf", p) for p in _children(asdf_data / "installs" / "erlang")]
+    xdg_data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+    mise_data = Path(env.get("MISE_DATA_DIR") or xdg_data / "mise")
     out += [("mise", p) for p in _children(mise_data / "installs" / "erlang")]
-    for prefix in homebrew:
-        out += [
-            ("homebrew", p / "lib" / "erlang") for p in sorted(Path(prefix, "opt").glob("erlang*"))
-        ]
+    prefixes = [env.get("HOMEBREW_PREFIX", ""), *homebrew, str(home / ".linuxbrew")]
+    for prefix in dict.fromkeys(p for p in prefixes if p):
+        out += [("homebrew", p / "lib" / "erlang") for p in _homebrew(Path(prefix))]
     for entry in env.get("BRIDGE_OTP_PATH", "").split(":"):
         if entry:
             out.append(("BRIDGE_OTP_PATH", Path(entry)))
     return out
+
+
+def _homebrew(prefix: Path) -> list[Path]:
+    """A Homebrew prefix's erlang formulae: opt/erlang* (the linked version of
+    each) and Cellar/erlang*/VERSION (every version installed)."""
+    try:
+        linked = sorted(prefix.joinpath("opt").glob("erlang*"))
+        kept = sorted(prefix.joinpath("Cellar").glob("erlang*/*"))
+    except OSError:
+        return []
+    return linked + [p for p in kept if p.is_dir()]
 
 
 def _children(directory: Path) -> list[Path]:
@@ -107,14 +130,24 @@ def _kerl(home: Path, env: dict[str, str]) -> list[Path]:
                     found.append(Path(parts[-1]))
         except (OSError, subprocess.TimeoutExpired):
             pass
-    # kerl's usual install directories, for when kerl itself is not on PATH.
-    base = env.get("KERL_BASE_DIR")
-    for directory in ([Path(base) / "installs"] if base else []) + [
+    # kerl's record and usual install directories, for when kerl itself is
+    # not on PATH: otp_installations has one "VERSION PATH" line per install.
+    base = Path(env.get("KERL_BASE_DIR") or home / ".kerl")
+    try:
+        record = (base / "otp_installations").read_text(errors="replace")
+    except OSError:
+        record = ""
+    for line in record.splitlines():
+        parts = line.split(maxsplit=1)
+        if len(parts) == 2 and parts[1].strip().startswith("/"):
+            found.append(Path(parts[1].strip()))
+    default_dir = env.get("KERL_DEFAULT_INSTALL_DIR")
+    for directory in ([Path(default_dir)] if default_dir else []) + [
+        base / "installs",
         home / "kerl",
-        home / ".kerl" / "installs",
     ]:
         found += _children(directory)
-    return found
+    return list(dict.fromkeys(found))
 
 
 def discover(

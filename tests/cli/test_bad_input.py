@@ -119,8 +119,14 @@ CASES = [
     (["run", "hmac-sha1", "-o", "/no/such/dir/r.json"], "does not exist"),
     (["run", "hmac-sha1", "-o", "{readonly}/r.json"], "not writable"),
     (["import-speed", REPORT, "-o", "{readonly}/r.json"], "not writable"),
-    (["plot", REPORT, "-o", "{readonly}/p.png"], "not writable"),
-    (["plot", REPORT, "-o", "/tmp/p.gif"], ".png or .svg"),
+    (["plot", REPORT, "--png", "{readonly}/p.png"], "not writable"),
+    (["plot", REPORT, "--png", "/tmp/p.gif"], "must end in .png"),
+    (["plot", REPORT, "-o", "/tmp/p.gif"], "--png FILE.png or --svg FILE.svg"),
+    (["plot", REPORT], "name the picture"),
+    (["run", "--until-stable", "7", "hmac-sha1"], "--until-stable=7"),
+    (["run", "hmac-sha1", "--until-stable=0"], "from 0.1% to 50%"),
+    (["report", REPORT, "--export-markdown", "/no/such/dir/r.md"], "--export-markdown"),
+    (["report", REPORT, "--export-json", "{readonly}/r.json"], "not writable"),
 ]
 
 

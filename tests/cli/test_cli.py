@@ -313,9 +313,11 @@ def test_every_run_option_has_a_plan_field():
     from bridge.cli.plans import RunOptions
     from bridge.cli.run import run
 
-    shown = {"replay", "as_recorded", "yes", "output", "fmt", "verbose", "quiet"}
-    options = {p.name for p in run.params} - shown
-    assert options == {f.name for f in dataclasses.fields(RunOptions)}
+    printing = {"replay", "as_recorded", "yes", "output", "fmt", "verbose", "quiet"}
+    printing |= {"export_json", "export_markdown", "export_text"}
+    # --until-stable=CI and --cookie reach RunOptions as until_stable and cookie.
+    options = {p.name for p in run.params} - printing - {"until_stable_target", "cookie_value"}
+    assert options | {"cookie", "cookie_given"} == {f.name for f in dataclasses.fields(RunOptions)}
 
 
 def test_every_command_has_help():
@@ -333,3 +335,60 @@ def test_every_command_has_help():
     ):
         done = bridge_cmd(*args)
         assert done.returncode == 0 and "Usage:" in done.stdout, args
+        # Grouped options and examples, in every command's --help.
+        assert "\nExamples:\n  bridge " in done.stdout, args
+        if args != ["--help"]:
+            assert "\nOutput:\n" in done.stdout or "\nPictures:\n" in done.stdout, args
+
+
+def test_one_format_vocabulary():
+    """The same --format choices, in the same order, wherever a report is
+    rendered; table and json where a command lists or describes."""
+    from bridge.cli.main import cli
+
+    def choices(*path):
+        cmd = cli
+        for name in path:
+            cmd = cmd.commands[name]
+        (fmt,) = [p for p in cmd.params if p.name == "fmt"]
+        return tuple(fmt.type.choices)
+
+    for path in (("run",), ("report",), ("compare",), ("import-speed",)):
+        assert choices(*path) == ("table", "markdown", "text", "json"), path
+    for path in (("list",), ("show",), ("env",), ("otp", "list")):
+        assert choices(*path) == ("table", "json"), path
+    # -o is the JSON everywhere it is offered; plot draws with --png/--svg.
+    for name in ("run", "report", "compare", "import-speed"):
+        (o,) = [p for p in cli.commands[name].params if p.name == "output"]
+        assert "-o" in o.opts and "JSON" in o.help, name
+    plot_opts = {p.name: p for p in cli.commands["plot"].params}
+    assert plot_opts["output"].hidden and {"png", "svg"} <= set(plot_opts)
+
+
+def test_the_report_never_records_a_cookie():
+    from bridge.cli.common import redact
+
+    line = [
+        "run",
+        "x",
+        "--node",
+        "a",
+        "--cookie",
+        "s3cret",
+        "--cookie=s3cret",
+        "--cookie-file",
+        "f",
+    ]
+    shown = redact(line)
+    assert "s3cret" not in " ".join(shown)
+    assert shown == [
+        "run",
+        "x",
+        "--node",
+        "a",
+        "--cookie",
+        "HIDDEN",
+        "--cookie=HIDDEN",
+        "--cookie-file",
+        "f",
+    ]

@@ -36,7 +36,7 @@ def commands(bad: str, tmp: Path) -> dict[str, list[str]]:
     return {
         "report": ["report", bad],
         "compare": ["compare", REPORT, bad],
-        "plot": ["plot", bad, "-o", str(tmp / "p.png")],
+        "plot": ["plot", bad, "--png", str(tmp / "p.png")],
         "replay": ["run", "--replay", bad],
         "import-speed": ["import-speed", bad],
     }

@@ -327,16 +327,45 @@ def test_probe_refusals_are_one_line(otp25, home, env_for, epmd_port, tmp_path):
 def test_bad_node_options_exit_2_in_one_line(tmp_path):
     # The cases are in tests/unit/nodes/test_distribution.py; here, the exit status
     # and the single line on stderr, through the real CLI.
-    loose = tmp_path / "cookie"
+    # ~/.erlang.cookie readable by others: refused, as erl refuses it (a file
+    # named with --cookie-file is only a warning: see the test below).
+    loose = tmp_path / ".erlang.cookie"
     loose.write_text("c")
     loose.chmod(0o644)
     for args, said in (
         (["run", "hmac-sha1", "--node", "a@b"], "add --measure"),
-        (["env", "--node", "a@b", "--cookie-file", str(loose)], "chmod 400"),
+        (["env", "--node", "a@b"], "chmod 400"),
+        (["env", "--cookie", "c"], "goes with --node"),
+        (["env", "--node", "a", "--cookie", "c", "--cookie-file", str(loose)], "give one"),
     ):
-        done = bridge_cmd(*args, timeout=60)
+        done = bridge_cmd(*args, timeout=60, env={"HOME": str(tmp_path)})
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+
+
+def test_bare_names_release_cookie_and_a_release_s_cookie_file(otp25, home, env_for, tmp_path):
+    """`erl -sname NAME`'s node as --node NAME; its cookie from RELEASE_COOKIE
+    (bridge's HOME has none), then from a 0644 file named with --cookie-file,
+    as `mix release` leaves releases/COOKIE: a warning, and it connects."""
+    bare = otp25.name.split("@")[0]
+    done = bridge_cmd(
+        "env", "--node", bare, "--format", "json", env={**env_for, "RELEASE_COOKIE": COOKIE}
+    )
+    assert done.returncode == 0, done.stderr
+    (node,) = json.loads(done.stdout)["nodes"]
+    assert node["executable"] == otp25.name  # NAME@<short host>, as erl -sname registers it
+    assert COOKIE not in done.stdout + done.stderr
+
+    released = tmp_path / "releases" / "COOKIE"
+    released.parent.mkdir()
+    released.write_text(COOKIE)
+    released.chmod(0o644)
+    done = bridge_cmd("env", "--node", bare, "--cookie-file", str(released), env=env_for)
+    assert done.returncode == 0, done.stderr
+    (warning,) = done.stderr.splitlines()
+    assert warning.startswith(f"bridge: warning: cookie file {released}: readable by others")
+    assert "chmod 400" in warning and COOKIE not in done.stdout + done.stderr
+    assert otp25.wait_for(lambda s: not s["hidden"])["hidden"] == []
 
 
 # -- measuring ---------------------------------------------------------------------

@@ -154,7 +154,7 @@ def test_plot_to_a_full_disk_is_one_line_and_leaves_no_file(tmp_path):
     with small_fs(tmp_path / "small", "1m") as small:
         fill(small)
         out = small / "p.png"
-        done = bridge_cmd("plot", str(REPORT), "-o", str(out))
+        done = bridge_cmd("plot", str(REPORT), "--png", str(out))
         left = sorted(os.listdir(small))
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
@@ -166,8 +166,7 @@ def test_plot_to_a_full_disk_is_one_line_and_leaves_no_file(tmp_path):
 def test_plot_names_its_format_whatever_the_temporary_is_called(tmp_path):
     pytest.importorskip("matplotlib")
     png, svg = tmp_path / "p.png", tmp_path / "p.svg"
-    assert bridge_cmd("plot", str(REPORT), "-o", str(png)).returncode == 0
-    assert bridge_cmd("plot", str(REPORT), "-o", str(svg)).returncode == 0
+    assert bridge_cmd("plot", str(REPORT), "--png", str(png), "--svg", str(svg)).returncode == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in svg.read_bytes()[:1000]
     assert sorted(os.listdir(tmp_path)) == ["p.png", "p.svg"]
@@ -185,10 +184,24 @@ def _to_dev_full(*args: str) -> subprocess.CompletedProcess:
         )
 
 
-def test_stdout_on_a_full_device_is_one_line():
-    done = _to_dev_full("report", str(REPORT))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", str(REPORT)],
+        ["report", str(REPORT), "--format", "json"],
+        ["compare", str(REPORT), str(REPORT)],
+        ["--help"],
+        ["run", "--help"],
+        ["--version"],
+        ["list", "--format", "json"],
+        ["show", "hmac-sha1"],
+    ],
+)
+def test_stdout_on_a_full_device_is_one_line(args):
+    done = _to_dev_full(*args)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == ["bridge: error: stdout: No space left on device"]
+    said = [line for line in done.stderr.splitlines() if not line.startswith("bridge: note:")]
+    assert said == ["bridge: error: stdout: No space left on device"], done.stderr
 
 
 def test_run_with_a_full_stdout_still_writes_or_keeps_the_report(tmp_path, no_leftovers):

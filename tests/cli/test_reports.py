@@ -55,11 +55,28 @@ def test_compare_needs_two_reports():
     assert done.returncode == 2 and "at least two" in done.stderr
 
 
+def test_compare_exports_beside_the_terminal_view(tmp_path):
+    md, js, out = tmp_path / "cmp.md", tmp_path / "cmp.json", tmp_path / "o.json"
+    done = bridge_cmd(
+        "compare", str(REPORT), str(REPORT), "--export-markdown", str(md),
+        "--export-json", str(js), "-o", str(out), "--export-text", str(tmp_path / "cmp.txt"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("== ")  # the table on the terminal
+    assert md.read_text().startswith("### ") and "×" in md.read_text()
+    assert json.loads(js.read_text()) == json.loads(out.read_text())
+    assert (tmp_path / "cmp.txt").read_text().isascii()
+    assert f"markdown written to {md}" in done.stderr
+    # Two options naming one file: refused before anything is written.
+    done = bridge_cmd("report", str(REPORT), "--export-json", str(md), "--export-markdown", str(md))
+    assert done.returncode == 2 and "both name" in done.stderr
+
+
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_plot(tmp_path, suffix):
     pytest.importorskip("matplotlib")
     out = tmp_path / f"p.{suffix}"
-    done = bridge_cmd("plot", str(REPORT), "-o", str(out), "--compare", str(REPORT))
+    done = bridge_cmd("plot", str(REPORT), f"--{suffix}", str(out), "--compare", str(REPORT))
     assert done.returncode == 0, done.stderr
     assert out.stat().st_size > 5000
 
@@ -69,9 +86,11 @@ def test_plot_without_matplotlib_says_how_to_install(tmp_path):
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
     env = {"PYTHONPATH": str(fake.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # The old -o FILE.png still draws, with a warning that it is deprecated.
     done = bridge_cmd("plot", str(REPORT), "-o", str(tmp_path / "p.png"), env=env)
     assert done.returncode == 2
-    assert "pip install 'bridge[plot]'" in done.stderr
+    assert "pip install 'crypto-bridge[plot]'" in done.stderr
+    assert "bridge: warning: plot -o is deprecated" in done.stderr and "use --png" in done.stderr
 
 
 @needs_erl
@@ -142,8 +161,7 @@ def test_until_stable_records_cells_that_missed_the_target(tmp_path):
         "2",
         "--rounds",
         "2",
-        "--until-stable",
-        "0.001",
+        "--until-stable=0.001",
         "--max-time",
         "2",
         "-o",
@@ -157,6 +175,16 @@ def test_until_stable_records_cells_that_missed_the_target(tmp_path):
     assert all(len(r.samples) > 4 for r in report.results)  # extra rounds were taken
 
 
-def test_until_stable_takes_an_optional_value():
+def test_until_stable_takes_its_value_only_after_an_equals_sign():
     done = bridge_cmd("run", "hmac-sha1", "--until-stable", "7")
-    assert done.returncode == 2 and "--until-stable" in done.stderr
+    assert done.returncode == 2 and "--until-stable=7" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "text, fraction",
+    [("3", 0.03), ("3%", 0.03), ("2.5", 0.025), ("0.03", 0.03), ("50", 0.5), ("0.1%", 0.001)],
+)
+def test_until_stable_targets_are_percentages(text, fraction):
+    from bridge.cli.run import until_stable_target
+
+    assert until_stable_target(text) == pytest.approx(fraction)

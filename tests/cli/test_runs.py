@@ -204,7 +204,7 @@ def test_python_without_cryptography_is_unsupported_not_an_error(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     py = [r for r in json.loads(out.read_text())["results"] if r["runtime"].startswith("python")]
-    assert py[0]["status"] == "unsupported" and "bridge[crypto]" in py[0]["reason"]
+    assert py[0]["status"] == "unsupported" and "crypto-bridge[crypto]" in py[0]["reason"]
 
 
 @needs_erl

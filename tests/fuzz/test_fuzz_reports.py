@@ -142,4 +142,4 @@ def test_mutated_reports_plot_or_fail_cleanly(m):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "r.json"
         path.write_text(json.dumps(doc))
-        _run(["plot", str(path), "-o", str(Path(tmp) / "p.svg")])
+        _run(["plot", str(path), "--svg", str(Path(tmp) / "p.svg")])

@@ -52,12 +52,20 @@ class Script:
     # and what a level raises instead of measuring ({level: exception}).
     level_ops: Callable[[Job, int, str], float] = lambda job, level, mode: 1000.0
     level_failure: dict[int, Exception] = field(default_factory=dict)
+    # Settings.processes: more processes of it may be started (as a real
+    # worker runtime); the k-th process made of it (per hw) times its calls
+    # by process_factors[k] (a process effect), and its start raises
+    # spare_error from the second process on.
+    spreadable: bool = False
+    process_factors: tuple[float, ...] = ()
+    spare_error: Exception | None = None
 
 
 class Log:
     def __init__(self) -> None:
         self.events: list[tuple] = []
         self.benches = 0
+        self.made: dict[tuple, list] = {}  # (script, hw) -> its FakeRuntimes, in order
         self.interrupt_at: int | None = None  # global bench count that raises Ctrl-C
 
     def of(self, what: str) -> list[tuple]:
@@ -76,6 +84,10 @@ class FakeRuntime(Runtime):
         self.log = log
         self.calls = 0
         self.rounds: dict[tuple, int] = {}
+        self.spreadable = script.spreadable  # type: ignore[misc]
+        made = log.made.setdefault((id(script), hw), [])
+        self.number = len(made)  # the how-many-th process of this script and hw
+        made.append(self)
 
     def launch(self) -> None:
         self.log.events.append(("launch", self.script.kind, self.hw, dict(self.mask_env)))
@@ -84,6 +96,8 @@ class FakeRuntime(Runtime):
         self.log.events.append(("start", self.script.kind, self.hw, dict(self.mask_env)))
         if self.script.start_error is not None:
             raise self.script.start_error
+        if self.number and self.script.spare_error is not None:
+            raise self.script.spare_error
         library = "OpenSSL 3.0.19 27 Jan 2026"
         details = {
             "python": {
@@ -111,7 +125,7 @@ class FakeRuntime(Runtime):
         key = (job.call.id, job.scenario.name, len(job.inputs.data))
         n = self.rounds.get(key, 0)
         self.rounds[key] = n + 1
-        self.log.events.append(("bench", self.id, self.hw, job.call.id, key[2], plan))
+        self.log.events.append(("bench", self.id, self.hw, job.call.id, key[2], plan, self.number))
         if self.log.interrupt_at is not None and self.log.benches >= self.log.interrupt_at:
             raise KeyboardInterrupt
         if self.script.fail_after is not None and self.calls > self.script.fail_after:
@@ -121,6 +135,8 @@ class FakeRuntime(Runtime):
         per_op = self.script.per_op_ns(job, self.hw, n)
         if self.hw == "off":
             per_op *= self.script.masked_factor
+        if self.script.process_factors:
+            per_op *= self.script.process_factors[self.number % len(self.script.process_factors)]
         # Calibration sizes a sample to its plan, as a real worker's does: a
         # masked twin twice as slow runs half the calls a sample.
         loops = plan.loops or max(1, round(LOOPS * self.script.per_op_ns(job, "on", 0) / per_op))

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 
 import jsonschema
 import pytest
@@ -20,6 +19,11 @@ from bridge.errors import UsageError
 from bridge.measure import twins
 from bridge.report import check, schema
 from tests.conftest import FIXTURES, ROOT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 REPORTS = sorted(FIXTURES.rglob("*.json"))
 

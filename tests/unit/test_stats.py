@@ -6,6 +6,7 @@ import itertools
 import math
 import random
 import statistics
+import sys
 import time
 
 import pytest
@@ -207,3 +208,128 @@ def test_one_speed_with_a_long_tail_is_not_two():
     assert stats.clusters([1000.0] * 30) is None  # no spread: one speed
     assert stats.clusters(two_speeds(100, 0.05, seed=5)) is None  # a few fast samples
     assert stats.clusters(two_speeds(100, 0.4, seed=6, ratio=1.08)) is None  # too close
+
+
+def test_stdev_is_the_correctly_rounded_one_on_every_python():
+    """stats.stdev: the square root of the exact variance, correctly rounded,
+    as statistics.stdev computes it from 3.11 on. Reports re-serialise the
+    same bytes on 3.10 (tests/unit/report/test_schema.py runs there too)."""
+    rng = random.Random(27)
+    for _ in range(300):
+        xs = [rng.lognormvariate(6, 2) for _ in range(rng.randint(2, 40))]
+        got = stats.stdev(xs)
+        if sys.version_info >= (3, 11):
+            assert got == statistics.stdev(xs)
+        assert math.isclose(got, statistics.stdev(xs), rel_tol=1e-12)
+    # Exact cases.
+    assert stats.stdev([3.0, 5.0]) == math.sqrt(2)
+    assert stats.stdev([7.5] * 4) == 0.0
+
+
+# -- samples from several processes (hierarchical bootstrap) -------------------
+
+
+def _rerun(rng: random.Random, processes: int, per_process: int, between: float) -> stats.Samples:
+    """One simulated run: each process shifts all its samples by its own
+    factor (sd `between`); the samples inside vary by 5% (log-normal)."""
+    values, procs = [], []
+    for p in range(processes):
+        level = 1 + rng.gauss(0, between)
+        values += [level * math.exp(rng.gauss(0, 0.05)) for _ in range(per_process)]
+        procs += [p] * per_process
+    return stats.Samples(values, procs)
+
+
+def test_hierarchical_ci_covers_a_process_effect_that_the_within_process_ci_misses():
+    # A default run's three processes of 33 samples, a process effect of 4%
+    # against 5% per sample: the true median is 1. Over 150 simulated reruns
+    # the two-stage bootstrap's CI covers it near 95% of the time (89%); the
+    # CI of the pooled samples, which cannot see the processes, about half the
+    # time (51%). (600 resamples instead of 2000 keep the test cheap.)
+    rng = random.Random(28)
+    runs = [_rerun(rng, 3, 33, 0.04) for _ in range(150)]
+    cis = [stats.hierarchical_median_ci(run, resamples=600, seed=i) for i, run in enumerate(runs)]
+    within = [stats.median_ci(list(run)) for run in runs]
+    covered = sum(lo <= 1 <= hi for lo, hi in cis) / len(runs)
+    within_covered = sum(lo <= 1 <= hi for lo, hi in within) / len(runs)
+    assert covered >= 0.87 and within_covered <= 0.6, (covered, within_covered)
+
+    # The rerun's promise: a run's CI holds the next run's median (a looser
+    # promise to keep than the true median: the next median moves too), and
+    # consecutive runs' CIs overlap.
+    def kept(intervals):
+        pairs = list(zip(intervals[:-1], runs[1:], strict=True))
+        holds = sum(lo <= statistics.median(nxt) <= hi for (lo, hi), nxt in pairs) / len(pairs)
+        overlap = sum(
+            b[0] <= a[1] and a[0] <= b[1] for a, b in zip(intervals, intervals[1:], strict=False)
+        )
+        return holds, overlap / len(pairs)
+
+    (holds, overlap), (within_holds, within_overlap) = kept(cis), kept(within)
+    assert holds >= 0.7 and overlap >= 0.93, (holds, overlap)
+    assert within_holds <= 0.45 and within_overlap <= 0.8, (within_holds, within_overlap)
+
+
+def test_hierarchical_ci_stays_close_to_the_within_ci_without_a_process_effect():
+    rng = random.Random(5)
+    widths = []
+    for i in range(40):
+        run = _rerun(rng, 4, 25, 0.0)
+        lo, hi = stats.hierarchical_median_ci(run, resamples=600, seed=i)
+        wlo, whi = stats.median_ci(list(run))
+        widths.append((hi - lo) / (whi - wlo))
+    # The two-stage bootstrap counts the samples' spread twice over: wider, not much.
+    assert 1.0 <= statistics.median(widths) <= 1.8
+
+
+def test_one_process_reduces_to_the_order_statistic_ci_and_the_old_bootstraps():
+    rng = random.Random(3)
+    a = [rng.gauss(100, 5) for _ in range(60)]
+    b = [rng.gauss(120, 5) for _ in range(60)]
+    one_a, one_b = stats.Samples(a, [0] * 60), stats.Samples(b, [7] * 60)
+    assert stats.hierarchical_median_ci(one_a) == stats.median_ci(a)
+    assert stats.summarize(one_a) == stats.summarize(a)
+    assert stats.relative_ci(one_a, one_b) == stats.relative_ci(a, b)
+    assert stats.difference_ci(one_a, one_b) == stats.difference_ci(a, b)
+    assert stats.process_split(one_a) is None and stats.process_split(a) is None
+    with pytest.raises(ValueError, match="3 processes for 2 samples"):
+        stats.Samples([1.0, 2.0], [0, 1, 1])
+
+
+def test_ratio_ci_of_cells_from_several_processes_covers_their_process_effects():
+    # hw on / off twins, each in 4 processes with a 4% process effect; the
+    # true ratio is 2. The ratio's CI from the two-stage bootstrap holds it
+    # far more often than the one that pools the samples.
+    rng = random.Random(11)
+    covered = pooled = 0
+    for i in range(40):
+        on = _rerun(rng, 4, 25, 0.04)
+        off = stats.Samples([2 * x for x in _rerun(rng, 4, 25, 0.04)], on.procs)
+        _, (lo, hi) = stats.relative_ci(on, off, resamples=600, seed=i)
+        covered += lo <= 2 <= hi
+        _, (plo, phi) = stats.relative_ci(list(on), list(off), resamples=600, seed=i)
+        pooled += plo <= 2 <= phi
+    assert covered >= 36 and pooled <= 28, (covered, pooled)  # 40 and 23 of 40
+
+
+def test_process_split_names_the_share_and_the_spread():
+    # Two processes 6.9% apart, each tight: the split is nearly all between.
+    rng = random.Random(1)
+    values = [4738 * (1 + rng.gauss(0, 0.005)) for _ in range(50)]
+    values += [5064 * (1 + rng.gauss(0, 0.005)) for _ in range(50)]
+    split = stats.process_split(stats.Samples(values, [0] * 50 + [1] * 50))
+    assert split is not None and split.processes == 2
+    assert split.share > 0.95 and abs(split.spread - 0.069) < 0.005
+    lo, hi = stats.summarize(stats.Samples(values, [0] * 50 + [1] * 50)).ci95
+    assert lo < 4760 and hi > 5040  # the CI spans both processes
+    # No process effect: a small share.
+    flat = [1000 * (1 + rng.gauss(0, 0.05)) for _ in range(100)]
+    quiet = stats.process_split(stats.Samples(flat, [i % 4 for i in range(100)]))
+    assert quiet is not None and quiet.share < 0.5
+
+
+def test_a_hierarchical_ci_is_quick_enough_for_every_view():
+    run = _rerun(random.Random(2), 4, 25, 0.02)
+    started = time.perf_counter()
+    stats.hierarchical_median_ci(run, seed=99)
+    assert time.perf_counter() - started < 0.5  # a few ms on an idle machine

@@ -273,7 +273,7 @@ def test_views_show_levels_scaling_latency_and_the_probe():
     assert "woke p99 50 µs late" in md and "the calls ran on them" in md
     text = RENDERERS["text"](r)
     assert text.isascii() and max(map(len, text.splitlines())) <= 72
-    assert "[1] erlang@25.2.3: crypto:hash(sha256, Data) xN processes" in text
+    assert "(a) erlang@25.2.3: crypto:hash(sha256, Data) xN processes" in text
 
 
 def test_compare_lines_up_levels_across_reports():

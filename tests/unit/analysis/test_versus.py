@@ -112,7 +112,7 @@ def test_too_few_rounds_is_unresolved_not_significant():
     d = first_named(rep)
     assert d.verdict == versus.UNRESOLVED and d.rounds == 2 and not d.significant
     text = RENDERERS["text"](rep)
-    assert "--quick measures 2 rounds per cell" in text.replace("\n", " ")
+    assert "--quick measures 2 rounds per cell" in " ".join(text.split())
     assert "0.70x ?" in text
 
 

@@ -229,6 +229,15 @@ def test_every_bound_is_the_click_options_range():
     for name, bound in BOUNDS.items():
         if not bound.option:
             continue
+        if name == "until_stable":  # a flag; --until-stable=CI is read by until_stable_target
+            from bridge.cli.run import until_stable_target
+
+            assert until_stable_target(f"{bound.low * 100}%") == pytest.approx(bound.low)
+            assert until_stable_target(f"{bound.high * 100}%") == pytest.approx(bound.high)
+            for outside in (f"{bound.low * 50}%", f"{bound.high * 101}%"):
+                with pytest.raises(UsageError, match="the target must be from"):
+                    until_stable_target(outside)
+            continue
         t = by_flag[bound.option].type
         assert isinstance(t, click.IntRange if bound.integer else click.FloatRange), name
         assert (t.min, t.max) == (bound.low, bound.high), name

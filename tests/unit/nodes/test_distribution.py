@@ -5,12 +5,14 @@ plan a run gets, the agent's renaming and compiler choice. No node runs here
 from __future__ import annotations
 
 import re
+import socket
+import warnings
 from pathlib import Path
 
 import pytest
 
 from bridge.cli import plans
-from bridge.errors import UsageError
+from bridge.errors import BridgeWarning, UsageError
 from bridge.nodes import agent, distribution
 from bridge.system import otp
 
@@ -29,10 +31,17 @@ def test_node_names_and_their_kind(text, domain):
     assert str(node) == text and node.domain == domain
 
 
-@pytest.mark.parametrize("text", ["app", "@host", "app@", "a b@host", "app@ho st", "app@h@x"])
+@pytest.mark.parametrize("text", ["@host", "app@", "a b@host", "app@ho st", "app@h@x", "a b"])
 def test_bad_node_names(text):
-    with pytest.raises(UsageError, match="expected NAME@HOST"):
+    with pytest.raises(UsageError, match="expected NAME or NAME@HOST"):
         distribution.parse_node(text)
+
+
+def test_a_bare_name_is_on_this_host_as_erl_sname_names_it(monkeypatch):
+    monkeypatch.setattr(socket, "gethostname", lambda: "db7.example.com")
+    node = distribution.parse_node("target")
+    # erl -sname target registers target@db7: the short host, short names.
+    assert str(node) == "target@db7" and node.domain == "shortnames"
 
 
 def _cookie(tmp_path: Path, content: bytes, mode: int = 0o400) -> Path:
@@ -51,7 +60,7 @@ def test_cookie_is_read_as_erl_reads_it(tmp_path):
     [
         (b"SECRET", 0o644, "chmod 400"),
         (b"SECRET", 0o640, "readable by others"),
-        (b"\n", 0o600, "empty"),
+        (b"\n", 0o600, "the cookie is empty"),
         ("sécret".encode(), 0o600, "printable ASCII"),
         (b"x" * 256, 0o600, "at most 255"),
     ],
@@ -59,6 +68,47 @@ def test_cookie_is_read_as_erl_reads_it(tmp_path):
 def test_cookie_files_erl_would_refuse(tmp_path, content, mode, said):
     with pytest.raises(UsageError, match=said):
         distribution.read_cookie(_cookie(tmp_path, content, mode))
+
+
+def test_a_named_cookie_file_readable_by_others_is_a_warning(tmp_path):
+    # mix release writes releases/COOKIE 0644 under the default umask.
+    path = _cookie(tmp_path, b"RELEASED", 0o644)
+    with pytest.warns(BridgeWarning, match="readable by others .*chmod 400") as said:
+        assert distribution.read_cookie(path, named=True) == "RELEASED"
+    assert "RELEASED" not in str(said[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        source = distribution.cookie_from(None, path)
+        assert source.named and str(source) == str(path)
+    with pytest.warns(BridgeWarning):
+        assert source.read() == "RELEASED"
+
+
+def test_the_cookie_comes_from_the_option_the_file_release_cookie_then_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    home_file = _cookie(tmp_path, b"HOMECOOKIE")
+    assert home_file.name == "cookie"
+    home_file.rename(tmp_path / ".erlang.cookie")
+    given = distribution.cookie_from("GIVEN", None, {"RELEASE_COOKIE": "xyzzy"})
+    assert given.read() == "GIVEN" and str(given) == "--cookie"
+    released = distribution.cookie_from(None, None, {"RELEASE_COOKIE": "xyzzy"})
+    assert released.read() == "xyzzy" and str(released) == "RELEASE_COOKIE"
+    default = distribution.cookie_from(None, None, {})
+    assert default.read() == "HOMECOOKIE" and not default.named
+    # The cookie is in no repr, str or message.
+    for source in (given, released):
+        assert source.value not in repr(source) + str(source)
+    with pytest.raises(UsageError, match="give one"):
+        distribution.cookie_from("A", tmp_path / "x", {})
+    # Checked when read (node_plan reads it before anything starts).
+    odd = distribution.cookie_from(None, None, {"RELEASE_COOKIE": "s\x1bcret"})
+    with pytest.raises(UsageError, match="RELEASE_COOKIE: not a cookie") as bad:
+        odd.read()
+    assert "cret" not in bad.value.one_line()
+    with pytest.raises(UsageError, match="--cookie: the cookie is empty"):
+        distribution.node_plan(("a@h",), distribution.cookie_from("  ", None, {}))
+    with pytest.raises(UsageError, match="--cookie: not a cookie"):
+        distribution.cookie_from("caf\udce9", None, {}).read()  # undecodable argv bytes
 
 
 def test_missing_cookie_file_and_directory(tmp_path):
@@ -119,10 +169,10 @@ def test_without_node_nothing_changes(tmp_path):
     [
         ({"measure": False}, "add --measure"),
         ({"node": (), "measure": True}, "--measure goes with --node"),
-        ({"node": (), "measure": False}, "--cookie-file goes with --node"),
+        ({"node": (), "measure": False}, "--cookie/--cookie-file goes with --node"),
         ({"hw": "both"}, "cannot be masked"),
         ({"hw": "off"}, "cannot be masked"),
-        ({"node": ("nohost",)}, "expected NAME@HOST"),
+        ({"node": ("no host",)}, "expected NAME or NAME@HOST"),
         ({"scenarios": ("file-sha256",)}, "--node cannot measure file-sha256"),
         ({"scenarios": ("hmac-sha1", "file-sha256")}, "--node cannot measure file-sha256"),
         ({"method": "tc"}, "--method tc times local Erlang runtimes only"),

@@ -39,18 +39,20 @@ def test_text_view_is_mail_safe():
     text = RENDERERS["text"](schema.load(REPORT))
     assert max(len(line) for line in text.splitlines()) <= 72
     assert text.isascii()
-    # Summary first, then tables, provenance, reproduce.
+    # The answer first, then tables, the findings, provenance, reproduce.
     order = [
         text.index(s)
-        for s in ("hmac-sha1 at 1000 bytes", "== hmac-sha1", "Environment:", "Reproduce:")
+        for s in ("Answer:", "== hmac-sha1", "Findings:", "Environment:", "Reproduce:")
     ]
     assert order == sorted(order)
 
 
-def test_markdown_opens_with_sentences_and_ends_with_reproduce():
+def test_markdown_opens_with_the_answer_and_ends_with_reproduce():
     md = RENDERERS["markdown"](schema.load(REPORT))
     first_items = [line for line in md.splitlines() if line.startswith("- ")][:2]
-    assert first_items and first_items[0].startswith("- hmac-sha1 at 1000 bytes: ")
+    assert md.splitlines()[2] == first_items[0]  # right under the title
+    assert first_items[0].startswith("- erlang@25.2.3 `crypto:macN(hmac, sha, Key, Data, 10)`: ")
+    assert "uses SHA extensions: masked takes 1.20× (CI 1.13–1.24) at 1000 B" in first_items[0]
     assert md.rstrip().endswith("```") and "bridge run hmac-sha1" in md.splitlines()[-2]
 
 

@@ -30,8 +30,8 @@ class Outer(Record):
     items: tuple[Inner, ...] = jf(omit=EMPTY, default=())
     hidden: int = jf(write=False, default=3)
 
-    json_order: ClassVar = ("items", "title")
-    json_derived_keys: ClassVar = ("twice",)
+    json_order: ClassVar[tuple[str, ...]] = ("items", "title")
+    json_derived_keys: ClassVar[tuple[str, ...]] = ("twice",)
 
     def json_derived(self):
         return {"twice": self.name * 2}

@@ -182,3 +182,22 @@ def test_a_report_with_level_cells_validates_and_reads_back():
     assert statuses == {"ok", "failed", "unsupported"}
     check.check(data, "r.json")
     assert schema.dumps(schema.Report.from_json(data)) == text
+
+
+def test_a_report_with_samples_from_several_processes_validates_and_reads_back():
+    """The fast tier's run with two processes per runtime: procs and the
+    between-process figures validate and re-serialise; procs of another
+    length than samples are refused in one line."""
+    from tests.session.test_processes import ONE_SIZE, SETTINGS, script
+    from tests.session.test_session import plan, run
+
+    outcome, _ = run(plan(ONE_SIZE, settings=SETTINGS), [script("python", spreadable=True)])
+    text = schema.dumps(outcome.report)
+    data = json.loads(text)
+    result = data["results"][0]
+    assert set(result["procs"]) == {0, 1} and result["ns_per_op"]["processes"] == 2
+    check.check(data, "r.json")
+    assert schema.dumps(schema.Report.from_json(data)) == text
+    result["procs"] = result["procs"][:-1]
+    with pytest.raises(UsageError, match="23 processes for 24 samples"):
+        check.check(data, "r.json")

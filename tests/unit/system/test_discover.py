@@ -95,3 +95,47 @@ def test_group_resolution(layout):
         str(home / ".local/share/mise/installs/erlang/27.0/bin/erl")
     ]
     assert discover.resolve_group("otp:21", home, env) == []  # broken: no crypto
+
+
+def test_each_version_manager_s_own_variables(tmp_path):
+    """Where asdf, mise, kerl and Homebrew put OTPs when their variables move
+    them: ASDF_DATA_DIR, MISE_DATA_DIR, XDG_DATA_HOME, KERL_BASE_DIR (its
+    otp_installations record), KERL_DEFAULT_INSTALL_DIR, HOMEBREW_PREFIX (its
+    Cellar's every version, opt/'s linked one) and Linux's ~/.linuxbrew."""
+    home = tmp_path / "home"
+    home.mkdir()
+    fake_otp(tmp_path / "asdf-data" / "installs" / "erlang" / "26.1", "26.1")
+    fake_otp(tmp_path / "mise-data" / "installs" / "erlang" / "27.1", "27.1")
+    fake_otp(tmp_path / "xdg" / "mise" / "installs" / "erlang" / "27.2", "27.2")
+    recorded = fake_otp(tmp_path / "anywhere" / "otp-25.1", "25.1")
+    kerl_base = tmp_path / "kerl-base"
+    kerl_base.mkdir()
+    (kerl_base / "otp_installations").write_text(f"25.1 {recorded}\n")
+    fake_otp(tmp_path / "kerl-default" / "24.1", "24.1")
+    brew = tmp_path / "brew"
+    cellar = fake_otp(brew / "Cellar" / "erlang" / "28.0.1" / "lib" / "erlang", "28.0.1")
+    fake_otp(brew / "Cellar" / "erlang@26" / "26.0.2" / "lib" / "erlang", "26.0.2")
+    (brew / "opt").mkdir()
+    (brew / "opt" / "erlang").symlink_to(cellar.parent.parent)  # the linked version
+    fake_otp(home / ".linuxbrew" / "opt" / "erlang@23" / "lib" / "erlang", "23.0")
+    base_env = {"HOME": str(home), "PATH": str(tmp_path / "no-bin")}
+    env = {
+        **base_env,
+        "ASDF_DATA_DIR": str(tmp_path / "asdf-data"),
+        "MISE_DATA_DIR": str(tmp_path / "mise-data"),
+        "KERL_BASE_DIR": str(kerl_base),
+        "KERL_DEFAULT_INSTALL_DIR": str(tmp_path / "kerl-default"),
+        "HOMEBREW_PREFIX": str(brew),
+    }
+    found = {f.otp_version: f.sources for f in discover.discover(home, env, ())}
+    assert found["26.1"] == ["asdf"]
+    assert found["27.1"] == ["mise"] and "27.2" not in found  # MISE_DATA_DIR wins
+    assert found["25.1"] == ["kerl"] and found["24.1"] == ["kerl"]
+    # opt/erlang and Cellar/erlang/28.0.1 are one installation, listed once.
+    assert found["28.0.1"] == ["homebrew"] and found["26.0.2"] == ["homebrew"]
+    assert found["23.0"] == ["homebrew"]
+    # Without MISE_DATA_DIR, mise's data is under XDG_DATA_HOME.
+    xdg = {**base_env, "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    assert ("mise", tmp_path / "xdg/mise/installs/erlang/27.2") in discover.candidates(
+        home, xdg, ()
+    )

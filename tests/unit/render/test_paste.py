@@ -1,0 +1,321 @@
+"""The views that get pasted (Markdown for GitHub and Discourse, the text
+view for the mailing list) and the plots, on fixture reports.
+
+ecdsa-2otp-2openssl.json is a real run saved once on this project's machine
+(load ~5 on 2 CPUs, so its CIs are wide):
+
+    bridge run ecdsa-p256 --samples 8 --sample-ms 2 --rounds 3 --warmup-ms 5
+      --openssl-runs 3 --erl <bullseye>/bin/erl --erl /usr/bin/erl
+      --openssl <bullseye>/bin/openssl --openssl /usr/bin/openssl
+
+OTP 23.2.6 on OpenSSL 1.1.1w beside OTP 25.2.3 on OpenSSL 3.0.19, Python,
+and openssl 1.1.1w and 3.0.19. BRIDGE_UPDATE_GOLDEN=1 rewrites the golden
+files; read the diff."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+
+import pytest
+
+from bridge.render import RENDERERS, env, home, markdown, plot
+from bridge.report import schema
+from tests.conftest import FIXTURES, ROOT
+
+ECDSA = FIXTURES / "roundtrip" / "ecdsa-2otp-2openssl.json"
+VERSIONS = FIXTURES / "roundtrip" / "versions-3otp-2openssl.json"
+HMAC = FIXTURES / "report-hmac-sha1-v1.json"
+GOLDEN = FIXTURES / "golden"
+CONCURRENCY = ROOT / "docs" / "findings" / "reports" / "hmac-sha1-concurrency-quick.json"
+ALL = [ECDSA, VERSIONS, HMAC, CONCURRENCY, *sorted((FIXTURES / "roundtrip").glob("run-mix*.json"))]
+
+
+@functools.cache
+def load(path) -> schema.Report:
+    """Each fixture read once (reports are immutable; the renderers only read)."""
+    return schema.load(path)
+
+
+@functools.cache
+def one_scenario(path, scenario: str, drop: str = "") -> schema.Report:
+    """A report cut down to one scenario (every section that names one), and
+    without the runtime `drop`."""
+    data = json.loads(path.read_text())
+    for key in ("results", "verdicts", "fits", "interop", "differences", "upgrades", "unstable"):
+        if isinstance(data.get(key), list):
+            data[key] = [
+                x
+                for x in data[key]
+                if x.get("scenario", scenario) == scenario
+                and drop not in (x.get(k) for k in ("runtime", "baseline_runtime", "new", "old"))
+            ]
+    for check in data.get("interop", []):
+        check["outputs"] = {k: v for k, v in check["outputs"].items() if drop not in k}
+    data["runtimes"] = [rt for rt in data["runtimes"] if rt["id"] != drop]
+    data["hardware"]["experiments"] = [
+        e for e in data["hardware"].get("experiments", []) if e["runtime"] != drop
+    ]
+    return schema.Report.from_json(data)
+
+
+@pytest.mark.parametrize("fmt, suffix", [("markdown", "md"), ("text", "txt")])
+def test_golden_ecdsa_on_two_otps_and_two_openssl_builds(fmt, suffix):
+    rendered = RENDERERS[fmt](load(ECDSA))
+    golden = GOLDEN / f"ecdsa-2otp-2openssl.{suffix}"
+    if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
+        golden.write_text(rendered)
+    assert rendered == golden.read_text()
+
+
+def test_the_markdown_fits_a_post():
+    ecdsa = RENDERERS["markdown"](load(ECDSA))
+    assert len(ecdsa.splitlines()) < 120  # it was 251 lines
+    # One scenario on three runtimes, two of them in two versions.
+    sha256 = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256", drop="erlang@25.2.3#2"))
+    assert len(sha256.splitlines()) <= 80
+    # With a third OTP, its answer line, its rows and its cost model lines.
+    assert len(RENDERERS["markdown"](one_scenario(VERSIONS, "sha256")).splitlines()) <= 95
+    assert len(RENDERERS["markdown"](load(HMAC)).splitlines()) <= 50
+
+
+def test_the_markdown_opens_with_one_answer_line_per_call_and_runtime():
+    report = load(ECDSA)
+    lines = RENDERERS["markdown"](report).splitlines()
+    assert lines[0].startswith("### ecdsa-p256: bridge ") and lines[1] == ""
+    calls = {(r.runtime, r.call) for r in report.results}
+    answers = lines[2 : 2 + len(calls)]
+    assert all(a.startswith("- ") for a in answers)
+    assert set(calls_in(answers)) == calls and len(answers) == len(calls)
+    # The comparisons carry their CI and verdict.
+    otp25 = next(a for a in answers if a.startswith("- erlang@25.2.3 `crypto:verify"))
+    assert re.search(r"time against erlang@23\.2\.6: 0\.\d\d× \(CI [\d.]+–[\d.]+, faster\)", otp25)
+    heading = next(n for n, x in enumerate(lines) if x.startswith("#### ecdsa-p256: "))
+    assert heading > 2 + len(calls)  # the table after the answer
+
+
+def calls_in(answers: list[str]) -> list[tuple[str, str]]:
+    return [(a.split(" `")[0][2:], a.split("`")[1]) for a in answers]
+
+
+def test_the_hw_verdict_answers_with_its_ci():
+    md = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256"))
+    line = next(x for x in md.splitlines() if x.startswith("- erlang@23.2.6 "))
+    assert "uses SHA extensions: masked takes 1.39× (CI 1.26–1.59) at 16 B" in line
+    assert "16.11× (CI 4.13–21.26) at 16 KiB" in line
+
+
+def table(md: str, header_start: str = "| runtime") -> tuple[list[str], list[str], list[list[str]]]:
+    lines = md.splitlines()
+    i = next(n for n, x in enumerate(lines) if x.startswith(header_start))
+    cells = [[c.strip() for c in x.strip("|").split("|")] for x in lines[i : i + 100]]
+    body = []
+    for x in lines[i + 2 :]:
+        if not x.startswith("|"):
+            break
+        body.append([c.strip() for c in x.strip("|").split("|")])
+    return cells[0], cells[1], body
+
+
+def test_numbers_are_right_aligned_and_ops_and_min_stand_beside_ns():
+    md = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256"))
+    head, rule, body = table(md)
+    assert head[:7] == ["runtime", "call", "bytes", "ns/op (hw on)", "95% CI", "min", "ops/s"]
+    assert "MB/s" in head and "ns/op (hw off)" in head and "off/on (95% CI)" in head
+    for name in ("bytes", "ns/op (hw on)", "95% CI", "min", "ops/s", "MB/s", "× fastest"):
+        assert rule[head.index(name)].endswith(":"), name
+    assert rule[0].startswith(":") and not rule[0].endswith(":")
+    # hw on and off of a call and size share a row: 8 calls at 3 sizes.
+    assert len(body) == 24
+    row = body[0]
+    assert row[0] == "erlang@23.2.6" and row[head.index("off/on (95% CI)")] == "1.39× (1.26–1.59)"
+    ns, low = (float(row[head.index(k)].replace(",", "")) for k in ("ns/op (hw on)", "min"))
+    assert low <= ns and row[head.index("ops/s")] == "2.06M"
+
+
+def test_no_mb_per_s_where_no_bytes_flow():
+    ecdsa = RENDERERS["markdown"](load(ECDSA))
+    head, _, body = table(ecdsa)
+    assert "MB/s" not in head and "ops/s" in head
+    assert "MB/s" not in RENDERERS["text"](load(ECDSA))
+    assert "MB/s" in table(RENDERERS["markdown"](load(HMAC)))[0]
+
+
+def test_folded_blocks_render_on_github():
+    md = RENDERERS["markdown"](load(ECDSA))
+    lines = md.splitlines()
+    opened = [n for n, x in enumerate(lines) if x.startswith("<details><summary>")]
+    summaries = [lines[n] for n in opened]
+    assert any("Environment" in s for s in summaries) and any("Noise" in s for s in summaries)
+    for n in opened:
+        assert lines[n - 1] == "" and lines[n + 1] == ""  # blank lines around the Markdown
+        close = lines.index("</details>", n)
+        assert lines[close - 1] == ""
+    assert md.count("<details>") == md.count("</details>") == len(opened)
+
+
+def test_no_trailing_space_line_breaks_and_no_code_block_but_the_command():
+    for path in ALL:
+        md = RENDERERS["markdown"](load(path))
+        assert not [x for x in md.splitlines() if x != x.rstrip()], path.name
+        # An error's stderr tail is a code block inside its (folded) list item.
+        fences = [x for x in md.splitlines() if x.startswith("```")]
+        assert fences == ["```sh", "```"] and "```sh\nbridge run " in md, path.name
+    md = RENDERERS["markdown"](load(VERSIONS))
+    assert "| erlang@23.2.6   | `crypto:hash(sha256, Data)`" in md  # the cost model, a table
+    assert re.search(r"\| +R² \|", md)
+
+
+def test_the_home_directory_reads_tilde(monkeypatch):
+    report = load(ECDSA)
+    for fmt in ("markdown", "text"):
+        out = RENDERERS[fmt](report)
+        assert "/root/" not in out, fmt
+        assert "~/.cache/bridge/runtimes/bullseye/bin/openssl" in out
+    md = RENDERERS["markdown"](report)
+    assert "--erl ~/.cache/bridge/runtimes/bullseye/bin/erl --erl /usr/bin/erl" in md
+    # bridge env, and a home elsewhere (the python in a venv under it).
+    monkeypatch.setattr(home, "_home", lambda: "/work/wt-i24-paste")
+    items = env.paste_items(report)
+    assert any("Python 3.11.7 (~/.venv/bin/python)" in i for i in items)
+    shown = env.render_env({"os": "x"}, report.runtimes, {})
+    assert "(~/.venv/bin/python)" in shown and "/work/wt-i24-paste" not in shown
+    assert home.tilde("/work/wt-i24-paste2/x /work/wt-i24-paste") == "/work/wt-i24-paste2/x ~"
+    assert home.tilde_words("a '/work/wt-i24-paste/x'") == "a '/work/wt-i24-paste/x'"
+
+
+def test_masks_are_one_environment_line():
+    items = env.paste_items(load(VERSIONS))
+    masks = [i for i in items if i.startswith("hw off: ")]
+    assert masks == ["hw off: OPENSSL_ia32cap=:~0x20000000 (every runtime)"]
+
+
+def test_the_concurrency_block_pastes_too():
+    md = RENDERERS["markdown"](load(CONCURRENCY))
+    head, rule, _ = table(md[md.index("#### Concurrency") :])
+    assert rule[head.index("ops/s (95% CI)")].endswith(":")
+    assert "- erlang procs: N Erlang processes in one node" in md
+    assert "hmac-sha1 at 1000 bytes, 2 workers at once against one" in md.split("####")[0]
+
+
+def test_align_right_aligns_other_modules_tables():
+    lines = ["| a   | n     |", "|-----|-------|", "| x   | 1,234 |", "| y   | 2.0×  |"]
+    assert markdown.align(lines)[1] == "|-----|------:|"
+    assert markdown.align(["| a | b |", "|---|---|", "| x | - |"])[1] == "|---|---|"
+
+
+# -- the text view -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
+def test_the_text_view_survives_mail(path):
+    text = RENDERERS["text"](load(path))
+    assert text.isascii() and max(map(len, text.splitlines())) <= 72
+    assert text.splitlines()[2] == "Answer:"
+    assert text.index("Answer:") < text.index("== ") < text.index("Findings:")
+    assert not re.search(r"^\S+ B\b|^B\b", text, re.M)  # no unit cut from its figure
+
+
+def test_one_meaning_of_a_number_in_brackets():
+    """[n] is a note on what a row measures in every view; the text view's
+    calls are lettered."""
+    report = load(ECDSA)
+    text = RENDERERS["text"](report)
+    calls = [x for x in text.splitlines() if re.match(r"\([a-z]+\) \w+@", x)]
+    assert len(calls) == len({(r.runtime, r.call) for r in report.results})
+    assert calls[0].startswith("(a) erlang@23.2.6: crypto:sign(")
+    assert re.search(
+        r"\(a\) erlang@23\.2\.6: crypto:sign\([^()]*\) \[1\] \(b\)", " ".join(text.split())
+    )
+    notes = [x for x in text.splitlines() if re.match(r"\[\d+\] ", x)]
+    table_notes = [x for x in RENDERERS["table"](report).splitlines() if re.match(r"\[\d+\] ", x)]
+    assert notes
+    # The terminal view names its calls in a legend; where it numbers notes, the same numbers.
+    assert not table_notes or [n.split()[0] for n in notes] == [n.split()[0] for n in table_notes]
+    assert all(not re.match(r"\[\d+\] \w+@", n) for n in notes)
+
+
+# -- plots -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mpl():
+    return pytest.importorskip("matplotlib")
+
+
+def _errorbars(ax):
+    from matplotlib.container import ErrorbarContainer
+
+    return [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+
+
+def test_every_point_has_its_ci_and_the_off_on_ratio_has_a_panel(mpl):
+    import matplotlib.pyplot as plt
+
+    reports = [("versions", one_scenario(VERSIONS, "sha256"))]
+    drawn = plot.series(reports)
+    fig = plot.figure(reports)
+    try:
+        axes = fig.axes
+        speed = [ax for ax in axes if "(median, 95% CI) by size" in ax.get_title()]
+        ratio = [ax for ax in axes if "hw off / hw on" in ax.get_title()]
+        assert len(speed) == len(ratio) == 1
+        for ax in speed:
+            bars = _errorbars(ax)
+            mine = [s for s in drawn if ax.get_title().startswith(s.scenario + ":")]
+            assert len(bars) == len(mine)
+            assert all(c.has_yerr for c in bars)
+            assert ax.get_yscale() == "log"
+        for ax in ratio:
+            bars = _errorbars(ax)
+            assert bars and all(c.has_yerr for c in bars)
+            assert any(line.get_ydata()[0] == 1.0 for line in ax.get_lines())  # no effect
+        # A CI is a range around the median, in the metric drawn.
+        s = next(s for s in drawn if s.runtime == "erlang@23.2.6" and s.sizes[0] == 16)
+        assert all(lo <= v <= hi for lo, v, hi in zip(s.lo, s.values, s.hi, strict=True))
+        assert any(lo < v < hi for lo, v, hi in zip(s.lo, s.values, s.hi, strict=True))
+        # The legend stands outside the data, right of the row.
+        for ax in ratio:
+            legend = ax.get_legend()
+            assert legend is not None and len(legend.get_texts()) == len(drawn)
+            anchor = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+            assert anchor.x0 > 1.0 and legend._loc == 2  # its upper left corner there
+        width, height = fig.get_size_inches()
+        assert width >= 15 and fig.dpi >= 150
+    finally:
+        plt.close(fig)
+
+
+def test_a_single_size_scenario_draws_bars(mpl):
+    import matplotlib.pyplot as plt
+    from matplotlib.container import BarContainer
+
+    for path, n in ((HMAC, 8), (ECDSA, 12)):
+        fig = plot.figure([("r", load(path))])
+        try:
+            speed = fig.axes[0]
+            bars = [c for c in speed.containers if isinstance(c, BarContainer)]
+            assert len(bars) == 1 and len(bars[0]) == n
+            assert all(c.has_xerr for c in _errorbars(speed))
+            assert not speed.get_lines() or all(len(x.get_xdata()) != 1 for x in speed.get_lines())
+            labels = [t.get_text() for t in speed.get_yticklabels()]
+            assert all(re.search(r"\(hw o(n|ff)\)$", t) for t in labels)
+            if path == HMAC:
+                ratio = fig.axes[1]
+                assert "hw off / hw on" in ratio.get_title()
+                assert [c for c in ratio.containers if isinstance(c, BarContainer)]
+                assert "MB/s" in speed.get_xlabel()
+            else:
+                assert "ops/s" in speed.get_xlabel()  # a signature moves no bytes
+        finally:
+            plt.close(fig)
+
+
+def test_a_name_ending_in_svg_writes_svg(mpl, tmp_path):
+    out = tmp_path / "p.svg"
+    assert plot.plot([("r", load(HMAC))], out) == 8
+    text = out.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text
+    assert "hw off / hw on" in text
