@@ -253,6 +253,192 @@ def _binomial_tail(n: int, p: float, k: int) -> float:
     return min(total, 1.0) if upper else max(1.0 - total, 0.0)
 
 
+# -- the low statistic -------------------------------------------------------
+# What verdicts and comparisons are judged on (docs/reference/statistics.md):
+# the 10th percentile of a cell's per-call times, as an order statistic,
+# x(ceil(0.1 n)): the minimum when a cell has 10 samples or fewer. Noise on a
+# timing only adds (Chen & Revels, arXiv:1608.04295), so the low end of the
+# samples is the part a busy or two-speed machine moves least; the minimum
+# itself has no bootstrap CI (a resample never goes below it) and falls as
+# more samples are taken, a low quantile has both.
+LOW_QUANTILE = 0.10
+LOW_STATISTIC = "p10"  # how views label it
+LOW_STATISTIC_TEXT = "10th percentile"
+# Fewer samples a side than this give no CI worth a verdict: one sample a side
+# gives a "CI" of one point ([1.14, 1.14]); two give four resample pairs.
+MIN_CI_SAMPLES = 3
+
+
+def low_rank(n: int) -> int:
+    """The 1-based rank of the low statistic among n sorted samples."""
+    return max(1, math.ceil(LOW_QUANTILE * n - 1e-9))
+
+
+def low(values: Sequence[float]) -> float:
+    """The low statistic of a cell: x(ceil(0.1 n)) of its sorted samples."""
+    xs = sorted(values)
+    if not xs:
+        raise ValueError("no samples")
+    return xs[low_rank(len(xs)) - 1]
+
+
+def resampled_order_statistic(
+    values: Sequence[float], rank: int, rng: random.Random
+) -> Callable[[], float]:
+    """A function returning the `rank`-th smallest (1-based) of a bootstrap
+    resample of `values`, drawn from its exact distribution: with K_i the
+    number of the n draws at or below sorted index i (binomial: n,
+    (i + 1)/n), the rank-th smallest is xs[i] when K_(i-1) < rank <= K_i
+    (as resampled_median does for an odd n)."""
+    xs = sorted(values)
+    n = len(xs)
+    if not xs:
+        raise ValueError("no samples")
+    if n == 1:
+        return lambda: xs[0]
+    at_least = [_binomial_tail(n, (i + 1) / n, rank) for i in range(n)]
+    cumulative = list(
+        itertools.accumulate(at_least[i] - (at_least[i - 1] if i else 0.0) for i in range(n))
+    )
+    total, last, uniform = cumulative[-1], n - 1, rng.random
+    return lambda: xs[min(bisect.bisect_right(cumulative, uniform() * total), last)]
+
+
+def low_ratio_ci(
+    a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, seed: int = 0
+) -> tuple[float, tuple[float, float]]:
+    """low(b)/low(a) with a percentile-bootstrap 95% CI (each side resampled
+    on its own; deterministic for a given seed)."""
+    if not a or not b:
+        raise ValueError("no samples")
+    point = low(b) / low(a)
+    rng = random.Random(seed)
+    draw_a = resampled_order_statistic(a, low_rank(len(a)), rng)
+    draw_b = resampled_order_statistic(b, low_rank(len(b)), rng)
+    ratios = sorted(draw_b() / draw_a() for _ in range(resamples))
+    lo = ratios[int(0.025 * (resamples - 1))]
+    hi = ratios[int(math.ceil(0.975 * (resamples - 1)))]
+    return point, (lo, hi)
+
+
+def low_difference_ci(
+    a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, seed: int = 0
+) -> tuple[float, tuple[float, float]]:
+    """low(a) - low(b) with a percentile-bootstrap 95% CI."""
+    if not a or not b:
+        raise ValueError("no samples")
+    point = low(a) - low(b)
+    rng = random.Random(seed)
+    draw_a = resampled_order_statistic(a, low_rank(len(a)), rng)
+    draw_b = resampled_order_statistic(b, low_rank(len(b)), rng)
+    diffs = sorted(draw_a() - draw_b() for _ in range(resamples))
+    lo = diffs[int(0.025 * (resamples - 1))]
+    hi = diffs[int(math.ceil(0.975 * (resamples - 1)))]
+    return point, (lo, hi)
+
+
+def missing_evidence(n_a: int, n_b: int, what: str = "sample", rerun: str = "") -> str:
+    """ "" when both sides have the samples a CI needs; otherwise what is
+    missing, in words: "1 openssl run per side: no CI; rerun with
+    --openssl-runs 3"."""
+    fewest = min(n_a, n_b)
+    if fewest >= MIN_CI_SAMPLES:
+        return ""
+    counts = f"{fewest}" if n_a == n_b else f"{min(n_a, n_b)} and {max(n_a, n_b)}"
+    plural = what if n_a == n_b == 1 else _plural(what)
+    text = f"{counts} {plural} per side: no CI"
+    return f"{text}; rerun with {rerun}" if rerun else text
+
+
+def _plural(word: str) -> str:
+    """ "sample" -> "samples", "openssl run" -> "openssl runs"."""
+    return word + "s"
+
+
+def agreeing_rounds_needed(k: int, alpha: float = 0.05) -> int:
+    """Of k interleaved rounds, how many must agree on a direction: all of
+    them up to 5; beyond, the fewest a one-sided sign test at `alpha` accepts,
+    P(Binomial(k, 1/2) >= a) <= alpha (bridge.analysis.versus does the same)."""
+    if k <= 5:
+        return k
+    tail = 0.0
+    for a in range(k, -1, -1):
+        tail += math.comb(k, a) / 2**k
+        if tail > alpha:
+            return a + 1
+    return 0
+
+
+# -- clusters (two-speed machines) ------------------------------------------
+# A cell's samples form two clusters when the best split of their logarithms
+# into two groups (1-D two-means, exact) leaves each group at least 15% of
+# the samples (and 4), the groups' medians are at least 1.15x apart, and the
+# groups are separated: Ashman's D on the logarithms >= 4.5 (one normal cut
+# at its median gives 2.7, a uniform 3.5). Logarithms make a long right tail (a
+# timing's usual shape) short, so 16 samples are enough to look.
+CLUSTER_MIN_SAMPLES = 16
+CLUSTER_MIN_SHARE = 0.15
+CLUSTER_MIN_N = 4
+CLUSTER_MIN_RATIO = 1.15
+CLUSTER_MIN_D = 4.5
+
+
+@dataclass(frozen=True)
+class Cluster:
+    n: int
+    share: float  # of the cell's samples
+    level: float  # the cluster's median
+
+
+@dataclass(frozen=True)
+class Clusters:
+    low: Cluster
+    high: Cluster
+    ashman_d: float  # on the logarithms
+
+    @property
+    def ratio(self) -> float:
+        return self.high.level / self.low.level
+
+    def sentence(self, unit: str = "ns") -> str:
+        return (
+            f"two speeds: {self.low.share:.0%} of the samples near {self.low.level:,.0f} {unit},"
+            f" {self.high.share:.0%} near {self.high.level:,.0f} {unit} ({self.ratio:.2f}×)"
+        )
+
+
+def clusters(values: Sequence[float]) -> Clusters | None:
+    """The two clusters of a cell's samples, or None (see above)."""
+    xs = sorted(values)
+    n = len(xs)
+    if n < CLUSTER_MIN_SAMPLES or xs[0] <= 0:
+        return None
+    logs = [math.log(x) for x in xs]
+    prefix, prefix_sq = [0.0], [0.0]
+    for x in logs:
+        prefix.append(prefix[-1] + x)
+        prefix_sq.append(prefix_sq[-1] + x * x)
+
+    def within(i: int, j: int) -> float:
+        s, sq, m = prefix[j] - prefix[i], prefix_sq[j] - prefix_sq[i], j - i
+        return max(sq - s * s / m, 0.0)
+
+    least = max(CLUSTER_MIN_N, math.ceil(CLUSTER_MIN_SHARE * n))
+    if n < 2 * least:
+        return None
+    cut = min(range(least, n - least + 1), key=lambda k: within(0, k) + within(k, n))
+    low_logs, high_logs = logs[:cut], logs[cut:]
+    spread = math.sqrt(statistics.variance(low_logs) + statistics.variance(high_logs))
+    gap = statistics.fmean(high_logs) - statistics.fmean(low_logs)
+    d = math.inf if spread == 0 else math.sqrt(2) * gap / spread
+    low_c = Cluster(cut, cut / n, statistics.median(xs[:cut]))
+    high_c = Cluster(n - cut, (n - cut) / n, statistics.median(xs[cut:]))
+    found = Clusters(low_c, high_c, d)
+    if d < CLUSTER_MIN_D or found.ratio < CLUSTER_MIN_RATIO:
+        return None
+    return found
+
+
 # -- samples from more than one process ----------------------------------------
 #
 # A worker process carries state that moves all its samples together (memory

@@ -10,22 +10,32 @@ node on db1 with the node on db1, whatever release each runs. The hw
 state is matched too, except where each report has only one state for a cell
 (a hw-on run against a hw-off run): those pair across, and the row says so.
 
-For each pair: ratio = median(B)/median(A) per call, with a bootstrap 95% CI
+For each pair: ratio = low(B)/low(A) per call, low being the 10th
+percentile of the per-call times (bridge.stats.LOW_STATISTIC: the end of the
+samples a busy or two-speed machine moves least), with a bootstrap 95% CI
 from the raw samples. The difference is *significant* when the CI clears a
 3% noise margin on either side, *within noise* otherwise. Imported reports
 (openssl speed text) have no samples: the ratio is shown, the significance
-is unknown.
+is unknown; a side with fewer than 3 samples (--quick's one openssl run) has
+no CI either: "too few samples", with what to rerun.
+
+Each report recorded its machine (the noise block: load average, other
+processes' CPU, steal, the share of time spent waiting for a CPU). When the
+two differ by more than noise, a difference in the direction of the load
+(the busier report slower) is "unequal load", not significant: load alone
+makes a call that much slower (1.58× was seen here, on identical set-ups).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from bridge import stats
-from bridge.analysis import upgrade
+from bridge.analysis import quietness, upgrade
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelResult
@@ -48,7 +58,17 @@ class Row:
     median_b: float
     ratio: float
     ci95: tuple[float, float] | None
-    verdict: str  # faster | slower | within noise | unknown (no samples)
+    # faster | slower | within noise | unknown (no samples) | too few samples
+    # | unequal load
+    verdict: str
+    low_a: float | None = None  # the statistic the ratio is of (stats.LOW_STATISTIC)
+    low_b: float | None = None
+    statistic: str = stats.LOW_STATISTIC
+    note: str = ""
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in SIGNIFICANT
 
     def to_json(self) -> dict:
         return {**self.__dict__, "ci95": list(self.ci95) if self.ci95 else None}
@@ -63,15 +83,23 @@ class Comparison:
     # Per report compared with the first: the upgrade view (bridge.analysis.upgrade),
     # where a runtime's version differs between the two.
     upgrades: dict[int, list[schema.Upgrade]] = field(default_factory=dict)
+    # What each report recorded of its machine (None: nothing, e.g. imported).
+    conditions: list[quietness.Conditions | None] = field(default_factory=list)
+    # Per report compared with the first: how their machines differed, in
+    # words ("" when alike or unknown).
+    load_notes: dict[int, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
             "schema": "bridge.compare/1",
             "reports": self.labels,
+            "statistic": stats.LOW_STATISTIC,
+            "conditions": [c.to_json() if c else None for c in self.conditions],
             "comparisons": [
                 {
                     "baseline": self.labels[0],
                     "other": self.labels[i],
+                    "unequal_load": self.load_notes.get(i, ""),
                     "rows": [r.to_json() for r in rows],
                     "upgrades": [u.to_json() for u in self.upgrades.get(i, [])],
                 }
@@ -79,6 +107,10 @@ class Comparison:
             ],
             "environment_diff": [{"what": w, "values": v} for w, v in self.environment_diff],
         }
+
+
+SIGNIFICANT = ("faster", "slower")
+FEW, UNEQUAL = "too few samples", "unequal load"
 
 
 def _cells(report: schema.Report) -> dict[tuple, dict[Hw, schema.Result]]:
@@ -104,7 +136,26 @@ def _cells(report: schema.Report) -> dict[tuple, dict[Hw, schema.Result]]:
 def pair(a: schema.Report, b: schema.Report, margin: float = MARGIN) -> list[Row]:
     rows = [_row(key, ra, rb, margin) for key, ra, rb in matched(_cells(a), _cells(b))]
     # Levels (--concurrency) line up the same way, each level with its own.
-    return rows + level_pairs(a, b, margin)
+    rows += level_pairs(a, b, margin)
+    text, busier = quietness.unequal(quietness.conditions(a), quietness.conditions(b))
+    return [weigh_load(r, text, busier) for r in rows] if text else rows
+
+
+def weigh_load(row: Row, text: str, busier: int | None) -> Row:
+    """A significant row in the direction of the load (the busier report the
+    slower one; either, when the measures disagree which was busier or both
+    machines were busy) is "unequal load": the load alone can make that
+    difference."""
+    if not row.significant:
+        return row
+    slower = 1 if row.verdict == "slower" else 0
+    if busier is not None and busier != slower:
+        return row  # the busier report was the faster: load does not do that
+    who = {0: "A ran on a busier machine", 1: "B ran on a busier machine"}.get(
+        busier, "the machines were busy, unequally"
+    )
+    note = f"{who} ({text}): the load alone can make this difference"
+    return dataclasses.replace(row, verdict=UNEQUAL, note=note)
 
 
 T = TypeVar("T")
@@ -141,11 +192,37 @@ def judge(
     return ratio, ci, "within noise"
 
 
+def judge_low(
+    a: Sequence[float], b: Sequence[float], margin: float = MARGIN
+) -> tuple[float, tuple[float, float] | None, str]:
+    """low(b)/low(a) (bridge.stats.low) with its bootstrap 95% CI, and the call:
+    slower | faster (the CI clears the margin) | within noise; too few
+    samples when a side has fewer than a CI needs (no CI then)."""
+    if stats.missing_evidence(len(a), len(b)):
+        return stats.low(b) / stats.low(a), None, FEW
+    ratio, ci = stats.low_ratio_ci(a, b)
+    if ci[0] == ci[1]:
+        return ratio, None, FEW
+    if ci[0] > 1 + margin:
+        return ratio, ci, "slower"
+    if ci[1] < 1 - margin:
+        return ratio, ci, "faster"
+    return ratio, ci, "within noise"
+
+
+def _few_note(ra: schema.Result, rb: schema.Result, kind: str) -> str:
+    what, rerun = ("openssl run", "--openssl-runs 3") if kind == "openssl" else ("sample", "")
+    return stats.missing_evidence(len(ra.per_op_ns()), len(rb.per_op_ns()), what, rerun)
+
+
 def _row(key: tuple, ra: schema.Result, rb: schema.Result, margin: float) -> Row:
     a, b = ra.per_op_ns(), rb.per_op_ns()
     ma, mb = stats.summarize(a).median, stats.summarize(b).median
+    note = ""
     if ra.samples and rb.samples:
-        ratio, ci, verdict = judge(a, b, margin)
+        ratio, ci, verdict = judge_low(a, b, margin)
+        if verdict == FEW:
+            note = _few_note(ra, rb, key[1]) or "no spread in the samples: no CI"
     else:
         ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
     scenario, kind, call_id, size, _ = key
@@ -164,6 +241,9 @@ def _row(key: tuple, ra: schema.Result, rb: schema.Result, margin: float) -> Row
         ratio,
         ci,
         verdict,
+        low_a=stats.low(a),
+        low_b=stats.low(b),
+        note=note,
     )
 
 
@@ -224,11 +304,15 @@ def compare(reports: list[schema.Report], labels: list[str]) -> Comparison:
         i: upgrade.between(reports[0], reports[i], labels[0], labels[i])
         for i in range(1, len(reports))
     }
+    found = [quietness.conditions(r) for r in reports]
+    notes = {i: quietness.unequal(found[0], found[i])[0] for i in range(1, len(reports))}
     return Comparison(
         labels=labels,
         pairs=pairs,
         environment_diff=environment_diff(reports),
         upgrades={i: u for i, u in upgrades.items() if u},
+        conditions=found,
+        load_notes={i: t for i, t in notes.items() if t},
     )
 
 
@@ -270,7 +354,7 @@ def _level_row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float) -> R
     assert sa is not None and sb is not None
     ma, mb = 1e9 / sa.median, 1e9 / sb.median
     if len(xa) >= 2 and len(xb) >= 2:
-        ratio, ci, verdict = judge(xa, xb, margin)
+        ratio, ci, verdict = judge_low(xa, xb, margin)
     else:
         ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
     return Row(
@@ -288,4 +372,7 @@ def _level_row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float) -> R
         ratio,
         ci,
         verdict,
+        low_a=stats.low(xa),
+        low_b=stats.low(xb),
+        note="" if verdict != FEW else "too few windows for a CI",
     )

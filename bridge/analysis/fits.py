@@ -8,18 +8,25 @@ at 1000 bytes next to a 4x difference at 16 KiB.
 
 Fitted by Theil-Sen (the median of the pairwise slopes, then the median
 intercept): one noisy size cannot drag the line, unlike least squares.
+
+Plausibility: a linear cost pays the same per unit at every size. Where the
+per-unit part is at least half of a call (b·size >= a), the per-unit cost a
+size shows, (median - a) / size, must lie within 30% of b; a size outside is
+named (`implausible`): the line cannot make it, so something else did (load
+on the machine, a frequency step, a slow spell that caught that cell).
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bridge.report import schema
 from bridge.report.hw import Hw
 
 MIN_SIZES = 3
+PLAUSIBLE = 0.30  # how far a size's per-unit cost may stray from the line's
 
 
 @dataclass(frozen=True)
@@ -61,8 +68,42 @@ def fit(sizes: Sequence[int], medians: Sequence[float]) -> Fit:
     return Fit(a, b, r2, worst, tuple(sizes))
 
 
-def fits_for(results: Sequence[schema.Result]) -> list[schema.CostFit]:
-    """One fit per (scenario, runtime, call, hw) with at least MIN_SIZES sizes."""
+def implausible(f: Fit, medians: Sequence[float]) -> list[tuple[int, float, float]]:
+    """(size, its per-unit cost, that over b) for each size whose per-unit
+    part is at least half of the call and whose per-unit cost strays more
+    than PLAUSIBLE from the line's b (see the module doc)."""
+    if f.b_ns_per_byte <= 0:
+        return []
+    out = []
+    for size, median in zip(f.sizes, medians, strict=True):
+        if size <= 0 or f.b_ns_per_byte * size < f.a_ns:
+            continue
+        per_unit = (median - f.a_ns) / size
+        ratio = per_unit / f.b_ns_per_byte
+        if abs(ratio - 1) > PLAUSIBLE:
+            out.append((size, per_unit, ratio))
+    return out
+
+
+def implausible_text(who: str, f: Fit, medians: Sequence[float], unit: str = "bytes") -> list[str]:
+    """The sentences naming each implausible size of a fit."""
+    one = unit[:-1] if unit.endswith("s") else unit
+    return [
+        f"{who} at {size:,} {unit}: {_ns(per_unit)} ns per {one}, {ratio:.2f}× the line's"
+        f" {_ns(f.b_ns_per_byte)}: not a linear cost; load or a frequency step moved this cell"
+        for size, per_unit, ratio in implausible(f, medians)
+    ]
+
+
+def _ns(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def fits_for(
+    results: Sequence[schema.Result], units: Mapping[str, str] | None = None
+) -> list[schema.CostFit]:
+    """One fit per (scenario, runtime, call, hw) with at least MIN_SIZES sizes.
+    `units`: what each scenario's sizes count (bytes, iterations)."""
     groups: dict[tuple[str, str, str, Hw], list[schema.Result]] = {}
     for r in results:
         if r.ok and r.size > 0:
@@ -72,7 +113,10 @@ def fits_for(results: Sequence[schema.Result]) -> list[schema.CostFit]:
         rs = sorted(rs, key=lambda r: r.size)
         if len({r.size for r in rs}) < MIN_SIZES:
             continue
-        f = fit([r.size for r in rs], [r.median() for r in rs])
+        medians = [r.median() for r in rs]
+        f = fit([r.size for r in rs], medians)
+        who = f"{runtime} {call_id} (hw {hw})"
+        flags = implausible_text(who, f, medians, (units or {}).get(scenario, "bytes"))
         out.append(
             schema.CostFit(
                 scenario=scenario,
@@ -86,6 +130,7 @@ def fits_for(results: Sequence[schema.Result]) -> list[schema.CostFit]:
                 r2=f.r2,
                 max_rel_residual=f.max_rel_residual,
                 sizes=f.sizes,
+                implausible=tuple(flags),
             )
         )
     return out

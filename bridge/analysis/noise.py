@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bridge import stats
 from bridge.analysis import stability
 from bridge.hw import verdicts
 from bridge.report import schema
@@ -252,7 +253,15 @@ def cell_shapes(results: Iterable[schema.Result]) -> tuple[schema.CellShape, ...
             continue
         values = r.per_op_ns()
         key = (r.scenario, r.runtime, r.call_id, r.size, r.hw)
-        split = stability.bimodal(values)
+        two = stats.clusters(values)
+        split = None if two else stability.bimodal(values)
+        if two is not None:
+            clusters = tuple(
+                schema.SampleCluster(round(c.share, 4), round(c.level, 1), c.n)
+                for c in (two.low, two.high)
+            )
+            detail = f"{two.sentence()} (Ashman's D {two.ashman_d:.1f} on the logarithms)"
+            out.append(schema.CellShape(*key, "bimodal", round(two.ashman_d, 2), detail, clusters))
         if split is not None:
             share = split.high_n / (split.low_n + split.high_n)
             detail = (

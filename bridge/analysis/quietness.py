@@ -23,11 +23,12 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bridge.analysis import noise
+from bridge.report import schema
 
 SAMPLE_S = 0.005
 MIN_SAMPLES = 5  # however short --quietness-seconds is
@@ -139,6 +140,116 @@ def advice(cpus: Sequence[CpuQuietness], usage: noise.Usage | None, found: str) 
 
 def _noisiness(c: CpuQuietness) -> float:
     return c.robust_cv + c.slow
+
+
+def busy(use: noise.Usage | None, environment: Mapping[str, Any]) -> str:
+    """What kept the machine busy during a run, in words, when it was (as
+    bridge.analysis.noise warns: other processes on a quarter of a CPU or a
+    tenth of the machine, or steal); "" on a quiet one or when unknown."""
+    if use is None:
+        return ""
+    cpus = use.cpus or environment.get("cpu_count") or 1
+    others = use.others_cpus
+    parts = []
+    if others is not None and others >= max(noise.OTHERS_MIN_CPUS, noise.OTHERS_MIN_SHARE * cpus):
+        text = f"other processes used {others:.1f} of {cpus} CPUs"
+        if use.load_after is not None:
+            text += f" (load {use.load_after[0]:.1f})"
+        parts.append(text)
+    if use.steal is not None and use.steal >= noise.STEAL_MIN:
+        parts.append(f"the hypervisor took {use.steal:.0%} (steal)")
+    return " and ".join(parts)
+
+
+# -- the machine a report ran on (bridge compare, the upgrade view) -------------
+# Differences that count between two reports' machines: other processes'
+# CPU (as bridge.analysis.noise warns), steal, the wait share, load per CPU.
+OTHERS_DIFF_CPUS = 0.25
+STEAL_DIFF = 0.02
+WAIT_DIFF = 0.05
+LOAD_DIFF_PER_CPU = 0.5
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What a report recorded of its machine during the run."""
+
+    cpus: int | None
+    load: float | None  # the larger 1-minute load average, before or after
+    others_cpus: float | None
+    steal: float | None
+    wait: float | None  # share of the sample windows spent waiting for a CPU
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+    def busy(self, cpus: int) -> bool:
+        """Busy as bridge.analysis.noise warns: other processes on a quarter
+        of a CPU (a tenth of a large machine), steal of 2%, or a tenth of the
+        time waiting for a CPU."""
+        others = self.others_cpus or 0.0
+        return (
+            others >= max(noise.OTHERS_MIN_CPUS, noise.OTHERS_MIN_SHARE * cpus)
+            or (self.steal or 0.0) >= noise.STEAL_MIN
+            or (self.wait or 0.0) >= 0.10
+        )
+
+    def text(self) -> str:
+        parts = []
+        if self.load is not None:
+            parts.append(f"load {self.load:.1f}")
+        if self.others_cpus is not None:
+            parts.append(f"other processes {self.others_cpus:.1f} CPUs")
+        if self.steal is not None:
+            parts.append(f"steal {self.steal:.0%}")
+        if self.wait is not None:
+            parts.append(f"waiting for a CPU {self.wait:.0%}")
+        return ", ".join(parts) or "nothing recorded"
+
+
+def conditions(report: schema.Report) -> Conditions | None:
+    """The report's noise block as Conditions; the wait share where the
+    report has one: the median of its cells' (the cpu_time block, optional;
+    reports before it have none)."""
+    n = report.noise
+    if n is None or report.imported_from:
+        return None
+    loads = [x[0] for x in (n.load_before, n.load_after) if x]
+    cells = report.cpu_time.cells if report.cpu_time is not None else ()
+    waits = [c.wait_share for c in cells if c.wait_share is not None]
+    wait = statistics.median(waits) if waits else None
+    return Conditions(
+        cpus=n.cpus,
+        load=max(loads) if loads else None,
+        others_cpus=n.others_cpus,
+        steal=n.steal,
+        wait=wait,
+    )
+
+
+def unequal(a: Conditions | None, b: Conditions | None) -> tuple[str, int | None]:
+    """("", None) when the machines were alike, or nothing says otherwise;
+    else (what differed, in words; which side was busier: 0 for a, 1 for b,
+    None when the measures disagree or the quieter side was busy too, so that
+    load can have moved either)."""
+    if a is None or b is None:
+        return "", None
+    cpus = a.cpus or b.cpus or 1
+    votes = []
+    for x, y, step in (
+        (a.others_cpus, b.others_cpus, OTHERS_DIFF_CPUS),
+        (a.steal, b.steal, STEAL_DIFF),
+        (a.wait, b.wait, WAIT_DIFF),
+        (a.load, b.load, LOAD_DIFF_PER_CPU * cpus),
+    ):
+        if x is not None and y is not None and abs(x - y) >= step:
+            votes.append(0 if x > y else 1)
+    if not votes:
+        return "", None
+    busier = votes[0] if len(set(votes)) == 1 else None
+    if busier is not None and (b if busier == 0 else a).busy(cpus):
+        busier = None
+    return f"A: {a.text()}; B: {b.text()}", busier
 
 
 # -- measuring ---------------------------------------------------------------

@@ -24,6 +24,7 @@ report being the old side.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import re
@@ -31,7 +32,7 @@ import statistics
 from collections.abc import Sequence
 
 from bridge import stats
-from bridge.analysis import fits
+from bridge.analysis import fits, quietness
 from bridge.hw import verdicts
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -123,14 +124,43 @@ def between(a: schema.Report, b: schema.Report, label_a: str, label_b: str) -> l
     """The n-th runtime of each kind in `a` against the n-th in `b`, where
     their versions differ (what `bridge compare` pairs)."""
     out: list[schema.Upgrade] = []
+    load = _unequal_load(a, b)
     for kind in dict.fromkeys(rt.kind for rt in (*a.runtimes, *b.runtimes)):
         olds = [rt for rt in a.runtimes if rt.kind == kind and not rt.masked]
         news = [rt for rt in b.runtimes if rt.kind == kind and not rt.masked]
         for old, new in zip(olds, news, strict=False):
             if version_label(old) == version_label(new):
                 continue
-            out += _pairs(a, old, b, new, f"{label_a}: {old.id}", f"{label_b}: {new.id}")
+            found = _pairs(a, old, b, new, f"{label_a}: {old.id}", f"{label_b}: {new.id}")
+            out += [weigh_load(u, *load) for u in found] if load[0] else found
     return out
+
+
+def _unequal_load(a: schema.Report, b: schema.Report) -> tuple[str, int | None]:
+    return quietness.unequal(quietness.conditions(a), quietness.conditions(b))
+
+
+def weigh_load(u: schema.Upgrade, text: str, busier: int | None) -> schema.Upgrade:
+    """Two reports taken on differently loaded machines (bridge.analysis.quietness.unequal;
+    busier: 0 the old side, 1 the new, None unsure): a "more" of the busier
+    new side, or a "less" of a busier old side, is what the load alone can
+    do, so it becomes "unequal load"; the note says what differed."""
+
+    def weigh(direction: str) -> str:
+        loaded = {"more": 1, "less": 0}.get(direction)
+        if loaded is None or (busier is not None and busier != loaded):
+            return direction
+        return UNEQUAL
+
+    return dataclasses.replace(
+        u,
+        per_call=weigh(u.per_call),
+        per_byte=weigh(u.per_byte),
+        note=f"the machines differed ({text})",
+    )
+
+
+UNEQUAL = "unequal load"
 
 
 def _pairs(ra, old, rb, new, old_name, new_name) -> list[schema.Upgrade]:
@@ -314,9 +344,11 @@ def sentence(u: schema.Upgrade, x: str = "×", unit: str = verdicts.BYTES) -> st
         if u.delta_a_ci95
         else ""
     )
+    more_or_less = "more" if u.delta_a_ns >= 0 else "less"
     per_call = {
         "more": f"{_ns(da)} ns more per call" + (f" ({ci})" if ci else ""),
         "less": f"{_ns(da)} ns less per call" + (f" ({ci})" if ci else ""),
+        UNEQUAL: f"{_ns(da)} ns {more_or_less} per call (which the unequal load can explain)",
         "same": f"the same per call within noise ({_signed(u.delta_a_ns)} ns"
         + (f", {ci})" if ci else ")"),
     }[u.per_call]
@@ -326,9 +358,12 @@ def sentence(u: schema.Upgrade, x: str = "×", unit: str = verdicts.BYTES) -> st
         "less": f"{(1 - rb) * 100:.0f}% less per byte ({rb:.2f}{x})",
         "same": f"the same per byte ({rb:.2f}{x})",
         "unknown": "an amount per byte the sizes cannot tell",
+        UNEQUAL: f"{rb:.2f}{x} per byte (which the unequal load can explain)",
     }[u.per_byte]
     link = "as" if u.per_byte == "same" else "than"
     unknown = "" if u.delta_a_ci95 else " Too few samples for a CI: significance unknown."
+    if u.note:
+        unknown += f" Not significant on that basis: {u.note}."
     return f"{who(u)}: {new} costs {per_call} and {per_byte} {link} {old}: {ratios}.{unknown}"
 
 

@@ -9,9 +9,10 @@ its off-result and asks bridge.hw.verdicts for the answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bridge import stats
 from bridge.catalog import calls, vocab
 from bridge.catalog.scenario import Scenario
 from bridge.hw import hardware, verdicts
@@ -127,10 +128,25 @@ def verdict_list(
     results: Sequence[schema.Result],
     runtimes: Sequence[schema.Runtime],
     contexts: Mapping[str, HwContext],
+    *,
+    rounds: Callable[[schema.Result], Mapping[int, Sequence[float]] | None] | None = None,
+    busy: str = "",
+    sample_ns: float | None = None,
+    waits: Mapping[schema.CellKey, float] | None = None,
+    wait_high: float = 0.05,
 ) -> list[schema.HwVerdict]:
+    """`rounds` splits a cell's samples by interleaved round
+    (bridge.analysis.versus.rounds_of): a "used" then needs the rounds to agree.
+    `busy` says what kept the machine busy during the run, when it was
+    (bridge.analysis.quietness.busy): a "used" then needs a larger gain.
+    `sample_ns`, the planned length of one sample (--sample-ms): a twin whose
+    samples took twice that even at best waited for a CPU, and gives no verdict.
+    `waits`: each cell's share of its sample windows spent waiting for a CPU
+    (the report's cpu_time block); a twin at `wait_high` or more ran on a busy
+    machine, as `busy` says of the whole run."""
     on_info = {rt.id: rt for rt in runtimes if not rt.masked}
     by_key = {r.key: r for r in results}
-    out = []
+    found = []
     for sc in scenarios:
         for r in results:
             if r.scenario != sc.name or r.hw.masked or not r.ok:
@@ -140,31 +156,55 @@ def verdict_list(
                 continue
             off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
-                v = _decide(ctx, info, r, off, feature)
-                best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
-                out.append(
-                    schema.HwVerdict(
-                        scenario=sc.name,
-                        runtime=r.runtime,
-                        call=r.call,
-                        call_id=r.call_id,
-                        feature=feature,
-                        size=r.size,
-                        verdict=v.verdict,
-                        speedup=v.speedup,
-                        speedup_ci95=v.ci95,
-                        explanation=verdicts.explain(
-                            v,
-                            who=who(info, r.call),
-                            feature=feature_name(feature),
-                            size=r.size,
-                            best=best,
-                            larger_example=_larger_example(sc),
-                            unit=sc.size_unit,
-                        ),
-                    )
-                )
+                stretched = _stretched(r, off, sample_ns) if sc.kind != "file-digest" else ""
+                waited = _waited(r, off, waits or {}, wait_high)
+                seen = (_paired_rounds(rounds, r, off), busy or waited, stretched)
+                found.append((sc, r, feature, info, _decide(ctx, info, r, off, feature, seen)))
+    gaps = _twin_gaps(found)
+    out = []
+    for sc, r, feature, info, v in found:
+        if r.runtime in gaps:
+            v = verdicts.against_twin_gap(v, *gaps[r.runtime])
+        best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
+        out.append(
+            schema.HwVerdict(
+                scenario=sc.name,
+                runtime=r.runtime,
+                call=r.call,
+                call_id=r.call_id,
+                feature=feature,
+                size=r.size,
+                verdict=v.verdict,
+                speedup=v.speedup,
+                speedup_ci95=v.ci95,
+                statistic=stats.LOW_STATISTIC if v.speedup is not None else "",
+                explanation=verdicts.explain(
+                    v,
+                    who=who(info, r.call),
+                    feature=feature_name(feature),
+                    size=r.size,
+                    best=best,
+                    larger_example=_larger_example(sc),
+                    unit=sc.size_unit,
+                ),
+            )
+        )
     return out
+
+
+def _twin_gaps(found) -> dict[str, tuple[float, str]]:
+    """Per runtime, the largest gap its two twins showed that no mask can
+    cause: a masked run faster, its CI clear of the noise margin (1/ the CI's
+    upper end), and where ("sha512 at 8 KiB")."""
+    gaps: dict[str, tuple[float, str]] = {}
+    for sc, r, _, _, v in found:
+        if not v.masked_faster or v.ci95 is None or v.ci95[1] <= 0:
+            continue
+        gap = 1 / v.ci95[1]
+        if gap > gaps.get(r.runtime, (0.0, ""))[0]:
+            where = f"{r.call_id} in {sc.name} at {verdicts.size_text(r.size, sc.size_unit)}"
+            gaps[r.runtime] = (gap, where)
+    return gaps
 
 
 def _off(key: schema.CellKey) -> schema.CellKey:
@@ -190,7 +230,47 @@ def feature_name(feature: str) -> str:
     return " and ".join(p.split(" (")[0] for p in parts) + " (masked together)"
 
 
-def _decide(ctx, info, on, off, feature) -> verdicts.Verdict:
+def _paired_rounds(rounds, on, off):
+    if rounds is None or off is None:
+        return None
+    a, b = rounds(on), rounds(off)
+    return None if a is None or b is None else (a, b)
+
+
+def _waited(on, off, waits: Mapping[schema.CellKey, float], high: float) -> str:
+    """What the twins' wait shares say, when one of them waited `high` or more."""
+    shares = [waits[r.key] for r in (on, off) if r is not None and r.key in waits]
+    worst = max(shares, default=0.0)
+    return f"a twin waited for a CPU {worst:.0%} of its sample time" if worst >= high else ""
+
+
+# A sample that took this many times its planned length, even the shortest
+# of a cell's (its 10th percentile), was stretched by waiting for a CPU: on
+# this project's guest at load 11, a masked Python twin's samples of a 5-ms
+# plan took 17-60 ms, and its SHA-512 read 3.8x "slower"; every other cell of
+# five such runs stayed under 1.3x its plan.
+STRETCHED = 2.0
+
+
+def _stretched(on, off, sample_ns: float | None) -> str:
+    """ "" unless a twin's samples took STRETCHED times their plan even at best."""
+    if not sample_ns or off is None or not on.samples or not off.samples:
+        return ""
+    if on.runtime.startswith("openssl") or off.runtime.startswith("openssl"):
+        return ""  # an openssl run lasts its -seconds whatever the machine does
+    for name, r in (("unmasked", on), ("masked", off)):
+        stretch = stats.low(r.samples) / sample_ns
+        if stretch >= STRETCHED:
+            return (
+                f"the {name} run's samples took {stretch:.1f}× their planned"
+                f" {sample_ns / 1e6:g} ms even at best: it waited for a CPU, so its time per"
+                " call is not the call's cost; rerun on a quieter machine"
+            )
+    return ""
+
+
+def _decide(ctx, info, on, off, feature, seen=(None, "", "")) -> verdicts.Verdict:
+    rounds, busy, stretched = seen
     if feature in ctx.untestable:
         return ctx.untestable[feature]
     if not via_openssl(info, on.call_id):
@@ -199,11 +279,26 @@ def _decide(ctx, info, on, off, feature) -> verdicts.Verdict:
         return verdicts.decide(None, None, cannot_mask="the mask did not take effect")
     if off is None or not off.ok:
         return verdicts.decide(None, None, cannot_mask="the masked run has no measurement")
-    return verdicts.decide(on.per_op_ns(), off.per_op_ns())
+    return verdicts.decide(
+        on.per_op_ns(),
+        off.per_op_ns(),
+        evidence=_evidence(info),
+        rounds=rounds,
+        busy=busy,
+        stretched=stretched,
+    )
+
+
+def _evidence(info: schema.Runtime) -> tuple[str, str]:
+    """What one sample of this runtime is, and the option that takes more."""
+    if info.kind == "openssl":
+        return "openssl run", f"--openssl-runs {stats.MIN_CI_SAMPLES}"
+    return "sample", "--samples 6"
 
 
 def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
-    """(size, speedup) of the largest off/on ratio of this call in its scenario."""
+    """(size, speedup) of the largest off/on ratio (of the low statistic, as
+    the verdicts) of this call in its scenario."""
     best = None
     for other in results:
         same = (other.scenario, other.runtime, other.call_id) == (r.scenario, r.runtime, r.call_id)
@@ -212,7 +307,7 @@ def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
         off = by_key.get(_off(other.key))
         if off is None or not off.ok:
             continue
-        ratio = off.median() / other.median()
+        ratio = stats.low(off.per_op_ns()) / stats.low(other.per_op_ns())
         if best is None or ratio > best[1]:
             best = (other.size, ratio)
     return best

@@ -2,12 +2,17 @@
 
 The evidence is an experiment, not a CPU model: the same call timed with the
 machine as found (hw "on") and with the feature masked from process start
-(hw "off"). speedup = median(off) / median(on), with a bootstrap 95% CI.
+(hw "off"). speedup = low(off) / low(on), low being the 10th percentile of
+each cell's per-call times (bridge.stats.LOW_STATISTIC: what a busy or
+two-speed machine moves least), with a bootstrap 95% CI.
 
   used          the masked run is slower, and the CI clears the noise margin
   not-used      the CI lies inside the noise margin although the CPU has it
-  inconclusive  neither: the CI straddles the margin (noisy), or the masked
-                run was faster
+  inconclusive  neither: the CI straddles the margin (noisy); or the masked
+                run was faster, which no mask can cause (the machine changed
+                speed between the runs); or a side has too few samples for a
+                CI (--quick's one openssl run); or the machine ran at two
+                speeds and the two runs caught different ones
   cpu-lacks     the CPU does not offer the feature
   masked        the environment bridge started in already switches it off
   not-openssl   the path does not go through OpenSSL (e.g. Python's built-in
@@ -18,7 +23,8 @@ machine as found (hw "on") and with the feature masked from process start
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bridge import stats
@@ -28,6 +34,13 @@ from bridge import stats
 # out up to ~4% slower by chance; real effects are 1.2x and more even where
 # fixed cost dominates (HMAC-SHA1 at 1000 bytes).
 MARGIN = 0.05
+# On a busy machine (other processes on a quarter of a CPU or more, as
+# bridge.analysis.noise warns; or a twin that waited for a CPU) the two twins,
+# two processes, are not slowed alike: on this project's 2-vCPU guest at load
+# 7-8, the SHA-512 and ChaCha20 controls came out up to 1.65x "slower" masked
+# at 64 B, all rounds agreeing. There a "used" needs its CI above 2x, which
+# real gains at 16 KiB clear (SHA-NI 3x, AES-NI 5x and more).
+BUSY_MARGIN = 1.0
 # Below this, a "used" speedup is mostly fixed per-call cost diluting the gain.
 SMALL_SPEEDUP = 1.5
 
@@ -44,6 +57,9 @@ class Verdict:
     speedup: float | None = None
     ci95: tuple[float, float] | None = None
     reason: str = ""  # the part of the explanation that needs no names
+    # The masked run was faster, its CI clear of the margin: what no mask can
+    # cause, so a measure of how much the two twin processes differ.
+    masked_faster: bool = False
 
 
 def decide(
@@ -55,8 +71,21 @@ def decide(
     via_openssl: bool = True,
     cannot_mask: str = "",
     margin: float = MARGIN,
+    evidence: tuple[str, str] = ("sample", "--samples 6"),
+    rounds: tuple[Mapping[int, Sequence[float]], Mapping[int, Sequence[float]]] | None = None,
+    busy: str = "",
+    stretched: str = "",
 ) -> Verdict:
-    """The verdict from per-call times with the feature (on) and without (off)."""
+    """The verdict from per-call times with the feature (on) and without (off).
+    `evidence` names a sample and the option that gives more of them, for the
+    sentence of a cell with too few: ("openssl run", "--openssl-runs 3").
+    `rounds`, the samples of each side by interleaved round (when the run
+    says how it sampled): a "used" needs the rounds to agree, round by round,
+    so that a slow spell that caught one side's batches is not a verdict.
+    `busy`: what kept the machine busy, in words ("other processes used 1.6
+    of 2 CPUs"), when it was: a "used" then needs BUSY_MARGIN. `stretched`:
+    why a side's samples are not the call's cost (they waited for a CPU),
+    when they are not: no verdict then."""
     if cpu_has is False:
         return Verdict("cpu-lacks", reason="the CPU does not offer it")
     if already_masked:
@@ -71,14 +100,47 @@ def decide(
         return Verdict("cannot-test", reason="bridge does not know this feature on this CPU")
     if not on or not off:
         return Verdict("cannot-test", reason="one side of the comparison has no measurement")
-    speedup, (lo, hi) = stats.relative_ci(on, off)
+    what, rerun = evidence
+    missing = stats.missing_evidence(len(on), len(off), what, rerun)
+    if missing:
+        return Verdict("inconclusive", stats.low(off) / stats.low(on), None, missing)
+    speedup, (lo, hi) = stats.low_ratio_ci(on, off)
+    if stretched:
+        return Verdict("inconclusive", speedup, (lo, hi), stretched)
+    if lo == hi:
+        return Verdict(
+            "inconclusive",
+            speedup,
+            None,
+            f"the samples of a side are all equal, so there is no CI; rerun with {rerun}",
+        )
+    machine = two_speeds(on, off)
+    if machine:
+        return Verdict("inconclusive", speedup, (lo, hi), machine)
+    if busy and lo > 1 + margin and lo <= 1 + BUSY_MARGIN:
+        return Verdict(
+            "inconclusive",
+            speedup,
+            (lo, hi),
+            f"{speedup:.2f}× slower masked (CI {lo:.2f}–{hi:.2f}), but {busy}: two processes"
+            f" of one call differ that much on a busy machine; a verdict needs"
+            f" {1 + BUSY_MARGIN:.0f}× there, or a quieter machine",
+        )
     if lo > 1 + margin:
+        drift = _rounds_disagree(rounds)
+        if drift:
+            return Verdict("inconclusive", speedup, (lo, hi), drift)
         return Verdict("used", speedup, (lo, hi), "masking it makes the call slower")
     if lo >= 1 - margin and hi <= 1 + margin:
         return Verdict("not-used", speedup, (lo, hi), "masking it changes nothing measurable")
     if hi < 1 - margin:
         return Verdict(
-            "inconclusive", speedup, (lo, hi), "the masked run was faster, which points at noise"
+            "inconclusive",
+            speedup,
+            (lo, hi),
+            f"the masked run was faster ({speedup:.2f}×, CI {lo:.2f}–{hi:.2f}), which no mask"
+            " can cause: the machine's speed changed between the two runs",
+            masked_faster=True,
         )
     return Verdict(
         "inconclusive",
@@ -86,6 +148,75 @@ def decide(
         (lo, hi),
         f"the difference is within the noise (CI {lo:.2f}–{hi:.2f}×); rerun with more samples",
     )
+
+
+def against_twin_gap(v: Verdict, gap: float, where: str) -> Verdict:
+    """A "used" of a runtime whose twins, elsewhere in the same run, showed
+    the masked run `gap` times faster (at least, by its CI), which no mask can
+    cause: the two processes differ by that much for another reason (on the
+    EPYC guest Python's twins differed 0.74x on SHA-512, idle), so a gain
+    whose CI does not clear that is the processes', not the feature's."""
+    if v.verdict != "used" or v.ci95 is None or v.ci95[0] > gap * (1 + MARGIN):
+        return v
+    return Verdict(
+        "inconclusive",
+        v.speedup,
+        v.ci95,
+        f"{v.speedup:.2f}× slower masked (CI {v.ci95[0]:.2f}–{v.ci95[1]:.2f}), but the same"
+        f" twins ran the masked side at least {gap:.2f}× faster ({where}), which no mask can"
+        " cause: the two processes differ by that much for another reason",
+    )
+
+
+def _rounds_disagree(
+    rounds: tuple[Mapping[int, Sequence[float]], Mapping[int, Sequence[float]]] | None,
+) -> str:
+    """ "" when the rounds agree the masked side is slower (or there are no
+    rounds to ask); otherwise why the CI is not enough."""
+    if rounds is None:
+        return ""
+    on, off = rounds
+    paired = sorted(i for i in set(on) & set(off) if on[i] and off[i])
+    k = len(paired)
+    if k < 2:
+        return ""
+    slower = sum(stats.low(off[i]) > stats.low(on[i]) for i in paired)
+    if slower >= stats.agreeing_rounds_needed(k):
+        return ""
+    return (
+        f"the CI clears the margin but only {slower} of {k} interleaved rounds have the"
+        " masked run slower: the machine's speed moved during the run; rerun"
+    )
+
+
+# A side sits at the other side's slow speed when its low statistic is within
+# this of the other side's upper cluster (and nearer it than the lower one).
+TWO_SPEED_TOLERANCE = 0.08
+
+
+def two_speeds(on: Sequence[float], off: Sequence[float]) -> str:
+    """ "" unless the machine ran at two speeds and the two runs caught
+    different ones: one side's samples form two clusters (bridge.stats.clusters)
+    and the other side's low statistic sits at the slower of them, so the
+    ratio is the machine's two speeds, not the feature."""
+    for name, split, other_name, other in (
+        ("hw on", on, "masked", off),
+        ("hw off", off, "unmasked", on),
+    ):
+        found = stats.clusters(split)
+        if found is None or stats.clusters(other) is not None:
+            continue
+        level = stats.low(other)
+        near_high = abs(math.log(level / found.high.level))
+        if near_high < math.log1p(TWO_SPEED_TOLERANCE) and near_high < abs(
+            math.log(level / found.low.level)
+        ):
+            return (
+                f"the machine ran at two speeds ({name}: {found.sentence()}) and the"
+                f" {other_name} run's samples sit at the slow one: the ratio is the"
+                " machine's, not the feature's; rerun on a quieter machine"
+            )
+    return ""
 
 
 def explain(

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge.analysis import cputime, decompose, fits, interop, noise, upgrade, versus
+from bridge.analysis import cputime, decompose, fits, interop, noise, quietness, upgrade, versus
 from bridge.catalog.scenario import Scenario
 from bridge.hw import ab
 from bridge.measure.session import Outcome
@@ -50,8 +50,7 @@ def report(
         environment=environment,
         runtimes=outcome.runtimes,
         results=results,
-        verdicts=tuple(ab.verdict_list(scenarios, results, outcome.runtimes, contexts)),
-        fits=tuple(fits.fits_for(results)),
+        fits=tuple(fits.fits_for(results, {sc.name: sc.size_unit for sc in scenarios})),
         tc=outcome.tc,
         hardware=schema.Hardware(hw=hw, experiments=tuple(c.record() for c in contexts.values())),
         interop=tuple(checks),
@@ -63,8 +62,48 @@ def report(
         noise=noise_block,
         cpu_time=cpu_time,
     )
-    # The upgrade view, and runtimes against each other with their significance
+    # The verdicts once more, now that the report says how it sampled and how
+    # busy the machine was: a "used" needs its interleaved rounds to agree,
+    # and a larger gain on a busy machine (bridge.hw.verdicts). Then the
+    # upgrade view, and runtimes against each other with their significance
     # (bridge.analysis.versus).
-    return dataclasses.replace(
-        made, upgrades=tuple(upgrade.in_report(made)), differences=versus.differences(made)
+    found = ab.verdict_list(
+        scenarios,
+        results,
+        outcome.runtimes,
+        contexts,
+        rounds=lambda r: versus.rounds_of(made, r),
+        busy=quietness.busy(usage, environment),
+        sample_ns=_sample_ns(settings),
+        waits=_waits(cpu_time),
+        wait_high=cpu_time.wait_share_high if cpu_time is not None else 0.05,
     )
+    # A size off its linear cost model is named with the machine's warnings.
+    flags = tuple(text for f in made.fits for text in f.implausible)
+    machine = made.noise
+    if machine is not None and flags:
+        machine = dataclasses.replace(machine, warnings=(*machine.warnings, *flags))
+    return dataclasses.replace(
+        made,
+        noise=machine,
+        verdicts=tuple(found),
+        upgrades=tuple(upgrade.in_report(made)),
+        differences=versus.differences(made),
+    )
+
+
+def _sample_ns(settings: Mapping[str, Any]) -> float | None:
+    """The planned length of one sample, from the run's settings."""
+    ms = settings.get("sample_ms")
+    return ms * 1e6 if isinstance(ms, int | float) and ms > 0 else None
+
+
+def _waits(cpu_time: schema.CpuTime | None) -> dict[schema.CellKey, float]:
+    """Each cell's wait share, from the cpu_time block."""
+    if cpu_time is None:
+        return {}
+    return {
+        schema.CellKey(c.scenario, c.runtime, c.call_id, c.size, c.hw): c.wait_share
+        for c in cpu_time.cells
+        if c.wait_share is not None
+    }

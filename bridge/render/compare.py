@@ -7,8 +7,8 @@ import textwrap
 
 from tabulate import tabulate
 
-from bridge import plain
-from bridge.analysis.compare import Comparison
+from bridge import plain, stats
+from bridge.analysis.compare import FEW, UNEQUAL, Comparison
 from bridge.render import common, units, upgrade
 
 
@@ -25,12 +25,20 @@ def render(c: Comparison, fmt: str) -> str:
         if not rows:
             out += ["No results line up (different scenarios, calls or sizes).", ""]
             continue
-        significant = sum(r.verdict in ("faster", "slower") for r in rows)
+        significant = sum(r.significant for r in rows)
         out += _wrap(
             f"{significant} of {len(rows)} cells differ significantly; the others are"
             " within noise or have no samples to tell.",
             ascii_only,
         )
+        if c.load_notes.get(i):
+            out += _wrap(
+                f"The machines differed ({c.load_notes[i]}): a difference in the direction"
+                " of the load is marked 'unequal load', not significant.",
+                ascii_only,
+            )
+        for note in dict.fromkeys(r.note for r in rows if r.verdict == FEW and r.note):
+            out += _wrap(f"Too few samples: {note}.", ascii_only)
         out.append("")
         if ascii_only:
             out += _text_tables(rows)
@@ -92,22 +100,28 @@ def _wide_table(rows, fmt: str, x: str) -> list[str]:
                 who,
                 r.size,
                 hw,
-                scale.fmt(r.median_a),
-                scale.fmt(r.median_b),
+                scale.fmt(_low(r.low_a, r.median_a)),
+                scale.fmt(_low(r.low_b, r.median_b)),
                 f"{r.ratio:.2f}{x}",
                 ci,
                 r.verdict,
             ]
         )
     headers = ["scenario", *(["runtime (A / B)"] if named else []), "call", "size", "hw"]
-    headers += [f"A {scale.name}", f"B {scale.name}", "B/A", "95% CI", "verdict"]
+    headers += [f"A {stats.LOW_STATISTIC} {scale.name}", f"B {stats.LOW_STATISTIC} {scale.name}"]
+    headers += ["B/A", "95% CI", "verdict"]
     tablefmt = "github" if fmt == "markdown" else "simple"
     return tabulate(
         table_rows, headers=headers, tablefmt=tablefmt, disable_numparse=True
     ).splitlines()
 
 
-SHORT = {"within noise": "noise", "unknown (no samples)": "n/a"}
+SHORT = {"within noise": "noise", "unknown (no samples)": "n/a", FEW: "few", UNEQUAL: "load"}
+
+
+def _low(low: float | None, median: float) -> float:
+    """The statistic the ratio is of; a comparison from before it, the median."""
+    return median if low is None else low
 
 
 def _text_tables(rows) -> list[str]:
@@ -135,13 +149,14 @@ def _text_tables(rows) -> list[str]:
                     f"[{n}] {r.call_id}" if n else f"{r.kind} {r.call_id}",
                     r.size,
                     hw,
-                    f"{common.fmt_ns(r.median_a)}/{common.fmt_ns(r.median_b)}",
+                    f"{common.fmt_ns(_low(r.low_a, r.median_a))}"
+                    f"/{common.fmt_ns(_low(r.low_b, r.median_b))}",
                     f"{r.ratio:.2f}{ci}",
                     SHORT.get(r.verdict, r.verdict),
                 ]
             )
         out += [f"-- {scenario}"]
-        headers = ["call", "bytes", "hw", "A/B ns", "B/A (95% CI)", ""]
+        headers = ["call", "bytes", "hw", f"A/B {stats.LOW_STATISTIC} ns", "B/A (95% CI)", ""]
         out += common.simple_table(table_rows, headers, width=0)
         out.append("")
     return out

@@ -329,6 +329,9 @@ class HwVerdict(Record):
     speedup: float | None = jf(missing=None)
     speedup_ci95: tuple[float, float] | None = jf(missing=None)
     explanation: str = jf(missing="")
+    # What speedup is a ratio of (bridge.stats.LOW_STATISTIC, "p10"); "":
+    # a report from before it, whose speedups are ratios of medians.
+    statistic: str = jf(omit=EMPTY, default="")
 
 
 @dataclass(frozen=True)
@@ -346,6 +349,9 @@ class CostFit(Record):
     r2: float
     max_rel_residual: float
     sizes: tuple[int, ...]
+    # Sizes whose per-unit cost is off the line by more than
+    # bridge.analysis.fits.PLAUSIBLE (30%), in words: a linear cost cannot do that.
+    implausible: tuple[str, ...] = jf(omit=EMPTY, default=())
 
 
 @dataclass(frozen=True)
@@ -456,6 +462,10 @@ class Upgrade(Record):
     b_ratio_ci95: tuple[float, float] | None = None
     per_call: str = "unknown"
     per_byte: str = "unknown"
+    # Two reports on differently loaded machines (bridge.analysis.compare):
+    # what differed; per_call/per_byte then say "unequal load" where the load
+    # alone can make the difference.
+    note: str = jf(omit=EMPTY, default="")
 
 
 @dataclass(frozen=True)
@@ -506,6 +516,18 @@ class CellShape(Record):
     shape: str  # bimodal | drift | process
     statistic: float
     detail: str
+    # bimodal: the two clusters, lower first (bridge.stats.clusters).
+    clusters: tuple[SampleCluster, ...] = jf(omit=EMPTY, default=())
+
+
+@dataclass(frozen=True)
+class SampleCluster(Record):
+    """One speed of a two-speed cell: its share of the samples and its level
+    (the median per-call time of its samples, ns)."""
+
+    share: float
+    ns: float
+    n: int
 
 
 @dataclass(frozen=True)

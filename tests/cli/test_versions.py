@@ -224,7 +224,7 @@ def test_hardware_verdict_on_openssl_111(tmp_path, bullseye):
         "--openssl",
         str(bullseye.openssl),
         "--openssl-runs",
-        "2",
+        "3",  # a verdict needs 3 runs a side
         "--hw",
         "both",
     )

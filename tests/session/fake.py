@@ -137,7 +137,9 @@ class FakeRuntime(Runtime):
             per_op *= self.script.masked_factor
         if self.script.process_factors:
             per_op *= self.script.process_factors[self.number % len(self.script.process_factors)]
-        loops = plan.loops or LOOPS
+        # Calibration sizes a sample to its plan, as a real worker's does: a
+        # masked twin twice as slow runs half the calls a sample.
+        loops = plan.loops or max(1, round(LOOPS * self.script.per_op_ns(job, "on", 0) / per_op))
         output = (
             self.script.output(job, self.calls)
             if self.script.output
@@ -145,7 +147,8 @@ class FakeRuntime(Runtime):
         )
         return Batch(
             api=f"fake {job.call.op}",
-            samples=[round(per_op * loops)] * plan.samples,
+            # A nanosecond apart: samples with no spread at all give no CI.
+            samples=[round(per_op * loops) + n * plan.samples + i for i in range(plan.samples)],
             loops=[loops] * plan.samples,
             output=output,
         )

@@ -136,6 +136,80 @@ def test_a_bootstrap_of_many_samples_is_quick():
     assert lo <= ratio <= hi
 
 
+# -- the low statistic and clusters (issue 25) -------------------------------
+
+
+def two_speeds(n: int, fast_share: float, seed: int, fast: float = 2876, ratio: float = 1.62):
+    """A two-speed machine: fast_share of the samples near `fast`, the rest
+    `ratio` slower, each with 2% noise (the shape measured on the EPYC guest)."""
+    rng = random.Random(seed)
+    k = round(n * fast_share)
+    xs = [fast * (1 + rng.gauss(0, 0.02)) for _ in range(k)]
+    xs += [fast * ratio * (1 + rng.gauss(0, 0.02)) for _ in range(n - k)]
+    rng.shuffle(xs)
+    return xs
+
+
+def test_the_low_statistic_is_the_tenth_percentile_as_an_order_statistic():
+    assert stats.LOW_STATISTIC == "p10"
+    assert [stats.low_rank(n) for n in (1, 3, 10, 11, 24, 100)] == [1, 1, 1, 2, 3, 10]
+    assert stats.low([5.0, 1.0, 3.0]) == 1.0
+    assert stats.low(list(range(100, 0, -1))) == 10
+
+
+def test_resampled_order_statistic_matches_plain_resampling():
+    rng = random.Random(3)
+    xs = [rng.lognormvariate(0, 0.3) for _ in range(24)]
+    rank = stats.low_rank(len(xs))
+    exact = stats.resampled_order_statistic(xs, rank, random.Random(1))
+    fast = sorted(exact() for _ in range(20000))
+    plain = sorted(sorted(rng.choices(xs, k=len(xs)))[rank - 1] for _ in range(20000))
+    for q in (0.025, 0.25, 0.5, 0.75, 0.975):
+        i = int(q * 19999)
+        assert fast[i] == pytest.approx(plain[i], rel=0.02)
+
+
+def test_low_ratio_ci_covers_the_true_ratio_and_has_a_width():
+    a = [1000 * (1 + 0.01 * ((i * 7) % 11)) for i in range(30)]
+    b = [x * 1.5 for x in a]
+    ratio, (lo, hi) = stats.low_ratio_ci(a, b)
+    assert ratio == pytest.approx(1.5) and lo <= 1.5 <= hi
+    _, (lo, hi) = stats.low_ratio_ci(a, list(reversed(a)))
+    assert lo < 1 < hi
+
+
+def test_too_few_samples_say_what_is_missing():
+    assert stats.missing_evidence(3, 3) == ""
+    assert stats.missing_evidence(1, 1, "openssl run", "--openssl-runs 3") == (
+        "1 openssl run per side: no CI; rerun with --openssl-runs 3"
+    )
+    assert stats.missing_evidence(2, 24) == "2 and 24 samples per side: no CI"
+
+
+def test_clusters_of_a_two_speed_machine_with_their_shares_and_levels():
+    found = stats.clusters(two_speeds(100, 0.34, seed=1))
+    assert found is not None
+    assert found.low.share == pytest.approx(0.34, abs=0.01)
+    assert found.high.share == pytest.approx(0.66, abs=0.01)
+    assert found.low.level == pytest.approx(2876, rel=0.02)
+    assert found.ratio == pytest.approx(1.62, rel=0.03)
+    assert found.sentence().startswith("two speeds: 34% of the samples near 2,8")
+    # From 16 samples (a --quick cell has 24) the logarithms are enough.
+    assert stats.clusters(two_speeds(24, 0.5, seed=2)) is not None
+
+
+def test_one_speed_with_a_long_tail_is_not_two():
+    rng = random.Random(4)
+    false = 0
+    for _ in range(200):
+        xs = [1000 * (1 + abs(rng.gauss(0, 0.02))) + rng.expovariate(1 / 60) for _ in range(24)]
+        false += stats.clusters(xs) is not None
+    assert false <= 6  # about 1% in simulation at n = 24
+    assert stats.clusters([1000.0] * 30) is None  # no spread: one speed
+    assert stats.clusters(two_speeds(100, 0.05, seed=5)) is None  # a few fast samples
+    assert stats.clusters(two_speeds(100, 0.4, seed=6, ratio=1.08)) is None  # too close
+
+
 def test_stdev_is_the_correctly_rounded_one_on_every_python():
     """stats.stdev: the square root of the exact variance, correctly rounded,
     as statistics.stdev computes it from 3.11 on. Reports re-serialise the

@@ -22,9 +22,11 @@ from bridge.system import topology
 from tests.conftest import FIXTURES
 
 
-def cell(level=1, calls=(1000,), windows=20, mode="processes", runtime="erlang@25.2.3", **kw):
-    """Windows of 1 s: worker k completes calls[k] calls in each."""
-    window = tuple((c, 1_000_000_000) for c in calls)
+def cell(
+    level=1, calls=(1000,), windows=20, mode="processes", runtime="erlang@25.2.3", jitter=0, **kw
+):
+    """Windows of 1 s: worker k completes calls[k] calls in each (with
+    `jitter`, that many more in each window than in the one before)."""
     base = dict(
         scenario="sha256",
         runtime=runtime,
@@ -38,7 +40,9 @@ def cell(level=1, calls=(1000,), windows=20, mode="processes", runtime="erlang@2
         level=level,
         raw=LevelRaw(
             api="crypto:hash/2",
-            windows=tuple(window for _ in range(windows)),
+            windows=tuple(
+                tuple((c + i * jitter, 1_000_000_000) for c in calls) for i in range(windows)
+            ),
             latency_ns=tuple(range(1000, 1100)),
             output=b"\x00",
         ),
@@ -187,13 +191,15 @@ def test_topology_from_sysfs_and_cpuinfo(tmp_path):
 # -- a report with levels: schema, views, compare, plot ---------------------------
 
 
-def report(scale: float = 1.0) -> schema.Report:
+def report(scale: float = 1.0, jitter: bool = False) -> schema.Report:
     base = schema.load(FIXTURES / "report-hmac-sha1-v1.json")
+    spread = 1 if jitter else 0
     cells = [
-        cell(1, (1000,)),
+        cell(1, (1000,), jitter=spread),
         cell(
             2,
             (int(900 * scale),) * 2,
+            jitter=spread,
             probe_ns=(50_000,) * 10,
             probe_idle_ns=(40_000,),
             sched={"normal": (97, 100), "dirty_cpu": (0, 100)},
@@ -273,6 +279,10 @@ def test_views_show_levels_scaling_latency_and_the_probe():
 def test_compare_lines_up_levels_across_reports():
     rows = [r for r in compare.pair(report(), report(scale=1.5)) if "×" in r.call_id]
     by = {(r.kind, r.call_id): r for r in rows}
+    # Windows with no spread give no CI: no verdict, not "within noise".
+    assert by[("erlang", "hash ×1 processes")].verdict == compare.FEW
+    jittered = report(jitter=True), report(scale=1.5, jitter=True)
+    by = {(r.kind, r.call_id): r for r in compare.pair(*jittered) if "×" in r.call_id}
     assert by[("erlang", "hash ×1 processes")].verdict == "within noise"
     faster = by[("erlang", "hash ×2 processes")]
     assert faster.verdict == "faster" and faster.ratio == pytest.approx(1 / 1.5, rel=0.01)

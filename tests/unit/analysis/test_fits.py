@@ -30,3 +30,45 @@ def test_noise_and_one_wild_point_barely_move_it():
 def test_needs_two_distinct_sizes():
     with pytest.raises(ValueError):
         fits.theil_sen([16, 16], [1.0, 2.0])
+
+
+# -- plausibility (issue 25) -------------------------------------------------
+
+
+def test_a_size_off_the_linear_cost_is_named():
+    # PBKDF2 under load: 10,000 iterations read 11.5 ms where the line through
+    # the other sizes says about 4.6 ms.
+    iterations = [1000, 10000, 30000, 100000]
+    ms = [0.46e6, 11.5e6, 13.8e6, 46e6]
+    f = fits.fit(iterations, ms)
+    (flag,) = fits.implausible(f, ms)
+    assert flag[0] == 10000 and flag[2] > 2
+    (text,) = fits.implausible_text("python@3.11.7 pbkdf2 (hw on)", f, ms, "iterations")
+    assert text.startswith("python@3.11.7 pbkdf2 (hw on) at 10,000 iterations: 1,1")
+    assert "iteration" in text and "not a linear cost" in text
+
+
+def test_a_clean_sweep_and_fixed_cost_sizes_are_not_flagged():
+    rng = random.Random(5)
+    ys = [(1300 + 3.1 * s) * (1 + rng.uniform(-0.05, 0.05)) for s in SIZES]
+    assert fits.implausible(fits.fit(SIZES, ys), ys) == []
+    # 16 B at twice its time: the per-byte part is a sliver of that call, so
+    # its per-byte cost says nothing; it is not flagged.
+    ys[0] *= 2
+    assert fits.implausible(fits.fit(SIZES, ys), ys) == []
+    # 8 KiB 40% slow: flagged.
+    ys[4] *= 1.4
+    assert [size for size, _, _ in fits.implausible(fits.fit(SIZES, ys), ys)] == [8192]
+
+
+def test_fits_for_records_the_flags():
+    from tests.unit.analysis.test_upgrade import sweep
+
+    results = sweep("erlang@25.2.3", 1300, 3.1)
+    slow = results[4]
+    results[4] = type(slow)(
+        **{**slow.__dict__, "samples": tuple(int(s * 1.5) for s in slow.samples)}
+    )
+    (fit,) = fits.fits_for(results, {"sha256": "bytes"})
+    (text,) = fit.implausible
+    assert text.startswith("erlang@25.2.3 hash (hw on) at 8,192 bytes:")

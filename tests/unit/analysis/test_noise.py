@@ -185,7 +185,10 @@ def test_bimodal_and_drifting_cells_are_named_in_the_record():
     shapes = [(c.call_id, c.shape) for c in rec.cells]
     assert shapes == [("hash", "bimodal"), ("drift", "drift")]
     bimodal = rec.cells[0]
-    assert bimodal.detail.startswith("two clusters: 60% of the samples near 1,000 ns, 40% near")
+    assert bimodal.detail.startswith("two speeds: 60% of the samples near 1,000 ns, 40% near")
+    low, high = bimodal.clusters
+    assert (low.share, low.n, high.share, high.n) == (0.6, 60, 0.4, 40)
+    assert low.ns == pytest.approx(1000, rel=0.01) and high.ns == pytest.approx(1300)
     assert rec.warnings[0].startswith("erlang@25.2.3 hash at 64 B (hw on): bimodal samples")
     assert "drifting samples, the level moved +" in rec.warnings[1]
     assert rec.advice  # noisy cells: say what to do

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from bridge.hw import verdicts
 
 
@@ -62,3 +64,187 @@ def test_large_speedup_needs_no_caveat():
     v = verdicts.Verdict("used", 3.2, (3.1, 3.3))
     text = verdicts.explain(v, who="openssl speed -evp sha256", feature="SHA", size=16384)
     assert text == "openssl speed -evp sha256 uses SHA: 3.20× slower without it at 16 KiB"
+
+
+# -- evidence, two speeds, rounds (issue 25) ---------------------------------
+
+
+def two_speeds(n: int, fast_share: float, seed: int, fast: float = 2876, ratio: float = 1.62):
+    rng = random.Random(seed)
+    k = round(n * fast_share)
+    xs = [fast * (1 + rng.gauss(0, 0.02)) for _ in range(k)]
+    xs += [fast * ratio * (1 + rng.gauss(0, 0.02)) for _ in range(n - k)]
+    rng.shuffle(xs)
+    return xs
+
+
+def test_one_openssl_run_a_side_is_never_a_verdict():
+    # --quick: one openssl run per side gave "uses SHA extensions" on a CI
+    # of [1.14, 1.14].
+    v = verdicts.decide([1000.0], [1140.0], evidence=("openssl run", "--openssl-runs 3"))
+    assert v.verdict == "inconclusive" and v.ci95 is None
+    assert v.speedup == pytest.approx(1.14)
+    assert v.reason == "1 openssl run per side: no CI; rerun with --openssl-runs 3"
+    two = verdicts.decide([1000.0, 1001.0], [2000.0, 2001.0])
+    assert two.verdict == "inconclusive" and "2 samples per side: no CI" in two.reason
+    text = verdicts.explain(v, who="openssl speed -evp sha512", feature="SHA", size=1024)
+    assert text.endswith(
+        "inconclusive at 1 KiB: 1 openssl run per side: no CI; rerun with --openssl-runs 3"
+    )
+
+
+def test_samples_without_spread_give_no_ci_and_no_verdict():
+    v = verdicts.decide([1000.0] * 6, [2000.0] * 6)
+    assert v.verdict == "inconclusive" and v.ci95 is None and "no CI" in v.reason
+
+
+@pytest.mark.parametrize(("on_fast", "off_fast"), [(0.34, 0.10), (0.66, 0.05), (0.10, 0.50)])
+def test_a_two_speed_machine_with_different_shares_on_each_side_gives_no_verdict(on_fast, off_fast):
+    # The control on a two-speed machine: the feature changes nothing, the
+    # twins caught the fast speed in different shares. Medians would read
+    # up to 1.62x "used" (or 0.62x).
+    for seed in range(5):
+        on = two_speeds(24, on_fast, seed)
+        off = two_speeds(24, off_fast, seed + 100)
+        v = verdicts.decide(on, off)
+        assert v.verdict in ("inconclusive", "not-used"), (seed, v)
+        assert v.verdict != "used"
+
+
+def test_the_slow_speed_alone_on_one_side_is_named_as_the_machine():
+    on = two_speeds(40, 0.4, seed=1)
+    off = two_speeds(40, 0.0, seed=2)  # the masked twin caught only the slow speed
+    v = verdicts.decide(on, off)
+    assert v.verdict == "inconclusive"
+    assert "two speeds" in v.reason and "the machine's, not the feature's" in v.reason
+    assert "40% of the samples near 2,8" in v.reason
+
+
+def test_a_real_gain_on_a_two_speed_machine_is_still_found():
+    on = two_speeds(40, 0.4, seed=1)
+    off = [x * 3 for x in two_speeds(40, 0.4, seed=2)]
+    v = verdicts.decide(on, off)
+    assert v.verdict == "used" and v.speedup == pytest.approx(3, rel=0.05)
+
+
+def test_the_masked_run_faster_is_the_machine_and_says_so():
+    # Python sha512 came out 0.74x (CI 0.73-0.77): no mask does that.
+    v = verdicts.decide(noisy(1000, 0.01), noisy(740, 0.01, seed=7))
+    assert v.verdict == "inconclusive"
+    assert "which no mask can cause: the machine's speed changed" in v.reason
+    assert "0.74×" in v.reason
+
+
+def test_used_needs_the_interleaved_rounds_to_agree():
+    on, off = noisy(1000, 0.02, n=24), noisy(1300, 0.02, n=24, seed=3)
+    agree = (
+        {i: on[i * 6 : i * 6 + 6] for i in range(4)},
+        {i: off[i * 6 : i * 6 + 6] for i in range(4)},
+    )
+    assert verdicts.decide(on, off, rounds=agree).verdict == "used"
+    # One round where the masked side was the faster: a slow spell, not the feature.
+    flipped = dict(agree[1])
+    flipped[2] = [x / 1.6 for x in flipped[2]]
+    v = verdicts.decide(on, off, rounds=(agree[0], flipped))
+    assert v.verdict == "inconclusive" and "only 3 of 4 interleaved rounds" in v.reason
+
+
+def test_a_busy_machine_needs_a_larger_gain():
+    # The controls came out up to 1.65x "slower" masked at load 7, all rounds agreeing.
+    on, off = noisy(1000, 0.02), noisy(1650, 0.02, seed=3)
+    assert verdicts.decide(on, off).verdict == "used"
+    busy = "other processes used 1.6 of 2 CPUs (load 7.2)"
+    v = verdicts.decide(on, off, busy=busy)
+    assert v.verdict == "inconclusive" and busy in v.reason and "needs 2×" in v.reason
+    # A real gain at 16 KiB (SHA-NI: 3x) stands on a busy machine too.
+    assert verdicts.decide(on, noisy(3100, 0.02, seed=3), busy=busy).verdict == "used"
+
+
+def test_the_busy_sentence_follows_the_noise_thresholds():
+    from bridge.analysis import noise, quietness
+
+    def use(others, steal=0.0):
+        return noise.Usage(10, 2, (1, 1, 1), (7.2, 5, 3), 0.9, steal, 0, 0.4, others, ())
+
+    assert quietness.busy(use(0.1), {}) == ""
+    assert quietness.busy(use(1.6), {}) == "other processes used 1.6 of 2 CPUs (load 7.2)"
+    assert quietness.busy(use(0.1, steal=0.05), {}) == "the hypervisor took 5% (steal)"
+    assert quietness.busy(None, {}) == ""
+
+
+def test_a_twin_whose_samples_were_stretched_gives_no_verdict():
+    # Load 11: the masked Python twin's samples of a 5-ms plan took 17-60 ms
+    # (7848 calls each), the unmasked twin's 0.3-0.8 ms; SHA-512 read 3.8x.
+    from bridge.hw import ab
+    from bridge.report import schema
+
+    def cell(hw, loops, per_call):
+        return schema.Result(
+            scenario="sha512",
+            runtime="python@3.11.7",
+            call="hashlib.sha512(data).digest()",
+            call_id="hashlib",
+            api="hashlib.sha512",
+            semantics="one-shot",
+            algorithm="sha512",
+            size=16,
+            hw=hw,
+            loops=loops,
+            samples=tuple(round(loops * x) for x in per_call),
+            output_hex="00",
+        )
+
+    on = cell("on", 517, noisy(1000, 0.2, n=24))
+    off = cell("off", 7848, noisy(4000, 0.4, n=24, seed=2))
+    reason = ab._stretched(on, off, 5e6)
+    assert reason.startswith("the masked run's samples took 4.")
+    assert "× their planned 5 ms even at best: it waited for a CPU" in reason
+    v = verdicts.decide(on.per_op_ns(), off.per_op_ns(), stretched=reason)
+    assert v.verdict == "inconclusive" and v.speedup > 3
+    # Samples of their planned length: nothing to say.
+    assert (
+        ab._stretched(cell("on", 5000, noisy(1000, 0.1)), cell("off", 5000, noisy(1000, 0.1)), 5e6)
+        == ""
+    )
+
+
+def test_twins_that_differ_elsewhere_raise_the_bar_for_used():
+    # Python's twins ran SHA-512 at 8 KiB 0.74x (CI 0.73-0.77) on an idle
+    # machine: the two processes differ by up to 1/0.77 = 1.3x for a reason no
+    # mask has. A 1.25x "used" elsewhere in that run is not evidence.
+    faster = verdicts.decide(noisy(1000, 0.01), noisy(740, 0.01, seed=7))
+    assert faster.masked_faster and faster.ci95[1] < 0.8
+    used = verdicts.decide(noisy(1000, 0.01), noisy(1250, 0.01, seed=3))
+    assert used.verdict == "used"
+    v = verdicts.against_twin_gap(used, 1 / faster.ci95[1], "hashlib in sha512 at 8 KiB")
+    assert v.verdict == "inconclusive" and "at least 1.3" in v.reason
+    assert "(hashlib in sha512 at 8 KiB)" in v.reason
+    # A gain well clear of the gap stands.
+    big = verdicts.decide(noisy(1000, 0.01), noisy(3000, 0.01, seed=3))
+    assert verdicts.against_twin_gap(big, 1.3, "x").verdict == "used"
+
+
+def test_a_twin_that_waited_for_a_cpu_makes_the_machine_busy():
+    from bridge.hw import ab
+    from bridge.report import schema
+
+    on = schema.Result(
+        scenario="sha512",
+        runtime="python@3.11.7",
+        call="c",
+        call_id="hashlib",
+        api="",
+        semantics="",
+        algorithm="sha512",
+        size=64,
+        hw="on",
+        samples=(1, 2, 3),
+        loops=1,
+        output_hex="00",
+    )
+    off = schema.Result(**{**on.__dict__, "hw": "off"})
+    assert ab._waited(on, off, {off.key: 0.02}, 0.05) == ""
+    said = ab._waited(on, off, {off.key: 0.31}, 0.05)
+    assert said == "a twin waited for a CPU 31% of its sample time"
+    v = verdicts.decide(noisy(1000, 0.02), noisy(1650, 0.02, seed=3), busy=said)
+    assert v.verdict == "inconclusive" and said in v.reason

@@ -1,0 +1,146 @@
+"""bridge compare's judgement (issue 25): the low statistic, no "sig" without
+a CI, and reports taken on differently loaded machines."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from bridge.analysis import compare, quietness, upgrade
+from bridge.render.compare import render
+from bridge.report import schema
+from bridge.report.hw import Hw
+from tests.unit.analysis.test_upgrade import NEW, OLD, report, result, sweep
+
+QUIET = schema.Noise(
+    seconds=10.0,
+    cpus=2,
+    load_before=(0.2, 0.2, 0.2),
+    load_after=(0.4, 0.3, 0.2),
+    busy=0.5,
+    steal=0.0,
+    others_cpus=0.05,
+)
+LOADED = dataclasses.replace(
+    QUIET, load_before=(4.0, 3.0, 2.0), load_after=(4.1, 3.2, 2.1), busy=1.0, others_cpus=1.6
+)
+
+
+def with_noise(r: schema.Report, noise: schema.Noise) -> schema.Report:
+    return dataclasses.replace(r, noise=noise)
+
+
+def openssl_report(ns: float, runs: int) -> schema.Report:
+    rt = schema.Runtime("openssl@3.0.19", "openssl", "/usr/bin/openssl", "OpenSSL 3.0.19", {})
+    cell = result(rt.id, 1024, ns, n=runs, call="openssl speed -evp sha256", call_id="speed-evp")
+    return report([rt], [cell])
+
+
+def test_one_sample_a_side_is_never_significant():
+    # Two --quick reports, one openssl run each: "2.37x (2.37-2.37) slower" was
+    # counted among the significant differences.
+    (row,) = compare.pair(openssl_report(1000, 1), openssl_report(2370, 1))
+    assert row.verdict == compare.FEW and not row.significant and row.ci95 is None
+    assert row.ratio == 2.37 or abs(row.ratio - 2.37) < 1e-3
+    assert row.note == "1 openssl run per side: no CI; rerun with --openssl-runs 3"
+    c = compare.compare([openssl_report(1000, 1), openssl_report(2370, 1)], ["a", "b"])
+    text = render(c, "table")
+    assert "0 of 1 cells differ significantly" in text
+    assert "Too few samples: 1 openssl run per side: no CI; rerun with --openssl-runs 3." in text
+    # Three runs a side are enough for a CI.
+    (row,) = compare.pair(openssl_report(1000, 3), openssl_report(2370, 3))
+    assert row.verdict == "slower" and row.ci95 is not None
+
+
+def test_identical_set_ups_one_under_load_are_not_a_significant_difference():
+    # The same machine, twice: B with other processes on 1.6 of 2 CPUs read
+    # 1.58x slower. Both reports recorded their load.
+    a = with_noise(report([NEW], sweep(NEW.id, 1000, 1.0)), QUIET)
+    b = with_noise(report([NEW], sweep(NEW.id, 1580, 1.58)), LOADED)
+    rows = compare.pair(a, b)
+    assert rows and all(r.verdict == compare.UNEQUAL and not r.significant for r in rows)
+    assert rows[0].note.startswith("B ran on a busier machine (A: load 0.4, other processes 0.1")
+    c = compare.compare([a, b], ["idle.json", "busy.json"])
+    assert "other processes 1.6 CPUs" in c.load_notes[1]
+    table = render(c, "table")
+    assert "0 of 6 cells differ significantly" in table
+    assert "marked 'unequal load', not significant" in table
+    assert all(len(line) <= 72 for line in render(c, "text").splitlines())
+    data = json.loads(render(c, "json"))
+    assert data["comparisons"][0]["unequal_load"] and data["statistic"] == "p10"
+    assert data["conditions"][1]["others_cpus"] == 1.6
+    # The busier report the faster one: load does not do that, the difference stands.
+    faster = with_noise(report([NEW], sweep(NEW.id, 600, 0.6)), LOADED)
+    assert {r.verdict for r in compare.pair(a, faster)} == {"faster"}
+    # Equal load on both sides: an ordinary significant difference.
+    same = with_noise(report([NEW], sweep(NEW.id, 1580, 1.58)), QUIET)
+    assert {r.verdict for r in compare.pair(a, same)} == {"slower"}
+    # Reports without a noise block (older ones) are judged as before.
+    assert {r.verdict for r in compare.pair(report([NEW], sweep(NEW.id, 1000, 1.0)), b)} == {
+        "slower"
+    }
+
+
+def waiting(r: schema.Report, share: float) -> schema.Report:
+    """The report with a cpu_time block whose cells waited `share` of their time."""
+    cells = tuple(
+        schema.CellCost(x.scenario, x.runtime, x.call_id, x.size, x.hw, 1000.0, 900.0, share)
+        for x in r.results
+    )
+    return dataclasses.replace(r, cpu_time=schema.CpuTime(cells=cells))
+
+
+def test_conditions_read_the_wait_share_of_the_cpu_time_block():
+    a = waiting(with_noise(report([NEW], sweep(NEW.id, 1000, 1.0)), QUIET), 0.01)
+    b = waiting(with_noise(report([NEW], sweep(NEW.id, 1300, 1.3)), QUIET), 0.3)
+    cond = quietness.conditions(b)
+    assert cond is not None and cond.wait == 0.3
+    text, busier = quietness.unequal(quietness.conditions(a), cond)
+    assert busier == 1 and "waiting for a CPU 30%" in text
+    assert {r.verdict for r in compare.pair(a, b)} == {compare.UNEQUAL}
+    # Only one report knows its wait share: nothing to weigh.
+    plain = with_noise(report([NEW], sweep(NEW.id, 1000, 1.0)), QUIET)
+    assert quietness.unequal(quietness.conditions(plain), cond) == ("", None)
+
+
+def test_the_low_statistic_ignores_which_speed_a_cell_caught():
+    # A: every sample at the fast speed; B: a third fast, the rest 1.6x
+    # slower (a two-speed machine). Medians differ 1.6x; the low ends do not.
+    rt = NEW
+    fast = tuple(round(1000 * (1 + 0.002 * (i % 5)) * 1000) for i in range(30))
+    mixed = tuple(x if i % 3 == 0 else round(x * 1.6) for i, x in enumerate(fast))
+    ra = result(rt.id, 64, 1000, samples=fast)
+    rb = result(rt.id, 64, 1000, samples=mixed)
+    (row,) = compare.pair(report([rt], [ra]), report([rt], [rb]))
+    assert row.median_b / row.median_a > 1.5
+    assert row.verdict == "within noise" and abs(row.ratio - 1) < 0.01
+    assert row.low_a is not None and row.statistic == "p10"
+
+
+def test_an_upgrade_between_differently_loaded_machines_says_so():
+    a = with_noise(report([OLD], sweep(OLD.id, 1000, 1.0)), QUIET)
+    b = with_noise(report([NEW], sweep(NEW.id, 1600, 1.6)), LOADED)
+    (u,) = upgrade.between(a, b, "old.json", "new.json")
+    assert u.per_call == upgrade.UNEQUAL and u.per_byte == upgrade.UNEQUAL
+    words = upgrade.sentence(u)
+    assert "600 ns more per call (which the unequal load can explain)" in words
+    assert "Not significant on that basis: the machines differed (A: load 0.4" in words
+    # Recorded in the report's upgrade records, and read back.
+    again = schema.Upgrade.from_json(json.loads(json.dumps(u.to_json())))
+    assert again == u
+    # On equal machines the same numbers are an upgrade's difference.
+    (u,) = upgrade.between(a, with_noise(b, QUIET), "old.json", "new.json")
+    assert (u.per_call, u.per_byte, u.note) == ("more", "more", "")
+    assert u.hw == Hw.ON
+
+
+def test_both_machines_busy_unequally_is_no_difference_either_way():
+    # A at load 7.9 with other processes on 1.3 CPUs, B at 17 on 1.8: B's
+    # cells read faster here and there, which load on A can make too.
+    busy = dataclasses.replace(LOADED, others_cpus=1.3, load_after=(7.9, 6, 5))
+    busier = dataclasses.replace(LOADED, others_cpus=1.8, load_after=(17.1, 15, 12))
+    a = with_noise(report([NEW], sweep(NEW.id, 1000, 1.0)), busy)
+    b = with_noise(report([NEW], sweep(NEW.id, 600, 0.6)), busier)
+    rows = compare.pair(a, b)
+    assert {r.verdict for r in rows} == {compare.UNEQUAL}
+    assert rows[0].note.startswith("the machines were busy, unequally (A: load 7.9")
