@@ -270,6 +270,9 @@ def unsupported(results: list[schema.Result]) -> tuple[dict[int, str], list[str]
     return marks, [f"[{mark}] unsupported on {text}" for text, mark in notes.items()]
 
 
+LOW = stats.LOW_STATISTIC  # the column's name: p10, the 10th percentile
+
+
 def cells(
     r: schema.Result,
     fastest: Fastest,
@@ -288,6 +291,9 @@ def cells(
         "ns_ci": ns_with_ci(s, imported=r.imported, scale=scale),
         "median": scale.fmt(s.median) if scale else fmt_ns(s.median),
         "min": scale.fmt(s.min) if scale else fmt_ns(s.min),
+        # The low statistic verdicts and comparisons are judged on (stats.low),
+        # shown beside the median under its name (LOW).
+        "low": (scale.fmt if scale else fmt_ns)(stats.low(r.per_op_ns())) if r.samples else "–",
         "ops": si(ops),
         "mbs": f"{ops * r.size / 1e6:,.1f}" if units.throughput(unit) and r.size else "–",
         "rel": "–" if rel is None else f"{rel:.2f}{x}",

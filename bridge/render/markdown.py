@@ -129,7 +129,7 @@ def _table(report: schema.Report, scenario: str, results: list[schema.Result]) -
         s = r.summary()
         cell = common.cells(r, fastest, match, unit=unit, scale=scale)
         ops = answers.si3(1e9 / s.median) if s.median > 0 else "–"
-        row = [*head, cell["median"], _ci(r, s, scale), cell["min"], ops]
+        row = [*head, cell["median"], _ci(r, s, scale), cell["low"], ops]
         row += [cell["mbs"]] if mbs else []
         if both:
             row += _off_columns(c, scale)
@@ -140,7 +140,7 @@ def _table(report: schema.Report, scenario: str, results: list[schema.Result]) -
     state = " (hw off)" if only_off else " (hw on)" if both else ""
     headers = [
         *("runtime", "call", units.column_of(report, scenario)),
-        *(f"{scale.per_op()}{state}", "95% CI", "min", "ops/s"),
+        *(f"{scale.per_op()}{state}", "95% CI", common.LOW, "ops/s"),
     ]
     headers += ["MB/s"] if mbs else []
     headers += [f"{scale.per_op()} (hw off)", "off/on (95% CI)"] if both else []

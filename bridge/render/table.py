@@ -120,7 +120,7 @@ class _View:
                 for k in ("min", "ops", "mbs", "fastest", "first", "ok"):
                     cols[k].append("")
                 continue
-            cols["min"].append(c["min"])
+            cols["min"].append(c["low"])
             cols["median"].append(self._median(r, c) + mark)
             cols["ops"].append(c["ops"])
             cols["mbs"].append(c["mbs"])
@@ -172,7 +172,7 @@ class _View:
             out.append(Column(header, cols["size"], right=True))
         if with_hw:
             out.append(Column("hw", cols["hw"]))
-        out.append(Column(f"min {scale.name}", cols["min"], right=True))
+        out.append(Column(f"{common.LOW} {scale.name}", cols["min"], right=True))
         out.append(Column(f"median {scale.name} (95% CI)", cols["median"], right=True))
         out.append(Column("ops/s", cols["ops"], right=True, drop=2))
         if unit == units.BYTES:

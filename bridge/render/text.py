@@ -82,7 +82,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
             continue
         s = r.summary()
         c = common.cells(r, fastest, match, x="x", unit=unit, scale=scale)
-        c["min"] = scale.fmt(s.min) if s.n > 1 else "-"
+        c["min"] = c["low"] if s.n > 1 else "-"
         c["ops"] = answers.si3(1e9 / s.median if s.median > 0 else 0.0)
         c["mbs"] = _mbs(c["mbs"])
         ci = "as posted" if r.imported else f"{scale.fmt(s.ci95[0])}-{scale.fmt(s.ci95[1])}"
@@ -104,7 +104,7 @@ def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
         )
     # x best is in the table of differences below, with its CI.
     column = units.column_of(report, results[0].scenario) if results else units.BYTES
-    headers = ["call", column, "hw", scale.per_op(), "95% CI", "min", "ops/s"]
+    headers = ["call", column, "hw", scale.per_op(), "95% CI", common.LOW, "ops/s"]
     headers += ["MB/s"] if flow else []
     headers += ["ok"]
     out += ["", *_fitted(rows, headers), ""]
@@ -169,7 +169,7 @@ def _ratio_table(
 def _fitted(rows: list[list], headers: list[str]) -> list[str]:
     """The table in WIDTH columns: where it is wider, min goes first, then
     ops/s (the median, its CI and MB/s stay)."""
-    for drop in ((), ("min",), ("min", "ops/s")):
+    for drop in ((), (common.LOW,), (common.LOW, "ops/s")):
         keep = [i for i, h in enumerate(headers) if h not in drop]
         cut = [[row[i] for i in keep if i < len(row)] for row in rows]
         lines = common.simple_table(cut, [headers[i] for i in keep], WIDTH)
