@@ -648,6 +648,10 @@ def brief_provenance(report: schema.Report) -> list[str]:
             f" · {env.get('cpu_model', 'unknown CPU')} ({env.get('arch', '?')},"
             f" {env.get('cpu_count', '?')} CPUs{virt}); crypto flags: {flags}"
         )
+    if report.imported_from is not None:
+        # Pasted runs are told apart only by what the paste said of each.
+        pasted = [f"{rt.id}: {runtime_summary(rt)}" for rt in report.runtimes]
+        return [head + (f"; {'; '.join(pasted)}." if pasted else "")]
     runtimes = []
     for rt in report.runtimes:
         if rt.masked:

@@ -57,6 +57,10 @@ def lines(report: schema.Report) -> list[str]:
         out += [f"Warning: {w}." for w in report.noise.warnings]
         if report.noise.advice:
             out.append(f"Advice: {report.noise.advice}.")
-    # Cycles per byte and the share of the machine's best (bridge.analysis.cputime).
-    out += cputime.lines(report)
+    out += cost_lines(report)
     return out
+
+
+def cost_lines(report: schema.Report) -> list[str]:
+    """Cycles per byte and the share of the machine's best (bridge.analysis.cputime)."""
+    return cputime.lines(report)

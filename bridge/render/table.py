@@ -241,6 +241,9 @@ class _View:
                 lines += self.wrap(f"Warning: {w}.")
             if n.advice:
                 lines += self.wrap(f"Advice: {n.advice}.")
+        if self.verbose:  # cycles per byte, the share of the machine's best
+            for p in noise_view.cost_lines(report):
+                lines += self.wrap(p)
         return [""] + lines if lines else []
 
 

@@ -18,7 +18,7 @@ THREAD = SEEDS / "erlang-questions-hmac-hardware-acceleration.txt"
 def test_import_seed_as_table_and_json(tmp_path):
     done = bridge_cmd("import-speed", str(THREAD))
     assert done.returncode == 0, done.stderr
-    assert "2) AMD EPYC: OpenSSL 1.1.1" in done.stdout
+    assert "2) AMD EPYC: OpenSSL 1.1.1" in " ".join(done.stdout.split())
     assert "(as posted)" in done.stdout
     out = tmp_path / "imported.json"
     done = bridge_cmd("import-speed", str(THREAD), "--format", "json", "-o", str(out))

@@ -75,7 +75,7 @@ def test_version_names_the_clash_and_the_other_command(fake_iproute2, tmp_path):
     # --until-stable took no value: the scenario is hmac-sha1, the target ±2%.
     assert report["settings"]["until_stable"] == 0.02
     assert {r["scenario"] for r in report["results"]} == {"hmac-sha1"}
-    assert md.read_text().startswith("### bridge ")
+    assert md.read_text().startswith("### hmac-sha1: bridge ")
 
 
 def test_make_setup_says_it_in_one_line(fake_iproute2):

@@ -67,16 +67,23 @@ def test_every_builtin_scenario_runs_with_all_its_runtimes(tmp_path):
     elsewhere = {name for names, _ in GROUPS.values() for name in names}
     # The TLS handshakes run in test_tls.py, with their listeners watched.
     elsewhere |= {"tls-handshake", "tls-handshake-p256"}
+    # One bridge per size, every scenario of that size in it: one node and
+    # worker start each, not one per scenario.
+    groups: dict[tuple[str, int], list] = {}
     for name in scenario.available():
         if name in elsewhere:
             continue
         sc = scenario.load(name)
-        out = tmp_path / f"{name}.json"
+        option = "--file-size" if sc.kind == "file-digest" else "--sizes"
+        size = 1 << 20 if sc.kind == "file-digest" else sc.sizes[0]
+        groups.setdefault((option, size), []).append(sc)
+    for (option, size), scs in groups.items():
+        out = tmp_path / f"{size}.json"
         done = bridge_cmd(
             "run",
-            name,
-            "--sizes",
-            str(sc.sizes[0] if sc.kind != "file-digest" else 1 << 20),
+            *(sc.name for sc in scs),
+            option,
+            str(size),
             "--samples",
             "2",
             "--sample-ms",
@@ -92,16 +99,18 @@ def test_every_builtin_scenario_runs_with_all_its_runtimes(tmp_path):
             "-o",
             str(out),
         )
-        assert done.returncode == 0, (name, done.stderr)
+        names = [sc.name for sc in scs]
+        assert done.returncode == 0, (names, done.stderr)
         report = json.loads(out.read_text())
-        ran = {
-            (r["runtime"].split("@")[0], r["call_id"])
-            for r in report["results"]
-            if r["status"] == "ok"
-        }
-        named = {(kind, cid) for kind, ids in sc.calls.items() for cid in ids}
-        assert ran == named, (name, named - ran)
-        assert all(check["match"] for check in report["interop"]), name
+        for sc in scs:
+            ran = {
+                (r["runtime"].split("@")[0], r["call_id"])
+                for r in report["results"]
+                if r["status"] == "ok" and r["scenario"] == sc.name
+            }
+            named = {(kind, cid) for kind, ids in sc.calls.items() for cid in ids}
+            assert ran == named, (sc.name, named - ran)
+        assert all(check["match"] for check in report["interop"]), names
 
 
 @needs_erl
@@ -175,7 +184,7 @@ def test_cipher_run_in_all_runtimes(tmp_path, name):
     assert check["match"] and check["reference_from"].startswith("the driver")
     if name.endswith("gcm"):  # openssl enc has no AEAD: its output is not claimed
         assert [u.split("@")[0] for u in check["unchecked"]] == ["openssl"]
-        assert "unchecked" in done.stdout
+        assert "Not checked" in done.stdout  # the view says which output it could not claim
 
 
 @needs_erl

@@ -25,7 +25,7 @@ from tests.conftest import FIXTURES
 # 40 reports rendered and 10 plotted keep `make test` near its ten minutes;
 # BRIDGE_FUZZ_SCALE=10 runs ten times as many (bench, or before a release).
 SCALE = int(os.environ.get("BRIDGE_FUZZ_SCALE", "1"))
-BOUNDED = settings(max_examples=40 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+BOUNDED = settings(max_examples=25 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
 SOURCES = {
     name: json.loads((FIXTURES / name).read_text())
     for name in ("report-hmac-sha1-v1.json", "roundtrip/run-mix1.json")
@@ -135,7 +135,7 @@ def test_mutated_reports_render_or_fail_cleanly(m):
         _run(["compare", str(path), BASELINE, "--format", "json"])
 
 
-@settings(max_examples=10 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=6 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated())
 def test_mutated_reports_plot_or_fail_cleanly(m):
     doc = m.doc
