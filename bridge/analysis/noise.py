@@ -341,15 +341,62 @@ def warnings(
             f"SMT: CPUs {pairs} share a core, so a busy process on a sibling slows the"
             " measured runtime"
         )
+    by_shape: dict[str, list[schema.CellShape]] = {}
     for c in cells:
-        at = verdicts.at(c.size, size_units.get(c.scenario, verdicts.BYTES), brief=True)
-        where = f"{c.runtime} {c.call_id} {at} (hw {c.hw})"
-        if c.shape == "process":
-            out.append(f"{where}: this cell depends on the process: {c.detail}")
+        by_shape.setdefault(c.shape, []).append(c)
+    for shape, group in by_shape.items():
+        if len(group) > MANY_CELLS:  # a machine-wide effect: one sentence, not one per cell
+            out.append(_many(shape, group))
             continue
-        what = "bimodal" if c.shape == "bimodal" else "drifting"
-        out.append(f"{where}: {what} samples, {c.detail}")
+        for c in group:
+            at = verdicts.at(c.size, size_units.get(c.scenario, verdicts.BYTES), brief=True)
+            where = f"{c.runtime} {c.call_id} {at} (hw {c.hw})"
+            if c.shape == "process":
+                out.append(f"{where}: this cell depends on the process: {c.detail}")
+                continue
+            what = "bimodal" if c.shape == "bimodal" else "drifting"
+            out.append(f"{where}: {what} samples, {c.detail}")
     return tuple(out)
+
+
+# More cells of one shape than this are said in one sentence: on a two-speed
+# host every cell is bimodal, and a sentence each buried the answer.
+MANY_CELLS = 2
+
+
+def _many(shape: str, group: Sequence[schema.CellShape]) -> str:
+    """One sentence for many cells of one shape: which (runtime, call, hw
+    modes), and the range of what was seen; each cell's figures stay in the
+    report (noise.cells)."""
+    calls: dict[tuple[str, str], list[str]] = {}
+    for c in group:
+        calls.setdefault((c.runtime, c.call_id), []).append(str(c.hw))
+    names = "; ".join(
+        f"{runtime} {call_id} (hw {', '.join(dict.fromkeys(hws))})"
+        for (runtime, call_id), hws in calls.items()
+    )
+    n = len(group)
+    if shape == "bimodal":
+        gaps = [c.clusters[1].ns / c.clusters[0].ns for c in group if len(c.clusters) == 2]
+        fast = [c.clusters[0].share for c in group if len(c.clusters) == 2]
+        figures = (
+            f": a fast and a slow level {min(gaps):.2f}-{max(gaps):.2f}× apart, the fast one"
+            f" {min(fast):.0%}-{max(fast):.0%} of the samples"
+            if gaps
+            else ""
+        )
+        return (
+            f"two speeds in {n} cells ({names}){figures}: the host (a busy sibling thread or a"
+            " frequency state), not the code; verdicts and comparisons are judged on the 10th"
+            " percentile, which does not depend on the level a cell caught"
+        )
+    if shape == "drift":
+        zs = [abs(c.statistic) for c in group]
+        return (
+            f"drifting samples in {n} cells ({names}): the level moved between the first and"
+            f" the last third of the samples (Spearman |z| {min(zs):.1f}-{max(zs):.1f})"
+        )
+    return f"{n} cells depend on the process ({names}): see noise.cells in the report"
 
 
 def advice(use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[str, Any]) -> str:

@@ -254,3 +254,33 @@ def test_smt_siblings_come_from_sysfs(tmp_path):
     (tmp_path / "cpu4" / "topology" / "thread_siblings_list").write_text("4\n")
     assert environment.collect_smt(tmp_path) == {"smt_siblings": [[0, 2], [1, 3]]}
     assert environment.collect_smt(tmp_path / "absent") == {}
+
+
+def _shape(runtime, call_id, hw, shape, low=2800.0, high=4600.0):
+    clusters = (
+        (schema.SampleCluster(0.5, low, 12), schema.SampleCluster(0.5, high, 12))
+        if shape == "bimodal"
+        else ()
+    )
+    return schema.CellShape(
+        "hmac-sha1", runtime, call_id, 1000, Hw(hw), shape, 10.0, "detail", clusters=clusters
+    )
+
+
+def test_many_cells_of_one_shape_are_one_sentence():
+    # A two-speed host makes every cell bimodal: one sentence names them all,
+    # with the range of what was seen, instead of a sentence per cell.
+    cells = [
+        _shape("erlang@25", "macN", "on", "bimodal"),
+        _shape("erlang@25", "macN", "off", "bimodal", 3300, 5600),
+        _shape("python@3.11", "hmac.digest", "on", "bimodal"),
+        _shape("python@3.11", "hmac.digest", "on", "drift"),
+    ]
+    said = noise.warnings(quiet_use(), cells, {})
+    (speeds,) = [w for w in said if "two speeds" in w]
+    assert speeds.startswith("two speeds in 3 cells (erlang@25 macN (hw on, off); python@3.11")
+    assert "1.64-1.70× apart" in speeds and "50%-50% of the samples" in speeds
+    # Two or fewer of a shape keep their own sentence.
+    (drift,) = [w for w in said if "drifting" in w]
+    assert drift.startswith("python@3.11 hmac.digest at 1000 B (hw on): drifting samples")
+    assert len(said) == 2
