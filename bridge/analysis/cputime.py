@@ -170,12 +170,15 @@ def _pct(x: float) -> str:
 
 
 def warnings(
-    block: schema.CpuTime | None, size_units: Mapping[str, str] | None = None
+    block: schema.CpuTime | None,
+    size_units: Mapping[str, str] | None = None,
+    two_speed: frozenset[tuple[str, str, str, int, str]] = frozenset(),
 ) -> tuple[str, ...]:
     """For the noise block: the cells that waited for a CPU, and the cells
     whose samples differ by CPU, one sentence each for the whole run with the
     runtimes named in it (a busy machine costs two lines, not one per runtime
-    and cell). `size_units`:
+    and cell); a cell in `two_speed` (scenario, runtime, call, size, hw), which
+    the noise block calls two-speed, is left out of the second. `size_units`:
     what each scenario's sizes count, for the wording ("at 1,024 iterations")."""
     if block is None:
         return ()
@@ -202,7 +205,13 @@ def warnings(
             " the CPU, so those wall figures are not the cost of the calls (their CPU time per"
             " call is in the report, cpu_time)"
         )
-    spread = [c for c in block.cells if _cpu_spread(c) is not None]
+    # A cell the noise block already calls two-speed differs by CPU for that reason.
+    spread = [
+        c
+        for c in block.cells
+        if _cpu_spread(c) is not None
+        and (c.scenario, c.runtime, c.call_id, c.size, str(c.hw)) not in two_speed
+    ]
     if spread:
         listed = "; ".join(
             f"{c.runtime} {c.call_id} {at(c)} (hw {c.hw}): "

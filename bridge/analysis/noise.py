@@ -344,9 +344,13 @@ def warnings(
     by_shape: dict[str, list[schema.CellShape]] = {}
     for c in cells:
         by_shape.setdefault(c.shape, []).append(c)
+    # A two-speed host also makes the level drift: said in the same sentence.
+    both = all(len(by_shape.get(k, ())) > MANY_CELLS for k in ("bimodal", "drift"))
     for shape, group in by_shape.items():
+        if both and shape == "drift":
+            continue
         if len(group) > MANY_CELLS:  # a machine-wide effect: one sentence, not one per cell
-            out.append(_many(shape, group))
+            out.append(_many(shape, group, by_shape.get("drift", ()) if both else ()))
             continue
         for c in group:
             at = verdicts.at(c.size, size_units.get(c.scenario, verdicts.BYTES), brief=True)
@@ -364,7 +368,9 @@ def warnings(
 MANY_CELLS = 2
 
 
-def _many(shape: str, group: Sequence[schema.CellShape]) -> str:
+def _many(
+    shape: str, group: Sequence[schema.CellShape], drifting: Sequence[schema.CellShape] = ()
+) -> str:
     """One sentence for many cells of one shape: which (runtime, call, hw
     modes), and the range of what was seen; each cell's figures stay in the
     report (noise.cells)."""
@@ -385,10 +391,17 @@ def _many(shape: str, group: Sequence[schema.CellShape]) -> str:
             if gaps
             else ""
         )
+        drift = ""
+        if drifting:
+            zs = [abs(c.statistic) for c in drifting]
+            drift = (
+                f"; in {len(drifting)} cells the level also drifted within the run (Spearman |z|"
+                f" {min(zs):.1f}-{max(zs):.1f})"
+            )
         return (
-            f"two speeds in {n} cells ({names}){figures}: the host (a busy sibling thread or a"
-            " frequency state), not the code; verdicts and comparisons are judged on the 10th"
-            " percentile, which does not depend on the level a cell caught"
+            f"two speeds in {n} cells ({names}){figures}{drift}: the host (a busy sibling thread"
+            " or a frequency state), not the code; verdicts and comparisons are judged on the"
+            " 10th percentile, which does not depend on the level a cell caught"
         )
     if shape == "drift":
         zs = [abs(c.statistic) for c in group]

@@ -38,7 +38,12 @@ def report(
     noise_block = None if usage is None else noise.record(usage, results, environment, units)
     if noise_block is not None and cpu_time is not None:
         # The cells that waited for a CPU, or differ by CPU, say so beside the machine's noise.
-        extra = cputime.warnings(cpu_time, units)
+        two_speed = frozenset(
+            (c.scenario, c.runtime, c.call_id, c.size, str(c.hw))
+            for c in noise_block.cells
+            if c.shape == "bimodal"
+        )
+        extra = cputime.warnings(cpu_time, units, two_speed)
         noise_block = dataclasses.replace(noise_block, warnings=(*noise_block.warnings, *extra))
     made = schema.Report(
         bridge_version=bridge.__version__,

@@ -108,3 +108,12 @@ def test_the_arrays_stay_parallel_to_the_samples_or_go():
     again = schema.Result.from_json(r.to_json())
     assert again.sample_cpus == (0, 1, 0, 1)
     assert "sample_cpus" not in _result().to_json()
+
+
+def test_a_two_speed_cell_is_not_said_again_to_differ_by_cpu():
+    r = _result(samples=(1_000_000,) * 3 + (1_300_000,) * 3, sample_cpus=(0, 0, 0, 1, 1, 1))
+    block = cputime.record([r], SCENARIOS, (2e9, "x"))
+    (c,) = block.cells
+    key = (c.scenario, c.runtime, c.call_id, c.size, str(c.hw))
+    assert cputime.warnings(block, None, frozenset({key})) == ()
+    assert cputime.warnings(block)  # not called two-speed: said

@@ -284,3 +284,14 @@ def test_many_cells_of_one_shape_are_one_sentence():
     (drift,) = [w for w in said if "drifting" in w]
     assert drift.startswith("python@3.11 hmac.digest at 1000 B (hw on): drifting samples")
     assert len(said) == 2
+
+
+def test_a_two_speed_host_that_also_drifts_is_one_sentence():
+    cells = [
+        _shape("erlang@25", "macN", hw, shape)
+        for hw in ("on", "off")
+        for shape in ("bimodal", "drift")
+    ]
+    cells += [_shape("python@3.11", "hmac.digest", "on", s) for s in ("bimodal", "drift")]
+    (said,) = noise.warnings(quiet_use(), cells, {})
+    assert said.startswith("two speeds in 3 cells") and "in 3 cells the level also drifted" in said
