@@ -211,6 +211,9 @@ def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_le
     out = tmp_path / "r.json"
     before = worker_pids()
     proc = start_bridge(
+        # One node: the test kills the one that measures (a spare is another case).
+        "--processes",
+        "1",
         "--samples",
         "100",
         "--sample-ms",
@@ -251,7 +254,9 @@ def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, si
     # and is well before the run ends.
     out = tmp_path / "r.json"
     before = worker_pids()
-    proc = start_bridge("--samples", "200", "--sample-ms", "20", "--hw", "on", out=out)
+    proc = start_bridge(
+        "--processes", "1", "--samples", "200", "--sample-ms", "20", "--hw", "on", out=out
+    )
     _wait_for_worker(b"-m\x00bridge.pyworker.worker")  # every runtime is up: round 1 begins
     time.sleep(2.5)
     proc.send_signal(sig)
