@@ -145,6 +145,7 @@ def main() -> None:
     ap.add_argument("--case", action="append", help="bridge run arguments (repeatable)")
     ap.add_argument("--also", help="run each case again with these arguments added")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep", type=Path, help="keep every run's report in this directory")
     a = ap.parse_args()
     if a.runs < 2:
         ap.error("--runs: at least 2 (pairs of consecutive runs are counted)")
@@ -153,12 +154,15 @@ def main() -> None:
         cases += [[*c, *shlex.split(a.also)] for c in cases]
     print(f"machine: {os.cpu_count()} CPUs, load average {loadavg():.2f} at the start", flush=True)
     results: dict[str, list[dict]] = {shlex.join(c): [] for c in cases}
+    if a.keep:
+        a.keep.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for n in range(a.runs):
             for c in cases:
                 name = shlex.join(c)
                 print(f"run {n + 1}/{a.runs}: bridge run {name}", file=sys.stderr, flush=True)
-                results[name].append(run_once(c, Path(tmp) / f"r{n}.json"))
+                out = (a.keep or Path(tmp)) / f"case{cases.index(c)}-run{n}.json"
+                results[name].append(run_once(c, out))
     summary = {}
     for name, runs in results.items():
         rows = judge(runs)

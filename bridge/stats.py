@@ -15,7 +15,7 @@ import random
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -335,6 +335,56 @@ def low_difference_ci(
     lo = diffs[int(0.025 * (resamples - 1))]
     hi = diffs[int(math.ceil(0.975 * (resamples - 1)))]
     return point, (lo, hi)
+
+
+# -- paired rounds (an A/B on a two-speed machine) ---------------------------
+# A host that switches between two speeds for seconds at a time (on this
+# project's 2-vCPU EPYC guest: 1.6-1.8x apart, the fast one 5-35% of the time,
+# docs/findings/coverage.md) moves every statistic of a cell that depends on
+# which speed its samples caught: the median, the 10th percentile. Two cells
+# measured in the same interleaved round, a few tens of milliseconds apart,
+# caught the same speed; the ratio of their round medians does not depend on
+# it. So an A/B with rounds is judged on the paired ratios: one log-ratio per
+# round, their median, and its CI. The CI of rounds from several processes
+# resamples the processes, then their rounds (hierarchical_median_ci), since a
+# pair of processes can differ for reasons of its own.
+PAIRED_STATISTIC = "paired"  # how reports name it (HwVerdict.statistic)
+PAIRED_STATISTIC_TEXT = "the median of round-by-round ratios of round medians"
+
+
+@dataclass(frozen=True)
+class Paired:
+    ratio: float  # b/a: the median of the rounds' ratios
+    ci95: tuple[float, float]
+    rounds: int  # the paired rounds
+    processes: int  # the process pairs they came from (1: one pair, whose own gap it cannot see)
+
+
+def paired_ratio(
+    a: Mapping[int, Sequence[float]],
+    b: Mapping[int, Sequence[float]],
+    processes: Mapping[int, int] | None = None,
+    confidence: float = 0.95,
+) -> Paired | None:
+    """b/a from rounds that both sides have (round index -> that round's
+    per-call times), with `processes[i]` the process pair of round i when
+    they were several; None with fewer than MIN_CI_SAMPLES paired rounds."""
+    keys = [i for i in sorted(set(a) & set(b)) if a[i] and b[i]]
+    keys = [i for i in keys if min(a[i]) > 0 and min(b[i]) > 0]
+    if len(keys) < MIN_CI_SAMPLES:
+        return None
+    # Ratios, not their logarithms: positive, so the hierarchical CI widens
+    # them on a log scale (_process_drawer); their median is exp(median(log)).
+    ratios = [statistics.median(b[i]) / statistics.median(a[i]) for i in keys]
+    procs = [processes.get(i, 0) for i in keys] if processes else None
+    several = procs is not None and len(set(procs)) > 1
+    lo, hi = hierarchical_median_ci(Samples(ratios, procs) if several else ratios, confidence)
+    return Paired(
+        statistics.median(ratios),
+        (lo, hi),
+        len(keys),
+        len(set(procs)) if several else 1,
+    )
 
 
 def missing_evidence(n_a: int, n_b: int, what: str = "sample", rerun: str = "") -> str:

@@ -9,6 +9,8 @@ its off-result and asks bridge.hw.verdicts for the answer.
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -157,9 +159,22 @@ def verdict_list(
             off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
                 stretched = _stretched(r, off, sample_ns) if sc.kind != "file-digest" else ""
-                waited = _waited(r, off, waits or {}, wait_high)
-                seen = (_paired_rounds(rounds, r, off), busy or waited, stretched)
-                found.append((sc, r, feature, info, _decide(ctx, info, r, off, feature, seen)))
+                paired = _paired_rounds(rounds, r, off)
+                paired, left_out, usual = _rounds_that_ran(r, off, paired, wait_high)
+                if usual is None:  # judged whole: by the cells' wait shares
+                    waited = _waited(r, off, waits or {}, wait_high)
+                else:  # paired rounds: by how much the rounds kept waited
+                    waited = _waited_rounds(usual)
+                seen = (paired, busy or waited, stretched)
+                v = _decide(ctx, info, r, off, feature, seen)
+                if left_out and v.speedup is not None and v.statistic == stats.PAIRED_STATISTIC:
+                    total = left_out + len(paired[0])
+                    v = dataclasses.replace(
+                        v,
+                        note=f"{left_out} of {total} rounds left out: a twin waited for a CPU in"
+                        " them, more than in its other rounds",
+                    )
+                found.append((sc, r, feature, info, v))
     gaps = _twin_gaps(found)
     out = []
     for sc, r, feature, info, v in found:
@@ -177,7 +192,7 @@ def verdict_list(
                 verdict=v.verdict,
                 speedup=v.speedup,
                 speedup_ci95=v.ci95,
-                statistic=stats.LOW_STATISTIC if v.speedup is not None else "",
+                statistic=(v.statistic or stats.LOW_STATISTIC) if v.speedup is not None else "",
                 explanation=verdicts.explain(
                     v,
                     who=who(info, r.call),
@@ -237,6 +252,65 @@ def _paired_rounds(rounds, on, off):
     return None if a is None or b is None else (a, b)
 
 
+def _round_waits(r: schema.Result, by_round: Mapping[int, Sequence[float]]) -> dict[int, float]:
+    """Per round, the share of its sample windows the cell spent waiting for
+    a CPU (sample_wait_ns over the window), where the report has it."""
+    n = len(r.samples)
+    if len(r.sample_wait_ns) != n:
+        return {}
+    out, pos = {}, 0
+    for i in sorted(by_round):
+        span = range(pos, min(pos + len(by_round[i]), n))
+        pos += len(by_round[i])
+        pairs = [(r.sample_wait_ns[j], max(r.sample_wait_ns[j], r.samples[j])) for j in span]
+        pairs = [(w, t) for w, t in pairs if w >= 0 and t > 0]
+        if pairs:
+            out[i] = sum(w for w, _ in pairs) / sum(t for _, t in pairs)
+    return out
+
+
+def _rounds_that_ran(on, off, paired, high: float):
+    """The twins' paired rounds without those in which either twin waited for
+    a CPU notably more than in its other rounds (`high` of its windows or
+    more, and twice its usual round), such as the first round, in which the
+    spare processes start: those samples are not the call's cost. Returns
+    (rounds, left out, the kept rounds' usual wait share, the larger twin's);
+    (paired, None, None) when the rounds cannot be told apart by their
+    waits, or too few would be left: the cells are then judged whole, by
+    their wait shares."""
+    if paired is None or off is None:
+        return paired, None, None
+    a, b = paired
+    wa, wb = _round_waits(on, a), _round_waits(off, b)
+    both = [i for i in a if i in b]
+    if not wa or not wb or not all(i in wa and i in wb for i in both):
+        return paired, None, None
+    usual = {id(w): statistics.median(w[i] for i in both) for w in (wa, wb)}
+
+    def ran(w, i):
+        return w[i] < high or w[i] < 2 * usual[id(w)]
+
+    keep = [i for i in both if ran(wa, i) and ran(wb, i)]
+    if len(keep) < stats.MIN_CI_SAMPLES:
+        return paired, None, None
+    kept_usual = max(statistics.median(w[i] for i in keep) for w in (wa, wb))
+    return ({i: a[i] for i in keep}, {i: b[i] for i in keep}), len(both) - len(keep), kept_usual
+
+
+# Paired rounds compare twins that waited alike: a steady wait a few percent
+# of each window (an Erlang node's own threads on the pinned CPU: 5-9% on an
+# idle 2-vCPU guest) moves both sides of a round. Past this, other processes
+# held the CPU for a good part of every round, and the twins, two processes,
+# need not have been slowed alike: the busy machine's rule applies.
+PAIRED_WAIT_BUSY = 0.15
+
+
+def _waited_rounds(usual: float) -> str:
+    if usual < PAIRED_WAIT_BUSY:
+        return ""
+    return f"a twin waited for a CPU {usual:.0%} of its sample time in a usual round"
+
+
 def _waited(on, off, waits: Mapping[schema.CellKey, float], high: float) -> str:
     """What the twins' wait shares say, when one of them waited `high` or more."""
     shares = [waits[r.key] for r in (on, off) if r is not None and r.key in waits]
@@ -286,7 +360,26 @@ def _decide(ctx, info, on, off, feature, seen=(None, "", "")) -> verdicts.Verdic
         rounds=rounds,
         busy=busy,
         stretched=stretched,
+        processes=_round_processes(info, on, rounds[0]) if rounds else None,
     )
+
+
+def _round_processes(
+    info: schema.Runtime, r: schema.Result, by_round: Mapping[int, Sequence[float]]
+) -> dict[int, int] | None:
+    """The process pair of each round: round i's samples came from process
+    i mod N of each twin (bridge.measure.session), which the cell's `procs`
+    record; every openssl run is a process of its own. None: one pair."""
+    if info.kind == "openssl":
+        return {i: i for i in by_round}
+    if not r.procs:
+        return None
+    out, pos = {}, 0
+    for i in sorted(by_round):
+        if pos < len(r.procs):
+            out[i] = r.procs[pos]
+        pos += len(by_round[i])
+    return out
 
 
 def _evidence(info: schema.Runtime) -> tuple[str, str]:

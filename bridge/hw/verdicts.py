@@ -23,7 +23,9 @@ two-speed machine moves least), with a bootstrap 95% CI.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +43,9 @@ MARGIN = 0.05
 # at 64 B, all rounds agreeing. There a "used" needs its CI above 2x, which
 # real gains at 16 KiB clear (SHA-NI 3x, AES-NI 5x and more).
 BUSY_MARGIN = 1.0
+# With one process a side (--quick, --processes 1), a "used" needs this much
+# more: the rounds' CI cannot see a gap between the two processes themselves.
+ONE_PAIR_MARGIN = 0.05
 # Below this, a "used" speedup is mostly fixed per-call cost diluting the gain.
 SMALL_SPEEDUP = 1.5
 
@@ -60,6 +65,8 @@ class Verdict:
     # The masked run was faster, its CI clear of the margin: what no mask can
     # cause, so a measure of how much the two twin processes differ.
     masked_faster: bool = False
+    statistic: str = ""  # what the speedup is a ratio of (stats.PAIRED_STATISTIC, LOW_STATISTIC)
+    note: str = ""  # what the explanation adds at its end (rounds left out)
 
 
 def decide(
@@ -75,6 +82,7 @@ def decide(
     rounds: tuple[Mapping[int, Sequence[float]], Mapping[int, Sequence[float]]] | None = None,
     busy: str = "",
     stretched: str = "",
+    processes: Mapping[int, int] | None = None,
 ) -> Verdict:
     """The verdict from per-call times with the feature (on) and without (off).
     `evidence` names a sample and the option that gives more of them, for the
@@ -85,7 +93,13 @@ def decide(
     `busy`: what kept the machine busy, in words ("other processes used 1.6
     of 2 CPUs"), when it was: a "used" then needs BUSY_MARGIN. `stretched`:
     why a side's samples are not the call's cost (they waited for a CPU),
-    when they are not: no verdict then."""
+    when they are not: no verdict then. `processes`: the process pair of
+    each round (round index -> pair), when the rounds came from several.
+
+    With rounds (at least MIN_CI_SAMPLES of them on both sides), the speedup
+    is the median of the rounds' ratios of round medians, masked over
+    unmasked (stats.paired_ratio): a two-speed machine moves both sides of a
+    round alike. Without, it is low(off)/low(on) of the whole cells."""
     if cpu_has is False:
         return Verdict("cpu-lacks", reason="the CPU does not offer it")
     if already_masked:
@@ -104,20 +118,38 @@ def decide(
     missing = stats.missing_evidence(len(on), len(off), what, rerun)
     if missing:
         return Verdict("inconclusive", stats.low(off) / stats.low(on), None, missing)
-    speedup, (lo, hi) = stats.low_ratio_ci(on, off)
+    paired = stats.paired_ratio(rounds[0], rounds[1], processes) if rounds else None
+    if paired is not None:
+        speedup, (lo, hi) = paired.ratio, paired.ci95
+        statistic = stats.PAIRED_STATISTIC
+        # One process a side: the CI cannot see what sets those two processes
+        # apart (their layout, the node's state), so a "used" needs more.
+        used_margin = margin + (ONE_PAIR_MARGIN if paired.processes == 1 else 0.0)
+    else:
+        used_margin = margin
+        speedup, (lo, hi) = stats.low_ratio_ci(on, off)
+        statistic = stats.LOW_STATISTIC
     if stretched:
-        return Verdict("inconclusive", speedup, (lo, hi), stretched)
-    if lo == hi:
+        return Verdict("inconclusive", speedup, (lo, hi), stretched, statistic=statistic)
+    if lo == hi and paired is None:  # (rounds that all agree exactly are evidence)
         return Verdict(
             "inconclusive",
             speedup,
             None,
             f"the samples of a side are all equal, so there is no CI; rerun with {rerun}",
+            statistic=statistic,
         )
-    machine = two_speeds(on, off)
+    # Paired rounds caught the same speed on both sides: a two-speed machine
+    # cannot make their ratio.
+    machine = "" if paired is not None else two_speeds(on, off)
     if machine:
-        return Verdict("inconclusive", speedup, (lo, hi), machine)
-    if busy and lo > 1 + margin and lo <= 1 + BUSY_MARGIN:
+        return Verdict("inconclusive", speedup, (lo, hi), machine, statistic=statistic)
+    v = _judge(speedup, lo, hi, margin, used_margin, busy, rounds)
+    return dataclasses.replace(v, statistic=statistic)
+
+
+def _judge(speedup, lo, hi, margin, used_margin, busy, rounds) -> Verdict:
+    if busy and lo > 1 + used_margin and lo <= 1 + BUSY_MARGIN:
         return Verdict(
             "inconclusive",
             speedup,
@@ -126,11 +158,21 @@ def decide(
             f" of one call differ that much on a busy machine; a verdict needs"
             f" {1 + BUSY_MARGIN:.0f}× there, or a quieter machine",
         )
-    if lo > 1 + margin:
+    if lo > 1 + used_margin:
         drift = _rounds_disagree(rounds)
         if drift:
             return Verdict("inconclusive", speedup, (lo, hi), drift)
         return Verdict("used", speedup, (lo, hi), "masking it makes the call slower")
+    if lo > 1 + margin:
+        return Verdict(
+            "inconclusive",
+            speedup,
+            (lo, hi),
+            f"{speedup:.2f}× slower masked (CI {lo:.2f}–{hi:.2f}), but with one process a side"
+            " the CI cannot see how much two processes of one call differ; a verdict needs"
+            f" its CI above {1 + used_margin:.2f}× there; rerun without --quick"
+            " (3 processes a side)",
+        )
     if lo >= 1 - margin and hi <= 1 + margin:
         return Verdict("not-used", speedup, (lo, hi), "masking it changes nothing measurable")
     if hi < 1 - margin:
@@ -180,7 +222,7 @@ def _rounds_disagree(
     k = len(paired)
     if k < 2:
         return ""
-    slower = sum(stats.low(off[i]) > stats.low(on[i]) for i in paired)
+    slower = sum(statistics.median(off[i]) > statistics.median(on[i]) for i in paired)
     if slower >= stats.agreeing_rounds_needed(k):
         return ""
     return (
@@ -233,7 +275,11 @@ def explain(
     of the largest speedup this call showed in the same scenario;
     `larger_example` a command whose larger messages would show the gain;
     `unit` what the sizes count (bytes, or iterations for PBKDF2)."""
+    text = _explain(v, who, feature, size, best, larger_example, unit)
+    return f"{text} ({v.note})" if v.note else text
 
+
+def _explain(v, who, feature, size, best, larger_example, unit) -> str:
     def size_text(n: int) -> str:
         return _size_text(n, unit)
 

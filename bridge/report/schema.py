@@ -329,8 +329,11 @@ class HwVerdict(Record):
     speedup: float | None = jf(missing=None)
     speedup_ci95: tuple[float, float] | None = jf(missing=None)
     explanation: str = jf(missing="")
-    # What speedup is a ratio of (bridge.stats.LOW_STATISTIC, "p10"); "":
-    # a report from before it, whose speedups are ratios of medians.
+    # What speedup is a ratio of: "paired" (bridge.stats.PAIRED_STATISTIC: the
+    # median of the interleaved rounds' ratios of round medians), or the cells'
+    # low statistic (bridge.stats.LOW_STATISTIC) where the report does not say
+    # how it sampled; "": a report from before either, whose speedups are
+    # ratios of medians.
     statistic: str = jf(omit=EMPTY, default="")
 
 

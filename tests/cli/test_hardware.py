@@ -197,7 +197,11 @@ def test_the_controls_never_say_used(tmp_path):
         measured = [v for v in found if v.get("speedup") is not None]
         assert len(measured) >= 2 * 3 * 2 * 2  # two controls, three copies, two sizes, two kinds
         assert not [v for v in found if v["verdict"] == "used"], found
-        assert all(v["statistic"] == "p10" for v in measured)
+        # The workers' twins are judged round by round; openssl's one run a side has no rounds
+        # to pair (and no CI).
+        assert {v["statistic"] for v in measured if not v["runtime"].startswith("openssl")} == {
+            "paired"
+        }
         openssl = [v for v in found if v["runtime"].startswith("openssl")]
         assert openssl and all(
             v["verdict"] in ("inconclusive", "cpu-lacks")

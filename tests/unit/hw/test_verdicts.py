@@ -146,7 +146,65 @@ def test_used_needs_the_interleaved_rounds_to_agree():
     flipped = dict(agree[1])
     flipped[2] = [x / 1.6 for x in flipped[2]]
     v = verdicts.decide(on, off, rounds=(agree[0], flipped))
-    assert v.verdict == "inconclusive" and "only 3 of 4 interleaved rounds" in v.reason
+    # Four paired rounds give the CI of their whole range, which now takes in
+    # the flipped round.
+    assert v.verdict == "inconclusive" and v.ci95[0] < 1 < v.ci95[1], v
+
+
+def phased(level: float, fast: list[bool], n: int = 5, seed: int = 1) -> dict[int, list[float]]:
+    """Rounds of a host that runs at two speeds for seconds at a time: round i
+    at the fast level when fast[i], else 1.7x slower, with 2% noise."""
+    rng = random.Random(seed)
+    return {
+        i: [level * (1 if f else 1.7) * (1 + rng.uniform(-0.02, 0.02)) for _ in range(n)]
+        for i, f in enumerate(fast)
+    }
+
+
+def flat(by_round: dict[int, list[float]]) -> list[float]:
+    return [x for i in sorted(by_round) for x in by_round[i]]
+
+
+def test_paired_rounds_see_through_a_two_speed_machine():
+    # The twins' rounds, tens of milliseconds apart, caught the same speed.
+    rng = random.Random(4)
+    for trial in range(20):
+        fast = [rng.random() < 0.15 for _ in range(20)]
+        procs = {i: i % 3 for i in range(20)}
+        on = phased(1000, fast, seed=trial)
+        control = phased(1000, fast, seed=100 + trial)
+        v = verdicts.decide(flat(on), flat(control), rounds=(on, control), processes=procs)
+        assert v.verdict != "used" and v.statistic == "paired", (trial, v)
+        gain = phased(1250, fast, seed=200 + trial)
+        v = verdicts.decide(flat(on), flat(gain), rounds=(on, gain), processes=procs)
+        assert v.verdict == "used" and v.speedup == pytest.approx(1.25, rel=0.03), (trial, v)
+
+
+def test_unpaired_low_statistic_is_fooled_where_pairing_is_not():
+    # The masked twin's cell caught no fast round of its own in the 10th
+    # percentile: unpaired, that reads as a 1.7x "gain" on the control.
+    fast_on = [True, True, True, False, False, False, False, False, False, False] * 2
+    fast_off = [False] * 20
+    on, off = phased(1000, fast_on), phased(1000, fast_off, seed=2)
+    assert verdicts.decide(flat(on), flat(off)).speedup > 1.5
+    # Paired, each round compares like with like (here the rounds disagree
+    # on the speed, as no real twins measured a few ms apart would).
+    same = phased(1000, fast_on, seed=3)
+    v = verdicts.decide(flat(on), flat(same), rounds=(on, same), processes={})
+    assert v.verdict == "not-used" and v.speedup == pytest.approx(1, abs=0.02)
+
+
+def test_one_process_a_side_needs_a_wider_margin():
+    # Two processes of one call can differ by several percent for reasons of
+    # their own, which rounds of those same two processes cannot show.
+    on = phased(1000, [True] * 6, seed=1)
+    off = phased(1080, [True] * 6, seed=2)
+    v = verdicts.decide(flat(on), flat(off), rounds=(on, off))
+    assert v.verdict == "inconclusive" and "one process a side" in v.reason
+    assert "--quick" in v.reason
+    procs = {i: i % 2 for i in range(6)}
+    v = verdicts.decide(flat(on), flat(off), rounds=(on, off), processes=procs)
+    assert v.verdict == "used", v
 
 
 def test_a_busy_machine_needs_a_larger_gain():
