@@ -16,7 +16,8 @@ apart, as reruns do): the default `bridge run hmac-sha1` and
 runs every case again with ARGS added (e.g. --also "--processes 1" for the
 within-one-process CI of before), interleaved with the others.
 
-Per cell (runtime, call, size, hw): the consecutive pairs whose CIs overlap,
+Per cell (runtime, call, size, hw), and per hardware verdict (its speedup,
+the answer line's figure): the consecutive pairs whose CIs overlap,
 those where the first CI contains the second run's median, the widest CI
 (± half-width over the median), and the medians' spread (largest over
 smallest, less 1). Per run: its wall time and the load average before and
@@ -79,7 +80,27 @@ def run_once(args: list[str], out: Path) -> dict:
             "processes": ns.get("processes", 1),
             "between_process_share": ns.get("between_process_share"),
         }
+    # The answer lines: each hardware verdict's speedup and its CI.
+    for v in report.get("verdicts", []):
+        if v.get("speedup") is None or not v.get("speedup_ci95"):
+            continue
+        key = f"verdict {v['runtime']} {v['call_id']} {v['size']} B ({v.get('statistic', '')})"
+        cells[key] = {
+            "median": v["speedup"],
+            "ci95": v["speedup_ci95"],
+            "processes": ns_processes(report, v["runtime"]),
+            "between_process_share": None,
+            "verdict": v["verdict"],
+        }
     return {"wall_s": wall, "load_before": before, "load_after": loadavg(), "cells": cells}
+
+
+def ns_processes(report: dict, runtime: str) -> int:
+    """The processes a side of a runtime's cells came from."""
+    for r in report.get("results", []):
+        if r["runtime"] == runtime and r.get("ns_per_op"):
+            return r["ns_per_op"].get("processes", 1)
+    return 1
 
 
 def judge(runs: list[dict]) -> list[dict]:
@@ -96,8 +117,10 @@ def judge(runs: list[dict]) -> list[dict]:
         widest = max((c["ci95"][1] - c["ci95"][0]) / 2 / c["median"] for c in seq)
         medians = [c["median"] for c in seq]
         shares = [c["between_process_share"] for c in seq if c["between_process_share"] is not None]
+        verdicts = [c["verdict"] for c in seq if "verdict" in c]
         rows.append(
             {
+                "verdicts": ", ".join(verdicts),
                 "cell": key,
                 "pairs": len(pairs),
                 "contains": contains,
@@ -119,11 +142,13 @@ def table(case: str, runs: list[dict], rows: list[dict]) -> list[str]:
         f"`bridge run {case}`, {len(runs)} runs: wall {walls} s; load average {loads}",
         "",
         "| cell | processes | CI holds the next median | CIs overlap | widest CI | medians' spread"
-        " | most between-process share |",
+        " | most between-process share (verdicts: what each run said) |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         share = "–" if r["share"] is None else f"{r['share']:.0%}"
+        if r["verdicts"]:  # an answer line: its speedup, and the verdicts the runs gave
+            share = r["verdicts"]
         out.append(
             f"| {r['cell']} | {r['processes']} | {r['contains']}/{r['pairs']} |"
             f" {r['overlap']}/{r['pairs']} | ±{r['widest']:.1%} | {r['spread']:.1%} | {share} |"

@@ -400,8 +400,9 @@ def _many(
             )
         return (
             f"two speeds in {n} cells ({names}){figures}{drift}: the host (a busy sibling thread"
-            " or a frequency state), not the code; verdicts and comparisons are judged on the"
-            " 10th percentile, which does not depend on the level a cell caught"
+            " or a frequency state), not the code; the median of such a cell depends on the"
+            " share of its samples each level caught, and a rerun can land elsewhere;"
+            " hardware verdicts compare the twins round by round, at the same speed"
         )
     if shape == "drift":
         zs = [abs(c.statistic) for c in group]

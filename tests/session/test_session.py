@@ -14,7 +14,7 @@ from bridge.errors import OperationError, WorkerError
 from bridge.measure import runner
 from bridge.measure.plan import Plan
 from bridge.report import schema
-from bridge.report.hw import HwMode
+from bridge.report.hw import Hw, HwMode
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams, unavailable
 
@@ -85,6 +85,21 @@ def test_ab_run_starts_a_masked_twin_and_gives_a_verdict():
     assert len(used) == 4 and all(v.speedup == pytest.approx(2.0) for v in used)
     (experiment,) = report.hardware.experiments
     assert experiment.mask.features == ("sha",) and experiment.mask_check.ok is True
+
+
+def test_twins_run_side_by_side_first_one_then_the_other():
+    # The verdict pairs the twins round by round (stats.paired_ratio): each
+    # masked twin runs right beside its partner, before it on odd rounds.
+    _, log = run(plan(hw="both"), [PY])
+    by_round: dict[int, list] = {}
+    for e in log.of("bench"):
+        by_round.setdefault(e[5].round, []).append((e[3], e[4], e[2]))
+    assert len(by_round) == SETTINGS.rounds
+    for r, order in by_round.items():
+        pairs = [order[i : i + 2] for i in range(0, len(order), 2)]
+        assert all(a[:2] == b[:2] for a, b in pairs), order
+        first = {a[2] for a, _ in pairs}
+        assert first == {Hw.OFF if r % 2 else Hw.ON}, (r, order)
 
 
 def test_a_mask_that_does_not_take_effect_starts_no_twin():
