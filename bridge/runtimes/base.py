@@ -329,10 +329,7 @@ class WorkerRuntime(Runtime):
             args["loops"] = plan.loops
         timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
         self.pinning.pin(self.worker.pid, plan.round)
-        try:
-            reply = codec.props(self.worker.call("bench", args, timeout=timeout))
-        finally:
-            self.pinning.park(self.worker.pid, plan.round)
+        reply = codec.props(self.worker.call("bench", args, timeout=timeout))
         if job.call.user:  # the user's code may listen on loopback only
             from bridge.runtimes import usercode
 

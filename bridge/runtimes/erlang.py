@@ -43,11 +43,6 @@ class ErlangRuntime(WorkerRuntime):
         return [
             str(self.installation.erl),
             *(["+S", f"{schedulers}:{schedulers}"] if schedulers else []),
-            # Idle schedulers sleep at once instead of spinning for work: each
-            # round pins the whole node to one CPU (bridge.runtimes.pinning),
-            # and there a spinning scheduler took 5-12% of the measuring one's
-            # sample windows on an idle 2-vCPU guest (its wait, in schedstat).
-            *("+sbwt", "none", "+sbwtdcpu", "none", "+sbwtdio", "none"),
             "-noshell",
             "-noinput",
             *(["-boot", str(boot)] if boot else []),

@@ -3,10 +3,8 @@
 A cell and its masked twin are two processes. Left to the scheduler, one
 may spend its windows on a CPU whose sibling thread is busy and the other on
 a quiet one, and the A/B then measures the CPUs. So each round every
-runtime's process measures pinned to one CPU, the same for all runtimes in
-that round, and is moved to another once its batch is done (parked, so that
-only the process measuring is on the round's CPU); the CPU rotates from
-round to round over the CPUs bridge may use:
+runtime's process is pinned to one CPU, the same for all runtimes in that
+round, and the CPU rotates from round to round over the CPUs bridge may use:
 over an even number of rounds a cell and its twin have run on each CPU
 alike. Level cells (--concurrency) need every CPU: before them the process
 is let loose again. openssl's children are started on the round's CPU.
@@ -55,19 +53,6 @@ class Pinning:
         if self._where.get(pid) != cpu:
             self._where[pid] = cpu if cpustat.set_process_affinity(pid, {cpu}) else None
         return self._where[pid]
-
-    def park(self, pid: int | None, round_index: int) -> None:
-        """Process `pid`, done measuring for now, on a CPU other than the
-        round's: an idle process still wakes (an Erlang node's timers and
-        schedulers), and six nodes and six workers waking on the CPU that
-        measures took 5-12% of an Erlang twin's sample windows on an idle
-        2-vCPU guest (its run-queue wait, in schedstat), against 2-3% for
-        one runtime alone."""
-        if pid is None or len(self.cpus) < 2:
-            return
-        cpu = self.cpus[(round_index + 1) % len(self.cpus)]
-        if self._where.get(pid) != cpu:
-            self._where[pid] = cpu if cpustat.set_process_affinity(pid, {cpu}) else None
 
     def children(self) -> Children:
         """What each child process of a batch (openssl) got of the CPU."""
