@@ -254,7 +254,8 @@ def _binomial_tail(n: int, p: float, k: int) -> float:
 
 
 # -- the low statistic -------------------------------------------------------
-# What verdicts and comparisons are judged on (docs/reference/statistics.md):
+# What comparisons between reports, and hardware verdicts without rounds, are
+# judged on (docs/reference/statistics.md; with rounds, see paired_ratio):
 # the 10th percentile of a cell's per-call times, as an order statistic,
 # x(ceil(0.1 n)): the minimum when a cell has 10 samples or fewer. Noise on a
 # timing only adds (Chen & Revels, arXiv:1608.04295), so the low end of the

@@ -2,9 +2,13 @@
 
 The evidence is an experiment, not a CPU model: the same call timed with the
 machine as found (hw "on") and with the feature masked from process start
-(hw "off"). speedup = low(off) / low(on), low being the 10th percentile of
-each cell's per-call times (bridge.stats.LOW_STATISTIC: what a busy or
-two-speed machine moves least), with a bootstrap 95% CI.
+(hw "off"), the two side by side in every interleaved round. speedup = the
+median over the rounds of median(off) / median(on) in that round
+(bridge.stats.paired_ratio: a host that switches speed moves both twins of a
+round alike), with the CI of that median. A report that does not say how it
+sampled is judged on low(off) / low(on), low being the 10th percentile of
+each cell's per-call times (bridge.stats.LOW_STATISTIC), with a bootstrap
+95% CI.
 
   used          the masked run is slower, and the CI clears the noise margin
   not-used      the CI lies inside the noise margin although the CPU has it
