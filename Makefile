@@ -22,6 +22,10 @@ STAMP  := $(VENV)/.installed
 PY310_VENV  := .venv310
 PY310_STAMP := $(PY310_VENV)/.installed
 
+# How many pytest sessions run side by side (pytest-xdist -n) in make test's
+# second pass, test-fast and test-py310; 0 runs the tests in pytest's own.
+TEST_JOBS ?= 2
+
 .PHONY: setup system run test test-fast test-py310 lint bench docs clean
 
 setup: system $(STAMP)
@@ -53,9 +57,7 @@ run: setup
 # at a time with the machine to themselves (verdicts and measured effects,
 # signals and kills timed against a run, machine-wide checks: see the marker
 # in pyproject.toml), then all the others in TEST_JOBS sessions side by side
-# (pytest-xdist; TEST_JOBS=0 runs them in this one). Both passes always run;
-# make test fails if either does.
-TEST_JOBS ?= 2
+# (pytest-xdist). Both passes always run; make test fails if either does.
 test: setup
 	@scripts/fetch-runtimes >/dev/null || echo "make test: scripts/fetch-runtimes failed (see above)" >&2
 	@rc=0; \
@@ -65,9 +67,10 @@ test: setup
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup -m "not serial" || rc=1; \
 	exit $$rc
 
-# No Erlang or openssl needed: only the venv.
+# No Erlang or openssl needed: only the venv. In-process tests (none is marked
+# serial), in TEST_JOBS sessions side by side.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q tests/unit tests/session
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) tests/unit tests/session
 
 # The oldest Python bridge supports (requires-python): the in-process tier,
 # which covers the code paths a version difference breaks (the report codec,
@@ -79,7 +82,7 @@ $(PY310_STAMP): pyproject.toml
 	@touch $@
 
 test-py310: $(PY310_STAMP)
-	$(PY310_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/session
+	$(PY310_VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) tests/unit tests/session
 
 lint: setup
 	$(BIN)/ruff check bridge tests bench
