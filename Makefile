@@ -1,7 +1,8 @@
 # make run    set up, then run the mailing-list benchmark (bridge run hmac-sha1)
 # make test-py310  the fast tier (as test-fast) under Python 3.10, the oldest
 #             supported, in its own .venv310 (scripts/python310 finds the 3.10)
-# make test   set up, then run the test suite (all tiers, real runtimes)
+# make test   set up, then run the test suite (all tiers, real runtimes): the
+#             serial tests alone, then the rest in two sessions at once
 # make test-fast  the in-process tier only: unit tests and the session with fake runtimes
 # make bench  bridge's overhead and wall times, bridge against independent
 #             harnesses (bench/agreement.py), and whether a rerun lands in the
@@ -20,6 +21,10 @@ STAMP  := $(VENV)/.installed
 
 PY310_VENV  := .venv310
 PY310_STAMP := $(PY310_VENV)/.installed
+
+# How many pytest sessions run side by side (pytest-xdist -n) in make test's
+# second pass, test-fast and test-py310; 0 runs the tests in pytest's own.
+TEST_JOBS ?= 2
 
 .PHONY: setup system run test test-fast test-py310 lint bench docs clean
 
@@ -45,15 +50,34 @@ run: setup
 	$(BIN)/crypto-bridge run hmac-sha1
 
 # The cross-version tests need Debian bullseye's OTP 23 and OpenSSL 1.1.1w,
-# unpacked into the cache (about a second once there). When the fetch fails,
-# those tests fail with its reason; the rest still run.
+# unpacked into the cache (about a second once there), once, before the
+# sessions that use them start. When the fetch fails, those tests fail with
+# its reason; the rest still run.
+# Two passes, about 8 minutes on 2 quiet cores: the tests marked serial first,
+# one at a time with the machine to themselves (verdicts and measured effects,
+# signals and kills timed against a run, machine-wide checks: see the marker
+# in pyproject.toml), then all the others in TEST_JOBS sessions side by side
+# (pytest-xdist). Both passes always run; make test fails if either does.
+# The tests start bridge in subprocesses hundreds of times (the CLI, its
+# Python workers): its bytecode is compiled first, so that each start reads
+# it instead of compiling bridge's modules again, as every start does where
+# PYTHONDONTWRITEBYTECODE is set (as it is in this project's sessions): about
+# 0.3 s of CPU a start, nearly 2 minutes a run. Nothing under test changes; a
+# checkout it cannot write to is tested all the same.
 test: setup
 	@scripts/fetch-runtimes >/dev/null || echo "make test: scripts/fetch-runtimes failed (see above)" >&2
-	$(BIN)/python -m pytest
+	@$(BIN)/python -m compileall -q bridge >/dev/null 2>&1 || true
+	@rc=0; \
+	echo "make test: pass 1 of 2, serial: pytest -m serial" >&2; \
+	$(BIN)/python -m pytest -m serial || rc=1; \
+	echo "make test: pass 2 of 2: pytest -n $(TEST_JOBS) --dist loadgroup -m 'not serial'" >&2; \
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup -m "not serial" || rc=1; \
+	exit $$rc
 
-# No Erlang or openssl needed: only the venv.
+# No Erlang or openssl needed: only the venv. In-process tests (none is marked
+# serial), in TEST_JOBS sessions side by side.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q tests/unit tests/session
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) tests/unit tests/session
 
 # The oldest Python bridge supports (requires-python): the in-process tier,
 # which covers the code paths a version difference breaks (the report codec,
@@ -65,7 +89,7 @@ $(PY310_STAMP): pyproject.toml
 	@touch $@
 
 test-py310: $(PY310_STAMP)
-	$(PY310_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit tests/session
+	$(PY310_VENV)/bin/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) tests/unit tests/session
 
 lint: setup
 	$(BIN)/ruff check bridge tests bench

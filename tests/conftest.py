@@ -40,6 +40,21 @@ needs_erl = pytest.mark.skipif(shutil.which("erl") is None, reason="erl not inst
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
 
 
+# `make test` runs the suite in two passes: `pytest -n 2 -m "not serial"`
+# (pytest-xdist, two sessions side by side), then `pytest -m serial`, the
+# tests that need the machine to themselves (the marker's description in
+# pyproject.toml says which). A serial test that reaches an xdist worker
+# anyway (`pytest -n 2` by hand, without -m) is skipped with the way to run
+# it, never run beside another session.
+def pytest_collection_modifyitems(config, items):
+    if not hasattr(config, "workerinput"):  # not an xdist worker
+        return
+    skip = pytest.mark.skip(reason="serial: needs the machine alone; run it with pytest -m serial")
+    for item in items:
+        if item.get_closest_marker("serial") is not None:
+            item.add_marker(skip)
+
+
 def _crash_dumps() -> dict[Path, float]:
     """erl_crash.dump files in the working directory and the repository
     (its virtualenv and .git aside), with their modification times."""

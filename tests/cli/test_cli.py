@@ -207,6 +207,7 @@ def test_erlang_without_crypto_says_so(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.serial  # the kill is timed against the run
 def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_leftovers):
     out = tmp_path / "r.json"
     before = worker_pids()
@@ -247,6 +248,7 @@ def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_le
     assert not wait_gone(worker_pids() - before)
 
 
+@pytest.mark.serial  # the signal is timed against the rounds
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, sig):
     # 200 samples in 5 rounds of 40 x 20 ms: erlang's first round is done

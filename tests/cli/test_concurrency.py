@@ -89,6 +89,7 @@ def test_sha256_at_16k_every_runtime_every_format(tmp_path, no_leftovers):
         assert "workers at once against one" in shown.stdout
 
 
+@pytest.mark.serial  # a scaling measured with the machine to itself
 def test_two_python_processes_hash_16k_faster_than_one(tmp_path, no_leftovers):
     out = tmp_path / "r.json"
     # 32 windows of 50 ms per level in 8 rounds: the other work on a shared
@@ -190,6 +191,7 @@ def test_a_worker_process_that_dies_at_level_2_costs_that_level_only(tmp_path, n
     assert [e["kind"] for e in report["errors"]] == ["level"]
 
 
+@pytest.mark.serial  # Ctrl-C timed against the levels
 def test_ctrl_c_during_a_level_stops_all_n(tmp_path):
     # Level cells of 20 windows of 50 ms (1 s each): threads and processes at
     # level 1, threads at level 2, then processes at level 2 start the second

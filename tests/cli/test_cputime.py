@@ -72,6 +72,7 @@ def test_every_runtimes_samples_carry_cpus_cpu_time_and_wait_and_twins_share_cpu
 SPIN = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
 
 
+@pytest.mark.serial  # spins on every CPU and measures the wait
 @two_cpus
 def test_a_cell_that_shares_its_cpu_with_a_busy_loop_is_flagged(tmp_path, no_leftovers):
     # A spinning child on each CPU: whichever the worker is pinned to, it shares.

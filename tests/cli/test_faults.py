@@ -147,6 +147,7 @@ def test_openssl_that_fails_or_prints_nothing(tmp_path, mode, text, no_leftovers
     check_fault(done, out, "openssl", {"erlang"}, text)
 
 
+@pytest.mark.serial  # a 2 s request timeout the others must meet
 def test_worker_that_hangs_is_timed_out(tmp_path, no_leftovers):
     out = tmp_path / "r.json"
     before = worker_pids()

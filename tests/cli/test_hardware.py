@@ -53,6 +53,7 @@ sha_ni = pytest.mark.skipif(
 )
 
 
+@pytest.mark.serial  # a verdict
 @sha_ni
 def test_sha256_uses_sha_extensions_in_every_runtime(tmp_path):
     report, by_kind = verdicts(tmp_path, "sha256")
@@ -78,6 +79,7 @@ def test_already_masked_environment_never_claims_used(tmp_path):
     assert {r["hw"] for r in report["results"]} == {"on"}  # no pointless masked twin
 
 
+@pytest.mark.serial  # a verdict
 @sha_ni
 def test_sha512_is_the_control(tmp_path):
     # SHA-NI has no SHA-512 instructions on this CPU. Measured in the same
@@ -124,6 +126,7 @@ def test_env_command(tmp_path):
     assert data["environment"]["arch"]
 
 
+@pytest.mark.serial  # a verdict
 @sha_ni
 def test_a_stale_twin_mask_in_the_cache_costs_time_never_a_wrong_twin(tmp_path, no_leftovers):
     """Each twin's mask is kept for the next run (bridge.measure.startup), which
@@ -186,6 +189,7 @@ def control_files(tmp_path) -> list[str]:
     return files
 
 
+@pytest.mark.serial  # a verdict
 def test_the_controls_never_say_used(tmp_path):
     files = control_files(tmp_path)
     for seed in ("1", "2"):

@@ -24,7 +24,9 @@ import pytest
 
 from tests.conftest import ROOT, STARTING_ENV, needs_erl, needs_openssl, own_stderr
 
-pytestmark = [needs_erl, needs_openssl]
+# Both tests build in the checkout (its build/ and crypto_bridge.egg-info): under
+# pytest-xdist they run on one worker, one after the other (make test: --dist loadgroup).
+pytestmark = [needs_erl, needs_openssl, pytest.mark.xdist_group("builds-in-the-checkout")]
 
 
 def _run(argv, **kw) -> subprocess.CompletedProcess:

@@ -474,6 +474,7 @@ SLOW = [
 ]
 
 
+@pytest.mark.serial  # the kill is timed against the batches
 def test_a_node_that_dies_loses_only_its_cells(nodes, otp25, home, env_for, tmp_path, no_leftovers):
     doomed = nodes("doomed")
     out = tmp_path / "r.json"
@@ -501,6 +502,7 @@ def test_a_node_that_dies_loses_only_its_cells(nodes, otp25, home, env_for, tmp_
     assert otp25.wait_for(lambda s: not s["mods"])["mods"] == []
 
 
+@pytest.mark.serial  # the signal is timed against the run
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_the_agent_is_purged_on_interrupt_and_on_sigkill(sig, otp25, home, env_for, tmp_path):
     out = tmp_path / "r.json"

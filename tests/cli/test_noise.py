@@ -10,12 +10,15 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from bridge.report import schema
 from tests.conftest import FAST_ARGS, bridge_cmd, needs_erl, needs_openssl
 
 BUSY_LOOP = "import os\nos.sched_setaffinity(0, {0})\nwhile True:\n    pass\n"
 
 
+@pytest.mark.serial  # spins on a CPU and measures the others' use
 def test_a_run_beside_a_busy_loop_warns_and_names_it(tmp_path, no_leftovers):
     burner = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
     try:
@@ -45,6 +48,7 @@ def test_a_run_beside_a_busy_loop_warns_and_names_it(tmp_path, no_leftovers):
     assert {"seconds", "load_before", "steal", "others_cpus", "busy_processes", "cells"} <= set(raw)
 
 
+@pytest.mark.serial  # measures the machine's quiet
 @needs_erl
 @needs_openssl
 def test_env_measures_how_quiet_the_machine_is():

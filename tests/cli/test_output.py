@@ -284,6 +284,7 @@ LONG = ["--samples", "200", "--sample-ms", "20", "--rounds", "5", "--warmup-ms",
 LONG += ["--hw", "on", "--runtimes", "erlang,python"]
 
 
+@pytest.mark.serial  # signals 20-300 ms apart, timed against the run
 @pytest.mark.parametrize(
     "sig, gaps",
     [
@@ -320,6 +321,7 @@ def test_quick_signals_keep_a_valid_partial_report(tmp_path, sig, gaps):
     assert os.listdir(tmp) == []  # no bridge-erl-*, bridge-files-* or other
 
 
+@pytest.mark.serial  # signals timed against a blocked write
 def test_signals_while_the_report_is_written_are_held_until_it_is(tmp_path, no_leftovers):
     # The report goes into a FIFO whose pipe holds 4 KiB and whose reader
     # does not read yet: bridge blocks in the write, with its results printed.

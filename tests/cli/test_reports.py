@@ -93,6 +93,7 @@ def test_plot_without_matplotlib_says_how_to_install(tmp_path):
     assert "bridge: warning: plot -o is deprecated" in done.stderr and "use --png" in done.stderr
 
 
+@pytest.mark.serial  # a significance verdict
 @needs_erl
 @needs_openssl
 def test_hw_on_against_hw_off_sha256_is_significant_at_large_sizes(tmp_path):

@@ -10,11 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from bridge.runtimes.openssl import OpensslRuntime
 from tests.conftest import FAST, ROOT, needs_erl, needs_openssl, worker_pids
 from tests.integration.test_workers import _listening_inodes, _process_named
 
 
+@pytest.mark.serial  # no epmd on the whole machine
 @needs_erl
 def test_no_listening_socket_even_when_the_environment_asks_for_distribution(tmp_path):
     env = dict(os.environ, ERL_FLAGS="-sname evil", ERL_AFLAGS="-name evil@127.0.0.1")

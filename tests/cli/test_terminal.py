@@ -11,6 +11,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from bridge.report import schema
 from tests.conftest import ROOT, needs_erl, needs_openssl
 
@@ -28,6 +30,7 @@ def _read_all(fd: int, into: list[bytes]) -> None:
         into.append(chunk)
 
 
+@pytest.mark.serial  # the view's length counts the load's warnings
 @needs_erl
 @needs_openssl
 def test_hmac_sha1_quick_at_80_columns(tmp_path, no_leftovers):

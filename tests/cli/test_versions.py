@@ -185,6 +185,7 @@ MASK_CASES = [
 ]
 
 
+@pytest.mark.serial  # an effect measured against a 1.5x margin
 @sha_ni
 def test_111_masks_measured_on_the_real_binary(bullseye):
     """1.1.1 has no `openssl version -c`, so the vector cannot be read back:
@@ -208,6 +209,7 @@ def test_111_masks_measured_on_the_real_binary(bullseye):
     assert baseline / rates[MASK_CASES[0]] > 2.0  # bridge's mask does switch SHA-NI off
 
 
+@pytest.mark.serial  # a verdict
 @sha_ni
 def test_hardware_verdict_on_openssl_111(tmp_path, bullseye):
     scenario = tmp_path / "sha256-16k.toml"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.conftest import ROOT, needs_erl
 
 
+@pytest.mark.serial  # EUnit cases wait 20-50 ms for processes to exit
 @needs_erl
 def test_eunit(tmp_path):
     sources = sorted(str(p) for p in (ROOT / "erl").glob("*.erl"))

@@ -178,6 +178,7 @@ def test_erlang_refuses_unknown_atoms_with_safe_decoding(no_leftovers):
         assert w.call("ping", timeout=5) == "pong"
 
 
+@pytest.mark.serial  # a stop within 3 s
 @pytest.mark.parametrize("make, mac_call", WORKERS)
 def test_end_of_input_stops_worker_mid_measurement(make, mac_call):
     w = make()
@@ -227,6 +228,7 @@ def test_hung_worker_times_out_and_is_killed(make, mac_call):
     assert not wait_gone({pid})
 
 
+@pytest.mark.serial  # no epmd on the whole machine
 @needs_erl
 def test_erlang_worker_is_beam_and_opens_no_socket(no_leftovers):
     epmd_before = _process_named("epmd")  # another Erlang on this machine may run one
