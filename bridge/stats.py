@@ -343,12 +343,13 @@ def low_difference_ci(
 # project's 2-vCPU EPYC guest: 1.6-1.8x apart, the fast one 5-35% of the time,
 # docs/findings/coverage.md) moves every statistic of a cell that depends on
 # which speed its samples caught: the median, the 10th percentile. Two cells
-# measured in the same interleaved round, a few tens of milliseconds apart,
-# caught the same speed; the ratio of their round medians does not depend on
-# it. So an A/B with rounds is judged on the paired ratios: one log-ratio per
-# round, their median, and its CI. The CI of rounds from several processes
-# resamples the processes, then their rounds (hierarchical_median_ci), since a
-# pair of processes can differ for reasons of its own.
+# measured side by side in the same interleaved round mostly caught the same
+# speed (two 5-ms samples 5 ms apart did 93% of the time there), and the ratio
+# of their round medians does not depend on it. So an A/B with rounds is
+# judged on the paired ratios: one ratio per round, their median, and its CI.
+# The CI of rounds from several processes resamples the processes, then their
+# rounds (hierarchical_median_ci), since a pair of processes can differ for
+# reasons of its own.
 PAIRED_STATISTIC = "paired"  # how reports name it (HwVerdict.statistic)
 PAIRED_STATISTIC_TEXT = "the median of round-by-round ratios of round medians"
 

@@ -333,3 +333,15 @@ def test_a_hierarchical_ci_is_quick_enough_for_every_view():
     started = time.perf_counter()
     stats.hierarchical_median_ci(run, seed=99)
     assert time.perf_counter() - started < 0.5  # a few ms on an idle machine
+
+
+def test_paired_ratio_needs_three_rounds_and_counts_the_process_pairs():
+    a = {i: [100.0, 101.0, 99.0] for i in range(4)}
+    b = {i: [x * 1.3 for x in a[i]] for i in range(4)}
+    assert stats.paired_ratio({0: a[0], 1: a[1]}, b) is None  # two rounds in common
+    one = stats.paired_ratio(a, b)
+    assert one.ratio == pytest.approx(1.3) and one.rounds == 4 and one.processes == 1
+    # A round one side lacks is not paired; the process pairs come from the rounds kept.
+    several = stats.paired_ratio(a, {**b, 9: [1.0]}, {i: i % 2 for i in range(4)})
+    assert several.rounds == 4 and several.processes == 2
+    assert several.ci95[0] <= several.ratio <= several.ci95[1]
