@@ -83,6 +83,18 @@ def _wait_for_worker(kind: bytes, timeout=30.0) -> int:
     raise AssertionError("worker did not start")
 
 
+def _wait_for_cpu(pid: int, seconds: float, timeout: float = 30.0) -> None:
+    """Until process `pid` has used `seconds` of CPU time (user + system)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"worker {pid} did not use {seconds} s of CPU in {timeout} s")
+
+
 def test_run_hmac_sha1_end_to_end(tmp_path, no_leftovers):
     out = tmp_path / "r.json"
     done = bridge_cmd("run", "hmac-sha1", *FAST_ARGS, "--seed", "7", "-o", str(out))
@@ -228,7 +240,11 @@ def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_le
         out=out,
     )
     beam = _wait_for_worker(b"bridge_worker\x00main")
-    time.sleep(0.5)
+    # Mid-run, not mid-start: on a cold machine a node 0.5 s old could still be
+    # booting (then it is a runtime that did not start, another case). A node
+    # that has used 0.8 s of CPU has booted (0.2-0.4 s) and measured, and its
+    # cell's 2 s of samples are spread over the whole run.
+    _wait_for_cpu(beam, 0.8)
     os.kill(beam, signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 1, stderr
