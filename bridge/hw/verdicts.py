@@ -50,8 +50,8 @@ BUSY_MARGIN = 1.0
 # With fewer than FEW_PAIRS process pairs (--quick and --processes 1: one;
 # --rounds 6: two), a "used" needs this much more: the rounds' CI cannot see,
 # or sees only from two draws, a gap between the processes themselves (the
-# ChaCha20 control came out 1.06x, CI 1.03-1.12, over two pairs of Erlang
-# nodes on the idle 2-vCPU guest).
+# ChaCha20 control, two pairs of Erlang nodes, came out "used" once at 5%; run
+# again on the idle 2-vCPU guest, 1.06x, CI 1.03-1.12).
 ONE_PAIR_MARGIN = 0.05
 FEW_PAIRS = 3
 # Below this, a "used" speedup is mostly fixed per-call cost diluting the gain.
