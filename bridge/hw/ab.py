@@ -258,15 +258,23 @@ def _round_waits(r: schema.Result, by_round: Mapping[int, Sequence[float]]) -> d
     n = len(r.samples)
     if len(r.sample_wait_ns) != n:
         return {}
-    out, pos = {}, 0
-    for i in sorted(by_round):
-        span = range(pos, min(pos + len(by_round[i]), n))
-        pos += len(by_round[i])
+    out = {}
+    for i, span in _round_spans(by_round, n):
         pairs = [(r.sample_wait_ns[j], max(r.sample_wait_ns[j], r.samples[j])) for j in span]
         pairs = [(w, t) for w, t in pairs if w >= 0 and t > 0]
         if pairs:
             out[i] = sum(w for w, _ in pairs) / sum(t for _, t in pairs)
     return out
+
+
+def _round_spans(by_round: Mapping[int, Sequence[float]], n: int):
+    """(round, the indices of its samples in the cell) for each round, in
+    order: bridge.analysis.versus.rounds_of cuts a cell's samples into its
+    rounds one after another, so round i's start is the sizes before it."""
+    pos = 0
+    for i in sorted(by_round):
+        yield i, range(pos, min(pos + len(by_round[i]), n))
+        pos += len(by_round[i])
 
 
 def _rounds_that_ran(on, off, paired, high: float):
@@ -285,12 +293,13 @@ def _rounds_that_ran(on, off, paired, high: float):
     both = [i for i in a if i in b]
     if not wa or not wb or not all(i in wa and i in wb for i in both):
         return paired, None, None
-    usual = {id(w): statistics.median(w[i] for i in both) for w in (wa, wb)}
 
-    def ran(w, i):
-        return w[i] < high or w[i] < 2 * usual[id(w)]
+    def ran(w):  # the rounds of one twin that did not wait much more than usual
+        usual = statistics.median(w[i] for i in both)
+        return {i for i in both if w[i] < high or w[i] < 2 * usual}
 
-    keep = [i for i in both if ran(wa, i) and ran(wb, i)]
+    ran_a, ran_b = ran(wa), ran(wb)
+    keep = [i for i in both if i in ran_a and i in ran_b]
     if len(keep) < stats.MIN_CI_SAMPLES:
         return paired, None, None
     kept_usual = max(statistics.median(w[i] for i in keep) for w in (wa, wb))
@@ -374,12 +383,7 @@ def _round_processes(
         return {i: i for i in by_round}
     if not r.procs:
         return None
-    out, pos = {}, 0
-    for i in sorted(by_round):
-        if pos < len(r.procs):
-            out[i] = r.procs[pos]
-        pos += len(by_round[i])
-    return out
+    return {i: r.procs[span[0]] for i, span in _round_spans(by_round, len(r.procs)) if span}
 
 
 def _evidence(info: schema.Runtime) -> tuple[str, str]:
