@@ -172,7 +172,7 @@ def verdict_list(
                     v = dataclasses.replace(
                         v,
                         note=f"{left_out} of {total} rounds left out: a twin waited for a CPU in"
-                        " them, more than in its other rounds",
+                        " them, more than in its other rounds or than its partner",
                     )
                 found.append((sc, r, feature, info, v))
     gaps = _twin_gaps(found)
@@ -281,7 +281,8 @@ def _rounds_that_ran(on, off, paired, high: float):
     """The twins' paired rounds without those in which either twin waited for
     a CPU notably more than in its other rounds (`high` of its windows or
     more, and twice its usual round), such as the first round, in which the
-    spare processes start: those samples are not the call's cost. Returns
+    spare processes start: those samples are not the call's cost; and
+    without those in which the two waited unlike (WAITED_APART). Returns
     (rounds, left out, the kept rounds' usual wait share, the larger twin's);
     (paired, None, None) when the rounds cannot be told apart by their
     waits, or too few would be left: the cells are then judged whole, by
@@ -299,11 +300,23 @@ def _rounds_that_ran(on, off, paired, high: float):
         return {i for i in both if w[i] < high or w[i] < 2 * usual}
 
     ran_a, ran_b = ran(wa), ran(wb)
-    keep = [i for i in both if i in ran_a and i in ran_b]
+    keep = [i for i in both if i in ran_a and i in ran_b and abs(wa[i] - wb[i]) < WAITED_APART]
     if len(keep) < stats.MIN_CI_SAMPLES:
         return paired, None, None
     kept_usual = max(statistics.median(w[i] for i in keep) for w in (wa, wb))
     return ({i: a[i] for i in keep}, {i: b[i] for i in keep}), len(both) - len(keep), kept_usual
+
+
+# A round compares twins that waited alike: their wait shares less than this
+# apart. What kept one twin off its CPU also slows it on it (the cache it
+# finds, a busy SMT sibling). In 32 control runs with two processes a side on
+# the project's 2-vCPU EPYC guest (SHA-512 and ChaCha20, which no mask can
+# change), Erlang cells whose twins waited under 3 points apart read
+# 0.97-1.04x (5th-95th percentile, 273 cells); those whose twins waited 5
+# points or more apart (the masked twin more, in all but a few) read a median
+# 1.06x and up to 1.60x "slower" (44 cells), by CPU time as well as by wall
+# time.
+WAITED_APART = 0.03
 
 
 # Paired rounds compare twins that waited alike: a steady wait a few percent

@@ -329,7 +329,14 @@ class WorkerRuntime(Runtime):
             args["loops"] = plan.loops
         timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
         self.pinning.pin(self.worker.pid, plan.round)
-        reply = codec.props(self.worker.call("bench", args, timeout=timeout))
+        try:
+            reply = codec.props(self.worker.call("bench", args, timeout=timeout))
+        finally:
+            # Free again until its next batch: a process that has measured
+            # goes on running a little (its threads spin, it frees what the
+            # batch made), and pinned where the next batch measures it would
+            # take that CPU in turns with it (bridge.runtimes.pinning).
+            self.pinning.unpin(self.worker.pid)
         if job.call.user:  # the user's code may listen on loopback only
             from bridge.runtimes import usercode
 

@@ -42,20 +42,27 @@ def test_every_runtimes_samples_carry_cpus_cpu_time_and_wait_and_twins_share_cpu
     for r in report.results:
         n = len(r.samples)
         assert len(r.sample_cpus) == len(r.sample_cpu_ns) == len(r.sample_wait_ns) == n, r.key
-        assert all(c in ALLOWED for c in r.sample_cpus), r.sample_cpus
+        # -1: unknown, all three readings, when the Erlang process moved to
+        # another scheduler thread within the window (bridge_measure's probe).
+        # Runs of this test had one such sample in 6 of 16; longer runs 13 of
+        # 6,144 Erlang samples. One a cell at most.
+        cpus = [c for c in r.sample_cpus if c != -1]
+        assert len(cpus) >= n - 1 and all(c in ALLOWED for c in cpus), (r.key, r.sample_cpus)
         known = [c for c in r.sample_cpu_ns if c >= 0]
         assert known and all(c > 0 for c in known) and all(w >= -1 for w in r.sample_wait_ns)
         if report.kind_of(r.runtime) == "openssl":
             assert len(r.sample_user_ns) == n and 0 < r.sample_user_ns[0] <= r.sample_cpu_ns[0]
     # Pinned per round, rotating: a cell and its masked twin ran on the same
-    # CPUs, as many samples on each.
+    # CPUs, as many samples on each (but for a sample whose CPU is unknown).
     by_key = {(r.runtime, r.call_id, r.hw): r for r in report.results}
     for (runtime, call_id, hw), r in by_key.items():
         if hw is Hw.ON:
             twin = by_key[(runtime, call_id, Hw.OFF)]
-            assert collections.Counter(r.sample_cpus) == collections.Counter(twin.sample_cpus)
+            mine, theirs = (collections.Counter(x.sample_cpus) for x in (r, twin))
+            unknown = mine.pop(-1, 0) + theirs.pop(-1, 0)
+            assert all(abs(mine[c] - theirs[c]) <= unknown for c in ALLOWED), (mine, theirs)
             if len(r.samples) >= 2:  # --openssl-runs 1: one openssl run in all
-                assert len(set(r.sample_cpus)) == 2
+                assert len(set(mine) | set(theirs)) == 2
     block = report.cpu_time
     assert block is not None and len(block.cells) == len(report.results)
     for c in block.cells:
