@@ -91,6 +91,7 @@ def decide(
     busy: str = "",
     stretched: str = "",
     processes: Mapping[int, int] | None = None,
+    unlike: str = "",
 ) -> Verdict:
     """The verdict from per-call times with the feature (on) and without (off).
     `evidence` names a sample and the option that gives more of them, for the
@@ -103,6 +104,9 @@ def decide(
     why a side's samples are not the call's cost (they waited for a CPU),
     when they are not: no verdict then. `processes`: the process pair of
     each round (round index -> pair), when the rounds came from several.
+    `unlike`: how unlike the paired twins waited for a CPU, in words, when
+    that could move their ratio by itself: a "used" then needs
+    ONE_PAIR_MARGIN more.
 
     With rounds (at least MIN_CI_SAMPLES of them on both sides), the speedup
     is the median of the rounds' ratios of round medians, masked over
@@ -127,13 +131,23 @@ def decide(
     if missing:
         return Verdict("inconclusive", stats.low(off) / stats.low(on), None, missing)
     paired = stats.paired_ratio(rounds[0], rounds[1], processes) if rounds else None
+    why_more = ""  # why a "used" needs more than the margin, when it does
     if paired is not None:
         speedup, (lo, hi) = paired.ratio, paired.ci95
         statistic = stats.PAIRED_STATISTIC
         # One or two processes a side: the CI cannot see (or barely) what sets
-        # those processes apart (their layout, the node's state), so a "used"
-        # needs more.
-        used_margin = margin + (ONE_PAIR_MARGIN if paired.processes < FEW_PAIRS else 0.0)
+        # those processes apart (their layout, the node's state); twins that
+        # waited unlike differ by that too. A "used" then needs more.
+        if paired.processes < FEW_PAIRS:
+            why_more = (
+                f"with fewer than {FEW_PAIRS} processes a side the CI cannot see how much two"
+                " processes of one call differ"
+            )
+            advice = f"rerun without --quick ({FEW_PAIRS} processes a side)"
+        elif unlike:
+            why_more = f"{unlike}, which can move the ratio by itself"
+            advice = "rerun on a quieter machine"
+        used_margin = margin + (ONE_PAIR_MARGIN if why_more else 0.0)
     else:
         used_margin = margin
         speedup, (lo, hi) = stats.low_ratio_ci(on, off)
@@ -153,11 +167,13 @@ def decide(
     machine = "" if paired is not None else two_speeds(on, off)
     if machine:
         return Verdict("inconclusive", speedup, (lo, hi), machine, statistic=statistic)
-    v = _judge(speedup, lo, hi, margin, used_margin, busy, rounds)
+    more = (why_more, advice) if why_more else None
+    v = _judge(speedup, lo, hi, margin, used_margin, busy, rounds, more)
     return dataclasses.replace(v, statistic=statistic)
 
 
-def _judge(speedup, lo, hi, margin, used_margin, busy, rounds) -> Verdict:
+def _judge(speedup, lo, hi, margin, used_margin, busy, rounds, more=None) -> Verdict:
+    """`more`: (why a "used" needs used_margin, what to rerun), when it does."""
     if busy and lo > 1 + used_margin and lo <= 1 + BUSY_MARGIN:
         return Verdict(
             "inconclusive",
@@ -172,16 +188,14 @@ def _judge(speedup, lo, hi, margin, used_margin, busy, rounds) -> Verdict:
         if drift:
             return Verdict("inconclusive", speedup, (lo, hi), drift)
         return Verdict("used", speedup, (lo, hi), "masking it makes the call slower")
-    if lo > 1 + margin:
+    if lo > 1 + margin and more is not None:
+        why, advice = more
         return Verdict(
             "inconclusive",
             speedup,
             (lo, hi),
-            f"{speedup:.2f}× slower masked (CI {lo:.2f}–{hi:.2f}), but with fewer than"
-            f" {FEW_PAIRS} processes a side the CI cannot see how much two processes of one call"
-            " differ; a verdict needs"
-            f" its CI above {1 + used_margin:.2f}× there; rerun without --quick"
-            " (3 processes a side)",
+            f"{speedup:.2f}× slower masked (CI {lo:.2f}–{hi:.2f}), but {why}; a verdict needs"
+            f" its CI above {1 + used_margin:.2f}× there; {advice}",
         )
     if lo >= 1 - margin and hi <= 1 + margin:
         return Verdict("not-used", speedup, (lo, hi), "masking it changes nothing measurable")

@@ -1,7 +1,8 @@
 """Which of the twins' interleaved rounds a hardware verdict compares
 (bridge.hw.ab._rounds_that_ran): not those in which a twin waited for a CPU
-much more than in its other rounds, nor those in which the two twins waited
-unlike; and a cell with too few rounds left is judged whole."""
+much more than in its other rounds; how far apart the twins' waits are in
+the rounds it keeps, and what that asks of a verdict (ab._waited_rounds);
+and a cell with too few rounds left is judged whole."""
 
 from __future__ import annotations
 
@@ -49,26 +50,37 @@ def _ran(on_waits, off_waits):
 
 def test_rounds_in_which_a_twin_waited_more_than_usual_are_left_out():
     # Round 0: the spare processes start beside the masked twin.
-    kept, left_out, usual = _ran([0.02] * 6, [0.40, 0.02, 0.03, 0.02, 0.02, 0.02])
+    kept, left_out, usual, apart = _ran([0.02] * 6, [0.40, 0.02, 0.03, 0.02, 0.02, 0.02])
     assert sorted(kept[0]) == sorted(kept[1]) == [1, 2, 3, 4, 5]
-    assert left_out == 1 and usual == pytest.approx(0.02)
+    assert left_out == 1 and usual == pytest.approx(0.02) and apart == pytest.approx(0.0)
 
 
-def test_rounds_in_which_the_twins_waited_unlike_are_left_out():
-    # The masked twin waited 9-10% in three rounds: its usual, so the rule
-    # above keeps them, but its partner waited 2% there.
-    kept, left_out, _ = _ran([0.02] * 6, [0.02, 0.09, 0.02, 0.10, 0.03, 0.09])
-    assert sorted(kept[0]) == [0, 2, 4] and left_out == 3
-    # Alike, however much: both twins at 10% are compared (PAIRED_WAIT_BUSY
-    # decides what that wait means).
-    kept, left_out, usual = _ran([0.10] * 6, [0.11] * 6)
-    assert len(kept[0]) == 6 and left_out == 0 and usual == pytest.approx(0.11)
+def test_twins_that_waited_unlike_are_said_to():
+    # The masked twin waited 6-8% in every round, its partner 2-3%: its usual
+    # rounds, all kept, but 5 points apart.
+    kept, left_out, usual, apart = _ran([0.02, 0.03] * 3, [0.07, 0.08, 0.07, 0.08, 0.06, 0.08])
+    assert len(kept[0]) == 6 and left_out == 0
+    assert usual == pytest.approx(0.075) and apart == pytest.approx(0.05)
+    busy, unlike = ab._waited_rounds(usual, apart)
+    assert (
+        busy == "" and unlike == "the twins' waits for a CPU were 5 points apart in a usual round"
+    )
+    # Alike, however much, below the busy share: nothing to say.
+    assert ab._waited_rounds(*_ran([0.10] * 6, [0.11] * 6)[2:]) == ("", "")
+    # 10 points apart or more: the busy machine's rule.
+    busy, unlike = ab._waited_rounds(*_ran([0.02] * 6, [0.13] * 6)[2:])
+    assert "11 points apart" in busy and unlike == ""
+    # A usual round at 15%: busy, whatever the gap.
+    busy, _ = ab._waited_rounds(*_ran([0.15] * 6, [0.16] * 6)[2:])
+    assert "16% of its sample time" in busy
 
 
 def test_too_few_rounds_left_and_the_cells_are_judged_whole():
-    on, off = _cell(Hw.ON, [0.02] * 6), _cell(Hw.OFF, [0.30] * 6)
+    # Each twin waited 30% in two rounds, its partner's two others: two rounds left.
+    on = _cell(Hw.ON, [0.30, 0.30, 0.02, 0.02, 0.02, 0.02])
+    off = _cell(Hw.OFF, [0.02, 0.02, 0.30, 0.30, 0.02, 0.02])
     paired = (_rounds(on), _rounds(off))
-    assert ab._rounds_that_ran(on, off, paired, 0.05) == (paired, None, None)
-    # ... by their wait shares: the masked twin's 30% makes the machine busy.
-    waits = {on.key: 0.02, off.key: 0.30}
-    assert "30%" in ab._waited(on, off, waits, 0.05)
+    assert ab._rounds_that_ran(on, off, paired, 0.05) == (paired, None, None, None)
+    # ... by their wait shares (the cpu_time block's): 11% makes the machine busy.
+    waits = {on.key: 0.11, off.key: 0.11}
+    assert "11%" in ab._waited(on, off, waits, 0.05)

@@ -213,6 +213,22 @@ def test_one_or_two_processes_a_side_need_a_wider_margin():
     assert v.verdict == "used", v
 
 
+def test_twins_that_waited_unlike_need_a_wider_margin():
+    # Three process pairs, 8% apart: a "used" as a rule, but not when the
+    # twins' waits for a CPU differ (bridge.hw.ab.WAITED_APART): that alone
+    # moved the controls up to 1.12x.
+    on, off = phased(1000, [True] * 9, seed=1), phased(1080, [True] * 9, seed=2)
+    procs = {i: i % 3 for i in range(9)}
+    gap = "the twins' waits for a CPU were 5 points apart in a usual round"
+    v = verdicts.decide(flat(on), flat(off), rounds=(on, off), processes=procs, unlike=gap)
+    assert v.verdict == "inconclusive" and gap in v.reason and "above 1.10×" in v.reason
+    assert "quieter machine" in v.reason and "--quick" not in v.reason
+    # A real gain clears it: Erlang's HMAC-SHA1 at 1000 B, 1.23x.
+    off = phased(1230, [True] * 9, seed=2)
+    v = verdicts.decide(flat(on), flat(off), rounds=(on, off), processes=procs, unlike=gap)
+    assert v.verdict == "used", v
+
+
 def test_a_busy_machine_needs_a_larger_gain():
     # The controls came out up to 1.65x "slower" masked at load 7, all rounds agreeing.
     on, off = noisy(1000, 0.02), noisy(1650, 0.02, seed=3)
