@@ -131,7 +131,7 @@ def decide(
     if missing:
         return Verdict("inconclusive", stats.low(off) / stats.low(on), None, missing)
     paired = stats.paired_ratio(rounds[0], rounds[1], processes) if rounds else None
-    why_more = ""  # why a "used" needs more than the margin, when it does
+    more = None  # (why a "used" needs more than the margin, what to rerun), when it does
     if paired is not None:
         speedup, (lo, hi) = paired.ratio, paired.ci95
         statistic = stats.PAIRED_STATISTIC
@@ -139,15 +139,14 @@ def decide(
         # those processes apart (their layout, the node's state); twins that
         # waited unlike differ by that too. A "used" then needs more.
         if paired.processes < FEW_PAIRS:
-            why_more = (
+            more = (
                 f"with fewer than {FEW_PAIRS} processes a side the CI cannot see how much two"
-                " processes of one call differ"
+                " processes of one call differ",
+                f"rerun without --quick ({FEW_PAIRS} processes a side)",
             )
-            advice = f"rerun without --quick ({FEW_PAIRS} processes a side)"
         elif unlike:
-            why_more = f"{unlike}, which can move the ratio by itself"
-            advice = "rerun on a quieter machine"
-        used_margin = margin + (ONE_PAIR_MARGIN if why_more else 0.0)
+            more = (f"{unlike}, which can move the ratio by itself", "rerun on a quieter machine")
+        used_margin = margin + (ONE_PAIR_MARGIN if more else 0.0)
     else:
         used_margin = margin
         speedup, (lo, hi) = stats.low_ratio_ci(on, off)
@@ -167,7 +166,6 @@ def decide(
     machine = "" if paired is not None else two_speeds(on, off)
     if machine:
         return Verdict("inconclusive", speedup, (lo, hi), machine, statistic=statistic)
-    more = (why_more, advice) if why_more else None
     v = _judge(speedup, lo, hi, margin, used_margin, busy, rounds, more)
     return dataclasses.replace(v, statistic=statistic)
 

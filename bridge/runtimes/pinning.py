@@ -16,7 +16,7 @@ runs with two processes a side (tests/cli/test_hardware.py, on the project's
 2-vCPU EPYC guest), Erlang cells in which a twin waited for a CPU 15% of its
 windows or more were 31 of 192 with every process pinned, 19 freed between
 batches (30% or more: 13 and 7). What still waits is judged by
-bridge.hw.ab (rounds whose twins waited unlike are left out). Level cells
+bridge.hw.ab (twins that waited unlike need a larger gain). Level cells
 (--concurrency) need every CPU: before them the process is let loose too.
 
 BRIDGE_PIN=off turns it off (each process where the kernel puts it), for
