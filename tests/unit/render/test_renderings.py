@@ -53,7 +53,15 @@ def test_markdown_opens_with_the_answer_and_ends_with_reproduce():
     assert md.splitlines()[2] == first_items[0]  # right under the title
     assert first_items[0].startswith("- erlang@25.2.3 `crypto:macN(hmac, sha, Key, Data, 10)`: ")
     assert "uses SHA extensions: masked takes 1.20× (CI 1.13–1.24) at 1000 B" in first_items[0]
-    assert md.rstrip().endswith("```") and "bridge run hmac-sha1" in md.splitlines()[-2]
+    # The command, rebuilt from the report's settings (its quick settings of
+    # the time, which --quick no longer means), and why it is not the report's own.
+    tail = md.split("Reproduce:", 1)[1].splitlines()
+    assert tail[2:5] == [
+        "```sh",
+        "bridge run hmac-sha1 --seed 1 --hw both --quick --warmup-ms 50 --openssl-runs 2",
+        "```",
+    ]
+    assert "own command line differs" in tail[-1]
 
 
 def test_fixture_report_reads_back_unchanged():
