@@ -220,9 +220,13 @@ SVG_TEXT_LIMIT = 120  # characters: a label longer than this would not fit the p
 
 
 def svg_text(value: object, limit: int = SVG_TEXT_LIMIT) -> str:
-    """Text a picture draws: printable (controls, bidi overrides and lone
-    surrogates as escapes, which a font can draw and XML can hold), and at
-    most `limit` characters, the cut marked with an ellipsis."""
+    """Text matplotlib draws (PNG, or SVG text): printable (controls, bidi
+    overrides and lone surrogates as escapes, which a font can draw and XML
+    can hold), each `$` escaped (matplotlib reads text between two as TeX
+    math, and raises on what it cannot parse; `\\$` draws a dollar), at most
+    `limit` characters, the cut marked with an ellipsis."""
     text = plain.printable(str(value))
     text = _NOT_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.replace("$", "\\$")
