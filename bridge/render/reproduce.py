@@ -50,7 +50,7 @@ class Left(enum.Enum):
     FILES = "files"  # scenarios that are not built in: their files are not in the report
     SIZES = "sizes"  # sizes that no one --sizes gives every scenario
     SETTINGS = "settings"  # a setting bridge run does not take: no command
-    NAMES = "names"  # a scenario or node name that is none: no command
+    NAMES = "names"  # a name or path no command line can carry: no command
     DIFFERS = "differs"  # the report's own line says something else
 
 
@@ -87,6 +87,10 @@ def of(report: schema.Report) -> Rebuilt | None:
     argv += _setting_flags(settings)
     argv += _with(report, builtin)
     argv += _runtimes(report, left)
+    if not all(w.isprintable() for w in argv):
+        # A control, an override or a lone surrogate in a path: a view would
+        # show it as an escape, and the line would name another file.
+        return Rebuilt((), (Left.NAMES,))
     if files:
         left.append(Left.FILES)
     if not left and report.reproduce and _canonical(report.reproduce) != argv:
@@ -293,8 +297,8 @@ def notes(rebuilt: Rebuilt, ascii_only: bool = False) -> list[str]:
             )
         elif code is Left.NAMES:
             out.append(
-                "No command: a scenario or node name in the report is not one;"
-                " `bridge run --replay REPORT.json` says which."
+                "No command: the report names a scenario, a node or a runtime's path in a"
+                " way no command line can carry (not a name, or a control character in it)."
             )
         elif code is Left.DIFFERS:
             out.append(

@@ -78,9 +78,13 @@ def _reproduce(report: schema.Report) -> list[str]:
     if rebuilt is None:
         return []
     out = ["", "Reproduce:"]
-    if rebuilt.argv:
+    notes = reproduce.notes(rebuilt, ascii_only=True)
+    if rebuilt.argv and all(w.isascii() for w in rebuilt.argv):
         out += shell.lines(rebuilt.argv, WIDTH, indent="    ")
-    for note in reproduce.notes(rebuilt, ascii_only=True):
+    elif rebuilt.argv:
+        # ASCII only: a path outside it would be printed as another path.
+        notes.insert(0, "The command names a path outside ASCII; the Markdown view shows it.")
+    for note in notes:
         out += _wrap(f"- {note}", indent="  ")
     return out
 
