@@ -4,7 +4,7 @@ may hold Markdown, HTML, terminal escapes or text no font can draw, and a
 view must print it as the text it is.
 
 Markdown (CommonMark with GitHub's tables, as GitHub and Discourse render
-it) has four contexts, each with its function:
+it) has five contexts, each with its function:
 
 - `md_text`: inline text (a list item, a heading). Metacharacters are
   backslash-escaped and `<`, `>`, `&` written as entities, so no tag, entity,
@@ -12,7 +12,8 @@ it) has four contexts, each with its function:
 - `md_code`: a code span, its delimiter a backtick run longer than any in the
   text (CommonMark: a span closes only on a run of the same length).
 - `md_cell` and `md_cell_code`: a table cell, text or code, `|` escaped
-  (GitHub splits a row on every `|` not escaped, even inside a code span).
+  (GitHub splits a row on every `|` not escaped, even inside a code span);
+  `md_table` makes a whole table of such cells.
 - `md_fence`: a fenced block, its fence longer than any backtick run inside.
 - `md_html`: text inside the raw HTML a view writes (the `<summary>` of a
   `<details>` block), where Markdown is not read and entities are.
@@ -25,11 +26,11 @@ escape comes out as text, never as markup.
 
 `term_text` is for the terminal and the mail view (controls, bidi overrides
 and lone surrogates spelt as escapes: bridge.plain.printable), `svg_text`
-for text a picture draws (the same, plus the characters XML 1.0 cannot hold,
-cut to a length).
+for text matplotlib draws (the same, plus the characters XML 1.0 cannot
+hold and mathtext's `$`, cut to a length).
 
-The functions are pure and import nothing above bridge.plain, so they move
-as they are into the one view module of the redesign.
+The functions are pure and import nothing of bridge's but bridge.plain, so
+they move as they are into the one view module of the redesign.
 """
 
 from __future__ import annotations
@@ -223,8 +224,8 @@ def svg_text(value: object, limit: int = SVG_TEXT_LIMIT) -> str:
     """Text matplotlib draws (PNG, or SVG text): printable (controls, bidi
     overrides and lone surrogates as escapes, which a font can draw and XML
     can hold), each `$` escaped (matplotlib reads text between two as TeX
-    math, and raises on what it cannot parse; `\\$` draws a dollar), at most
-    `limit` characters, the cut marked with an ellipsis."""
+    math, and raises on what it cannot parse; `\\$` draws a dollar), cut
+    to `limit` characters drawn, the cut marked with an ellipsis."""
     text = plain.printable(str(value))
     text = _NOT_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
     if len(text) > limit:

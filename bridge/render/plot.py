@@ -23,12 +23,11 @@ the name ends in .svg.
 
 A report is someone else's data: every text the picture draws from it is
 made safe for a picture first (bridge.render.escape.svg_text: controls, bidi
-overrides and lone surrogates spelt as escapes, characters XML cannot hold
-likewise, a `$` escaped so that it is a dollar and not mathtext, which
-raises on what it cannot parse, long names cut), and what matplotlib warns
-while drawing (a glyph the
-font lacks, a layout it could not make) is gathered and said as bridge's own
-warnings, escaped, instead of reaching stderr raw.
+overrides, lone surrogates and what XML cannot hold spelt as escapes, a `$`
+escaped so that it is a dollar and not mathtext, which raises on what it
+cannot parse, long names cut), and what matplotlib warns while drawing (a
+glyph the font lacks, a layout it could not make) is gathered and said as
+bridge's own warnings, escaped, instead of reaching stderr raw.
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ from pathlib import Path
 from bridge.errors import BridgeWarning, UsageError
 from bridge.hw import verdicts
 from bridge.render import answers, plot_levels
-from bridge.render.escape import svg_text
+from bridge.render.escape import svg_text, term_text
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.system import output
@@ -449,13 +448,19 @@ def _bar_label(s: Series) -> str:
     return f"{_short(_named(s.runtime, s.call), 52)} (hw {s.hw})"
 
 
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _short(label: str, width: int = 60) -> str:
-    return svg_text(label, width)
+    """A label already made safe (`_named`), cut to `width`."""
+    return _cut(label, width)
 
 
 def _named(runtime: str, call: str) -> str:
-    """ "runtime: call" as a picture draws it. A legend leaves out a label
-    that starts with "_": such a runtime id is drawn after a space."""
+    """The runtime and its call as a picture draws them (svg_text). A
+    legend leaves out a label that starts with "_": such a runtime id is
+    drawn after a space."""
     text = f"{svg_text(runtime, NAME)}: {svg_text(call, NAME + 12)}"
     return " " + text if text.startswith("_") else text
 
@@ -503,7 +508,7 @@ def _said(heard: list[str | BridgeWarning]) -> list[str]:
             f"{'s' * (glyphs != 1)} of the reports' names: drawn as empty boxes"
         )
     for message in dict.fromkeys(m for m in theirs if not _GLYPH.search(m)):
-        out.append(f"matplotlib: {svg_text(message, 200)}")
+        out.append(f"matplotlib: {_cut(term_text(message), 200)}")
     return out
 
 

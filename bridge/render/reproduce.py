@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import shlex
 from dataclasses import dataclass
 
@@ -147,6 +148,7 @@ def _hw(report: schema.Report) -> HwMode | None:
         return None
 
 
+@functools.cache
 def _builtin(name: str) -> scenario.Scenario | None:
     """The built-in scenario of this name (not a file of the user's)."""
     path = scenario.BUILTIN_DIR / f"{name}.toml"
