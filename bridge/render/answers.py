@@ -82,10 +82,17 @@ def cells(report: schema.Report, results: list[schema.Result]) -> list[Cell]:
     return [Cell(by.get(Hw.ON), by.get(Hw.OFF), verdict_of.get(key)) for key, by in grouped.items()]
 
 
-def lines(
-    report: schema.Report, scenario: str, code: str = "`", ascii_only: bool = False
-) -> list[str]:
-    """One line per call and runtime of a scenario (`code` quotes the call)."""
+@dataclass(frozen=True)
+class Answer:
+    """One call of one runtime: who, the call's label, and what was found."""
+
+    runtime: str
+    call: str
+    said: str
+
+
+def answers(report: schema.Report, scenario: str, ascii_only: bool = False) -> list[Answer]:
+    """One answer per call and runtime of a scenario."""
     x, dash = ("x", "-") if ascii_only else ("×", "–")
     results = [r for r in report.results if r.scenario == scenario]
     ratio = ratios.Ratios(report)
@@ -98,8 +105,13 @@ def lines(
         parts = [_time(cs, unit, x)]
         parts += _verdicts(cs, unit, x, dash)
         parts += _against_first(cs, ratio, unit, x, dash)
-        out.append(f"{runtime} {code}{call}{code}: " + "; ".join(p for p in parts if p) + ".")
+        out.append(Answer(runtime, call, "; ".join(p for p in parts if p) + "."))
     return out
+
+
+def lines(report: schema.Report, scenario: str, ascii_only: bool = False) -> list[str]:
+    """The answers as plain lines (the text view)."""
+    return [f"{a.runtime} {a.call}: {a.said}" for a in answers(report, scenario, ascii_only)]
 
 
 def _at(size: int, unit: str) -> str:

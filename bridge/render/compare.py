@@ -10,18 +10,22 @@ from tabulate import tabulate
 from bridge import plain, stats
 from bridge.analysis.compare import FEW, UNEQUAL, Comparison
 from bridge.render import common, units, upgrade
+from bridge.render.escape import Md, document, md, md_table
 
 
 @plain.escaped
 def render(c: Comparison, fmt: str) -> str:
+    """The comparison in `fmt`. Markdown: each line made by
+    bridge.render.escape (the labels, calls and notes escaped as text)."""
     if fmt == "json":
         return json.dumps(c.to_json(), indent=1) + "\n"
     ascii_only = fmt == "text"
+    markdown = fmt == "markdown"
     x = "x" if ascii_only else "×"
-    out = []
+    out: list[str] = []
     for i, rows in c.pairs:
         title = f"{c.labels[i]} against {c.labels[0]}"
-        out += ([f"### {title}"] if fmt == "markdown" else _wrap(f"== {title}", ascii_only)) + [""]
+        out += ([md("### {}", title)] if markdown else _wrap(f"== {title}", ascii_only)) + [""]
         if not rows:
             out += ["No results line up (different scenarios, calls or sizes).", ""]
             continue
@@ -48,14 +52,19 @@ def render(c: Comparison, fmt: str) -> str:
         out.append("")
     if c.environment_diff:
         out += [
-            "What differs between the environments:" if fmt != "markdown" else "#### Environments"
+            "What differs between the environments:" if not markdown else Md("#### Environments")
         ]
         for what, values in c.environment_diff:
             known = [(c.labels[i], v) for i, v in enumerate(values) if v is not None]
-            line = f"- {what}: " + " | ".join(f"{label}: {v}" for label, v in known)
-            out += _wrap(line, ascii_only, indent="  ")
+            said = " | ".join(f"{label}: {v}" for label, v in known)
+            if markdown:
+                out.append(md("- {}: {}", what, said))
+            else:
+                out += _wrap(f"- {what}: {said}", ascii_only, indent="  ")
     else:
         out.append("The environments match (CPU, OS, kernel, OTP, OpenSSL).")
+    if markdown:
+        return document(out)
     text = "\n".join(out).rstrip() + "\n"
     if ascii_only:
         text = text.replace("×", "x").encode("ascii", "replace").decode()
@@ -110,9 +119,10 @@ def _wide_table(rows, fmt: str, x: str) -> list[str]:
     headers = ["scenario", *(["runtime (A / B)"] if named else []), "call", "size", "hw"]
     headers += [f"A {stats.LOW_STATISTIC} {scale.name}", f"B {stats.LOW_STATISTIC} {scale.name}"]
     headers += ["B/A", "95% CI", "verdict"]
-    tablefmt = "github" if fmt == "markdown" else "simple"
+    if fmt == "markdown":
+        return md_table(table_rows, headers)
     return tabulate(
-        table_rows, headers=headers, tablefmt=tablefmt, disable_numparse=True
+        table_rows, headers=headers, tablefmt="simple", disable_numparse=True
     ).splitlines()
 
 
@@ -166,7 +176,10 @@ def _upgrade_lines(upgrades, fmt: str) -> list[str]:
     if not upgrades:
         return []
     if fmt != "text":
-        return upgrade.wide(upgrades, fmt)[1:]
+        # Markdown keeps the blank line: a line right under a table's last
+        # row would be read as one more row.
+        lines = upgrade.wide(upgrades, fmt)
+        return lines if fmt == "markdown" else lines[1:]
     out = ["", "Where the versions differ:"]
     for sentence in upgrade.sentences(upgrades, ascii_only=True):
         out += textwrap.wrap(sentence, 72, initial_indent="- ", subsequent_indent="  ")

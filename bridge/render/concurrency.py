@@ -9,10 +9,9 @@ import re
 import textwrap
 from collections import defaultdict
 
-from tabulate import tabulate
-
 from bridge.analysis import concurrency
 from bridge.render import answers, common, units
+from bridge.render.escape import Md, md, md_cell_code, md_table
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelResult, Machine, Scaling, Spread
 
@@ -280,17 +279,20 @@ def note_lines(
 # -- markdown --------------------------------------------------------------------
 
 
-def markdown_lines(report: schema.Report) -> list[str]:
+def markdown_lines(report: schema.Report) -> list[Md]:
+    """Markdown (bridge.render.escape): lines ending in two spaces are notes,
+    which the Markdown view lists."""
     c = block(report)
     if c is None:
         return []
-    out = ["", f"#### Concurrency: {', '.join(map(str, c.levels))} workers at once", ""]
-    out += [_how(c), "", *machine_lines(c)]
+    blank = Md("")
+    out = [blank, md("#### Concurrency: {} workers at once", ", ".join(map(str, c.levels))), blank]
+    out += [md("{}", _how(c)), blank, *(md("{}", line) for line in machine_lines(c))]
     marks: dict[str, str] = {}
     for scenario, cells in by_scenario(c).items():
         rows = []
         for cell in cells:
-            head = [cell.runtime, f"`{cell.call}`", _size(report, cell), level_mark(cell)]
+            head = [cell.runtime, md_cell_code(cell.call), _size(report, cell), level_mark(cell)]
             if not cell.ok:
                 rows.append([*head, problem(cell, marks), "", "", "", "", "", ""])
                 continue
@@ -322,11 +324,9 @@ def markdown_lines(report: schema.Report) -> list[str]:
             "latency p50 / p99 / max",
             "probe late p50 / p99 / max",
         ]
-        out += ["", f"##### {scenario}", ""]
-        out += tabulate(
-            rows, headers=headers, tablefmt="github", disable_numparse=True
-        ).splitlines()
-    out += [f"{line}  " if line else "" for line in note_lines(report, c, marks, width=10_000)]
+        out += [blank, md("##### {}", scenario), blank, *md_table(rows, headers)]
+    notes = note_lines(report, c, marks, width=10_000)
+    out += [md("{}  ", line) if line else blank for line in notes]
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 
 
 def _home() -> str:
@@ -21,11 +22,17 @@ def tilde(text: str) -> str:
     return re.sub(rf"(?<![\w.~/-]){re.escape(home)}(?=/|\b|$)(?![\w.-])", "~", text)
 
 
-def tilde_words(command: str) -> str:
-    """A shell command with each word that starts with the home directory
-    starting with ~ instead: unquoted, at the start of a word, where the shell
-    expands it again (quoted words are left as they are)."""
+def shell_word(word: str) -> str:
+    """One word of a command line, quoted for a shell (shlex.quote), with a
+    path in the home directory written from an unquoted ~/ (which the shell
+    expands, where a quoted '~/...' would stay as it is)."""
+    if word == _home() and word:
+        return "~"
+    rest = under_home(word)
+    return shlex.quote(word) if rest is None else "~/" + (shlex.quote(rest) if rest else "")
+
+
+def under_home(path: str) -> str | None:
+    """What follows `~/` in a path under the home directory; None for any other."""
     home = _home()
-    if not home:
-        return command
-    return re.sub(rf"(?:(?<=^)|(?<= )){re.escape(home)}(?=/|\s|$)", "~", command)
+    return path[len(home) + 1 :] if home and path.startswith(home + "/") else None

@@ -8,68 +8,114 @@ that reproduces the run.
 
 Nothing depends on trailing spaces (a forum strips them): notes are list
 items. Inside <details> the Markdown is set off by blank lines, or GitHub
-shows it raw. The user's home directory reads `~` (bridge.render.home)."""
+shows it raw. The user's home directory reads `~` (bridge.render.home).
+
+Every line is Markdown made by bridge.render.escape: the view's own syntax
+is the literal template of `md`, and each value from the report is escaped
+for where it stands (inline text, a code span, a table cell, the <summary>
+of a <details>, a fenced block). The command that reproduces the run is
+rebuilt from the report's checked settings (bridge.render.reproduce), never
+taken from the report."""
 
 from __future__ import annotations
 
 import re
 
-from tabulate import tabulate
-
 from bridge import plain
-from bridge.render import answers, common, concurrency, decompose, home, ratios, units, upgrade
+from bridge.render import (
+    answers,
+    common,
+    concurrency,
+    decompose,
+    home,
+    ratios,
+    reproduce,
+    units,
+    upgrade,
+)
 from bridge.render import env as env_view
 from bridge.render import noise as noise_view
+from bridge.render.escape import (
+    Md,
+    document,
+    md,
+    md_cell_code,
+    md_code,
+    md_fence,
+    md_html,
+    md_row_cells,
+    md_table,
+)
 from bridge.report import schema
 from bridge.report.hw import Hw
+
+BLANK = Md("")
 
 
 @plain.escaped
 def render(report: schema.Report) -> str:
     groups = common.by_scenario(report)
-    out = [f"### {', '.join(groups) or 'bridge'}: {common.title(report)}", ""]
+    out = [md("### {}: {}", ", ".join(groups) or "bridge", common.title(report)), BLANK]
     for scenario in groups:
-        head = f"**{scenario}**: " if len(groups) > 1 else ""
-        out += [f"- {head}{line}" for line in answers.lines(report, scenario)]
+        named = len(groups) > 1
+        head = md("**{}**: ", scenario) if named else BLANK
+        for a in answers.answers(report, scenario):
+            out.append(md("- {}{} {}: {}", head, a.runtime, md_code(a.call), a.said))
         said = answers.outputs_line(report, scenario)
-        out += [f"- {head}{said}"] if said else []
-        out += [f"- {s}" for s in decompose.sentences(report, scenario)]
-    out += [f"- {s}" for s in concurrency.sentences(report)]
-    out += [f"- {w}" for w in ratios.resolution_warning(report, ratios.Ratios(report).diffs)]
-    out += [f"- Problem: {e.message}" for e in report.errors]
+        out += [md("- {}{}", head, said)] if said else []
+        out += [md("- {}", s) for s in decompose.sentences(report, scenario)]
+    out += [md("- {}", s) for s in concurrency.sentences(report)]
+    out += [md("- {}", w) for w in ratios.resolution_warning(report, ratios.Ratios(report).diffs)]
+    out += [md("- Problem: {}", e.message) for e in report.errors]
     for scenario, results in groups.items():
-        out += ["", f"#### {scenario}: {common.scenario_description(report, scenario)}", ""]
+        description = common.scenario_description(report, scenario)
+        out += [BLANK, md("#### {}: {}", scenario, description), BLANK]
         out += _table(report, scenario, results)
         out += _folded_model(report, scenario)
     out += listed(align(concurrency.markdown_lines(report)))
     out += _noise(report)
-    out += details("Environment", [f"- {i}" for i in env_view.paste_items(report)])
+    out += details("Environment", [md("- {}", i) for i in env_view.paste_items(report)])
     out += _problems(report)
-    if report.reproduce:
-        out += ["", "Reproduce:", "", "```sh", home.tilde_words(report.reproduce), "```"]
-    return "\n".join(out).rstrip() + "\n"
+    out += _reproduce(report)
+    return document(out)
 
 
-def details(summary: str, body: list[str]) -> list[str]:
+def _reproduce(report: schema.Report) -> list[Md]:
+    """The command that measures the same again, rebuilt from the report's
+    checked fields (bridge.render.reproduce), in a block that pastes into a shell."""
+    rebuilt = reproduce.of(report)
+    if rebuilt is None:
+        return []
+    out = [BLANK, md("Reproduce:"), BLANK]
+    if rebuilt.argv:
+        out += [*md_fence([" ".join(reproduce.words(rebuilt))], "sh")]
+    notes = reproduce.notes(rebuilt)
+    out += [BLANK] if rebuilt.argv and notes else []
+    return out + [md("- {}", n) for n in notes]
+
+
+def details(summary: str, body: list[Md]) -> list[Md]:
     """A folded block: blank lines around the Markdown inside, so that GitHub
-    and Discourse render it rather than show it raw."""
+    and Discourse render it rather than show it raw. The summary stands in
+    raw HTML, where Markdown is not read: escaped as HTML text."""
     if not body:
         return []
-    return ["", f"<details><summary>{summary}</summary>", "", *body, "", "</details>"]
+    head = Md(f"<details><summary>{md_html(summary)}</summary>")
+    return [BLANK, head, BLANK, *body, BLANK, Md("</details>")]
 
 
-def pipe_table(rows: list[list], headers: list[str], right: set[int]) -> list[str]:
-    """A pipe table, columns in `right` right-aligned (`---:`)."""
+def pipe_table(rows: list[list], headers: list[str], right: set[int]) -> list[Md]:
+    """A pipe table, columns in `right` right-aligned (`---:`). Each cell is
+    escaped for a cell (md_cell): Markdown made by bridge.render.escape
+    stays as it is, anything else is text."""
     align_ = ["right" if i in right else "left" for i in range(len(headers))]
-    return tabulate(
-        rows, headers=headers, tablefmt="pipe", colalign=align_, disable_numparse=True
-    ).splitlines()
+    return md_table(rows, headers, "pipe", align_)
 
 
 NUMERIC = re.compile(r"^[\s\d,.×x%()–\-?±+/=*]*\d[\s\d,.×x%()–\-?±+/=*a-zA-Zµ]*$")
 
 
-def align(lines: list[str]) -> list[str]:
+def align(lines: list[Md]) -> list[Md]:
     """Right-align the numeric columns of the GitHub tables other modules make
     (tabulate's "github" format leaves every column left-aligned)."""
     out = list(lines)
@@ -80,33 +126,33 @@ def align(lines: list[str]) -> list[str]:
         for row in out[i + 1 :]:
             if not row.startswith("|"):
                 break
-            body.append([c.strip() for c in row.strip("|").split("|")])
+            body.append([c.strip() for c in md_row_cells(row)])
         widths = [len(c) for c in line.strip("|").split("|")]
         cols = []
         for n, w in enumerate(widths):
             values = [r[n] for r in body if n < len(r) and r[n] not in ("", "-", "–")]
             numeric = values and all(NUMERIC.match(v) for v in values)
             cols.append("-" * (w - 1) + ":" if numeric else "-" * w)
-        out[i] = "|" + "|".join(cols) + "|"
+        out[i] = Md("|" + "|".join(cols) + "|")
     return out
 
 
-def listed(lines: list[str]) -> list[str]:
+def listed(lines: list[Md]) -> list[Md]:
     """Lines that end in two spaces (a line break a forum strips) as list
     items, set off from a table before them by a blank line."""
-    out: list[str] = []
+    out: list[Md] = []
     for line in lines:
         if line.endswith("  ") and line.strip():
             if out and out[-1].startswith("|"):
-                out.append("")
-            line = line.rstrip()
-            out.append(line if line.startswith("- ") else f"- {line}")
+                out.append(BLANK)
+            line = Md(line.rstrip())
+            out.append(line if line.startswith("- ") else Md(f"- {line}"))
         else:
-            out.append(line.rstrip())
+            out.append(Md(line.rstrip()))
     return out
 
 
-def _table(report: schema.Report, scenario: str, results: list[schema.Result]) -> list[str]:
+def _table(report: schema.Report, scenario: str, results: list[schema.Result]) -> list[Md]:
     marks = common.semantics_marks(results)
     fastest = common.fastest(report, results)
     match = common.match_by_result(report)
@@ -122,9 +168,10 @@ def _table(report: schema.Report, scenario: str, results: list[schema.Result]) -
     rows = []
     for c in cs:
         r = c.first
-        head = [r.runtime, f"`{r.call}` [{marks[r.semantics]}]", units.cell_value(r.size, unit)]
+        call = md("{} [{}]", md_cell_code(r.call), marks[r.semantics])
+        head = [r.runtime, call, units.cell_value(r.size, unit)]
         if not r.ok:
-            rows.append([*head, f"unsupported [{unsupported[id(r)]}]"])
+            rows.append([*head, md("unsupported [{}]", unsupported[id(r)])])
             continue
         s = r.summary()
         cell = common.cells(r, fastest, match, unit=unit, scale=scale)
@@ -149,15 +196,15 @@ def _table(report: schema.Report, scenario: str, results: list[schema.Result]) -
     rows = [row + [""] * (width - len(row)) for row in rows]
     right = set(range(2, width - 1))
     lines = pipe_table(rows, headers, right)
-    lines.append("")
-    lines += [f"- [{mark}] {semantics}" for semantics, mark in marks.items()]
-    lines += [f"- {note}" for note in notes]
+    lines.append(BLANK)
+    lines += [md("- [{}] {}", mark, semantics) for semantics, mark in marks.items()]
+    lines += [md("- {}", note) for note in notes]
     legend = ratio.legend(results)
     if both:
         legend.append("off/on: the time with the hardware feature masked over the time as found.")
-    lines += [f"- {line}" for line in legend]
-    warning = common.semantics_warning(results)
-    lines += ["", *warning] if warning else []
+    lines += [md("- {}", line) for line in legend]
+    warning = [md("{}", w) for w in common.semantics_warning(results)]
+    lines += [BLANK, *warning] if warning else []
     return lines
 
 
@@ -183,10 +230,10 @@ def _off_columns(c: answers.Cell, scale: units.TimeScale) -> list[str]:
     return [scale.fmt(off.median()), text]
 
 
-def _folded_model(report: schema.Report, scenario: str) -> list[str]:
+def _folded_model(report: schema.Report, scenario: str) -> list[Md]:
     """The cost model (a table, not a code block: one row per runtime and
     call, hw on and off side by side) and the upgrade view, folded."""
-    body = []
+    body: list[Md] = []
     fits: dict[tuple[str, str], dict[Hw, schema.CostFit]] = {}
     for f in report.fits:
         if f.scenario == scenario:
@@ -195,7 +242,7 @@ def _folded_model(report: schema.Report, scenario: str) -> list[str]:
         off = any(Hw.OFF in by for by in fits.values())
         rows = []
         for (runtime, call), by in fits.items():
-            row = [runtime, f"`{call}`", *_fit_cells(by.get(Hw.ON))]
+            row = [runtime, md_cell_code(call), *_fit_cells(by.get(Hw.ON))]
             rows.append(row + (_fit_cells(by.get(Hw.OFF), short=True) if off else []))
         headers = ["runtime", "call", "a ns/call", "b ns/byte", "1/b GB/s", "R²"]
         headers += ["a (hw off)", "b (hw off)", "R² (hw off)"] if off else []
@@ -216,7 +263,7 @@ def _fit_cells(f: schema.CostFit | None, short: bool = False) -> list[str]:
     return [f"{f.a_ns:,.0f}", f"{f.b_ns_per_byte:.3f}", *gbs, f"{f.r2:.3f}"]
 
 
-def _noise(report: schema.Report) -> list[str]:
+def _noise(report: schema.Report) -> list[Md]:
     paragraphs = noise_view.lines(report)
     if not paragraphs:
         return []
@@ -230,18 +277,19 @@ def _noise(report: schema.Report) -> list[str]:
     if n is not None and n.steal:
         what.append(f"steal {n.steal:.0%}")
     summary = "Noise" + (f": {', '.join(what)}" if what else "")
-    return details(summary, [f"- {p}" for p in paragraphs])
+    return details(summary, [md("- {}", p) for p in paragraphs])
 
 
-def _problems(report: schema.Report) -> list[str]:
+def _problems(report: schema.Report) -> list[Md]:
     """Skipped runtimes and errors (the unstable cells are under Noise)."""
-    body = []
+    body: list[Md] = []
     for s in report.skipped:
-        asked = f" (asked for with {s.requested})" if s.requested else ""
-        body.append(f"- skipped {s.runtime}{asked}: {home.tilde(s.reason)}")
+        asked = md(" (asked for with {})", s.requested) if s.requested else BLANK
+        body.append(md("- skipped {}{}: {}", s.runtime, asked, home.tilde(s.reason)))
     for e in report.errors:
-        body.append(f"- error: {home.tilde(e.message)}")
+        body.append(md("- error: {}", home.tilde(e.message)))
         tail = (e.stderr_tail or "").strip()
         if tail:
-            body += ["", "  ```text", *[f"  {t}" for t in tail.splitlines()[-8:]], "  ```"]
+            fenced = md_fence(tail.splitlines()[-8:], "text")
+            body += [BLANK, *(Md(f"  {line}") for line in fenced)]
     return details(f"Problems ({len(report.skipped) + len(report.errors)})", body)

@@ -20,16 +20,30 @@ scenario of throughput against the number of concurrent workers
 `series` and `ratio_series` decide all of that from the reports alone (pure,
 tested without matplotlib); `figure` draws it; `plot` saves it, as SVG when
 the name ends in .svg.
+
+A report is someone else's data: every text the picture draws from it is
+made safe for a picture first (bridge.render.escape.svg_text: controls, bidi
+overrides, lone surrogates and what XML cannot hold spelt as escapes, a `$`
+escaped so that it is a dollar and not mathtext, which raises on what it
+cannot parse, long names cut), and what matplotlib warns while drawing (a
+glyph the font lacks, a layout it could not make) is gathered and said as
+bridge's own warnings, escaped, instead of reaching stderr raw.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge.errors import UsageError
+from bridge.errors import BridgeWarning, UsageError
 from bridge.hw import verdicts
 from bridge.render import answers, plot_levels
+from bridge.render.escape import svg_text, term_text
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.system import output
@@ -44,6 +58,11 @@ LINES = {Hw.ON: "-", Hw.OFF: "--"}
 MBS, OPS = "MB/s", "ops/s"
 WIDTH_IN, ROW_IN, DPI = 17.0, 6.0, 150  # a row reads at 100% on a laptop screen
 DODGE = 0.8  # in octaves: series side by side at a size, their error bars apart
+# Text stays text in an SVG (searchable, and the legend can be checked), and
+# TeX is never run on it.
+RC = {"svg.fonttype": "none", "text.usetex": False}
+# The longest name a picture draws whole (a runtime id, a call, a label).
+NAME = 48
 
 
 @dataclass(frozen=True)
@@ -113,12 +132,12 @@ def series(reports: list[tuple[str, schema.Report]]) -> list[Series]:
                 rs.sort(key=lambda r: r.size)
                 kind = rep.kind_of(runtime)
                 marker = marker_of.setdefault((kind, call), MARKERS[len(marker_of) % len(MARKERS)])
-                where = f" [{label}]" if len(reports) > 1 else ""
+                where = f" [{svg_text(label, NAME)}]" if len(reports) > 1 else ""
                 figures = [_figures(r, metric) for r in rs]
                 out.append(
                     Series(
                         scenario=scenario,
-                        label=f"{runtime}: {call} (hw {hw}){where}",
+                        label=f"{_named(runtime, call)} (hw {hw}){where}",
                         runtime=runtime,
                         call=call,
                         hw=hw,
@@ -154,11 +173,11 @@ def ratio_series(
         for (scenario, runtime, call), points in by_call.items():
             points.sort()
             look = style.get((scenario, runtime, call))
-            where = f" [{label}]" if len(reports) > 1 else ""
+            where = f" [{svg_text(label, NAME)}]" if len(reports) > 1 else ""
             out.append(
                 RatioSeries(
                     scenario=scenario,
-                    label=f"{runtime}: {call}{where}",
+                    label=f"{_named(runtime, call)}{where}",
                     runtime=runtime,
                     call=call,
                     colour=look.colour if look else 0,
@@ -198,12 +217,11 @@ def title(scenario: str, drawn: list[Series], reports: int) -> str:
         key.append("filled markers = first report")
     metric = drawn[0].metric if drawn else MBS
     by = f"at {_size(drawn[0].sizes[0])}" if bars and drawn else "by size"
-    head = f"{scenario}: {metric} (median, 95% CI) {by}"
+    head = f"{svg_text(scenario, NAME)}: {metric} (median, 95% CI) {by}"
     return head + ("\n" + "; ".join(key) if key else "")
 
 
-def figure(reports: list[tuple[str, schema.Report]]):
-    """The matplotlib figure (the caller closes it)."""
+def _matplotlib():
     try:
         import matplotlib
 
@@ -211,14 +229,24 @@ def figure(reports: list[tuple[str, schema.Report]]):
         import matplotlib.pyplot as plt
     except ImportError:
         raise UsageError(INSTALL) from None
+    return matplotlib, plt
+
+
+def figure(reports: list[tuple[str, schema.Report]]):
+    """The matplotlib figure (the caller closes it)."""
+    matplotlib, _ = _matplotlib()
+    with matplotlib.rc_context(RC):
+        return _figure(reports)
+
+
+def _figure(reports: list[tuple[str, schema.Report]]):
+    _, plt = _matplotlib()
     drawn = series(reports)
     ratio = ratio_series(reports, drawn)
     names = scenarios(reports)
     by_level = plot_levels.scenarios(reports)  # --concurrency: throughput by level
     if not names and not by_level:
         raise UsageError("nothing to plot: no throughput results (message size > 0)")
-    # Text stays text in an SVG: searchable, and the legend can be checked.
-    plt.rcParams["svg.fonttype"] = "none"
     rows = len(names) + len(by_level)
     # The off/on panel beside each scenario, when the run masked anything.
     cols = 2 if ratio else 1
@@ -245,11 +273,13 @@ def figure(reports: list[tuple[str, schema.Report]]):
         if right is not None and ratios:
             _ratio_panel(right, ratios, cycle, bars=bars)
             right.set_title(
-                f"{scenario}: hw off / hw on, the feature's effect (95% CI)", fontsize=10
+                f"{svg_text(scenario, NAME)}: hw off / hw on, the feature's effect (95% CI)",
+                fontsize=10,
             )
         elif right is not None:
             right.axis("off")
-            right.text(0.02, 0.98, f"{scenario}: no hw off run, no off/on ratio", va="top")
+            shown = svg_text(scenario, NAME)
+            right.text(0.02, 0.98, f"{shown}: no hw off run, no off/on ratio", va="top")
         if not bars:
             # Outside the data: right of the row, beyond the ratio panel.
             (right if ratios and right is not None else ax).legend(
@@ -375,12 +405,21 @@ def _ratio_panel(ax, ratios: list[RatioSeries], cycle, bars: bool) -> None:
 
 
 def plot(reports: list[tuple[str, schema.Report]], out: Path) -> int:
-    """Draw and save; returns how many series were drawn."""
+    """Draw and save; returns how many series were drawn. What matplotlib
+    warns meanwhile is said as bridge's warnings (`_said`)."""
     if out.suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"-o {out}: the picture must be .png or .svg")
-    fig = figure(reports)
-    import matplotlib.pyplot as plt
+    matplotlib, _ = _matplotlib()
+    with _gathered() as heard, matplotlib.rc_context(RC):
+        n = _save(reports, out)
+    for message in _said(heard):
+        warnings.warn(BridgeWarning(message), stacklevel=2)
+    return n
 
+
+def _save(reports: list[tuple[str, schema.Report]], out: Path) -> int:
+    fig = _figure(reports)
+    _, plt = _matplotlib()
     drawn = series(reports)
     level_lines = sum(
         plot_levels.count(reports, scenario) for scenario in plot_levels.scenarios(reports)
@@ -406,12 +445,71 @@ def _times():
 
 def _bar_label(s: Series) -> str:
     """The runtime and call, cut to fit, and always the hw state."""
-    head = f"{s.runtime}: {s.call}"
-    return f"{_short(head, 52)} (hw {s.hw})"
+    return f"{_short(_named(s.runtime, s.call), 52)} (hw {s.hw})"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _short(label: str, width: int = 60) -> str:
-    return label if len(label) <= width else label[: width - 1] + "…"
+    """A label already made safe (`_named`), cut to `width`."""
+    return _cut(label, width)
+
+
+def _named(runtime: str, call: str) -> str:
+    """The runtime and its call as a picture draws them (svg_text). A
+    legend leaves out a label that starts with "_": such a runtime id is
+    drawn after a space."""
+    text = f"{svg_text(runtime, NAME)}: {svg_text(call, NAME + 12)}"
+    return " " + text if text.startswith("_") else text
+
+
+# What matplotlib says when the font has no glyph for a character.
+_GLYPH = re.compile(r"Glyph (\d+) .*missing from (current )?font")
+
+
+@contextlib.contextmanager
+def _gathered() -> Iterator[list[str | BridgeWarning]]:
+    """What matplotlib warns (warnings.warn) or logs (its loggers) while the
+    block runs, gathered instead of printed: the messages quote a report's
+    text raw (an ESC, a BEL), and Python's warning line is no message for a
+    user. A BridgeWarning of bridge's own is kept as it is."""
+    heard: list[str | BridgeWarning] = []
+
+    class Gather(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            heard.append(record.getMessage())
+
+    log = logging.getLogger("matplotlib")
+    handler, propagate = Gather(logging.WARNING), log.propagate
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield heard
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
+    heard += [w.message if isinstance(w.message, BridgeWarning) else str(w.message) for w in caught]
+
+
+def _said(heard: list[str | BridgeWarning]) -> list[str]:
+    """The gathered messages as bridge's warnings: the glyphs the font
+    lacks in one line, any other message once, shortened and escaped."""
+    own = [str(m) for m in heard if isinstance(m, BridgeWarning)]
+    theirs = [m for m in heard if not isinstance(m, BridgeWarning)]
+    glyphs = len({g[1] for m in theirs if (g := _GLYPH.search(m))})
+    out = list(dict.fromkeys(own))
+    if glyphs:
+        out.append(
+            f"the picture's font has no glyph for {glyphs} character"
+            f"{'s' * (glyphs != 1)} of the reports' names: drawn as empty boxes"
+        )
+    for message in dict.fromkeys(m for m in theirs if not _GLYPH.search(m)):
+        out.append(f"matplotlib: {_cut(term_text(message), 200)}")
+    return out
 
 
 def _size(n: int) -> str:

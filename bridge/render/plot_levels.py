@@ -1,13 +1,15 @@
 """`bridge plot` for --concurrency reports: throughput against the number of
 concurrent workers, one line per runtime, call, mode and size, with each
 point's 95% CI as an error bar and a dotted line for perfect scaling from
-level 1. Oversubscribed levels (more workers than CPUs) are hollow."""
+level 1. Oversubscribed levels (more workers than CPUs) are hollow. Names
+from the reports are drawn as bridge.render.escape.svg_text makes them."""
 
 from __future__ import annotations
 
 import re
 
 from bridge.hw import verdicts
+from bridge.render.escape import svg_text
 from bridge.report import schema
 from bridge.report.levels import LevelResult
 
@@ -49,7 +51,8 @@ def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, m
         for (runtime, _, mode, size, hw), cells in series.items():
             cells.sort(key=lambda c: c.level)
             base = re.sub(r"-multi \d+ ", "", cells[0].call.split(" ×")[0])
-            name = f"{rep.kind_of(runtime)}: {base} ({mode}, {_size(size)})"
+            name = f"{svg_text(rep.kind_of(runtime), 16)}: {svg_text(base, 60)}"
+            name += f" ({svg_text(mode, 16)}, {_size(size)})"
             colour = colour_of.setdefault(name, colours[len(colour_of) % len(colours)])
             xs = [c.level for c in cells]
             ys, lo, hi = [], [], []
@@ -61,7 +64,7 @@ def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, m
                 has_ci = bool(c.raw.windows) and s.n >= 3
                 lo.append(mbs - s.ci95[0] * size / 1e6 if has_ci else 0.0)
                 hi.append(s.ci95[1] * size / 1e6 - mbs if has_ci else 0.0)
-            where = f" [{label}]" if len(reports) > 1 else ""
+            where = f" [{svg_text(label, 48)}]" if len(reports) > 1 else ""
             ax.errorbar(
                 xs,
                 ys,
@@ -70,7 +73,7 @@ def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, m
                 marker=markers[n % len(markers)],
                 linestyle="--" if hw.masked else "-",
                 capsize=3,
-                label=f"{name} {runtime}{where}",
+                label=f"{name} {svg_text(runtime, 48)}{where}",
             )
             hollow = [(c.level, y) for c, y in zip(cells, ys, strict=True) if c.oversubscribed]
             if hollow:
@@ -82,7 +85,9 @@ def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, m
     ax.set_xticks(sorted(levels))
     ax.set_xlabel("concurrent workers (level)")
     ax.set_ylabel("aggregate throughput (MB/s, median, 95% CI)")
-    ax.set_title(f"{scenario}: throughput against concurrency (dotted: perfect scaling)")
+    ax.set_title(
+        f"{svg_text(scenario, 48)}: throughput against concurrency (dotted: perfect scaling)"
+    )
     ax.grid(True, alpha=0.3)
     # Outside the data, right of the panel.
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)

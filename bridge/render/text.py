@@ -5,7 +5,13 @@ scenario, then the full findings, noise, environment and the command.
 
 Long call names are given once above each table, lettered (a), (b), ...,
 so the table itself stays narrow; [n] means what it means in the other
-views, a note on what a row measures, and [u1] an unsupported cell."""
+views, a note on what a row measures, and [u1] an unsupported cell.
+
+Every line is at most 72 columns, whatever the report holds: a table too
+wide even without its optional columns is given row by row, and a line
+still too long (a table of absurd figures, a long unbroken name) is folded.
+Controls, bidi overrides and other text no mail should carry are spelt as
+escapes before anything is laid out (bridge.render.escape.term_text)."""
 
 from __future__ import annotations
 
@@ -13,9 +19,21 @@ import re
 import textwrap
 
 from bridge import plain
-from bridge.render import answers, common, concurrency, home, ratios, shell, summary, units, upgrade
+from bridge.render import (
+    answers,
+    common,
+    concurrency,
+    home,
+    ratios,
+    reproduce,
+    shell,
+    summary,
+    units,
+    upgrade,
+)
 from bridge.render import env as env_view
 from bridge.render import noise as noise_view
+from bridge.render.escape import term_text
 from bridge.report import schema
 
 WIDTH = 72
@@ -27,7 +45,7 @@ def render(report: schema.Report) -> str:
     out = [*_wrap(common.title(report)), "", "Answer:"]
     for scenario in groups:
         head = f"{scenario}: " if len(groups) > 1 else ""
-        for line in answers.lines(report, scenario, code="", ascii_only=True):
+        for line in answers.lines(report, scenario, ascii_only=True):
             out += _wrap(f"- {head}{line}", indent="  ")
         said = answers.outputs_line(report, scenario)
         out += _wrap(f"- {head}{said}", indent="  ") if said else []
@@ -47,13 +65,28 @@ def render(report: schema.Report) -> str:
     problems = [home.tilde(line) for line in common.problem_lines(report) if line]
     if problems:
         out += ["", "Problems:"] + [w for p in problems for w in _wrap(p.strip(), indent="  ")]
-    if report.reproduce:
-        # Wrapped with `\` continuations, so the lines paste into a shell.
-        command = home.tilde_words(report.reproduce)
-        out += ["", "Reproduce:"] + shell.lines(command, WIDTH, indent="    ")
-    text = "\n".join(_ascii(line) for line in out).rstrip() + "\n"
-    assert all(len(line) <= WIDTH for line in text.splitlines()), "text view over 72 columns"
+    out += _reproduce(report)
+    text = "\n".join(f for line in out for f in _fold(_ascii(line))).rstrip() + "\n"
     return text
+
+
+def _reproduce(report: schema.Report) -> list[str]:
+    r"""The command rebuilt from the report's checked fields
+    (bridge.render.reproduce), wrapped with `\` continuations, so the lines
+    paste into a shell; what it leaves out under it."""
+    rebuilt = reproduce.of(report)
+    if rebuilt is None:
+        return []
+    out = ["", "Reproduce:"]
+    notes = reproduce.notes(rebuilt, ascii_only=True)
+    if rebuilt.argv and all(w.isascii() for w in rebuilt.argv):
+        out += shell.lines(rebuilt.argv, WIDTH, indent="    ")
+    elif rebuilt.argv:
+        # ASCII only: a path outside it would be printed as another path.
+        notes.insert(0, "The command names a path outside ASCII; the Markdown view shows it.")
+    for note in notes:
+        out += _wrap(f"- {note}", indent="  ")
+    return out
 
 
 def _table(report: schema.Report, results: list[schema.Result]) -> list[str]:
@@ -168,14 +201,37 @@ def _ratio_table(
 
 def _fitted(rows: list[list], headers: list[str]) -> list[str]:
     """The table in WIDTH columns: where it is wider, min goes first, then
-    ops/s (the median, its CI and MB/s stay)."""
+    ops/s (the median, its CI and MB/s stay); wider still (figures no run
+    gives), each row as a line of its own, column names beside the figures."""
     for drop in ((), (common.LOW,), (common.LOW, "ops/s")):
         keep = [i for i, h in enumerate(headers) if h not in drop]
         cut = [[row[i] for i in keep if i < len(row)] for row in rows]
         lines = common.simple_table(cut, [headers[i] for i in keep], WIDTH)
         if max(map(len, lines), default=0) <= WIDTH:
             return lines
-    return lines
+    return [w for row in rows for w in _stacked(row, headers)]
+
+
+def _stacked(row: list[str], headers: list[str]) -> list[str]:
+    """One row of the table as "(a) 16 on: ns/op 1,234; 95% CI ...", wrapped."""
+    head = " ".join(str(v) for v in row[:3])
+    said = "; ".join(f"{h} {v}" for h, v in zip(headers[3:], row[3:], strict=False) if v)
+    return _wrap(f"{head}: {said}", indent="    ")
+
+
+def _fold(line: str) -> list[str]:
+    """A line of at most WIDTH columns, or the line folded into such lines
+    (the rest indented): the view's promise holds for any report."""
+    if len(line) <= WIDTH:
+        return [line]
+    return textwrap.wrap(
+        line,
+        WIDTH,
+        subsequent_indent="    ",
+        break_long_words=True,
+        break_on_hyphens=False,
+        drop_whitespace=True,
+    ) or [line[:WIDTH]]
 
 
 def _mbs(text: str) -> str:
@@ -209,4 +265,5 @@ ASCII = str.maketrans(
 
 
 def _ascii(text: str) -> str:
-    return text.translate(ASCII).encode("ascii", "replace").decode("ascii")
+    """ASCII for a mail, every control and bidi override first spelt as an escape."""
+    return term_text(text.translate(ASCII)).encode("ascii", "replace").decode("ascii")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from tabulate import tabulate
-
 from bridge.analysis import upgrade
 from bridge.render import common, units
+from bridge.render.escape import Md, md, md_table
 from bridge.report import schema
 
 HEADING = "Upgrade view: new against old, per size, and the cost model (ns per call = a + b·bytes)"
@@ -52,14 +51,16 @@ def _hint_works(report: schema.Report, u: schema.Upgrade) -> bool:
 
 def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 100) -> list[str]:
     """Table and markdown: the sentences, then one row per call with new/old
-    at every size."""
+    at every size (markdown: lines of bridge.render.escape.Md)."""
     if not upgrades:
         return []
-    lines = ["", f"{HEADING}:" if fmt != "markdown" else f"**{HEADING}:**", ""]
+    markdown = fmt == "markdown"
+    head = [Md(""), md("**{}:**", HEADING), Md("")] if markdown else ["", f"{HEADING}:", ""]
+    lines: list[str] = list(head)
     # Markdown opens with the summary sentences, which give the hint already.
-    for s in sentences(upgrades, hint=fmt != "markdown"):
-        if fmt == "markdown":
-            lines.append(f"- {s}")
+    for s in sentences(upgrades, hint=not markdown):
+        if markdown:
+            lines.append(md("- {}", s))
         else:
             lines += textwrap.wrap(s, width, initial_indent="- ", subsequent_indent="  ")
     sizes = sorted({s.size for u in upgrades for s in u.sizes})
@@ -79,10 +80,8 @@ def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 10
         )
     headers = ["new", "old", "call", "hw", "a ns/call", "b ns/byte"]
     headers += [upgrade.size_text(n, getattr(upgrades, "unit", units.BYTES)) for n in sizes]
-    if fmt == "markdown":
-        lines += [""] + tabulate(
-            rows, headers=headers, tablefmt="github", disable_numparse=True
-        ).splitlines()
+    if markdown:
+        lines += [Md(""), *md_table(rows, headers)]
     else:
         lines += [""] + common.simple_table(rows, headers)
     return lines

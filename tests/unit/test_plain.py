@@ -80,7 +80,11 @@ def hostile_report(tmp_path) -> schema.Report:
 def test_no_view_of_a_report_emits_a_control_character(fmt, tmp_path):
     out = RENDERERS[fmt](hostile_report(tmp_path))
     assert not RAW.search(out), RAW.findall(out)
-    if fmt != "json":
+    if fmt == "markdown":
+        # Shown, escaped; Markdown escapes the backslash and the bracket too,
+        # so that it reads as the same text.
+        assert "erlang@25.2.3\\\\x1b\\[2J" in out
+    elif fmt != "json":
         assert "erlang@25.2.3\\x1b[2J" in out  # shown, escaped
 
 

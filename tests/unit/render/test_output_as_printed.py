@@ -60,19 +60,35 @@ REPRODUCE = [
 
 
 @pytest.mark.parametrize("width", [72, 40])
-def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width):
-    import shlex
+def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width, monkeypatch, tmp_path):
     import subprocess
 
+    from bridge.render import home as home_module
     from bridge.render import shell
 
-    laid_out = shell.lines(shlex.join(REPRODUCE), width, indent="    ")
+    # Paths in the home directory are written from ~/ (which the shell
+    # expands), long ones cut, one with a space quoted after the ~/.
+    home = tmp_path / "home"
+    monkeypatch.setattr(home_module, "_home", lambda: str(home))
+    monkeypatch.setenv("HOME", str(home))
+    argv = [
+        *REPRODUCE,
+        "--pa",
+        f"{home}/ebin",
+        "--pa",
+        f"{home}/a dir/" + "y" * 90,
+        "--python-path",
+        str(home),
+    ]
+    laid_out = shell.lines(argv, width, indent="    ")
     assert len(laid_out) > 3 and all(len(line) <= width for line in laid_out)
     assert all(line.endswith("\\") for line in laid_out[:-1])
+    shown = "\n".join(laid_out)
+    assert "~/ebin" in shown and "~/'a dir/" in shown and str(home) not in shown
     # The shell reads the lines back as the same words (bridge -> a function).
     script = "bridge() { printf '%s\\0' bridge \"$@\"; }\n" + "\n".join(laid_out)
     done = subprocess.run(["sh", "-c", script], capture_output=True, check=True)
-    assert done.stdout.decode().split("\0")[:-1] == REPRODUCE
+    assert done.stdout.decode().split("\0")[:-1] == argv
 
 
 @pytest.mark.parametrize(

@@ -183,7 +183,8 @@ def test_the_home_directory_reads_tilde(monkeypatch):
     shown = env.render_env({"os": "x"}, report.runtimes, {})
     assert "(~/.venv/bin/python)" in shown and "/work/wt-i24-paste" not in shown
     assert home.tilde("/work/wt-i24-paste2/x /work/wt-i24-paste") == "/work/wt-i24-paste2/x ~"
-    assert home.tilde_words("a '/work/wt-i24-paste/x'") == "a '/work/wt-i24-paste/x'"
+    assert home.shell_word("/work/wt-i24-paste/a b") == "~/'a b'"
+    assert home.shell_word("/work/wt-i24-paste2/x") == "/work/wt-i24-paste2/x"
 
 
 def test_masks_are_one_environment_line():
