@@ -105,7 +105,7 @@ bench: setup
 	$(BIN)/python bench/agreement.py
 	$(BIN)/python bench/coverage.py
 
-# The site: the generated pages must be current (cli.md, bridge.1 and the
+# The site: the generated pages must be current (cli.md, crypto-bridge.1 and the
 # findings' render blocks), then mkdocs builds it in strict mode (a broken link
 # or anchor fails). mkdocs-material comes from the `docs` extra, installed
 # into the venv the first time.

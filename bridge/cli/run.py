@@ -32,6 +32,7 @@ from bridge.cli.common import (
     show_results,
     verbosity_options,
 )
+from bridge.cli.scenarios import complete_scenarios
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.measure import runner
 from bridge.measure.plan import Plan
@@ -167,7 +168,7 @@ RUN_EXAMPLES = (
 
 
 @click.command(cls=_RunCommand, groups=RUN_GROUPS, examples=RUN_EXAMPLES)
-@click.argument("scenarios", nargs=-1)
+@click.argument("scenarios", nargs=-1, shell_complete=complete_scenarios)
 @click.option(
     "--quick",
     is_flag=True,
