@@ -19,22 +19,27 @@ pytestmark = [needs_erl, needs_openssl]
 
 class Timed:
     """A child whose stdout and stderr are read in chunks as they come, each
-    chunk with the monotonic time it arrived."""
+    chunk with the monotonic time it arrived.
+
+    Both go into one pipe, as `cmd 2>&1 | tee log` gives them: the order in
+    which bridge wrote them is then the order they are read in. Two pipes
+    read by two threads would stamp each chunk when its thread ran, which on
+    a busy machine can put a later write first. `out` and `err` are the same
+    stream; what is looked for in each is written to only one of them."""
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.out: list[tuple[float, str]] = []
-        self.err: list[tuple[float, str]] = []
+        self.err = self.out
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bridge", *args],
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
             cwd=ROOT,
         )
         self.readers = [
             threading.Thread(target=self._read, args=(self.proc.stdout, self.out), daemon=True),
-            threading.Thread(target=self._read, args=(self.proc.stderr, self.err), daemon=True),
         ]
         for reader in self.readers:
             reader.start()
@@ -45,7 +50,7 @@ class Timed:
             into.append((time.monotonic(), chunk.decode()))
 
     def wait(self, timeout: float = 240) -> float:
-        """The exit status, once both pipes are drained; the time it ended."""
+        """Once the child has exited and its pipe is drained: the time it ended."""
         try:
             self.proc.wait(timeout=timeout)
         finally:
