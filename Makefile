@@ -11,8 +11,9 @@
 #             pyproject.toml), erlc with all warnings as errors, and
 #             dialyzer on erl/ (scripts/dialyzer.sh; builds its PLT on first use)
 # make setup  install what is missing: Erlang + crypto, openssl, ./.venv
-# make docs   check the generated pages (scripts/gen-docs --check), then build
-#             the site in strict mode into site/ (installs the docs extra if missing)
+# make docs   check the generated pages (scripts/gen-docs --check), build the
+#             site in strict mode into site/ (installs the docs extra if missing),
+#             then open it from disk in headless Chromium (tests/docs_site)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -105,14 +106,21 @@ bench: setup
 	$(BIN)/python bench/agreement.py
 	$(BIN)/python bench/coverage.py
 
-# The site: the generated pages must be current (cli.md, bridge.1 and the
+# The site: the generated pages must be current (cli.md, crypto-bridge.1 and the
 # findings' render blocks), then mkdocs builds it in strict mode (a broken link
 # or anchor fails). mkdocs-material comes from the `docs` extra, installed
 # into the venv the first time.
+# Then the built site is opened from disk in headless Chromium (Debian's
+# chromium, installed here when missing and apt-get can): every nav link
+# must open a page, search must find pages (tests/docs_site).
 docs: $(STAMP)
 	@test -x $(BIN)/mkdocs || $(BIN)/python -m pip install -q -e '.[docs]'
 	$(BIN)/python scripts/gen-docs --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -q -d site
+	@command -v chromium >/dev/null || { test "$$(id -u)" = 0 && command -v apt-get >/dev/null \
+	  && apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; } \
+	  || echo "make docs: no chromium, and it cannot be installed here: apt-get install chromium" >&2
+	BRIDGE_SITE_DIR=site $(BIN)/python -m pytest -q -p no:cacheprovider tests/docs_site
 
 clean:
 	rm -rf $(VENV) $(PY310_VENV) .pytest_cache .ruff_cache .hypothesis site

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -141,11 +142,26 @@ def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("BRIDGE_CACHE_DIR", str(cache))
 
 
+# A plain progress line (bridge.measure.eta.plain_line), which a run writes
+# on stderr when it is a pipe (--progress auto): "0:00 starting python",
+# " 25% 0:02 ETA 0:05 round 1/4 of hmac-sha1 done (8 cells)".
+PROGRESS_LINE = re.compile(
+    r"^(?: *\d{1,3}% )?\d+:\d\d(?::\d\d)?(?: ETA (?:\d+:\d\d(?::\d\d)?|-:--))? "
+)
+
+
+def without_progress(stderr: str) -> str:
+    return "".join(
+        line for line in stderr.splitlines(keepends=True) if not PROGRESS_LINE.match(line)
+    )
+
+
 def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
-    """Run the real CLI in a subprocess."""
+    """Run the real CLI in a subprocess; its stderr without the progress
+    lines a pipe gets (tests/cli/test_live_output.py tests those)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "bridge", *args],
         capture_output=True,
         text=True,
@@ -154,6 +170,9 @@ def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
         cwd=kw.pop("cwd", ROOT),
         **kw,
     )
+    if isinstance(done.stderr, str):
+        done.stderr = without_progress(done.stderr)
+    return done
 
 
 def worker_pids() -> set[int]:

@@ -131,7 +131,9 @@ class Snapshot:
 
 def snapshot(proc: Path = Path("/proc")) -> Snapshot:
     """The machine now. Whatever cannot be read (not Linux, a locked-down
-    /proc) is left out."""
+    /proc) is left out. bridge's own CPU counts its children still running
+    (the workers, in the middle of a run) beside the reaped ones, so that a
+    snapshot taken while they run does not count them as other processes."""
     stat = load = None
     with contextlib.suppress(OSError, ValueError):
         stat = parse_stat((proc / "stat").read_text()).get("cpu")
@@ -139,31 +141,53 @@ def snapshot(proc: Path = Path("/proc")) -> Snapshot:
         load = parse_loadavg((proc / "loadavg").read_text())
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    processes, parents = _processes(proc)
+    me = os.getpid()
+    running = sum(processes[pid][1] for pid in _descendants(me, parents)) / _ticks_per_s()
     return Snapshot(
         wall=time.monotonic(),
         stat=stat,
         load=load,
-        processes=_processes(proc),
-        own_cpu_s=own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
+        processes=processes,
+        own_cpu_s=own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + running,
         driver_cpu_s=own.ru_utime + own.ru_stime,
-        own_pid=os.getpid(),
+        own_pid=me,
     )
 
 
-def _processes(proc: Path) -> dict[int, tuple[str, int]]:
-    found = {}
+def _processes(proc: Path) -> tuple[dict[int, tuple[str, int]], dict[int, int]]:
+    """Each process's (name, CPU ticks), and its parent."""
+    found: dict[int, tuple[str, int]] = {}
+    parents: dict[int, int] = {}
     try:
         entries = list(proc.iterdir())
     except OSError:
-        return found
+        return found, parents
     for entry in entries:
         if not entry.name.isdigit():
             continue
         try:
-            found[int(entry.name)] = parse_pid_stat((entry / "stat").read_text())
+            text = (entry / "stat").read_text()
+            found[int(entry.name)] = parse_pid_stat(text)
+            parents[int(entry.name)] = int(text.rpartition(")")[2].split()[1])  # field 4
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile, or unreadable
-    return found
+    return found, parents
+
+
+def _descendants(pid: int, parents: Mapping[int, int]) -> set[int]:
+    """The processes below `pid` (children, theirs...), as /proc saw them."""
+    below: dict[int, list[int]] = {}
+    for child, parent in parents.items():
+        below.setdefault(parent, []).append(child)
+    out: set[int] = set()
+    todo = list(below.get(pid, ()))
+    while todo:
+        child = todo.pop()
+        if child not in out:
+            out.add(child)
+            todo += below.get(child, ())
+    return out
 
 
 @dataclass(frozen=True)

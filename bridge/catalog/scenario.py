@@ -19,6 +19,7 @@ renderers label the column with it.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 import sys
 from dataclasses import dataclass
@@ -416,8 +417,26 @@ def find(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Path:
         path = directory / f"{name_or_path}.toml"
         if path.is_file():
             return path
-    names = ", ".join(available(extra_dirs)) or "none"
-    raise UsageError(f"unknown scenario {name_or_path!r}; known scenarios: {names}")
+    raise UsageError(unknown(name_or_path, available(extra_dirs)))
+
+
+def unknown(name: str, known: list[str]) -> str:
+    """One line for a name no scenario has: the closest names, if any, and
+    where to see them all."""
+    close = closest(name, known)
+    listed = f"{', '.join(close[:-1])} or {close[-1]}" if len(close) > 1 else "".join(close)
+    guess = f"; did you mean {listed}?" if close else ""
+    where = f"`crypto-bridge list` names all {len(known)}" if known else "there is none"
+    return f"unknown scenario {name!r}{guess} ({where})"
+
+
+def closest(name: str, known: list[str], most: int = 3) -> list[str]:
+    """The names most like `name` (difflib's ratio, 0.6 or more), then those
+    that contain it (aes: aes-128-gcm...), `most` at most."""
+    found = difflib.get_close_matches(name, known, n=most, cutoff=0.6)
+    if len(name) >= 3:
+        found += [n for n in known if name in n and n not in found]
+    return found[:most]
 
 
 def check_name(name: str) -> None:

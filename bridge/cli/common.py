@@ -136,7 +136,7 @@ class Command(_HelpOnStdout, click.Command):
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)
-        format_examples(self.examples, formatter)
+        format_examples(self.examples, formatter, ctx.find_root().info_name or "bridge")
 
 
 class Group(_HelpOnStdout, click.Group):
@@ -148,17 +148,27 @@ class Group(_HelpOnStdout, click.Group):
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)
-        format_examples(self.examples, formatter)
+        format_examples(self.examples, formatter, ctx.find_root().info_name or "bridge")
 
 
-def format_examples(examples: Sequence[tuple[str, str]], formatter: click.HelpFormatter) -> None:
+def format_examples(
+    examples: Sequence[tuple[str, str]], formatter: click.HelpFormatter, prog: str = "bridge"
+) -> None:
+    """The examples, each under the name bridge was called by (crypto-bridge
+    or bridge: bridge.cli.main._prog_name)."""
     if not examples:
         return
     with formatter.section("Examples"):
         for line, what in examples:
+            line = called(line, prog)
             formatter.write(f"{'':>{formatter.current_indent}}{line}\n")
             with formatter.indentation():
                 formatter.write_text(what)
+
+
+def called(line: str, prog: str) -> str:
+    """A command line as `prog` runs it: "bridge run X" -> "crypto-bridge run X"."""
+    return f"{prog}{line[len('bridge') :]}" if line.startswith("bridge ") else line
 
 
 # -- one option vocabulary -------------------------------------------------------

@@ -61,7 +61,6 @@ def _version(ctx: click.Context, _param, value: bool) -> None:
         ("bridge env", "What this machine and its runtimes are, without benchmarking."),
         ("bridge report r.json --format markdown", "A saved report, for a forum post."),
         ("bridge compare old.json new.json", "What changed between two runs."),
-        ("crypto-bridge run hmac-sha1", "The same command under a name iproute2 does not use."),
     ),
 )
 @click.option(
@@ -77,6 +76,9 @@ def cli() -> None:
 
     Times Erlang crypto, Python hashlib/hmac and the openssl CLI on
     byte-identical inputs, and checks that they compute the same bytes.
+
+    crypto-bridge and bridge are the same command: bridge where it comes first
+    on PATH (on Debian and Ubuntu, iproute2's bridge usually does).
     """
 
 

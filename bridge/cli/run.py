@@ -4,13 +4,12 @@ then the results printed before any file is written, and the exit status."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import click
 
 from bridge import plain
-from bridge.cli import plans
+from bridge.cli import live, plans
 from bridge.cli.common import (
     OUTPUT_GROUP,
     Command,
@@ -33,8 +32,9 @@ from bridge.cli.common import (
     show_results,
     verbosity_options,
 )
+from bridge.cli.scenarios import complete_scenarios
 from bridge.errors import BridgeError, ExitStatus, UsageError
-from bridge.measure import eta, runner
+from bridge.measure import runner
 from bridge.measure.plan import Plan
 from bridge.render import RENDERERS, terminal_width, view
 from bridge.report import schema
@@ -145,7 +145,7 @@ RUN_GROUPS = (
         ("node", "measure", "cookie_value", "cookie_file", "max_load", "connect_timeout"),
     ),
     ("Replay", ("replay", "as_recorded", "yes")),
-    ("Output", ("baseline", "verbose", *OUTPUT_GROUP)),
+    ("Output", ("baseline", "verbose", *OUTPUT_GROUP, "progress")),
 )
 
 RUN_EXAMPLES = (
@@ -168,7 +168,7 @@ RUN_EXAMPLES = (
 
 
 @click.command(cls=_RunCommand, groups=RUN_GROUPS, examples=RUN_EXAMPLES)
-@click.argument("scenarios", nargs=-1)
+@click.argument("scenarios", nargs=-1, shell_complete=complete_scenarios)
 @click.option(
     "--quick",
     is_flag=True,
@@ -375,6 +375,7 @@ RUN_EXAMPLES = (
 @output_option()
 @export_options
 @verbosity_options
+@live.progress_option
 def run(
     replay: Path | None,
     as_recorded: bool,
@@ -389,7 +390,7 @@ def run(
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
     _check_as_recorded(replay, as_recorded, yes)
-    shape = Shape(fmt, verbose, quiet)
+    shape = Shape(fmt, verbose, quiet, params.pop("progress"))
     baseline = params.pop("baseline")
     check_baseline(baseline)
     if output is not None:
@@ -488,14 +489,16 @@ def _execute(
     written where asked is kept elsewhere (`save_report`). Returns what
     failed in printing or saving (or the --baseline that named no runtime of
     the run: the report is kept)."""
-    progress = _progress_printer()
+    progress = live.progress(shape.progress, shape.quiet)
+    sections = live.Sections(shape, lambda r: rebase(r, baseline), progress.clear)
     wrong_baseline = None
     with signals.guarding():
         try:
-            outcome = runner.execute(plan, progress=progress)
+            outcome = runner.execute(
+                plan, progress=progress if progress.shown else None, on_scenario=sections
+            )
         finally:
-            if progress:  # nothing of the progress line is left behind
-                click.echo("\r\033[K", err=True, nl=False)
+            progress.clear()  # nothing of the progress line is left behind
         signals.hold()  # whatever happened, the report is saved before a signal acts
         if baseline is not None:
             try:
@@ -504,7 +507,8 @@ def _execute(
                 wrong_baseline = exc
         text = schema.dumps(outcome.report)
         try:
-            shown = show_results(shape.render(outcome.report))
+            rest = shape.render(outcome.report, omit=frozenset(sections.printed))
+            shown = show_results(sections.rest(rest))
         except Exception:
             lost = save_report(text, output)  # a renderer's bug does not lose the measurement
             if lost is not None:
@@ -538,18 +542,27 @@ class Shape:
     caveats, so stderr carries them only beside JSON, which has no prose;
     --quiet drops them from both (the report keeps them)."""
 
-    def __init__(self, fmt: str, verbose: bool = False, quiet: bool = False) -> None:
+    def __init__(
+        self, fmt: str, verbose: bool = False, quiet: bool = False, progress: str = "auto"
+    ) -> None:
         if verbose and quiet:
             raise UsageError("--verbose and --quiet: choose one")
         self.fmt, self.verbose, self.quiet = fmt, verbose, quiet
+        self.progress = progress  # --progress (bridge.cli.live)
 
     @property
     def warns_on_stderr(self) -> bool:
         return self.fmt == "json" and not self.quiet
 
-    def render(self, report: schema.Report) -> str:
+    def render(self, report: schema.Report, omit: frozenset[str] = frozenset()) -> str:
+        """The view; without the scenarios in `omit`, printed as each finished."""
         return view(
-            self.fmt, report, width=terminal_width(), verbose=self.verbose, quiet=self.quiet
+            self.fmt,
+            report,
+            width=terminal_width(),
+            verbose=self.verbose,
+            quiet=self.quiet,
+            omit=omit,
         )
 
 
@@ -622,29 +635,3 @@ def _failures(errors: tuple[schema.RunError, ...], shown: int = 2) -> str:
         return head
     more = f" (and {len(messages) - shown} more in the report)" if len(messages) > shown else ""
     return f"{len(messages)} failures: {head}{more}"
-
-
-def _progress_printer():
-    """The progress line on a terminal's stderr: a bar, the percentage, the
-    time spent and left, what runs; cut to the terminal's width (read at
-    each update: a window made narrower is followed) so that `\\r` and
-    erase-line leave nothing behind."""
-    if not sys.stderr.isatty():
-        return None
-    started = time.monotonic()
-    last: list[float | None] = [None]
-
-    def show(message: str) -> None:
-        width = terminal_width()  # read at each update: a narrowed window is followed
-        fraction = getattr(message, "fraction", None)
-        last[0] = fraction if fraction is not None else last[0]
-        line = eta.progress_line(
-            plain.printable(message),
-            width,
-            time.monotonic() - started,
-            last[0],
-            getattr(message, "left_s", None),
-        )
-        click.echo(f"\r\033[K{line}", err=True, nl=False)
-
-    return show

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import click
+import click.shell_completion
 
 from bridge.cli.common import (
     DATA_FORMATS,
@@ -22,6 +23,26 @@ _SCENARIO_DIR = click.option(
     help="Also look for scenario files here (repeatable).",
 )
 _GROUPS = (("Scenarios", ("scenario_dirs",)), ("Output", ("fmt", "quiet")))
+
+
+def complete_scenarios(
+    ctx: click.Context, _param: click.Parameter, incomplete: str
+) -> list[click.shell_completion.CompletionItem]:
+    """Shell completion of a scenario argument: the built-in names and those
+    of any --scenario-dir given before it; a path (a '/' or '.toml') is left
+    to the shell's file completion."""
+    from click.shell_completion import CompletionItem
+
+    from bridge.catalog import scenario
+
+    if "/" in incomplete or incomplete.endswith(".toml") or incomplete.startswith("."):
+        return [CompletionItem(incomplete, type="file")]
+    dirs = tuple(Path(d) for d in (ctx.params.get("scenario_dirs") or ()))
+    try:
+        names = scenario.available(dirs)
+    except OSError:  # a directory gone since it was typed
+        names = scenario.available()
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
 
 
 @click.command(
@@ -53,7 +74,7 @@ def list_scenarios(scenario_dirs, fmt) -> None:
         ("bridge show hmac-sha1 > mine.toml", "A copy to edit (the output is a valid file)."),
     ),
 )
-@click.argument("name")
+@click.argument("name", shell_complete=complete_scenarios)
 @_SCENARIO_DIR
 @format_option(DATA_FORMATS, "the scenario")
 def show(name, scenario_dirs, fmt) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from bridge.catalog import scenario, usercode, vocab
-from bridge.cli import plans
+from bridge.cli import live, plans
 from bridge.cli import run as running
 from bridge.cli.common import (
     OUTPUT_GROUP,
@@ -40,7 +40,7 @@ DEFAULT_FEATURES = ("sha", "aes", "pclmul")  # the crypto extensions, for --hw o
 NAME = "time"
 TIME_GROUPS = (
     ("Expressions", ("scenario_name", "same_output", "pa", "python_path")),
-    ("Output", ("verbose", *OUTPUT_GROUP)),
+    ("Output", ("verbose", *OUTPUT_GROUP, "progress")),
 )
 
 
@@ -141,8 +141,15 @@ TIME_GROUPS = (
 @output_option()
 @export_options
 @verbosity_options
+@live.progress_option
 def time_command(
-    output: Path | None, fmt: str, exports: Exports, verbose: bool, quiet: bool, **params
+    output: Path | None,
+    fmt: str,
+    exports: Exports,
+    verbose: bool,
+    quiet: bool,
+    progress: str,
+    **params,
 ) -> None:
     """Time EXPRs, erlperf-style: Erlang expressions (compiled into a module in a
     real node), py:EXPR (Python, in a worker), ex:EXPR (Elixir, compiled through
@@ -161,7 +168,7 @@ def time_command(
     if output is not None:
         plans.check_writable(output)
     plan = plan_from(params, tuple(["bridge", *sys.argv[1:]]))
-    shape = running.Shape(fmt, verbose, quiet)
+    shape = running.Shape(fmt, verbose, quiet, progress)
     outcome, failure = running._execute(plan, output, shape, exports)
     if failure is not None:
         raise failure

@@ -32,7 +32,13 @@ def report(
     concurrency: levels.Concurrency | None = None,
     usage: noise.Usage | None = None,
     cpu_time: schema.CpuTime | None = None,
+    windows: Mapping[str, noise.Usage] | None = None,
 ) -> schema.Report:
+    """`usage` is the machine's during the whole run; `windows`, where given,
+    its usage from the run's start to the end of each scenario, which that
+    scenario's verdicts go by: the verdict printed as the scenario finished
+    (bridge.measure.runner) is then the report's, whatever the machine did
+    while later scenarios ran."""
     results = outcome.results
     units = {sc.name: sc.size_unit for sc in scenarios}  # the cells' wording: "at 1,024 iterations"
     noise_block = None if usage is None else noise.record(usage, results, environment, units)
@@ -72,17 +78,21 @@ def report(
     # and a larger gain on a busy machine (bridge.hw.verdicts). Then the
     # upgrade view, and runtimes against each other with their significance
     # (bridge.analysis.versus).
-    found = ab.verdict_list(
-        scenarios,
-        results,
-        outcome.runtimes,
-        contexts,
-        rounds=lambda r: versus.rounds_of(made, r),
-        busy=quietness.busy(usage, environment),
-        sample_ns=_sample_ns(settings),
-        waits=_waits(cpu_time),
-        wait_high=cpu_time.wait_share_high if cpu_time is not None else 0.05,
-    )
+    found = [
+        verdict
+        for sc in scenarios
+        for verdict in ab.verdict_list(
+            [sc],
+            results,
+            outcome.runtimes,
+            contexts,
+            rounds=lambda r: versus.rounds_of(made, r),
+            busy=quietness.busy((windows or {}).get(sc.name, usage), environment),
+            sample_ns=_sample_ns(settings),
+            waits=_waits(cpu_time),
+            wait_high=cpu_time.wait_share_high if cpu_time is not None else 0.05,
+        )
+    ]
     # A size off its linear cost model is named with the machine's warnings.
     flags = tuple(text for f in made.fits for text in f.implausible)
     machine = made.noise

@@ -4,9 +4,15 @@ callback.
 
 Interleaving: all runtimes stay up for the whole run, and each cell (one call
 of one scenario at one size on one runtime) gets its samples in `rounds`
-batches, in turn with the other cells. A slow spell of a shared machine then
-lands on every runtime alike and shows in the spread, instead of silently
-shifting one runtime's whole number.
+batches, in turn with the other cells of its scenario. A slow spell of a
+shared machine then lands on every runtime alike and shows in the spread,
+instead of silently shifting one runtime's whole number.
+
+Scenario by scenario: a run of several scenarios measures the first one's
+cells (their rounds, --method tc, --until-stable's extra rounds), tells the
+caller it is done (`measure(done=...)`), then the next. Every verdict and
+comparison is between cells of one scenario, so nothing is lost by it, and
+the caller can show each scenario's answer while the next one runs.
 
 Failure policy: a runtime that cannot start is *skipped* (with the reason);
 a runtime that dies or hangs is recorded in `errors`, stopped, and the others
@@ -40,14 +46,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bridge import stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.hw import verdicts
 from bridge.measure import levelrun
-from bridge.measure.eta import Eta, duration, status
+from bridge.measure.eta import CellNote, Eta, Step, duration, status
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelResult
@@ -266,7 +272,7 @@ class Session:
     def launch(self, spec: RuntimeSpec) -> Starting:
         """Begin starting a runtime (Runtime.launch) and return at once. From
         here on the session stops it when it ends."""
-        self.note(f"starting {spec.label}")
+        self.note(status(None, f"starting {spec.label}", Step.START))
         starting = Starting(spec, spec.build())
         # Stopped on any exit from here on, even between launch and ready.
         self._stack.callback(self._stop, starting)
@@ -415,8 +421,10 @@ class Session:
 
     # -- measuring -------------------------------------------------------------
 
-    def measure(self) -> None:
-        """The planned rounds, then --method tc, then --until-stable rounds."""
+    def measure(self, done: Callable[[str], None] | None = None, order: Sequence[str] = ()) -> None:
+        """Scenario by scenario, in `order` (the plan's; others after, as
+        their cells came): the planned rounds, then --method tc, then
+        --until-stable rounds; then `done(scenario)`."""
         started = self.clock()
         spares = self.launch_spares()
         for cell in self.cells:
@@ -427,38 +435,63 @@ class Session:
         planned = sum(c.planned_s(self.settings, r) for r in range(rounds) for c in self.cells)
         # Only a progress line needs an ETA (and only then is the clock read for it).
         eta = Eta(planned, self.clock) if self.shows_progress else None
-        for r in range(rounds):
-            if r == 1 and spares:
-                self.note(f"waiting for {len(spares)} more processes")
-                self.ready_spares(spares)
-            self._round(self.cells, r, f"round {r + 1}/{rounds}", eta)
-            levelrun.run_round(
-                self.level_cells,
-                self.settings,
-                r,
-                f"round {r + 1}/{rounds}",
-                note=self.note,
-                record=self.errors.append,
-                died=self._died,
-            )
-        if self.settings.tc_calls:
-            self._timer_tc()
+        groups = by_scenario(self.cells, self.level_cells, order)
+        for i, (name, cells, level_cells) in enumerate(groups):
+            for r in range(rounds):
+                if spares and (r == 1 or i > 0):
+                    self.note(status(eta, f"waiting for {len(spares)} more processes", Step.START))
+                    self.ready_spares(spares)
+                    spares = []
+                label = f"round {r + 1}/{rounds}"
+                self._round(cells, r, label, eta)
+                levelrun.run_round(
+                    level_cells,
+                    self.settings,
+                    r,
+                    label,
+                    note=self.note,
+                    record=self.errors.append,
+                    died=self._died,
+                )
+                self._round_done(name, cells, f"{label} of {name}", eta)
+            if self.settings.tc_calls:
+                self._timer_tc(cells)
+            # --max-time bounds the whole run: each scenario may spend up to
+            # its share of it, and what one leaves unspent goes to the next.
+            deadline = started + self.settings.max_seconds * (i + 1) / len(groups)
+            self._until_stable(name, cells, deadline, eta)
+            if i == len(groups) - 1:
+                # From here the run only stops and saves: a signal now waits
+                # until the report is safe (bridge.system.signals).
+                signals.hold()
+            if done is not None:
+                done(name)
+        signals.hold()  # a run with no cells at all
+
+    def _until_stable(
+        self, scenario: str, cells: list[Cell], deadline: float, eta: Eta | None
+    ) -> None:
+        """--until-stable: rounds for this scenario's cells that miss the
+        target, until none does or the scenario's deadline passes."""
         target = self.settings.until_stable
         extra = 0
         while target is not None:
-            unstable = [c for c in self.cells if c.live.alive and _misses(c, target)]
-            spent = self.clock() - started
-            if not unstable or spent > self.settings.max_seconds:
+            unstable = [c for c in cells if c.live.alive and _misses(c, target)]
+            now = self.clock()
+            if not unstable or now > deadline:
                 break
             extra += 1
             # An extra round is a first-round-sized batch (or one openssl run).
             # How many it takes is unknown: the bound is --max-time.
-            left = duration(self.settings.max_seconds - spent)
+            left = duration(deadline - now)
             label = f"extra round {extra} ({len(unstable)} unstable, at most {left} left)"
             self._round(unstable, 0, label)
-        # From here the run only stops and saves: a signal now waits until
-        # the report is safe (bridge.system.signals).
-        signals.hold()
+            self._round_done(scenario, unstable, f"{label} of {scenario}", eta)
+
+    def _round_done(self, scenario: str, cells: list[Cell], label: str, eta: Eta | None) -> None:
+        """Say that a round ended: a plain progress line prints this one."""
+        alive = sum(1 for c in cells if c.active)
+        self.note(status(eta, f"{label} done ({alive} cells)", Step.ROUND))
 
     def _round(self, cells: list[Cell], r: int, label: str, eta: Eta | None = None) -> None:
         """One batch for each of `cells`; a failure is recorded and stops that
@@ -471,12 +504,18 @@ class Session:
                     eta.finished(planned)  # its share of the plan will not be spent
                 continue
             job = cell.job
-            message = (
-                f"{label} [{cell.live.id}] {job.scenario.name} {job.call.id} {cell.size} B"
-                f" ({self.cells.index(cell) + 1}/{len(self.cells)})"
+            note = CellNote(
+                round=label,
+                runtime=cell.live.id,
+                masked=cell.live.info.hw.masked,
+                scenario=job.scenario.name,
+                call=job.call.id,
+                size=f"{cell.size} B",
+                index=self.cells.index(cell) + 1,
+                total=len(self.cells),
             )
             # The share done and the time left ride on the message (eta.Status).
-            self.note(status(eta, message) if eta is not None else message)
+            self.note(status(eta, note.text(), Step.CELL, note))
             process = cell.process
             cell.turns += 1
             try:
@@ -495,10 +534,10 @@ class Session:
                 if eta is not None:
                     eta.finished(planned)
 
-    def _timer_tc(self) -> None:
+    def _timer_tc(self, cells: list[Cell]) -> None:
         """--method tc: the thread's timer:tc harness on each Erlang cell."""
         n = self.settings.tc_calls or 0
-        for cell in self.cells:
+        for cell in cells:
             if cell.live.kind != "erlang" or not cell.live.alive or not cell.samples:
                 continue
             key = cell.key
@@ -542,13 +581,16 @@ class Session:
             )
         )
 
-    def outcome(self) -> Outcome:
+    def outcome(self, scenario: str | None = None) -> Outcome:
+        """What was measured; of one `scenario` only, the moment it is done
+        (its cells, level cells and tc figures, and the errors so far)."""
+        cells = [c for c in self.cells if scenario in (None, c.job.scenario.name)]
         # --until-stable's target, or the run's own: a cell that misses it is
         # marked unstable in every run, not only in --until-stable runs.
         target = self.settings.until_stable or self.settings.ci_target
         unstable = []
         if target is not None:
-            for c in self.cells:
+            for c in cells:
                 width = c.halfwidth() if not (c.unsupported or c.failed) else None
                 if width is not None and width > target:
                     k = c.key
@@ -557,15 +599,16 @@ class Session:
                     )
         # What went wrong while a runtime stopped (a node's purge) is known
         # once the session has stopped them.
-        stopping = [e for x in self.live for e in x.driver.problems()]
+        stopping = [e for x in self.live for e in x.driver.problems()] if scenario is None else []
+        levels = [c for c in self.level_cells if scenario in (None, c.job.scenario.name)]
         return Outcome(
             runtimes=tuple(x.info for x in self.live),
-            results=tuple(r for r in (c.result() for c in self.cells) if r is not None),
+            results=tuple(r for r in (c.result() for c in cells) if r is not None),
             errors=(*self.errors, *stopping),
             skipped=tuple(self.skipped),
-            tc=tuple(self.tc),
+            tc=tuple(t for t in self.tc if scenario in (None, t.scenario)),
             unstable=tuple(unstable),
-            levels=tuple(levelrun.records(self.level_cells)),
+            levels=tuple(levelrun.records(levels)),
         )
 
 
@@ -591,6 +634,23 @@ def worker_error(exc: WorkerError, label: str) -> schema.RunError:
         message=exc.one_line(),
         stderr_tail=exc.stderr_tail,
     )
+
+
+def by_scenario(
+    cells: list[Cell], level_cells: list[levelrun.LevelCell], order: Sequence[str] = ()
+) -> list[tuple[str, list[Cell], list[levelrun.LevelCell]]]:
+    """The cells and level cells of each scenario, scenarios in `order`
+    (then any other in the order its first cell was added), cells in theirs."""
+    found = dict.fromkeys(c.job.scenario.name for c in (*cells, *level_cells))
+    names = [n for n in order if n in found] + [n for n in found if n not in order]
+    return [
+        (
+            name,
+            [c for c in cells if c.job.scenario.name == name],
+            [c for c in level_cells if c.job.scenario.name == name],
+        )
+        for name in names
+    ]
 
 
 def twins_together(cells: list[Cell], r: int) -> list[Cell]:

@@ -28,12 +28,22 @@ def view(
     width: int | None = None,
     verbose: bool = False,
     quiet: bool = False,
+    omit: frozenset[str] = frozenset(),
 ) -> str:
     """`fmt`'s rendering; the terminal view (table) laid out for `width`,
-    with every detail (`verbose`) or without the caveats (`quiet`)."""
+    with every detail (`verbose`) or without the caveats (`quiet`), and
+    without the sections of the scenarios in `omit`, shown already as each
+    finished (`section`)."""
     if fmt == "table":
-        return table.render(report, width=width, verbose=verbose, quiet=quiet)
+        return table.render(report, width=width, verbose=verbose, quiet=quiet, omit=omit)
     return RENDERERS[fmt](report)
+
+
+def section(
+    report: schema.Report, scenario: str, width: int | None, verbose: bool, quiet: bool
+) -> str:
+    """One scenario's part of the terminal view: its heading, answer and table."""
+    return table.section(report, scenario, width=width, verbose=verbose, quiet=quiet)
 
 
 def terminal_width() -> int:

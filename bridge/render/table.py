@@ -26,17 +26,27 @@ WIDE = 10_000  # --verbose: a table is as wide as its cells
 
 @plain.escaped
 def render(
-    report: schema.Report, width: int | None = None, verbose: bool = False, quiet: bool = False
+    report: schema.Report,
+    width: int | None = None,
+    verbose: bool = False,
+    quiet: bool = False,
+    omit: frozenset[str] = frozenset(),
 ) -> str:
+    """The whole view; without the sections of the scenarios in `omit`
+    (printed already, as each finished: `section`), though what they mark
+    in the caveats is still said."""
     w = max(width or common.DEFAULT_WIDTH, common.MIN_WIDTH)
     view = _View(report, w, verbose, quiet)
     out: list[str] = []
     if verbose:
         out += [common.title(report)]
     for scenario, rows in common.by_scenario(report).items():
+        lines = view.scenario(scenario, common.ordered(report, rows))
+        if scenario in omit:
+            continue
         if out:
             out.append("")
-        out += view.scenario(scenario, common.ordered(report, rows))
+        out += lines
     out += concurrency.table_lines(report)
     if not quiet:
         out.append("")
@@ -47,6 +57,22 @@ def render(
         out += view.caveats()
     out += [x for p in common.problem_lines(report, unstable=False) for x in _para(p, w)]
     return "\n".join(out).strip("\n") + "\n"
+
+
+@plain.escaped
+def section(
+    report: schema.Report,
+    scenario: str,
+    width: int | None = None,
+    verbose: bool = False,
+    quiet: bool = False,
+) -> str:
+    """One scenario's part of the view (its heading, answer and table), as
+    `render` lays it out."""
+    w = max(width or common.DEFAULT_WIDTH, common.MIN_WIDTH)
+    rows = [r for r in report.results if r.scenario == scenario]
+    lines = _View(report, w, verbose, quiet).scenario(scenario, common.ordered(report, rows))
+    return "\n".join(lines).strip("\n") + "\n"
 
 
 def _para(text: str, width: int) -> list[str]:
@@ -97,16 +123,18 @@ class _View:
         scale = units.scale_of(results)  # one time unit per column
         fastest = common.fastest(report, results)
         unsupported, notes = common.unsupported(results)
-        cell_of = {(u.runtime, u.call_id, u.size, u.hw): u for u in report.unstable}
+        # Keyed by scenario too: sha256 and sha512 both have hash at 16 B on one runtime.
+        cell_of = {(u.scenario, u.runtime, u.call_id, u.size, u.hw): u for u in report.unstable}
         unstable = {k for k, u in cell_of.items() if u.scenario == scenario}
         names = self._names(results)
         marks = common.semantics_marks(results)
         cols: dict[str, list[str]] = {k: [] for k in _KEYS}
         for r in results:
             c = common.cells(r, fastest, self.match, unit=unit, scale=scale) if r.ok else {}
-            mark = "!" if (r.runtime, r.call_id, r.size, r.hw) in unstable else ""
+            key = (r.scenario, r.runtime, r.call_id, r.size, r.hw)
+            mark = "!" if key in unstable else ""
             if mark:
-                self.marked.add(cell_of[(r.runtime, r.call_id, r.size, r.hw)])
+                self.marked.add(cell_of[key])
             cols["runtime"].append(r.runtime)
             if self.verbose:
                 cols["call"].append(f"{r.call} [{marks[r.semantics]}]")

@@ -92,6 +92,8 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_from_anywhere(tmp_path, no_
         assert f"bridge/_scenarios/{path.name}" in names
     for path in (ROOT / "bridge" / "report").glob("*.schema.json"):
         assert f"bridge/report/{path.name}" in names
+    # The man page, as a data file pip puts in <prefix>/share/man/man1.
+    assert any(n.endswith(".data/data/share/man/man1/crypto-bridge.1") for n in names), names
 
     house = _wheelhouse(_requirements(wheel))
     venv = tmp_path / "venv"
@@ -131,6 +133,59 @@ def test_the_wheel_installs_in_a_fresh_venv_and_runs_from_anywhere(tmp_path, no_
     # Reading it back validates it against the schema the wheel carries.
     shown = _run([bridge, "report", out, "--format", "markdown"], cwd=elsewhere, env=env)
     assert shown.returncode == 0 and shown.stdout.startswith("#"), shown.stderr
+
+    _man_page_is_found(venv, elsewhere, env)
+    _completion_works(venv, elsewhere, env)
+
+
+def _man_page_is_found(venv: Path, cwd: Path, env: dict[str, str]) -> None:
+    """`man crypto-bridge` with the venv's bin on PATH: man-db looks in
+    bin/../share/man of each PATH entry (pipx links it into ~/.local/share/man)."""
+    on_path = {**env, "PATH": f"{venv / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"}
+    on_path.pop("MANPATH", None)
+    where = _run(["man", "-w", "crypto-bridge"], cwd=cwd, env=on_path)
+    assert where.returncode == 0, where.stderr
+    assert where.stdout.strip() == str(venv / "share" / "man" / "man1" / "crypto-bridge.1")
+    page = _run(
+        ["man", "-M", venv / "share" / "man", "-P", "cat", "crypto-bridge"],
+        cwd=cwd,
+        env={**on_path, "MANWIDTH": "80"},
+    )
+    assert page.returncode == 0, page.stderr
+    assert "crypto-bridge run [OPTIONS] [SCENARIOS]..." in page.stdout
+    assert "_CRYPTO_BRIDGE_COMPLETE=bash_source" in page.stdout
+
+
+def _completion_works(venv: Path, cwd: Path, env: dict[str, str]) -> None:
+    """bash loads the script click makes, and its completion function, run as
+    bash runs it on Tab, offers scenario names: the built-in ones, and those
+    of a --scenario-dir typed before."""
+    mine = cwd / "mine"
+    mine.mkdir()
+    (mine / "hmac-mine.toml").write_text(
+        _run(
+            [venv / "bin" / "crypto-bridge", "show", "hmac-sha1"], cwd=cwd, env=env
+        ).stdout.replace('name = "hmac-sha1"', 'name = "hmac-mine"')
+    )
+    script = (
+        'eval "$(_CRYPTO_BRIDGE_COMPLETE=bash_source crypto-bridge)"\n'
+        "complete -p crypto-bridge\n"
+        'tab() { COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=();'
+        ' _crypto_bridge_completion crypto-bridge; echo "${COMPREPLY[*]}"; }\n'
+        "tab crypto-bridge run hmac\n"
+        "tab crypto-bridge show sha5\n"
+        f"tab crypto-bridge run --scenario-dir {mine} hmac-m\n"
+        "tab crypto-bridge ru\n"
+    )
+    on_path = {**env, "PATH": f"{venv / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}"}
+    done = _run(["bash", "--norc", "--noprofile", "-c", script], cwd=cwd, env=on_path)
+    assert done.returncode == 0, done.stderr
+    registered, builtin, shown, own, command = done.stdout.splitlines()
+    assert registered.startswith("complete ") and registered.endswith(" crypto-bridge")
+    assert builtin.split() == ["hmac-parts", "hmac-sha1", "hmac-sha256"]
+    assert shown.split() == ["sha512"]
+    assert own.split() == ["hmac-mine"]
+    assert command.split() == ["run"]
 
 
 def test_the_editable_install_says_nothing(tmp_path):

@@ -8,6 +8,7 @@ import dataclasses
 
 from bridge.analysis import noise
 from bridge.measure import runner
+from bridge.measure.eta import Step
 from bridge.report import schema
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams
@@ -25,21 +26,29 @@ class Ticking:
         return self.now
 
 
-def test_the_progress_line_gains_an_eta_once_the_run_is_long_enough():
+def test_the_progress_line_has_an_eta_from_the_first_batch_on():
     settings = Settings(warmup_ms=100, rewarm_ms=10, sample_ms=5, samples=40, rounds=10)
     said: list[str] = []
     log = Log()
     runner.execute(
         plan(settings=settings), progress=said.append, seams=seams([PY, ERL], log, clock=Ticking())
     )
-    rounds = [m for m in said if m.startswith("round ")]
-    assert len(rounds) == 6 * settings.rounds  # 6 cells, 10 rounds
-    # The share done and the time left ride on each message (eta.Status).
-    assert rounds[0].fraction == 0.0 and rounds[0].left_s is None  # nothing finished yet
-    assert rounds[-1].left_s is not None and rounds[-1].left_s > 0
-    fractions = [m.fraction for m in rounds]
+    cells = [m for m in said if getattr(m, "step", None) is Step.CELL]
+    assert len(cells) == 6 * settings.rounds  # 6 cells, 10 rounds
+    # The share done and the time left ride on each message (eta.Status);
+    # before anything finished, the plan is the estimate.
+    assert cells[0].fraction == 0.0 and cells[0].left_s is not None and cells[0].left_s > 0
+    assert cells[-1].left_s is not None and cells[-1].left_s > 0
+    fractions = [m.fraction for m in cells]
     assert fractions == sorted(fractions) and 0.9 < fractions[-1] < 1.0
-    assert "round 10/10 [" in rounds[-1]
+    assert "round 10/10 [" in cells[-1]
+    assert cells[-1].cell.call == "macN" and cells[-1].cell.runtime == "erlang@25.2.3"
+    # One message when each round ends: a plain progress line prints those.
+    ends = [m for m in said if getattr(m, "step", None) is Step.ROUND]
+    assert [str(m) for m in ends] == [
+        f"round {r}/10 of hmac-sha1 done (6 cells)" for r in range(1, 11)
+    ]
+    assert ends[-1].fraction == 1.0
 
 
 def test_the_eta_costs_no_clock_reads_without_a_progress_line():
@@ -72,6 +81,14 @@ def test_the_report_carries_what_the_machine_did_during_the_run():
                 stat=noise.CpuTimes(0, 0, 0, 0, 0, 0, 0, 0),
                 load=(1.0, 1.0, 1.0),
                 processes={50: ("burner", 0)},
+            ),
+            # When the scenario is done, for its verdicts (the runner's windows).
+            noise.Snapshot(
+                wall=9.0,
+                stat=noise.CpuTimes(1700, 0, 0, 100, 0, 0, 0, 0),
+                load=(2.0, 1.0, 1.0),
+                processes={50: ("burner", 900)},
+                own_cpu_s=8.0,
             ),
             noise.Snapshot(
                 wall=10.0,

@@ -137,8 +137,8 @@ def _walk(cmd: click.Command, path: str):
 
 def test_the_cli_reference_has_every_command_and_option():
     md = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
-    man = (ROOT / "docs" / "reference" / "bridge.1").read_text(encoding="utf-8")
-    for path, cmd in _walk(cli, "bridge"):
+    man = (ROOT / "docs" / "reference" / "crypto-bridge.1").read_text(encoding="utf-8")
+    for path, cmd in _walk(cli, "crypto-bridge"):
         assert f"\n## {path}\n" in md or f"\n### {path}\n" in md, path
         assert f'.SS "{path.replace("-", chr(92) + "-")} ' in man, path
         for param in cmd.params:

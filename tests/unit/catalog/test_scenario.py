@@ -38,9 +38,27 @@ def test_every_builtin_scenario_loads():
         assert scenario.load(name).name == name
 
 
-def test_unknown_scenario_lists_known_ones():
-    with pytest.raises(UsageError, match="unknown scenario 'nope'.*hmac-sha1"):
+def test_an_unknown_scenario_names_the_closest_and_where_to_see_them_all():
+    count = len(scenario.available())
+    with pytest.raises(UsageError) as raised:
+        scenario.load("sha265")
+    assert raised.value.one_line() == (
+        "unknown scenario 'sha265'; did you mean sha256, sha3-256 or sha512?"
+        f" (`crypto-bridge list` names all {count})"
+    )
+    with pytest.raises(UsageError, match="did you mean hmac-sha1, "):
+        scenario.load("hmac-sh1")
+    with pytest.raises(UsageError) as raised:
         scenario.load("nope")
+    assert (
+        raised.value.one_line()
+        == f"unknown scenario 'nope' (`crypto-bridge list` names all {count})"
+    )
+    # A part of a name finds the names that hold it.
+    assert scenario.closest("aes", ["aes-128-gcm", "sha256", "aes-256-gcm"]) == [
+        "aes-128-gcm",
+        "aes-256-gcm",
+    ]
 
 
 @pytest.mark.parametrize(
