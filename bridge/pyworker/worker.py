@@ -108,6 +108,8 @@ def _serve(pyops: Any, request: Any) -> tuple:
         return (error, request_id, (codec.atom(exc.kind), exc.message.encode()))
     except ProtocolError as exc:
         return (error, request_id, (codec.atom("bad_request"), exc.message.encode()))
+    except MemoryError:  # its --memory-limit (RLIMIT_DATA): the driver words it
+        return (error, request_id, (codec.atom("memory"), b"MemoryError"))
     except Exception as exc:  # a crash in one call must not kill the worker
         return (error, request_id, (codec.atom("failed"), f"{type(exc).__name__}: {exc}".encode()))
 

@@ -62,6 +62,35 @@ errors_carry_the_expression_test() ->
     ?assertError({bridge_user, <<"erlang:error(boom) raised error:boom">>}, Once()),
     done(Dir).
 
+%% The limit per sample: a guarded process marks each step; the guard is
+%% overdue only once the last mark is older than the limit.
+guard_test() ->
+    ?assertEqual(infinity, bridge_user:wait_ms(none)),
+    ?assertEqual(false, bridge_user:overdue(none)),
+    Guard = bridge_user:guard(30),
+    ?assert(bridge_user:wait_ms(Guard) =< 31),
+    ?assertEqual(false, bridge_user:overdue(Guard)),
+    timer:sleep(50),
+    ?assertMatch({true, <<"a sample ran past the limit of 30 ms">>}, bridge_user:overdue(Guard)),
+    ?assertEqual(1, bridge_user:wait_ms(Guard)).
+
+loop_marks_test() ->
+    Dir = tmpdir(),
+    Key = <<"00000000000000dd">>,
+    write(Dir, Key, "timer:sleep(40), Data"),
+    {ok, _, {Once, Loop}} = bridge_user:prepare_in(Dir, args(Key)),
+    Guard = bridge_user:guard(30),
+    ok = bridge_user:watch(Guard),
+    timer:sleep(50),
+    ?assertMatch({true, _}, bridge_user:overdue(Guard)),
+    %% Each run of the loop, and the call for its output, begins with a mark.
+    ok = Loop(1),
+    ?assert(bridge_user:wait_ms(Guard) > 0),
+    <<"abc">> = Once(),
+    ?assert(bridge_user:wait_ms(Guard) > 0),
+    ok = bridge_user:watch(none),
+    done(Dir).
+
 done(Dir) ->
     [ok = file:delete(F) || F <- filelib:wildcard(filename:join(Dir, "*"))],
     ok = file:del_dir(Dir).
