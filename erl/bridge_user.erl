@@ -21,11 +21,11 @@
 -export_type([guard/0]).
 
 %% A user call's wall-clock limit per sample (--timeout) and the time the
-%% current step began (the compile, the call for its output, each timed run
-%% of its loop), in an atomic that the request's process writes and
-%% bridge_worker reads: no message per sample, ~20 ns a mark.
--type guard() :: none | {atomics:atomics_ref(), LimitMs :: pos_integer()}.
--define(MARK, bridge_user_mark).
+%% current step began (the request, the call for its output, each timed run
+%% of its loop: bridge_measure:mark/0), in an atomic that the request's
+%% process writes and bridge_worker reads: no message per sample.
+-type armed() :: {atomics:atomics_ref(), LimitMs :: pos_integer()}.
+-type guard() :: none | armed().
 
 -import(bridge_args, [bin_arg/2, pos_int/4, opt_int/5]).
 
@@ -70,16 +70,16 @@ api(Base) ->
 %% ---------------------------------------------------------------------------
 %% The limit per sample.
 
--spec guard(pos_integer()) -> guard().
+-spec guard(pos_integer()) -> armed().
 guard(LimitMs) ->
     Mark = atomics:new(1, [{signed, true}]),
     atomics:put(Mark, 1, now_ms()),
     {Mark, LimitMs}.
 
-%% In the request's process, before it runs anything: where mark/0 writes.
+%% In the request's process, before it runs anything: where its marks go.
 -spec watch(guard()) -> ok.
-watch(none) -> _ = erase(?MARK), ok;
-watch({Mark, _}) -> _ = put(?MARK, Mark), ok.
+watch(none) -> bridge_measure:watch(none);
+watch({Mark, _}) -> bridge_measure:watch(Mark).
 
 %% How long bridge_worker may wait before it looks again.
 -spec wait_ms(guard()) -> timeout().
@@ -92,13 +92,6 @@ overdue({Mark, LimitMs}) ->
     case now_ms() - atomics:get(Mark, 1) > LimitMs of
         true -> {true, bridge_args:format("a sample ran past the limit of ~b ms", [LimitMs])};
         false -> false
-    end.
-
-%% A step of a user call begins (nothing outside a guarded request).
-mark() ->
-    case get(?MARK) of
-        undefined -> ok;
-        Mark -> atomics:put(Mark, 1, now_ms())
     end.
 
 now_ms() -> erlang:monotonic_time(millisecond).
@@ -117,15 +110,14 @@ inputs(Args) ->
 
 timed(Mod, Inputs, Twice, Text) ->
     Once = fun() ->
-               mark(),
+               bridge_measure:mark(),
                First = once(Mod, Inputs, Text),
                case Twice of
                    true -> <<First/binary, (once(Mod, Inputs, Text))/binary>>;
                    false -> First
                end
            end,
-    %% The mark is inside the timed run: one atomic write per run of N calls.
-    Loop = fun(N) -> mark(), _ = apply(Mod, loop, [N | Inputs] ++ [ok]), ok end,
+    Loop = fun(N) -> _ = apply(Mod, loop, [N | Inputs] ++ [ok]), ok end,
     {Once, Loop}.
 
 %% The call's output as bytes: a binary as it is, any other term in the

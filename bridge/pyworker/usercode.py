@@ -14,11 +14,12 @@ call per iteration). Names the expression uses that are neither bound nor
 built-in are imported as modules when they can be (hashlib, a --python-path
 module), so `py:hashlib.sha256(data).digest()` needs no set-up line.
 
-Before each timed run of its loop, and before the call for its output, a
-user call writes the time into FILE's progress page (a shared mapping: one
-store, no system call), from which the driver sees a sample that runs past
-its --timeout (bridge.runtimes.python). A MemoryError (the worker's
---memory-limit) is its own error class, which the driver words.
+Before each timed run of its loop (bridge.pyworker.ops.before_run), and
+before the call for its output, a user call writes the time into FILE's
+progress page (a shared mapping: one store, no system call), from which the
+driver sees a sample that runs past its --timeout (bridge.runtimes.python).
+A MemoryError (the worker's --memory-limit) is its own error class, which
+the driver words.
 """
 
 from __future__ import annotations
@@ -106,8 +107,6 @@ def prepare(args: dict[str, Any], read: Any) -> tuple[str, Callable[[], bytes], 
         return one() + one() if twice else one()
 
     def loop(n: int) -> None:
-        # Inside the timed run: one store of ~0.2 us per run of n calls.
-        mark()
         loop_f(n, *bound)
 
     return "user code: a Python function compiled once (compile/exec)", once, loop

@@ -50,6 +50,7 @@ def main() -> None:
         from bridge.pyworker import usercode
 
         usercode.enable(sys.argv[2])
+        pyops.before_run = usercode.mark  # the progress the driver watches
 
     threading.Thread(target=_exit_on_hangup, args=(read_fd,), daemon=True).start()
     channel.send((codec.atom("ready"), PROTOCOL, _atoms(pyops.greeting())))
