@@ -69,6 +69,7 @@ class PythonRuntime(WorkerRuntime):
         does not return to the interpreter), so it is watched from outside."""
         assert self.worker is not None and self.user_dir is not None
         progress = self.user_dir.progress
+        assert progress is not None  # made with the --user FILE
         limit_ns = int(self.settings.user_timeout_s * 1e9)
         deadline = time.monotonic() + timeout
         progress.mark()
@@ -77,8 +78,10 @@ class PythonRuntime(WorkerRuntime):
             if progress.age_ns() > limit_ns:
                 raise OperationError("timeout", "a sample ran past the limit")
             if time.monotonic() >= deadline:
-                break  # reply() below times out, and says so
-        return self.worker.reply("bench", request, timeout=max(0.0, deadline - time.monotonic()))
+                raise self.worker.timed_out("an answer to 'bench'", timeout)
+        # A reply has begun: the rest of its frame (a large output) may take a moment.
+        rest = max(self.settings.timeout_slack_s, deadline - time.monotonic())
+        return self.worker.reply("bench", request, timeout=rest)
 
     def worker_options(self) -> dict[str, Any]:
         # What runs before bridge.pyworker.worker takes over its standard output.

@@ -248,6 +248,11 @@ class Worker:
                         os.close(fd)
         self._ends = None
 
+    def timed_out(self, what: str, timeout: float) -> WorkerError:
+        """It did not send `what` within `timeout` s: killed, and the error that says so."""
+        self.kill()
+        return self._failure(f"did not send {what} within {timeout:.0f} s and was killed")
+
     def readable(self, timeout: float) -> bool:
         """Whether a frame has begun to arrive within `timeout` s (nothing is
         read: `reply` reads it)."""
@@ -301,10 +306,7 @@ class Worker:
         try:
             return (read or self._channel.receive)(timeout)
         except TimeoutError:
-            self.kill()
-            raise self._failure(
-                f"did not send {what} within {timeout:.0f} s and was killed"
-            ) from None
+            raise self.timed_out(what, timeout) from None
         except EOFError:
             raise self._failure(f"exited before it sent {what}") from None
         except ProtocolError as exc:

@@ -257,7 +257,6 @@ def _refused(done: procutil.Measured, *wanted: str) -> str:
     return line
 
 
-@needs_erl
 @needs_openssl
 def test_sh_output_is_read_up_to_a_limit(tmp_path):
     done = _user_case(tmp_path, "sh:yes")
@@ -332,8 +331,9 @@ def test_an_erlang_node_out_of_memory_says_so(tmp_path):
 @needs_erl
 @pytest.mark.parametrize("expr", ["timer:sleep(infinity)", "py:__import__('time').sleep(1000)"])
 def test_a_worker_sample_past_the_timeout_is_killed(tmp_path, expr):
-    done = _user_case(tmp_path, "--timeout", "2", expr, "sh:cat")
-    _refused(done, f"{expr}: a sample ran past the 2-s limit (--timeout 2)")
+    # 5 s: the sh:cat row must meet it on a loaded machine.
+    done = _user_case(tmp_path, "--timeout", "5", expr, "sh:cat")
+    _refused(done, f"{expr}: a sample ran past the 5-s limit (--timeout 5)")
     assert "the worker and the processes its code started were killed" in done.stderr
     assert "sh:cat" in done.stdout  # the other runtimes' results are kept
     assert done.seconds < 120
