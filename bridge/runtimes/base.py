@@ -201,8 +201,10 @@ class Runtime:
         uc = mine.get(job.call.user)
         if uc is None:
             raise OperationError("unknown_call", "this run was not started with that command")
-        where = (self.child_env(), directory, self.settings)
-        samples, output = usercode.shell_samples(uc, job, plan.samples, bool(plan.warmup_ms), where)
+        where = (self.child_env(), directory)
+        samples, output = usercode.shell_samples(
+            uc, job, plan.samples, bool(plan.warmup_ms), where, self.settings
+        )
         return Batch(
             api="/bin/sh -c (whole process)",
             samples=samples,
@@ -267,13 +269,11 @@ class WorkerRuntime(Runtime):
     def launch_options(self) -> Launch:
         """Where the worker runs and how it is held (bridge.wire.port.Launch):
         every worker has the data limit; one that runs user code has a fence."""
-        return Launch(fence=Fence() if self.runs_user_code() else None, memory=self.memory())
+        fence = Fence() if self.runs_user_code() else None
+        return Launch(fence=fence, memory=self.settings.memory_bytes)
 
     def runs_user_code(self) -> bool:
         return bool(self.user is not None and self.user.of(self.kind))
-
-    def memory(self) -> int:
-        return self.settings.memory_bytes
 
     def new_worker(self, name: str) -> Worker:
         """A worker process of this runtime, not started."""
@@ -428,7 +428,7 @@ class WorkerRuntime(Runtime):
         from bridge.runtimes import usercode
 
         worker = self.worker
-        fence = worker.limits.fence if worker is not None else None
+        fence = worker.launch.fence if worker is not None else None
         if worker is None or worker.pid is None or fence is None:
             return
         procs = fence_table()

@@ -163,9 +163,9 @@ def elixir_source(uc: UserCall) -> str:
 class Progress:
     """An 8-byte file in which a Python worker writes the CLOCK_MONOTONIC ns
     at which each timed run of a user call begins (bridge.pyworker.usercode),
-    and from which the driver reads how long the current one has run: the
-    page is shared, so neither side makes a system call per sample but the
-    worker's one store to it."""
+    and from which the driver reads how long the current one has run. The
+    worker writes through a shared mapping (one store per run, no system
+    call); the driver reads it about once a second while it waits."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -243,12 +243,18 @@ def shell_env(base: dict[str, str], inputs, data_file: str) -> dict[str, str]:
 
 
 def shell_samples(
-    uc: UserCall, job, samples: int, warm: bool, where: tuple[dict[str, str], str, Settings]
+    uc: UserCall,
+    job,
+    samples: int,
+    warm: bool,
+    where: tuple[dict[str, str], str],
+    settings: Settings,
 ) -> tuple[list[int], bytes]:
     """`samples` runs of a `sh:` command on the job's inputs (after one run
-    to warm the page cache when `warm`): wall ns each, and its output (two
-    runs' outputs when the call is checked as random bytes)."""
-    base, directory, settings = where
+    to warm the page cache when `warm`), within the settings' limits: wall
+    ns each, and its output (two runs' outputs when the call is checked as
+    random bytes)."""
+    base, directory = where
     data_file = Path(directory) / "user-data.bin"
     data_file.write_bytes(job.inputs.data)
     env = shell_env(base, job.inputs, str(data_file))

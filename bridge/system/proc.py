@@ -25,8 +25,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from bridge.system import fence
+
 _PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
 # Variables that add flags to every erl (and to the erl that erlc starts to
 # compile): they could switch on distribution (-sname/-name: epmd and a
 # listening socket), so no Erlang process bridge starts sees them.
@@ -60,8 +61,7 @@ def child_setup(memory: int | None = None, subreaper: bool = False) -> Callable[
     def setup() -> None:  # pragma: no cover - runs in the child
         die_with_parent()
         if subreaper:
-            with contextlib.suppress(OSError, AttributeError):
-                ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            fence.set_subreaper(True)
         if memory:
             limit_data(memory)
 

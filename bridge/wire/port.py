@@ -95,7 +95,7 @@ class Worker:
         self.start_timeout = start_timeout
         self.startup_hint = startup_hint
         self.postmortem = postmortem
-        self.limits = launch or Launch()
+        self.launch = launch or Launch()
         self.greeting: dict[str, Any] = {}
         self._ids = itertools.count(1)
         self._proc: subprocess.Popen | None = None
@@ -135,24 +135,28 @@ class Worker:
         # gone when closed, and it never blocks the child the way a pipe that
         # nobody drains would.
         self._stderr = tempfile.TemporaryFile(prefix="bridge-stderr-")  # noqa: SIM115 (closed in close())
-        limits = self.limits
-        env = {**self.env, **(limits.fence.env() if limits.fence else {})}
-        setup = child_setup(limits.memory, subreaper=limits.fence is not None)
-        theirs: tuple[int, int] = (-1, -1)
+        launch = self.launch
+        env = {**self.env, **(launch.fence.env() if launch.fence else {})}
+        setup = child_setup(launch.memory, subreaper=launch.fence is not None)
+        theirs: list[int] = []  # the child's ends of a channel of its own
         try:
-            if limits.channel_argv is None:
+            if launch.channel_argv is None:
                 io = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "pass_fds": ()}
                 argv = self.argv
             else:
-                requests, frames = os.pipe(), os.pipe()
-                theirs, self._ends = (requests[0], frames[1]), (frames[0], requests[1])
+                read_requests, write_requests = os.pipe()
+                theirs.append(read_requests)
+                self._ends = (-1, write_requests)
+                read_frames, write_frames = os.pipe()
+                theirs.append(write_frames)
+                self._ends = (read_frames, write_requests)
                 io = {"stdin": subprocess.DEVNULL, "stdout": self._stderr, "pass_fds": theirs}
-                argv = [*self.argv, *limits.channel_argv(*theirs)]
+                argv = [*self.argv, *launch.channel_argv(read_requests, write_frames)]
             self._proc = subprocess.Popen(
                 argv,
                 stderr=self._stderr,
                 env=env,
-                cwd=limits.cwd,
+                cwd=launch.cwd,
                 preexec_fn=setup,
                 start_new_session=True,
                 close_fds=True,
@@ -166,8 +170,7 @@ class Worker:
             ) from exc
         finally:
             for fd in theirs:  # the child has its own copies
-                if fd >= 0:
-                    os.close(fd)
+                os.close(fd)
         if self._ends is None:
             self._ends = (self._proc.stdout.fileno(), self._proc.stdin.fileno())
         self._channel = codec.Channel(*self._ends)
@@ -182,8 +185,8 @@ class Worker:
             if greeting[1] != PROTOCOL:
                 raise self._failure(f"speaks protocol {greeting[1]!r}, bridge speaks {PROTOCOL}")
             self.greeting = codec.props(greeting[2])
-            if self.limits.fence is not None and self._proc is not None:
-                self.limits.fence.settle(self._proc.pid)
+            if self.launch.fence is not None and self._proc is not None:
+                self.launch.fence.settle(self._proc.pid)
         except BaseException:
             self.close()
             raise
@@ -227,13 +230,14 @@ class Worker:
             self._end_fence(None)
 
     def _end_fence(self, root: int | None) -> None:
-        if self.limits.fence is not None:
-            self.limits.fence.end(root)
+        if self.launch.fence is not None:
+            self.launch.fence.end(root)
 
     def _close_input(self, proc: subprocess.Popen) -> None:
-        if self.limits.channel_argv is not None and self._ends is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._ends[1])
+        if self.launch.channel_argv is not None and self._ends is not None:
+            if self._ends[1] >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(self._ends[1])
             self._ends = (self._ends[0], -1)
         with contextlib.suppress(OSError):
             if proc.stdin is not None:
@@ -241,7 +245,7 @@ class Worker:
 
     def _close_ends(self) -> None:
         """The channel's own descriptors (a Popen's pipes close with it)."""
-        if self.limits.channel_argv is not None and self._ends is not None:
+        if self.launch.channel_argv is not None and self._ends is not None:
             for fd in self._ends:
                 if fd >= 0:
                     with contextlib.suppress(OSError):
