@@ -37,7 +37,6 @@ from bridge.runtimes import pinning
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
 from bridge.system.fence import Fence
-from bridge.system.fence import table as fence_table
 from bridge.wire import codec
 from bridge.wire.codec import text
 from bridge.wire.port import Launch, Worker
@@ -431,9 +430,8 @@ class WorkerRuntime(Runtime):
         fence = worker.launch.fence if worker is not None else None
         if worker is None or worker.pid is None or fence is None:
             return
-        procs = fence_table()
-        usercode.refuse_listeners(fence.members(worker.pid, procs), job, self.id)
-        usercode.refuse_crowd(len(fence.started(worker.pid, procs)), job, self.id)
+        usercode.refuse_listeners(fence.members(worker.pid), job, self.id)
+        usercode.refuse_crowd(len(fence.started(worker.pid)), job, self.id)
 
     def conc_args(self, job: Job, plan: LevelPlan, workers: int) -> dict[str, Any]:
         """The `conc` request of bridge_concurrency.erl and bridge.pyworker.conc."""

@@ -82,6 +82,33 @@ def _stat(pid: int) -> Proc | None:
         return None
 
 
+# Whether the kernel lists each thread's children (CONFIG_PROC_CHILDREN).
+_CHILDREN_LISTS = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
+def children(pid: int) -> list[Proc] | None:
+    """The children of process `pid`, from its threads' children lists
+    (cheap: no scan of the whole table); None where the kernel has none."""
+    if not _CHILDREN_LISTS:
+        return None
+    out = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []  # it has gone
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                listed = f.read().split()
+        except OSError:
+            continue  # the thread has gone
+        for child in listed:
+            found = _stat(int(child))
+            if found is not None and found.ppid == pid:
+                out.append(found)
+    return out
+
+
 def descendants(root: int, procs: dict[int, Proc]) -> list[Proc]:
     """The living processes below `root`, parents before their children."""
     children: dict[int, list[Proc]] = {}
@@ -96,6 +123,22 @@ def descendants(root: int, procs: dict[int, Proc]) -> list[Proc]:
         todo += children.get(p.pid, ())
         if not p.zombie:
             out.append(p)
+    return out
+
+
+def below(root: int) -> list[Proc]:
+    """descendants(root), found through the children lists from `root` down:
+    a small tree costs a few reads, not a scan of every process. A process
+    that forks or exits meanwhile may be missed by one call: those that
+    kill call again until they find none."""
+    out: list[Proc] = []
+    todo = [root]
+    while todo:
+        found = children(todo.pop())
+        if found is None:
+            return descendants(root, table())
+        out += [p for p in found if not p.zombie]
+        todo += [p.pid for p in found]
     return out
 
 
@@ -197,16 +240,16 @@ class Fence:
 
     def settle(self, root: int) -> None:
         """Record what the worker started of itself, before any user code ran."""
-        self._own = {(p.pid, p.start) for p in descendants(root, table())}
+        self._own = {(p.pid, p.start) for p in below(root)}
 
-    def members(self, root: int, procs: dict[int, Proc]) -> list[int]:
+    def members(self, root: int) -> list[int]:
         """The worker and every living process below it."""
-        return [root, *(p.pid for p in descendants(root, procs))]
+        return [root, *(p.pid for p in below(root))]
 
-    def started(self, root: int, procs: dict[int, Proc]) -> list[Proc]:
+    def started(self, root: int) -> list[Proc]:
         """The processes user code started that run below the living worker
         (all of them, while it lives: it is their subreaper), less its own."""
-        return [p for p in descendants(root, procs) if (p.pid, p.start) not in self._own]
+        return [p for p in below(root) if (p.pid, p.start) not in self._own]
 
     def escaped(self) -> list[Proc]:
         """The processes with the worker's mark, wherever they are."""
@@ -219,7 +262,7 @@ class Fence:
         another's), whatever carries its mark."""
         if root is None:
             return kill_all(self.escaped)
-        return kill_all(lambda: self.started(root, table()))
+        return kill_all(lambda: self.started(root))
 
 
 class Adopting:
@@ -236,8 +279,7 @@ class Adopting:
         self._was = is_subreaper()
         if not self._was:
             set_subreaper(True)
-        me = os.getpid()
-        self._before = {(p.pid, p.start) for p in table().values() if p.ppid == me}
+        self._before = {(p.pid, p.start) for p in self._children()}
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -247,17 +289,25 @@ class Adopting:
             if not self._was:
                 set_subreaper(False)
 
-    def _roots(self, procs: dict[int, Proc]) -> list[Proc]:
+    @staticmethod
+    def _children() -> list[Proc]:
+        me = os.getpid()
+        found = children(me)
+        return found if found is not None else [p for p in table().values() if p.ppid == me]
+
+    def _roots(self) -> list[Proc]:
         """bridge's children that were not its children when it was entered:
         re-parented to it (bridge starts nothing else while a sample runs,
         and the sample's own process is reaped before the sweep)."""
-        me = os.getpid()
-        return [p for p in procs.values() if p.ppid == me and (p.pid, p.start) not in self._before]
+        return [p for p in self._children() if (p.pid, p.start) not in self._before]
 
     def adopted(self) -> list[Proc]:
-        """The living adopted processes, and what runs below them."""
+        """The living adopted processes, and what runs below them (the whole
+        table is read only when there are some)."""
+        roots = self._roots()
+        if not roots:
+            return []
         procs = table()
-        roots = self._roots(procs)
         out = [p for p in roots if not p.zombie]
         for r in roots:
             out += descendants(r.pid, procs)
@@ -269,7 +319,7 @@ class Adopting:
         # children now. A killed process dies at once unless the kernel
         # holds it (uninterruptible I/O): waited for a moment, then left.
         deadline = time.monotonic() + 1.0
-        todo = self._roots(table())
+        todo = self._roots()
         while todo and time.monotonic() < deadline:
             left = []
             for p in todo:

@@ -142,8 +142,9 @@ def test_the_fence_ends_what_runs_below_its_worker(token):
         (pid,) = running(token)
         # Its parents exited: it was re-parented to the worker, not to init.
         assert fence._stat(pid).ppid == worker.pid
-        assert pid in f.members(worker.pid, fence.table())
-        assert [p.pid for p in f.started(worker.pid, fence.table())] == [pid]
+        assert pid in f.members(worker.pid)
+        assert [p.pid for p in f.started(worker.pid)] == [pid]
+        assert set(fence.below(worker.pid)) == set(fence.descendants(worker.pid, fence.table()))
         assert [p.pid for p in f.end(worker.pid)] == [pid]
         assert gone(token)
     finally:
