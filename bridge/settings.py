@@ -67,6 +67,20 @@ class Settings:
     # process's first batch of a cell, after the first process's, warms up
     # for fresh_warmup_ms (the loop count is known by then).
     processes: int = 3
+    # --timeout: the longest one sample of a user call may take, in seconds
+    # (a sh: process; in a worker, each timed run of its loop, its compile
+    # and the call for its output). A sample aims at sample_ms (5 ms); a
+    # call so slow that one takes a minute would need 100 minutes for a
+    # cell's 100 samples, so past 60 s it is hung or not what bridge times,
+    # and a hang then costs a minute instead of the ten that sh: had.
+    user_timeout_s: float = 60.0
+    # --memory-limit: the data limit (RLIMIT_DATA) of each worker process, of
+    # each sh: process, and of each process either starts, in MiB. bridge's
+    # largest message (1 GiB, --sizes 1G) takes an Erlang node to 3.1 GiB of
+    # data (its input, the frame it came in and a copy); 4 GiB lets that
+    # run, and ends a runaway (py:bytearray(1 << 34)) at once, before it
+    # takes a shared machine's memory.
+    memory_limit_mib: int = 4096
 
     def samples_in_round(self, round_index: int) -> int:
         """Samples of round `round_index` (0-based): `samples` spread evenly."""
@@ -81,6 +95,17 @@ class Settings:
         (A call slower than a whole sample stretches this; 30 s covers it.)"""
         planned = (warmup_ms + self.sample_ms * (samples + 4)) / 1000
         return 2 * planned + self.timeout_slack_s
+
+    def user_bench_timeout(self, warmup_ms: int, samples: int) -> float:
+        """The same for a user call, whose every step may take up to
+        user_timeout_s: the samples, the compile and output call, and the
+        calibration's runs (the worker watches each step; this is the
+        backstop should the worker itself stop answering)."""
+        return self.bench_timeout(warmup_ms, samples) + (samples + 3) * self.user_timeout_s
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_limit_mib << 20
 
     @property
     def processes_used(self) -> int:
@@ -165,4 +190,6 @@ BOUNDS: dict[str, Bound] = {
     "tc_calls": Bound("--tc-calls", 3, 100_000_000, optional=True),
     "schedulers": Bound("--schedulers", 1, 1024, optional=True),
     "processes": Bound("--processes", 1, 16),
+    "user_timeout_s": Bound("--timeout", 0.1, 86_400, integer=False),
+    "memory_limit_mib": Bound("--memory-limit", 64, 1 << 20),
 }

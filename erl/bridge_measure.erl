@@ -23,6 +23,7 @@
 
 -export([run/2, run/3, measure/3, measure_fixed/4, calibrate/3]).
 -export([tc/2, thread_stats/1]).
+-export([watch/1, mark/0]).
 -export([run_probed/3, probe_threads/0, parse_schedstat/1, parse_stat_cpu/1]).
 -export_type([loop/0, call_params/0, samples/0, thread_stats/0, permille/0, probed/0]).
 
@@ -45,6 +46,10 @@
 -define(PACE, bridge_measure_pace).
 %% The probe (run_probed/3): {Threads, Mode, Acc}, see probe_sample/2.
 -define(PROBE, bridge_measure_probe).
+%% A user call's guard (bridge_user): an atomic that receives the time
+%% (monotonic ms) at which each timed run begins, written just before the
+%% run, outside it, and read by the request's port loop (bridge_worker).
+-define(MARK, bridge_measure_mark).
 
 %% Per sample: the CPU the measuring thread ended the window on, its CPU ns
 %% and run-queue wait ns over the window (-1: could not be read).
@@ -108,11 +113,25 @@ sample(Loop, N) ->
     end.
 
 timed(Loop, N) ->
+    mark(),
     T0 = erlang:monotonic_time(nanosecond),
     _ = Loop(N),
     T = erlang:monotonic_time(nanosecond) - T0,
     pace(T),
     T.
+
+%% Where mark/0 writes, in this process (none: nowhere).
+-spec watch(atomics:atomics_ref() | none) -> ok.
+watch(none) -> _ = erase(?MARK), ok;
+watch(Mark) -> _ = put(?MARK, Mark), ok.
+
+%% A step of a guarded request begins now (about 0.3 us; nothing unguarded).
+-spec mark() -> ok.
+mark() ->
+    case get(?MARK) of
+        undefined -> ok;
+        Mark -> atomics:put(Mark, 1, erlang:monotonic_time(millisecond))
+    end.
 
 %% Under a duty cycle: sleep until Busy / Elapsed =< Permille / 1000. Whole
 %% milliseconds only (the timer's resolution); a shorter debt waits for the

@@ -17,6 +17,15 @@
 -module(bridge_user).
 
 -export([prepare/1, prepare_in/2]).
+-export([guard/1, watch/1, wait_ms/1, overdue/1]).
+-export_type([guard/0]).
+
+%% A user call's wall-clock limit per sample (--timeout) and the time the
+%% current step began (the request, the call for its output, each timed run
+%% of its loop: bridge_measure:mark/0), in an atomic that the request's
+%% process writes and bridge_worker reads: no message per sample.
+-type armed() :: {atomics:atomics_ref(), LimitMs :: pos_integer()}.
+-type guard() :: none | armed().
 
 -import(bridge_args, [bin_arg/2, pos_int/4, opt_int/5]).
 
@@ -58,6 +67,35 @@ api(Base) ->
         false -> user_erlang
     end.
 
+%% ---------------------------------------------------------------------------
+%% The limit per sample.
+
+-spec guard(pos_integer()) -> armed().
+guard(LimitMs) ->
+    Mark = atomics:new(1, [{signed, true}]),
+    atomics:put(Mark, 1, now_ms()),
+    {Mark, LimitMs}.
+
+%% In the request's process, before it runs anything: where its marks go.
+-spec watch(guard()) -> ok.
+watch(none) -> bridge_measure:watch(none);
+watch({Mark, _}) -> bridge_measure:watch(Mark).
+
+%% How long bridge_worker may wait before it looks again.
+-spec wait_ms(guard()) -> timeout().
+wait_ms(none) -> infinity;
+wait_ms({Mark, LimitMs}) -> max(0, atomics:get(Mark, 1) + LimitMs - now_ms()) + 1.
+
+-spec overdue(guard()) -> false | {true, binary()}.
+overdue(none) -> false;
+overdue({Mark, LimitMs}) ->
+    case now_ms() - atomics:get(Mark, 1) > LimitMs of
+        true -> {true, bridge_args:format("a sample ran past the limit of ~b ms", [LimitMs])};
+        false -> false
+    end.
+
+now_ms() -> erlang:monotonic_time(millisecond).
+
 valid_key(Key) ->
     byte_size(Key) =:= 16 andalso
         lists:all(fun(C) -> (C >= $0 andalso C =< $9) orelse (C >= $a andalso C =< $f) end,
@@ -72,6 +110,7 @@ inputs(Args) ->
 
 timed(Mod, Inputs, Twice, Text) ->
     Once = fun() ->
+               bridge_measure:mark(),
                First = once(Mod, Inputs, Text),
                case Twice of
                    true -> <<First/binary, (once(Mod, Inputs, Text))/binary>>;

@@ -15,20 +15,37 @@
 %% atoms or name code to run. End of input halts the VM, even mid-benchmark,
 %% because measurements run in a separate process.
 %%
-%% fd 1 is the port: nothing may print to standard output. Logs go to
-%% standard_error only.
+%% The channel: started with `-bridge_channel In Out`, the frames travel on
+%% those two descriptors, which the driver opened for them, and fd 1 joins
+%% the captured stderr: an expression's io:format (the group leader's
+%% output, through the user process), erlang:display/1 or a NIF's printf
+%% lands there and never in a frame. Without the flag (the relay for --node)
+%% the channel is fd 0/1, and nothing may print to standard output. Logs go
+%% to standard_error only.
+%%
+%% A user call's request carries limit_ms, its wall-clock limit per sample
+%% (--timeout): the loop that runs each sample marks the time it starts
+%% (bridge_user), and a request whose last mark is older than the limit is
+%% given up: its process is killed and the reply is {error, Id, {timeout,
+%% Message}}. The driver then stops the node and every process its user
+%% code started.
 -module(bridge_worker).
 
--export([main/0]).
+-export([main/0, channel/1]).
 
 -define(PROTOCOL, 1).
 
 %% Never returns: the VM halts at end of input or on stop.
 -spec main() -> no_return().
 main() ->
-    Port = open_port({fd, 0, 1}, [{packet, 4}, binary, eof]),
+    Port = open_port(channel(init:get_argument(bridge_channel)), [{packet, 4}, binary, eof]),
     send(Port, {ready, ?PROTOCOL, bridge_ops:greeting()}),
     loop(Port).
+
+%% The descriptors the port is opened on, from -bridge_channel In Out.
+-spec channel({ok, [[string()]]} | error) -> {fd, non_neg_integer(), non_neg_integer()}.
+channel({ok, [[In, Out] | _]}) -> {fd, list_to_integer(In), list_to_integer(Out)};
+channel(_) -> {fd, 0, 1}.
 
 loop(Port) ->
     receive
@@ -70,15 +87,26 @@ handle(Port, {call, Id, Op, Args}) ->
 %% worker.
 run_isolated(Port, Id, Op, Args) ->
     Self = self(),
-    {Pid, Ref} = spawn_monitor(fun() -> Self ! {self(), dispatch(Op, Args)} end),
-    wait(Port, Id, Pid, Ref).
+    Guard = guard(Args),
+    {Pid, Ref} = spawn_monitor(fun() ->
+                                       bridge_user:watch(Guard),
+                                       Self ! {self(), dispatch(Op, Args)}
+                               end),
+    wait(Port, Id, {Pid, Ref}, Guard).
+
+%% A user call's limit and the mark its sampling loop keeps up to date.
+guard(Args) ->
+    case lists:keyfind(<<"limit_ms">>, 1, Args) of
+        {_, Ms} when is_integer(Ms), Ms > 0 -> bridge_user:guard(Ms);
+        _ -> none
+    end.
 
 %% The node_... operations reach other nodes (bridge_remote); it refuses
 %% them unless bridge started this worker for --node.
 dispatch(<<"node_", _/binary>> = Op, Args) -> bridge_remote:handle(Op, Args);
 dispatch(Op, Args) -> bridge_ops:handle(Op, Args).
 
-wait(Port, Id, Pid, Ref) ->
+wait(Port, Id, {Pid, Ref} = Op, Guard) ->
     receive
         {Pid, {ok, Result}} ->
             erlang:demonitor(Ref, [flush]),
@@ -90,6 +118,15 @@ wait(Port, Id, Pid, Ref) ->
             {error, Id, {failed, iolist_to_binary(io_lib:format("operation crashed: ~0p", [Reason]))}};
         {Port, eof} ->
             halt(0)
+    after bridge_user:wait_ms(Guard) ->
+        case bridge_user:overdue(Guard) of
+            false ->
+                wait(Port, Id, Op, Guard);
+            {true, Message} ->
+                erlang:demonitor(Ref, [flush]),
+                exit(Pid, kill),
+                {error, Id, {timeout, Message}}
+        end
     end.
 
 send(Port, Term) ->

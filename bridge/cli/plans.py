@@ -25,7 +25,7 @@ from bridge.hw.hardware import MASK_VARS
 from bridge.measure.plan import Plan, plan_code
 from bridge.nodes import distribution
 from bridge.report import schema
-from bridge.settings import DEFAULT, QUICK, Settings
+from bridge.settings import BOUNDS, DEFAULT, QUICK, Settings
 from bridge.system import discover, libcrypto, output, runenv
 
 
@@ -55,6 +55,8 @@ class RunOptions:
     method: str = "bridge"
     tc_calls: int | None = None
     request_timeout: float = 30.0
+    timeout: float = DEFAULT.user_timeout_s  # --timeout: a user call's sample
+    memory_limit: str | None = None  # --memory-limit SIZE, as given
     node: tuple[str, ...] = ()
     measure: bool = False
     cookie_file: Path | None = None
@@ -269,7 +271,23 @@ def settings_from(o: RunOptions) -> Settings:
         timeout_slack_s=o.request_timeout,
         tc_calls=(o.tc_calls or (100_000 if o.quick else 1_000_000)) if o.method == "tc" else None,
         schedulers=o.schedulers,
+        user_timeout_s=o.timeout,
+        memory_limit_mib=base.memory_limit_mib
+        if o.memory_limit is None
+        else parse_memory_limit(o.memory_limit),
     )
+
+
+def parse_memory_limit(text: str) -> int:
+    """--memory-limit 4G, 512M (powers of 1024) as MiB, within its bounds."""
+    b = BOUNDS["memory_limit_mib"]
+    n = _byte_count(text)
+    if n is None or not b.low <= n >> 20 <= b.high:
+        raise UsageError(
+            f"--memory-limit: {plain.visible(text[:40])!r} is not a size from {int(b.low)}M"
+            f" to {int(b.high) >> 10}G (K/M/G are powers of 1024, e.g. 2G or 512M)"
+        )
+    return n >> 20
 
 
 def runtime_given_env(rt: schema.Runtime) -> dict[str, str]:
@@ -573,6 +591,10 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: sch
         argv += ["--concurrency", ",".join(map(str, parse_levels(o.concurrency)))]
     if settings.schedulers:
         argv += ["--schedulers", str(settings.schedulers)]
+    if settings.user_timeout_s != base.user_timeout_s:
+        argv += ["--timeout", f"{settings.user_timeout_s:g}"]
+    if settings.memory_limit_mib != base.memory_limit_mib:
+        argv += ["--memory-limit", f"{settings.memory_limit_mib}M"]
     for spec in o.with_calls:
         argv += ["--with", spec]
     for flag, values in (("--erl", o.erl), ("--openssl", o.openssl), ("--python", o.python)):

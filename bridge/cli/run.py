@@ -38,7 +38,7 @@ from bridge.measure import runner
 from bridge.measure.plan import Plan
 from bridge.render import RENDERERS, terminal_width, view
 from bridge.report import schema
-from bridge.settings import BOUNDS
+from bridge.settings import BOUNDS, DEFAULT
 from bridge.system import runenv, signals
 
 UNTIL_STABLE = "--until-stable"
@@ -124,6 +124,8 @@ RUN_GROUPS = (
             "concurrency",
             "schedulers",
             "request_timeout",
+            "timeout",
+            "memory_limit",
         ),
     ),
     (
@@ -317,6 +319,22 @@ RUN_EXAMPLES = (
     default=30,
     show_default=True,
     help="Seconds a worker may take beyond the planned time before it counts as hung.",
+)
+@click.option(
+    "--timeout",
+    type=bounded("user_timeout_s"),
+    default=DEFAULT.user_timeout_s,
+    show_default=True,
+    help="For a scenario file's own [[calls]]: seconds one sample may take. Past it, a sh:"
+    " process, or the worker and every process its code started, is killed, and the call"
+    " fails.",
+)
+@click.option(
+    "--memory-limit",
+    "memory_limit",
+    metavar="SIZE",
+    help="Data memory limit of each worker process, each sh: process and every process they"
+    " start (RLIMIT_DATA), e.g. 2G or 512M. Default: 4G.",
 )
 @click.option(
     "--node",

@@ -34,12 +34,16 @@ from bridge.errors import UsageError
 from bridge.measure.plan import Plan
 from bridge.report import schema
 from bridge.runtimes.usercode import plan_code
+from bridge.settings import DEFAULT
 
 DEFAULT_SIZES = (1024,)
 DEFAULT_FEATURES = ("sha", "aes", "pclmul")  # the crypto extensions, for --hw off/both
 NAME = "time"
 TIME_GROUPS = (
-    ("Expressions", ("scenario_name", "same_output", "pa", "python_path")),
+    (
+        "Expressions",
+        ("scenario_name", "same_output", "pa", "python_path", "timeout", "memory_limit"),
+    ),
     ("Output", ("verbose", *OUTPUT_GROUP, "progress")),
 )
 
@@ -73,6 +77,21 @@ TIME_GROUPS = (
     multiple=True,
     metavar="DIR",
     help="Put DIR in front of the Python worker's sys.path for py: expressions (repeatable).",
+)
+@click.option(
+    "--timeout",
+    type=bounded("user_timeout_s"),
+    default=DEFAULT.user_timeout_s,
+    show_default=True,
+    help="Seconds one sample of an expression may take. Past it, a sh: process, or the"
+    " worker and every process its code started, is killed, and the expression fails.",
+)
+@click.option(
+    "--memory-limit",
+    "memory_limit",
+    metavar="SIZE",
+    help="Data memory limit of each worker process, each sh: process and every process they"
+    " start (RLIMIT_DATA), e.g. 2G or 512M. Default: 4G.",
 )
 @click.option(
     "--sizes",
@@ -199,6 +218,7 @@ def plan_from(p: dict, command: tuple[str, ...]) -> Plan:
         scenarios=(sc.name,),
         **{k: p[k] for k in ("quick", "samples", "sample_ms", "warmup_ms", "rounds")},
         **{k: p[k] for k in ("openssl_runs", "until_stable", "max_time", "seed")},
+        **{k: p[k] for k in ("timeout", "memory_limit")},
     )
     settings = plans.settings_from(options)
     hw = schema.HwMode.parse(p["hw"], "--hw")
@@ -268,6 +288,10 @@ def reproduce(p: dict) -> str:
     ):
         if p[key] is not None:
             argv += [flag, str(p[key])]
+    if p["timeout"] != DEFAULT.user_timeout_s:
+        argv += ["--timeout", f"{p['timeout']:g}"]
+    if p["memory_limit"] is not None:
+        argv += ["--memory-limit", f"{plans.parse_memory_limit(p['memory_limit'])}M"]
     argv += ["--hw", p["hw"], "--seed", str(p["seed"])]
     if p["quick"]:
         argv.append("--quick")

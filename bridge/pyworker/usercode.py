@@ -13,6 +13,13 @@ its value, loop(n) evaluates it n times in a plain for loop (no function
 call per iteration). Names the expression uses that are neither bound nor
 built-in are imported as modules when they can be (hashlib, a --python-path
 module), so `py:hashlib.sha256(data).digest()` needs no set-up line.
+
+Before each timed run of its loop (bridge.pyworker.ops.before_run), and
+before the call for its output, a user call writes the time into FILE's
+progress page (a shared mapping: one store, no system call), from which the
+driver sees a sample that runs past its --timeout (bridge.runtimes.python).
+A MemoryError (the worker's --memory-limit) is its own error class, which
+the driver words.
 """
 
 from __future__ import annotations
@@ -21,7 +28,11 @@ import ast
 import builtins
 import importlib
 import json
+import mmap
+import os
+import struct
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,15 +41,33 @@ from bridge.errors import OperationError
 ARGS = ("data", "size", "key", "iv", "count", "pub", "sig")  # catalog.usercode.BOUND
 EXPRS: dict[str, str] | None = None  # key -> expression; None: no user path in this worker
 _compiled: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+_PACK = struct.Struct("<q").pack_into
+
+
+def _no_mark() -> None:
+    pass
+
+
+mark: Callable[[], None] = _no_mark  # a step of a user call begins
 
 
 def enable(path: str) -> None:
     """Called by the worker's main() with its --user FILE, before serving."""
-    global EXPRS
+    global EXPRS, mark
     with open(path, encoding="utf-8") as f:
         given = json.load(f)
     EXPRS = {str(k): str(v) for k, v in given["exprs"].items()}
     sys.path[:0] = [str(p) for p in given.get("path", [])]
+    if given.get("progress"):
+        fd = os.open(str(given["progress"]), os.O_RDWR | os.O_CLOEXEC)
+        try:
+            page = mmap.mmap(fd, 8)
+        finally:
+            os.close(fd)
+        clock = time.monotonic_ns
+
+        def mark() -> None:
+            _PACK(page, 0, clock())
 
 
 def prepare(args: dict[str, Any], read: Any) -> tuple[str, Callable[[], bytes], Callable]:
@@ -66,12 +95,15 @@ def prepare(args: dict[str, Any], read: Any) -> tuple[str, Callable[[], bytes], 
     def one() -> bytes:
         try:
             return as_bytes(once_f(*bound))
+        except MemoryError:
+            raise  # the worker's memory limit: the driver says so
         except Exception as exc:
             raise OperationError(
                 "failed", f"py:{_line(text)} raised {type(exc).__name__}: {_line(str(exc))}"
             ) from None
 
     def once() -> bytes:
+        mark()
         return one() + one() if twice else one()
 
     def loop(n: int) -> None:

@@ -50,6 +50,7 @@ def main() -> None:
         from bridge.pyworker import usercode
 
         usercode.enable(sys.argv[2])
+        pyops.before_run = usercode.mark  # the progress the driver watches
 
     threading.Thread(target=_exit_on_hangup, args=(read_fd,), daemon=True).start()
     channel.send((codec.atom("ready"), PROTOCOL, _atoms(pyops.greeting())))
@@ -108,6 +109,8 @@ def _serve(pyops: Any, request: Any) -> tuple:
         return (error, request_id, (codec.atom(exc.kind), exc.message.encode()))
     except ProtocolError as exc:
         return (error, request_id, (codec.atom("bad_request"), exc.message.encode()))
+    except MemoryError:  # its --memory-limit (RLIMIT_DATA): the driver words it
+        return (error, request_id, (codec.atom("memory"), b"MemoryError"))
     except Exception as exc:  # a crash in one call must not kill the worker
         return (error, request_id, (codec.atom("failed"), f"{type(exc).__name__}: {exc}".encode()))
 

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from bridge.catalog import calls
 from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import Scenario
-from bridge.errors import OperationError
+from bridge.errors import OperationError, WorkerError
 from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -36,9 +36,10 @@ from bridge.report.levels import LevelRaw
 from bridge.runtimes import pinning
 from bridge.settings import Settings
 from bridge.system import libcrypto, proc
+from bridge.system.fence import Fence
 from bridge.wire import codec
 from bridge.wire.codec import text
-from bridge.wire.port import Worker
+from bridge.wire.port import Launch, Worker
 
 
 @dataclass(frozen=True)
@@ -199,8 +200,9 @@ class Runtime:
         uc = mine.get(job.call.user)
         if uc is None:
             raise OperationError("unknown_call", "this run was not started with that command")
+        where = (self.child_env(), directory)
         samples, output = usercode.shell_samples(
-            uc, job, plan.samples, bool(plan.warmup_ms), (self.child_env(), directory)
+            uc, job, plan.samples, bool(plan.warmup_ms), where, self.settings
         )
         return Batch(
             api="/bin/sh -c (whole process)",
@@ -259,9 +261,29 @@ class WorkerRuntime(Runtime):
         raise NotImplementedError
 
     def worker_options(self) -> dict[str, Any]:
-        """More keyword arguments for bridge.wire.port.Worker: a working directory,
-        a hint about start-up output, a postmortem."""
+        """More keyword arguments for bridge.wire.port.Worker: a hint about
+        start-up output, a postmortem."""
         return {}
+
+    def launch_options(self) -> Launch:
+        """Where the worker runs and how it is held (bridge.wire.port.Launch):
+        every worker has the data limit; one that runs user code has a fence."""
+        fence = Fence() if self.runs_user_code() else None
+        return Launch(fence=fence, memory=self.settings.memory_bytes)
+
+    def runs_user_code(self) -> bool:
+        return bool(self.user is not None and self.user.of(self.kind))
+
+    def new_worker(self, name: str) -> Worker:
+        """A worker process of this runtime, not started."""
+        return Worker(
+            name,
+            self.argv(),
+            self.child_env(),
+            start_timeout=self.start_timeout,
+            launch=self.launch_options(),
+            **self.worker_options(),
+        )
 
     def launch(self) -> None:
         """Spawn the worker process; start() waits for its greeting. An
@@ -270,13 +292,7 @@ class WorkerRuntime(Runtime):
         if self.worker is not None:
             return
         try:
-            self.worker = Worker(
-                self.kind,
-                self.argv(),
-                self.child_env(),
-                start_timeout=self.start_timeout,
-                **self.worker_options(),
-            )
+            self.worker = self.new_worker(self.kind)
             self.worker.spawn()
         except BaseException:
             self.stop()  # what a subclass made for the start goes too
@@ -327,20 +343,18 @@ class WorkerRuntime(Runtime):
         }
         if plan.loops:
             args["loops"] = plan.loops
-        timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
         self.pinning.pin(self.worker.pid, plan.round)
         try:
-            reply = codec.props(self.worker.call("bench", args, timeout=timeout))
+            reply = codec.props(self._bench_request(job, args, plan))
         finally:
             # Free again until its next batch: a process that has measured
             # goes on running a little (its threads spin, it frees what the
             # batch made), and pinned where the next batch measures it would
             # take that CPU in turns with it (bridge.runtimes.pinning).
-            self.pinning.unpin(self.worker.pid)
-        if job.call.user:  # the user's code may listen on loopback only
-            from bridge.runtimes import usercode
-
-            usercode.refuse_listeners(self.worker.pid, job, self.id)
+            if self.worker is not None and self.worker.running:
+                self.pinning.unpin(self.worker.pid)
+        if job.call.user:  # what the user's code started may listen on loopback only
+            self.check_user_processes(job)
         loops = int(reply["loops"])
         n = len(reply["samples"])
         probed = [[int(x) for x in reply.get(k, [])] for k in ("cpus", "cpu_ns", "wait_ns")]
@@ -355,6 +369,69 @@ class WorkerRuntime(Runtime):
             cpu_ns=probed[1],
             wait_ns=probed[2],
         )
+
+    def _bench_request(self, job: Job, args: dict[str, Any], plan: BatchPlan) -> Any:
+        """The bench request and its reply. A user call carries its limit per
+        sample (--timeout), which the worker watches; one that passes it, or
+        runs a worker out of its memory, fails with a message that names the
+        call and the limit."""
+        assert self.worker is not None
+        try:
+            if not job.call.user:
+                timeout = self.settings.bench_timeout(plan.warmup_ms, plan.samples)
+                return self.worker.call("bench", args, timeout=timeout)
+            limit = self.settings.user_timeout_s
+            args["limit_ms"] = max(1, round(limit * 1000))
+            timeout = self.settings.user_bench_timeout(plan.warmup_ms, plan.samples)
+            return self.user_request(args, timeout)
+        except OperationError as exc:
+            if exc.kind == "timeout":
+                raise self.overdue(job) from None
+            if exc.kind == "memory":
+                raise OperationError("failed", self.out_of_memory(job)) from None
+            raise
+        except WorkerError as exc:
+            raise self.explain(exc, job) from None
+
+    def user_request(self, args: dict[str, Any], timeout: float) -> Any:
+        """A user call's bench request (the Python worker's is watched from here)."""
+        assert self.worker is not None
+        return self.worker.call("bench", args, timeout=timeout)
+
+    def overdue(self, job: Job) -> WorkerError:
+        """A user call passed its limit per sample: the worker, and every
+        process its user code started, are killed."""
+        if self.worker is not None:
+            self.worker.kill()
+        limit = self.settings.user_timeout_s
+        return WorkerError(
+            f"{self.id}: {job.call.label(job.scenario, '')}: a sample ran past the {limit:g}-s"
+            f" limit (--timeout {limit:g}); the worker and the processes its code started"
+            " were killed",
+            runtime=self.id,
+        )
+
+    def out_of_memory(self, job: Job) -> str:
+        return f"{job.call.label(job.scenario, '')}: {memory_words(self.settings)}"
+
+    def explain(self, exc: WorkerError, job: Job) -> WorkerError:
+        """A worker that died in a call, as the user should hear of it (the
+        Erlang node says when it ran out of memory)."""
+        return exc
+
+    def check_user_processes(self, job: Job) -> None:
+        """After a user call's batch: a runtime whose user code listens beyond
+        loopback (the worker itself, or any process below it), or left more
+        processes running than any call needs, is stopped (the session does
+        so on a WorkerError), with the reason."""
+        from bridge.runtimes import usercode
+
+        worker = self.worker
+        fence = worker.launch.fence if worker is not None else None
+        if worker is None or worker.pid is None or fence is None:
+            return
+        usercode.refuse_listeners(fence.members(worker.pid), job, self.id)
+        usercode.refuse_crowd(len(fence.started(worker.pid)), job, self.id)
 
     def conc_args(self, job: Job, plan: LevelPlan, workers: int) -> dict[str, Any]:
         """The `conc` request of bridge_concurrency.erl and bridge.pyworker.conc."""
@@ -377,6 +454,14 @@ class WorkerRuntime(Runtime):
         planned_ms = plan.warmup_ms + plan.idle_probe_ms + extra_ms
         planned_ms += plan.window_ms * (plan.windows + 2)
         return 2 * planned_ms / 1000 + self.settings.timeout_slack_s
+
+
+def memory_words(settings: Settings) -> str:
+    """'the worker ran out of its 4 GiB memory limit (--memory-limit 4G)'."""
+    mib = settings.memory_limit_mib
+    size = f"{mib / 1024:g} GiB" if mib >= 1024 else f"{mib} MiB"
+    option = f"{mib // 1024}G" if mib % 1024 == 0 else f"{mib}M"
+    return f"the worker ran out of its {size} memory limit (--memory-limit {option})"
 
 
 def level_batch(reply: dict[str, Any]) -> LevelRaw:

@@ -6,22 +6,36 @@ no -sname/-name, so no distribution, no epmd and no listening socket; the
 ERL_*FLAGS variables that could add them are removed from its environment.
 It starts apart from the user's Erlang set-up (bridge.system.otp): no ~/.erlang, no
 ERL_LIBS, a private working directory that also receives any crash dump.
+
+Its frames travel on two descriptors of their own (-bridge_channel IN OUT),
+and its standard output goes where its standard error does: what an
+expression prints (io:format, erlang:display, a NIF's printf) is captured
+there, never taken for a frame.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from bridge.errors import OperationError, RuntimeUnavailable
+from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelRaw
 from bridge.runtimes import usercode
-from bridge.runtimes.base import Job, LevelPlan, WorkerRuntime, level_batch
+from bridge.runtimes.base import Job, LevelPlan, WorkerRuntime, level_batch, memory_words
 from bridge.settings import Settings
 from bridge.system import environment, otp
 from bridge.wire import codec
 from bridge.wire.codec import text
+from bridge.wire.port import Launch
+
+# A crash dump holds the node's binaries: one that ran out of a 4 GiB limit
+# would write gigabytes. The slogan (what bridge quotes) and the process list
+# come first; 16 MiB keeps them.
+CRASH_DUMP_BYTES = 16 << 20
+# How erts says that an allocation failed, in a crash dump's slogan.
+OUT_OF_MEMORY = "Cannot allocate"
 
 
 class ErlangRuntime(WorkerRuntime):
@@ -70,16 +84,35 @@ class ErlangRuntime(WorkerRuntime):
         return usercode.erl_args(self.user, self.user_dir.write_erlang(mine))
 
     def child_env(self) -> dict[str, str]:
-        return otp.node_env(self.node_dir().crash_dump, self.extra_env())
+        env = otp.node_env(self.node_dir().crash_dump, self.extra_env())
+        env["ERL_CRASH_DUMP_BYTES"] = str(CRASH_DUMP_BYTES)
+        return env
 
     def worker_options(self) -> dict[str, Any]:
-        node_dir = self.node_dir()
         return {
-            # A wrapper erl (a shim) may choose its version by the directory.
-            "cwd": None if self.installation.wrapped else str(node_dir.path),
             "startup_hint": "" if self.installation.boot else "a ~/.erlang?",
-            "postmortem": node_dir.postmortem,
+            "postmortem": self.node_dir().postmortem,
         }
+
+    def launch_options(self) -> Launch:
+        return dataclasses.replace(
+            super().launch_options(),
+            # A wrapper erl (a shim) may choose its version by the directory.
+            cwd=None if self.installation.wrapped else str(self.node_dir().path),
+            channel_argv=channel_argv,
+        )
+
+    def explain(self, exc: WorkerError, job: Job) -> WorkerError:
+        """A node that could not allocate: out of its memory limit, said so."""
+        if OUT_OF_MEMORY not in exc.message:
+            return exc
+        dump = self.node_dir().crash_dump
+        return WorkerError(
+            f"{self.id}: {job.call.label(job.scenario, '')}: {memory_words(self.settings)};"
+            f" crash dump: {dump}",
+            runtime=self.id,
+            stderr_tail=exc.stderr_tail,
+        )
 
     def node_dir(self) -> otp.NodeDir:
         if self._node_dir is None:
@@ -102,7 +135,10 @@ class ErlangRuntime(WorkerRuntime):
         args = {**job.wire_args(), "n": n}
         # timer:tc itself costs about a microsecond a call: allow 50 us each.
         timeout = n * 50e-6 + self.settings.timeout_slack_s
-        reply = codec.props(self.worker.call("tc", args, timeout=timeout))
+        try:
+            reply = codec.props(self.worker.call("tc", args, timeout=timeout))
+        except WorkerError as exc:
+            raise self.explain(exc, job) from None
         return {k: text(v) if isinstance(v, bytes) else v for k, v in reply.items()}
 
     def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
@@ -159,6 +195,11 @@ class ErlangRuntime(WorkerRuntime):
             },
             hw=self.hw,
         )
+
+
+def channel_argv(read_fd: int, write_fd: int) -> list[str]:
+    """The node's channel descriptors, as erl/bridge_worker.erl reads them."""
+    return ["-bridge_channel", str(read_fd), str(write_fd)]
 
 
 def crypto_hint(reason: str) -> str | None:

@@ -61,6 +61,28 @@ class PythonRuntime(WorkerRuntime):
         file = self.user_dir.write_python(mine, self.user.python_path)
         return [self.executable, "-m", "bridge.pyworker.worker", "--user", file]
 
+    def user_request(self, args: dict[str, Any], timeout: float) -> Any:
+        """A py: call's bench request, watched from here: the worker marks
+        the start of each timed run in its progress file, and one whose last
+        mark is older than the limit has a sample that ran past it. A Python
+        worker cannot stop its own main thread (a C call that holds the GIL
+        does not return to the interpreter), so it is watched from outside."""
+        assert self.worker is not None and self.user_dir is not None
+        progress = self.user_dir.progress
+        assert progress is not None  # made with the --user FILE
+        limit_ns = int(self.settings.user_timeout_s * 1e9)
+        deadline = time.monotonic() + timeout
+        progress.mark()
+        request = self.worker.send("bench", args)
+        while not self.worker.readable(min(1.0, max(0.0, deadline - time.monotonic()))):
+            if progress.age_ns() > limit_ns:
+                raise OperationError("timeout", "a sample ran past the limit")
+            if time.monotonic() >= deadline:
+                raise self.worker.timed_out("an answer to 'bench'", timeout)
+        # A reply has begun: the rest of its frame (a large output) may take a moment.
+        rest = max(self.settings.timeout_slack_s, deadline - time.monotonic())
+        return self.worker.reply("bench", request, timeout=rest)
+
     def worker_options(self) -> dict[str, Any]:
         # What runs before bridge.pyworker.worker takes over its standard output.
         return {"startup_hint": "a sitecustomize.py, usercustomize.py or .pth file?"}
@@ -143,12 +165,7 @@ class PythonRuntime(WorkerRuntime):
 
     def _extras(self, n: int) -> list[Worker]:
         while len(self.extras) < n:
-            extra = Worker(
-                f"{self.id} process {len(self.extras) + 2}",
-                self.argv(),
-                self.child_env(),
-                start_timeout=self.start_timeout,
-            )
+            extra = self.new_worker(f"{self.id} process {len(self.extras) + 2}")
             try:
                 extra.start()
             except WorkerError as exc:

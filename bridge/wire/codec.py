@@ -154,6 +154,11 @@ class Channel:
             raise ProtocolError("empty frame")
         return decode(self._read_exact(length, deadline, between_frames=False))
 
+    def pending(self, timeout: float) -> bool:
+        """Whether input is there to read (or its end) within `timeout` s;
+        nothing is consumed."""
+        return bool(self._buffer) or bool(select.select([self.read_fd], [], [], timeout)[0])
+
     def _read_exact(self, n: int, deadline: float | None, between_frames: bool) -> bytes:
         while len(self._buffer) < n:
             if deadline is not None:

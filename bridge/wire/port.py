@@ -21,6 +21,14 @@ Two more guards against leftovers:
   reaches the VM: same PID);
 - it runs in its own session, so a Ctrl-C at the terminal reaches bridge only,
   and bridge decides the order of shutdown and saves what it measured.
+A worker that runs user code also has a fence (bridge.system.fence): what
+that code starts is killed before the worker is closed or killed. Any
+worker may have a data limit (`memory`, RLIMIT_DATA).
+
+With `channel_argv` the frames travel on two descriptors of their own, which
+the worker is told of on its command line, and its standard output joins its
+standard error: whatever prints there (an Erlang expression's io:format, a
+NIF's printf) lands in the captured stderr, never in a frame.
 """
 
 from __future__ import annotations
@@ -33,10 +41,12 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bridge.errors import OperationError, ProtocolError, WorkerError
-from bridge.system.proc import die_with_parent, kill_group
+from bridge.system.fence import Fence
+from bridge.system.proc import child_setup, kill_group
 from bridge.wire import codec
 
 PROTOCOL = 1
@@ -51,6 +61,19 @@ STARTUP_TEXT_GRACE = 2.0  # s it then has to exit by itself, before it is killed
 EXCERPT = 160  # characters of it quoted in the message
 
 
+@dataclass(frozen=True)
+class Launch:
+    """Where a worker runs and how it is held: its working directory
+    (None: bridge's own), its fence (user code: bridge.system.fence), its
+    data limit in bytes (RLIMIT_DATA), and, with `channel_argv`, the
+    arguments that name the channel's two descriptors to it (read, write)."""
+
+    cwd: str | None = None
+    fence: Fence | None = None
+    memory: int | None = None
+    channel_argv: Callable[[int, int], Sequence[str]] | None = None
+
+
 class Worker:
     def __init__(
         self,
@@ -59,24 +82,25 @@ class Worker:
         env: Mapping[str, str],
         *,
         start_timeout: float = 30.0,
-        cwd: str | None = None,
         startup_hint: str = "",
         postmortem: Callable[[], str] | None = None,
+        launch: Launch | None = None,
     ) -> None:
-        """`cwd`: the directory to run in (default: bridge's own).
-        `startup_hint`: what might print before the greeting, for the message.
+        """`startup_hint`: what might print before the greeting, for the message.
         `postmortem`: more to say when the worker fails, e.g. the crash dump
-        an Erlang node wrote."""
+        an Erlang node wrote. `launch`: its directory, fence, data limit and channel."""
         self.name = name
         self.argv = list(argv)
         self.env = dict(env)
         self.start_timeout = start_timeout
-        self.cwd = cwd
         self.startup_hint = startup_hint
         self.postmortem = postmortem
+        self.launch = launch or Launch()
         self.greeting: dict[str, Any] = {}
         self._ids = itertools.count(1)
         self._proc: subprocess.Popen | None = None
+        # The driver's ends of the channel: (read frames, write requests).
+        self._ends: tuple[int, int] | None = None
         self._stderr = None
         self._stderr_text = ""  # the tail, kept when the file is closed
         self._channel: codec.Channel | None = None
@@ -94,6 +118,11 @@ class Worker:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
+    @property
+    def running(self) -> bool:
+        """Whether its process still runs (once it has not, its pid may be another's)."""
+        return self._proc is not None and self._proc.poll() is None
+
     def start(self) -> None:
         """Spawn the worker and wait for its greeting."""
         self.spawn()
@@ -106,24 +135,45 @@ class Worker:
         # gone when closed, and it never blocks the child the way a pipe that
         # nobody drains would.
         self._stderr = tempfile.TemporaryFile(prefix="bridge-stderr-")  # noqa: SIM115 (closed in close())
+        launch = self.launch
+        env = {**self.env, **(launch.fence.env() if launch.fence else {})}
+        setup = child_setup(launch.memory, subreaper=launch.fence is not None)
+        theirs: list[int] = []  # the child's ends of a channel of its own
         try:
+            if launch.channel_argv is None:
+                io = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "pass_fds": ()}
+                argv = self.argv
+            else:
+                read_requests, write_requests = os.pipe()
+                theirs.append(read_requests)
+                self._ends = (-1, write_requests)
+                read_frames, write_frames = os.pipe()
+                theirs.append(write_frames)
+                self._ends = (read_frames, write_requests)
+                io = {"stdin": subprocess.DEVNULL, "stdout": self._stderr, "pass_fds": theirs}
+                argv = [*self.argv, *launch.channel_argv(read_requests, write_frames)]
             self._proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                argv,
                 stderr=self._stderr,
-                env=self.env,
-                cwd=self.cwd,
-                preexec_fn=die_with_parent,
+                env=env,
+                cwd=launch.cwd,
+                preexec_fn=setup,
                 start_new_session=True,
                 close_fds=True,
+                **io,
             )
         except OSError as exc:
             self._stderr.close()
+            self._close_ends()
             raise WorkerError(
                 f"{self.name}: cannot start {self.argv[0]}: {exc.strerror}", runtime=self.name
             ) from exc
-        self._channel = codec.Channel(self._proc.stdout.fileno(), self._proc.stdin.fileno())
+        finally:
+            for fd in theirs:  # the child has its own copies
+                os.close(fd)
+        if self._ends is None:
+            self._ends = (self._proc.stdout.fileno(), self._proc.stdin.fileno())
+        self._channel = codec.Channel(*self._ends)
 
     def greet(self) -> None:
         """Wait for the spawned worker's ready message (start_timeout from
@@ -135,26 +185,36 @@ class Worker:
             if greeting[1] != PROTOCOL:
                 raise self._failure(f"speaks protocol {greeting[1]!r}, bridge speaks {PROTOCOL}")
             self.greeting = codec.props(greeting[2])
+            if self.launch.fence is not None and self._proc is not None:
+                self.launch.fence.settle(self._proc.pid)
         except BaseException:
             self.close()
             raise
 
     def close(self, grace: float = 2.0) -> int | None:
-        """Stop the worker: close its input, wait up to `grace` s, then kill."""
+        """Stop the worker: end what its user code started, close its input,
+        wait up to `grace` s, then kill."""
         proc, self._proc = self._proc, None
         if proc is None:
             return None
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
         try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
+            # Its tree is walked only while it runs: a pid reaped may be another's.
+            self._end_fence(proc.pid if proc.poll() is None else None)
+            self._close_input(proc)
+            try:
+                proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                kill_group(proc)
         except BaseException:  # interrupted while waiting: it must not outlive bridge
             kill_group(proc)
             raise
+        finally:
+            # What left the worker's tree before it went (its mark finds it).
+            self._end_fence(None)
+        self._close_ends()
         with contextlib.suppress(OSError):
-            proc.stdout.close()
+            if proc.stdout is not None:
+                proc.stdout.close()
         if self._stderr is not None:
             self._stderr_text = self._read_stderr_tail()
             self._stderr.close()
@@ -162,9 +222,47 @@ class Worker:
         return proc.returncode
 
     def kill(self) -> None:
-        # The whole session: beam.smp's erl_child_setup helper goes with it.
+        # The whole session: beam.smp's erl_child_setup helper goes with it;
+        # first what user code started, wherever it went.
         if self._proc is not None:
+            self._end_fence(self._proc.pid if self._proc.poll() is None else None)
             kill_group(self._proc)
+            self._end_fence(None)
+
+    def _end_fence(self, root: int | None) -> None:
+        if self.launch.fence is not None:
+            self.launch.fence.end(root)
+
+    def _close_input(self, proc: subprocess.Popen) -> None:
+        if self.launch.channel_argv is not None and self._ends is not None:
+            if self._ends[1] >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(self._ends[1])
+            self._ends = (self._ends[0], -1)
+        with contextlib.suppress(OSError):
+            if proc.stdin is not None:
+                proc.stdin.close()
+
+    def _close_ends(self) -> None:
+        """The channel's own descriptors (a Popen's pipes close with it)."""
+        if self.launch.channel_argv is not None and self._ends is not None:
+            for fd in self._ends:
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        self._ends = None
+
+    def timed_out(self, what: str, timeout: float) -> WorkerError:
+        """It did not send `what` within `timeout` s: killed, and the error that says so."""
+        self.kill()
+        return self._failure(f"did not send {what} within {timeout:.0f} s and was killed")
+
+    def readable(self, timeout: float) -> bool:
+        """Whether a frame has begun to arrive within `timeout` s (nothing is
+        read: `reply` reads it)."""
+        if self._channel is None:
+            return True  # reply() says what is wrong
+        return self._channel.pending(timeout)
 
     # -- calls -------------------------------------------------------------
 
@@ -212,10 +310,7 @@ class Worker:
         try:
             return (read or self._channel.receive)(timeout)
         except TimeoutError:
-            self.kill()
-            raise self._failure(
-                f"did not send {what} within {timeout:.0f} s and was killed"
-            ) from None
+            raise self.timed_out(what, timeout) from None
         except EOFError:
             raise self._failure(f"exited before it sent {what}") from None
         except ProtocolError as exc:
@@ -230,8 +325,8 @@ class Worker:
     def _read_greeting(self, timeout: float) -> Any:
         """The first frame, read byte-exact so that nothing after it is
         consumed here; start-up text before it becomes a WorkerError."""
-        assert self._proc is not None
-        fd = self._proc.stdout.fileno()
+        assert self._proc is not None and self._ends is not None
+        fd = self._ends[0]
         deadline = time.monotonic() + timeout
         head = _read_upto(fd, codec.HEADER.size + 1, deadline)
         if not head:

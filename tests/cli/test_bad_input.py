@@ -85,6 +85,12 @@ CASES = [
     (["run", "hmac-sha1", "--concurrency", "two"], "--concurrency"),
     (["run", "hmac-sha1", "--schedulers", "0"], "--schedulers"),
     (["run", "{levels.toml}"], "'concurrency'"),
+    # the fences of user code: a limit of time per sample and of memory per process
+    (["time", "--timeout", "0", "rand:bytes(4)"], "--timeout"),
+    (["time", "--timeout", "never", "rand:bytes(4)"], "--timeout"),
+    (["time", "--memory-limit", "4X", "rand:bytes(4)"], "--memory-limit: '4X' is not a size"),
+    (["time", "--memory-limit", "1M", "rand:bytes(4)"], "from 64M to 1024G"),
+    (["run", "hmac-sha1", "--memory-limit", "lots"], "--memory-limit"),
     # unknown algorithms; code in a scenario
     (["run", "{unknown-alg.toml}"], "'digest'"),
     (["run", "{code.toml}"], "unknown call 'os:cmd'"),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import procutil
 from tests.conftest import ROOT, bridge_cmd, needs_erl, wait_gone, worker_pids
 
 pytestmark = needs_erl
@@ -211,3 +212,31 @@ def test_reports_are_written_atomically(tmp_path):
     assert done.returncode == 0
     assert os.listdir(tmp_path) == ["r.json"]
     json.loads(out.read_text())
+
+
+@pytest.mark.serial  # a signal timed against a run
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_what_user_code_started_goes_with_bridge_on_a_signal(tmp_path, sig, no_leftovers):
+    """Processes that user code started, daemons that left their session and
+    cleared their environment included, do not outlive bridge when it is
+    interrupted mid-run (as an ordinary user too: CI runs this file so)."""
+    erl_tok, py_tok, sh_tok = procutil.token(), procutil.token(), procutil.token()
+    exprs = (
+        f'os:cmd("env -i setsid -f sleep {erl_tok}"), Data',
+        procutil.py_daemon(py_tok),
+        f"sh:sleep {sh_tok} & cat",
+    )
+    canary = procutil.token()
+    argv = ("time", "--samples", "400", "--rounds", "20", "--sample-ms", "20", *exprs)
+
+    def interrupt(proc: subprocess.Popen) -> None:
+        deadline = time.monotonic() + 60
+        while len(procutil.sleepers(erl_tok, py_tok)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert procutil.sleepers(erl_tok, py_tok), "the user code did not start its processes"
+        proc.send_signal(sig)
+
+    done = procutil.run_bridge(*argv, canary=canary, during=interrupt, timeout=120)
+    assert done.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig], done.stderr
+    assert "Traceback" not in done.stderr
+    assert not procutil.left_behind(canary, erl_tok, py_tok, sh_tok)

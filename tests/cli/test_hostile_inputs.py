@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import procutil
 from tests.conftest import FAST_ARGS, FIXTURES, ROOT, bridge_cmd, needs_erl, needs_openssl
 
 REPORT = str(FIXTURES / "report-hmac-sha1-v1.json")
@@ -268,3 +269,131 @@ def test_a_broken_twins_cache_costs_one_warning(tmp_path, broken):
         cache.unlink(missing_ok=True)
         if kept is not None:
             cache.write_bytes(kept)
+
+
+# -- user code (issue 33): fenced --------------------------------------------------
+#
+# Each case runs `bridge time` with real runtimes (an Erlang node, a Python
+# worker, /bin/sh) and ends with one `bridge: error:` line naming the call and
+# the limit, or runs; never hangs, never grows past 1 GiB (bridge's peak and
+# every worker's, through wait4), and leaves no process running and nothing
+# listening (found in /proc by the run's canary or by a `sleep TOKEN`).
+
+GIB = 1 << 30
+USER_ARGS = ["--samples", "4", "--rounds", "2", "--warmup-ms", "5", "--openssl-runs", "1"]
+
+
+def _user_case(tmp_path, *args: str, tokens: tuple[str, ...] = ()) -> procutil.Measured:
+    canary = procutil.token()
+    env = {"TMPDIR": str(tmp_path)}  # a crash dump kept by a node goes there
+    done = procutil.peak_of("time", *USER_ARGS, *args, canary=canary, env=env, timeout=240)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.peak_rss < GIB, done.peak_rss
+    assert not procutil.left_behind(canary, *tokens)
+    return done
+
+
+def _refused(done: procutil.Measured, *wanted: str) -> str:
+    assert done.returncode == 1, (done.returncode, done.stderr[-2000:])
+    (line,) = done.errors
+    for word in wanted:
+        assert word in line, line
+    return line
+
+
+@needs_openssl
+def test_sh_output_is_read_up_to_a_limit(tmp_path):
+    done = _user_case(tmp_path, "sh:yes")
+    _refused(done, "sh:yes: wrote more than 16 MiB to its standard output")
+
+
+@needs_openssl
+def test_sh_sample_past_the_timeout_is_killed_with_its_group(tmp_path):
+    tok = procutil.token()
+    done = _user_case(tmp_path, "--timeout", "2", f"sh:sleep {tok}", tokens=(tok,))
+    _refused(done, f"sh:sleep {tok}: a sample ran past the 2-s limit (--timeout 2)")
+    assert done.seconds < 120
+
+
+@needs_openssl
+def test_sh_background_job_holding_its_output_neither_hangs_nor_stays(tmp_path):
+    tok, daemon = procutil.token(), procutil.token()
+    exprs = (f"sh:sleep {tok} & cat", f"sh:env -i setsid -f sleep {daemon}; cat")
+    done = _user_case(tmp_path, "--timeout", "20", *exprs, tokens=(tok, daemon))
+    assert done.returncode == 0, done.stderr
+    assert done.seconds < 120
+
+
+@needs_erl
+def test_processes_erlang_code_starts_die_with_the_node(tmp_path):
+    tok, daemon = procutil.token(), procutil.token()
+    exprs = (f'os:cmd("sleep {tok} &"), Data', f'os:cmd("env -i setsid -f sleep {daemon}"), Data')
+    done = _user_case(tmp_path, *exprs, tokens=(tok, daemon))
+    assert done.returncode == 0, done.stderr
+
+
+def test_processes_python_code_starts_die_with_the_worker(tmp_path):
+    tok = procutil.token()
+    done = _user_case(tmp_path, procutil.py_daemon(tok), tokens=(tok,))
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_listener_started_by_user_code_stops_its_runtime(tmp_path):
+    # A daemon of the worker's, not the worker: the guard checks its whole tree.
+    tok = procutil.token()
+    done = _user_case(tmp_path, procutil.py_daemon(tok, "listen"), tokens=(tok,))
+    _refused(done, "listens on 0.0.0.0:", "a user call may listen on loopback")
+    assert "only; the runtime and the processes its code started are stopped" in done.stderr
+
+
+@needs_erl
+def test_erlang_output_goes_to_the_captured_stderr_not_the_protocol(tmp_path):
+    out = tmp_path / "r.json"
+    exprs = ('io:format("hello~n"), erlang:display(hi), Data', "crypto:hash(sha256, Data)")
+    done = _user_case(tmp_path, *exprs, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert len(report["results"]) == 2 and not report["errors"]
+    assert "hello" not in done.stdout.splitlines()
+
+
+def test_a_python_worker_out_of_memory_says_so_and_the_run_goes_on(tmp_path):
+    done = _user_case(tmp_path, "py:bytearray(1 << 34)", "py:bytes(data)")
+    _refused(done, "py:bytearray(1 << 34): the worker ran out of its 4 GiB memory limit")
+    assert "py:bytes(data)" in done.stdout  # measured
+
+
+@needs_erl
+def test_an_erlang_node_out_of_memory_says_so(tmp_path):
+    expr = "binary:copy(<<0>>, 1 bsl 31)"
+    done = _user_case(tmp_path, "--memory-limit", "1G", expr, "py:bytes(data)")
+    line = _refused(done, f"{expr}: the worker ran out of its 1 GiB memory limit")
+    assert "--memory-limit 1G" in line and "crash dump: " in line
+    assert "py:bytes(data)" in done.stdout
+
+
+@needs_erl
+@pytest.mark.parametrize("expr", ["timer:sleep(infinity)", "py:__import__('time').sleep(1000)"])
+def test_a_worker_sample_past_the_timeout_is_killed(tmp_path, expr):
+    # 5 s: the sh:cat row must meet it on a loaded machine.
+    done = _user_case(tmp_path, "--timeout", "5", expr, "sh:cat")
+    _refused(done, f"{expr}: a sample ran past the 5-s limit (--timeout 5)")
+    assert "the worker and the processes its code started were killed" in done.stderr
+    assert "sh:cat" in done.stdout  # the other runtimes' results are kept
+    assert done.seconds < 120
+
+
+@needs_openssl
+def test_scenario_calls_have_the_timeout_too(tmp_path):
+    tok = procutil.token()
+    scen = tmp_path / "slow.toml"
+    scen.write_text(
+        'name = "slow"\ndescription = "d"\nkind = "hash"\ndigest = "sha256"\nsizes = [64]\n'
+        f'[[calls]]\nruntime = "shell"\nexpr = "sleep {tok}"\n'
+    )
+    canary = procutil.token()
+    done = procutil.peak_of(
+        "run", str(scen), *FAST_ARGS, "--runtimes", "openssl", "--timeout", "2", canary=canary
+    )
+    _refused(done, f"sh:sleep {tok}: a sample ran past the 2-s limit (--timeout 2)")
+    assert not procutil.left_behind(canary, tok)

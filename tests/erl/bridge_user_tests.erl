@@ -62,6 +62,38 @@ errors_carry_the_expression_test() ->
     ?assertError({bridge_user, <<"erlang:error(boom) raised error:boom">>}, Once()),
     done(Dir).
 
+%% The limit per sample: a guarded process marks each step; the guard is
+%% overdue only once the last mark is older than the limit.
+guard_test() ->
+    ?assertEqual(infinity, bridge_user:wait_ms(none)),
+    ?assertEqual(false, bridge_user:overdue(none)),
+    Guard = bridge_user:guard(30),
+    ?assert(bridge_user:wait_ms(Guard) =< 31),
+    ?assertEqual(false, bridge_user:overdue(Guard)),
+    timer:sleep(50),
+    ?assertMatch({true, <<"a sample ran past the limit of 30 ms">>}, bridge_user:overdue(Guard)),
+    ?assertEqual(1, bridge_user:wait_ms(Guard)).
+
+marks_test() ->
+    Dir = tmpdir(),
+    Key = <<"00000000000000dd">>,
+    write(Dir, Key, "timer:sleep(40), Data"),
+    {ok, _, {Once, Loop}} = bridge_user:prepare_in(Dir, args(Key)),
+    Guard = bridge_user:guard(100),
+    ok = bridge_user:watch(Guard),
+    timer:sleep(150),
+    ?assertMatch({true, _}, bridge_user:overdue(Guard)),
+    %% The call for its output begins with a mark (it takes 40 ms), and so
+    %% does each timed run of its loop (bridge_measure's, just before the run).
+    <<"abc">> = Once(),
+    ?assertEqual(false, bridge_user:overdue(Guard)),
+    timer:sleep(150),
+    ?assertMatch({true, _}, bridge_user:overdue(Guard)),
+    {1, [_], _} = bridge_measure:measure_fixed(Loop, 0, 1, 1),
+    ?assertEqual(false, bridge_user:overdue(Guard)),
+    ok = bridge_user:watch(none),
+    done(Dir).
+
 done(Dir) ->
     [ok = file:delete(F) || F <- filelib:wildcard(filename:join(Dir, "*"))],
     ok = file:del_dir(Dir).

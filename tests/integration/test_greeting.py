@@ -17,7 +17,7 @@ import pytest
 from bridge.errors import WorkerError
 from bridge.system import otp
 from bridge.wire import codec
-from bridge.wire.port import Worker, excerpt
+from bridge.wire.port import Launch, Worker, excerpt
 from tests.conftest import FAST_ARGS, ROOT, bridge_cmd, needs_erl, own_stderr
 
 GREETING = codec.frame((codec.atom("ready"), 1, [(codec.atom("kind"), codec.atom("fake"))]))
@@ -113,7 +113,13 @@ def test_erlang_reading_a_printing_dot_erlang_is_named(tmp_path, no_leftovers):
     argv = [str(inst.erl), "-noshell", "-noinput", "-pa", str(beams), "-s", "bridge_worker", "main"]
     with otp.NodeDir() as scratch:
         env = {**otp.node_env(scratch.crash_dump), "HOME": str(home)}
-        w = Worker("erlang", argv, env, cwd=str(scratch.path), startup_hint="a ~/.erlang?")
+        w = Worker(
+            "erlang",
+            argv,
+            env,
+            startup_hint="a ~/.erlang?",
+            launch=Launch(cwd=str(scratch.path)),
+        )
         assert failure(w) == (
             "erlang printed 'hello from .erlang' before its greeting (a ~/.erlang?)"
         )
@@ -137,8 +143,8 @@ def test_erlang_crash_before_greeting_names_its_crash_dump(tmp_path, no_leftover
             "erlang",
             argv,
             otp.node_env(scratch.crash_dump),
-            cwd=str(scratch.path),
             postmortem=scratch.postmortem,
+            launch=Launch(cwd=str(scratch.path)),
         )
         message = failure(w)
         assert message.startswith('erlang printed \'{"init terminating in do_boot"')

@@ -238,6 +238,15 @@ def test_every_bound_is_the_click_options_range():
                 with pytest.raises(UsageError, match="the target must be from"):
                     until_stable_target(outside)
             continue
+        if name == "memory_limit_mib":  # a size with K/M/G, read by parse_memory_limit
+            from bridge.cli.plans import parse_memory_limit
+
+            assert parse_memory_limit(f"{int(bound.low)}M") == bound.low
+            assert parse_memory_limit(f"{int(bound.high) >> 10}G") == bound.high
+            for outside in (f"{int(bound.low) - 1}M", f"{(int(bound.high) >> 10) + 1}G", "4X"):
+                with pytest.raises(UsageError, match="--memory-limit: .* is not a size from"):
+                    parse_memory_limit(outside)
+            continue
         t = by_flag[bound.option].type
         assert isinstance(t, click.IntRange if bound.integer else click.FloatRange), name
         assert (t.min, t.max) == (bound.low, bound.high), name
