@@ -149,28 +149,59 @@ VERIFY_PK = (
 OWN_INPUTS = "openssl speed works on its own key and buffer"
 NO_AEAD_CLI = "openssl enc has no AEAD mode, and openssl speed seals its own buffer"
 SETUP_ONLY = "a set-up alone has no output"
-# The tls kind: one full handshake per call, over loopback or memory.
-TLS_GROUP_FORCED = (
-    " The group is the only one either side offers (the runtime cannot report it);"
-    " the output is the negotiated protocol and cipher suite."
+# The tls kind: one handshake per call, over loopback or memory.
+TLS_OFFERED = (
+    " Each side offers one version, one suite, one group and one signature scheme per key"
+    " type; the output is what was negotiated (bridge.catalog.negotiated)."
 )
+TLS_SERVER_CPU = {
+    "python": (
+        " The server's CPU: the thread's CPU time (time.thread_time) in the server's own"
+        " calls, summed per sample."
+    ),
+    "erlang": (
+        " The server's CPU: every thread of the server node (schedulers, poll and dirty"
+        " threads: ssl's processes, the TCP port, crypto), from /proc schedstat, per sample."
+    ),
+    "openssl": " The server's CPU: s_server's CPU time, read around each s_time process.",
+}
 TLS_PYTHON = (
-    "one call: a full handshake, ssl client and server in one thread over memory BIOs"
-    " (no socket), a fresh SSLObject pair per call, no session reuse: both sides' work"
-    " one after the other, on one core." + TLS_GROUP_FORCED
+    "one call: a handshake, ssl client and server in one thread over memory BIOs (no"
+    " socket), a fresh SSLObject pair per call: both sides' work one after the other, on"
+    " one core." + TLS_SERVER_CPU["python"] + TLS_OFFERED
 )
 TLS_ERLANG = (
-    "one call: ssl:connect to a listener in the same node on 127.0.0.1 (verify_peer), then"
-    " close; the server side is other Erlang processes (transport_accept, then the handshake"
-    " in a process per connection), so both sides' work and the loopback TCP connection, on"
-    " up to two schedulers." + TLS_GROUP_FORCED
+    "one call: ssl:connect to a listener on 127.0.0.1 (verify_peer), then close; the"
+    " server is a second Erlang node of the same release and libcrypto, started by this"
+    " one (transport_accept, then the handshake in a process per connection), so the"
+    " two processes' work and the loopback TCP connection, on up to two cores."
+    + TLS_SERVER_CPU["erlang"]
+    + TLS_OFFERED
+    + " ssl names neither the group nor the signature scheme: its output leaves them out."
 )
 TLS_OPENSSL = (
-    "openssl s_time -new against openssl s_server on 127.0.0.1: a full handshake per"
-    " connection, client and server in two processes (up to two cores), TCP connect and"
-    " close included; one s_time process per sample (its start-up counts once per sample)."
-    " The output is read from one openssl s_client handshake, group included."
+    "openssl s_time against openssl s_server on 127.0.0.1: a handshake per connection,"
+    " client and server in two processes (up to two cores), TCP connect and close"
+    " included; one s_time process per sample (its start-up counts once per sample)."
+    + TLS_SERVER_CPU["openssl"]
+    + TLS_OFFERED
+    + " The output is read from one openssl s_client handshake, the client certificate"
+    " from a probe s_server's."
 )
+# What a resumed call adds to its runtime's semantics.
+TLS_RESUMED = (
+    " Resumed: the client offers the session of an earlier full handshake (a TLS 1.3"
+    " ticket, PSK with a fresh key exchange; a TLS 1.2 session ID), the same one on"
+    " every call."
+)
+TLS_SERVER_STATE = {
+    "erlang": " (In a scenario with resumed calls the server issues tickets and keeps sessions.)",
+    "python": " (In a scenario with resumed calls the server issues tickets and keeps sessions.)",
+    "openssl": (
+        " (In a scenario with resumed calls the server issues tickets and keeps sessions, and"
+        " each connection fetches a 2-byte file, -www: s_time reads TLS 1.3 tickets only so.)"
+    ),
+}
 
 
 class Check(enum.Enum):
@@ -187,6 +218,9 @@ class Check(enum.Enum):
     # followed by the secret; the driver derives the secret again from that
     # public key and its own peer key.
     AGREEMENT = "agreement"
+    # A TLS handshake: the output is what it negotiated, each word as the
+    # scenario makes every side offer (bridge.catalog.negotiated).
+    NEGOTIATED = "negotiated"
 
 
 class Route(enum.Enum):
@@ -359,8 +393,10 @@ def _curve(sc) -> vocab.Curve:
 MAC, HASH, CIPHER, SIGNATURE, FILE = "mac", "hash", "cipher", "sign", "file-digest"
 RANDOM, KDF, EDDSA, RSA, AGREE = "random", "kdf", "eddsa", "rsa", "agreement"
 TLS = "tls"
-# The operation of each TLS protocol version (the same in every runtime).
-TLS_OPS = {"tls13": "1.3", "tls12": "1.2"}
+# The operation of each TLS call (the same in every runtime): its protocol version.
+TLS_OPS = {"tls13": "1.3", "tls12": "1.2", "tls13_resume": "1.3", "tls12_resume": "1.2"}
+# The operations that resume a session rather than make a full handshake.
+TLS_RESUME_OPS = frozenset({"tls13_resume", "tls12_resume"})
 
 
 def _fixed_label(text: str) -> Label:
@@ -368,26 +404,34 @@ def _fixed_label(text: str) -> Label:
 
 
 def _tls_calls() -> tuple[Call, ...]:
-    """handshake-1.3 and handshake-1.2 in each runtime; each version is a role
-    of its own, so a 1.3 row is compared with 1.3 rows only."""
+    """handshake-V (a full handshake) and resume-V (a resumed one) for each
+    version V in each runtime; each is a role of its own, so a 1.3 row is
+    compared with 1.3 rows of its kind only."""
     out = []
     labels: dict[str, str] = {
-        "erlang": "ssl:connect/4 + ssl:close/1, TLS {v}, listener in the node",
+        "erlang": "ssl:connect/4 + ssl:close/1, TLS {v}, against a server node",
         "python": "ssl.SSLObject.do_handshake, TLS {v}, client and server over memory BIOs",
-        "openssl": "openssl s_time -new, TLS {v}, against openssl s_server",
+        "openssl": "openssl s_time {flag}, TLS {v}, against openssl s_server",
     }
     semantics = {"erlang": TLS_ERLANG, "python": TLS_PYTHON, "openssl": TLS_OPENSSL}
     for runtime in vocab.RUNTIME_KINDS:
         for op, version in TLS_OPS.items():
+            resumed = op in TLS_RESUME_OPS
+            name = f"{'resume' if resumed else 'handshake'}-{version}"
+            flag = "-reuse" if resumed else "-new"
+            label = labels[runtime].format(v=version, flag=flag)
             out.append(
                 Call(
                     runtime=runtime,
-                    id=f"handshake-{version}",
+                    id=name,
                     op=op,
                     kinds=frozenset({TLS}),
-                    semantics=semantics[runtime],
-                    label=_fixed_label(labels[runtime].format(v=version)),
-                    role=f"handshake-{version}",
+                    semantics=semantics[runtime]
+                    + (TLS_RESUMED if resumed else "")
+                    + TLS_SERVER_STATE[runtime],
+                    label=_fixed_label(f"{label} (resumed)" if resumed else label),
+                    role=name,
+                    check=Check.NEGOTIATED,
                 )
             )
     return tuple(out)
