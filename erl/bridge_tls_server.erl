@@ -137,8 +137,6 @@ close(State) ->
 %% A server node that did not answer goes: closing its port ends its input.
 stopped(#{port := Port}) ->
     catch port_close(Port),
-    #{};
-stopped(_) ->
     #{}.
 
 failure({gone, Status}) ->
@@ -167,7 +165,10 @@ started(State) ->
 
 %% The server node's command line after bin/erl: the worker's own boot
 %% script (-boot no_dot_erlang, so ~/.erlang is not read) and code path,
-%% its scheduler count, logs to standard error (fd 1 is the port).
+%% its scheduler count, logs to standard error (fd 1 is the port), and only
+%% critical ones: a connection cut short when its cell's listener closes
+%% (its ticket store goes with the listener) is no news, and every
+%% handshake that fails is the client's error, reported there.
 -spec node_args() -> [string()].
 node_args() ->
     Boot = case init:get_argument(boot) of
@@ -178,7 +179,7 @@ node_args() ->
     Online = integer_to_list(erlang:system_info(schedulers_online)),
     ["+S", S ++ ":" ++ Online, "+SDio", "1", "+sbwt", "none", "+sbwtdcpu", "none",
      "+sbwtdio", "none", "-noshell", "-noinput" | Boot]
-    ++ ["-kernel", "logger",
+    ++ ["-kernel", "logger_level", "critical", "-kernel", "logger",
         "[{handler,default,logger_std_h,#{config => #{type => standard_error}}}]",
         "-pa", filename:dirname(code:which(?MODULE)), "-s", ?MODULE_STRING, "main"].
 

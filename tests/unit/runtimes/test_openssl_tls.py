@@ -140,7 +140,11 @@ def done(stdout: str) -> subprocess.CompletedProcess:
 
 
 def test_s_times_count_and_with_reuse_every_connection_resumed():
-    new = "Collecting connection statistics for 1 seconds\n****\n\n4 connections in 0.40s; 10.0 connections/user sec, bytes read 0\n4 connections in 2 real seconds, 0 bytes read per connection\n"
+    new = (
+        "Collecting connection statistics for 1 seconds\n****\n\n"
+        "4 connections in 0.40s; 10.0 connections/user sec, bytes read 0\n"
+        "4 connections in 2 real seconds, 0 bytes read per connection\n"
+    )
     assert openssl_tls._connections(done(new), resumed=False) == 4
     reuse = new.replace(
         "Collecting connection statistics for 1 seconds\n****",
