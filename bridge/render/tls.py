@@ -60,15 +60,18 @@ def _cell(report: schema.Report, c: rec.TlsCell) -> str:
 
 
 def _saving(report: schema.Report, s: rec.TlsSaving) -> str:
+    """Resumption's saving as full / resumed: "2.00×" reads the same way
+    whether resuming saves much, little or (a ratio under 1) nothing."""
+
     def ci(pair: tuple[float, float] | None) -> str:
         return f" (CI {pair[0]:.2f}–{pair[1]:.2f}×)" if pair else ""
 
     text = (
-        f"{_who(report, s.runtime)} TLS {s.version}: resuming ({s.resumed_call_id}) saves"
-        f" {s.ratio:.2f}× of a full handshake's time{ci(s.ci95)}"
+        f"{_who(report, s.runtime)} TLS {s.version}: a full handshake takes {s.ratio:.2f}×"
+        f" the time of a resumed one ({s.resumed_call_id}){ci(s.ci95)}"
     )
     if s.server_ratio is not None:
-        text += f" and {s.server_ratio:.2f}× of the server's CPU{ci(s.server_ci95)}"
+        text += f" and {s.server_ratio:.2f}× its server's CPU{ci(s.server_ci95)}"
     rounds = f"{s.rounds} paired round{'s' if s.rounds != 1 else ''}"
     if s.no_ci is rec.NoCi.ROUNDS:
         return f"{text}; no CI: {rounds}, a CI needs {stats.MIN_CI_SAMPLES}."
