@@ -161,21 +161,30 @@ def _record(full, resumed, version, wall, server) -> rec.TlsSaving:
         resumed_call_id=resumed.call_id,
         ratio=ratio,
         ci95=ci,
-        server_ratio=server.ratio if server else None,
-        server_ci95=server.ci95 if server else None,
+        server_ratio=server[0] if server else None,
+        server_ci95=server[1] if server else None,
         rounds=n,
         processes=processes,
         no_ci=rec.NoCi.NONE if ci is not None else rec.NoCi.ROUNDS,
     )
 
 
-def _server_pair(full, resumed, by_round, procs) -> stats.Paired | None:
-    """The paired ratio of the server's CPU per handshake, round by round."""
+def _server_pair(full, resumed, by_round, procs) -> tuple[float, tuple | None] | None:
+    """The paired ratio of the server's CPU per handshake, round by round,
+    and its CI; from too few rounds for a CI, their ratios' median alone."""
     b, a = by_round
     sb, sa = _split(full, b), _split(resumed, a)
     if sa is None or sb is None:
         return None
-    return stats.paired_ratio(sa, sb, procs)
+    paired = stats.paired_ratio(sa, sb, procs)
+    if paired is not None:
+        return paired.ratio, paired.ci95
+    keys = sorted(set(sa) & set(sb))
+    if not keys:
+        return None
+    return statistics.median(
+        statistics.median(sb[i]) / statistics.median(sa[i]) for i in keys
+    ), None
 
 
 def _split(

@@ -149,59 +149,29 @@ VERIFY_PK = (
 OWN_INPUTS = "openssl speed works on its own key and buffer"
 NO_AEAD_CLI = "openssl enc has no AEAD mode, and openssl speed seals its own buffer"
 SETUP_ONLY = "a set-up alone has no output"
-# The tls kind: one handshake per call, over loopback or memory.
-TLS_OFFERED = (
-    " Each side offers one version, one suite, one group and one signature scheme per key"
-    " type; the output is what was negotiated (bridge.catalog.negotiated)."
-)
-TLS_SERVER_CPU = {
-    "python": (
-        " The server's CPU: the thread's CPU time (time.thread_time) in the server's own"
-        " calls, summed per sample."
-    ),
-    "erlang": (
-        " The server's CPU: every thread of the server node (schedulers, poll and dirty"
-        " threads: ssl's processes, the TCP port, crypto), from /proc schedstat, per sample."
-    ),
-    "openssl": " The server's CPU: s_server's CPU time, read around each s_time process.",
-}
+# The tls kind: one handshake per call, over loopback or memory. Each side
+# offers one version, suite, group and signature scheme per key type, and
+# the output is what was negotiated (bridge.catalog.negotiated).
 TLS_PYTHON = (
-    "one call: a handshake, ssl client and server in one thread over memory BIOs (no"
-    " socket), a fresh SSLObject pair per call: both sides' work one after the other, on"
-    " one core." + TLS_SERVER_CPU["python"] + TLS_OFFERED
+    "one call: a handshake of an ssl client and server in one thread over memory BIOs (no"
+    " socket), a fresh pair per call, both sides on one core. Server CPU: the thread's CPU"
+    " time in the server's own calls."
 )
 TLS_ERLANG = (
-    "one call: ssl:connect to a listener on 127.0.0.1 (verify_peer), then close; the"
-    " server is a second Erlang node of the same release and libcrypto, started by this"
-    " one (transport_accept, then the handshake in a process per connection), so the"
-    " two processes' work and the loopback TCP connection, on up to two cores."
-    + TLS_SERVER_CPU["erlang"]
-    + TLS_OFFERED
-    + " ssl names neither the group nor the signature scheme: its output leaves them out."
+    "one call: ssl:connect (verify_peer) to a server node of the same release and libcrypto"
+    " on 127.0.0.1, then close: both nodes' work and the loopback TCP connection. Server"
+    " CPU: every thread of the server node (schedstat)."
 )
 TLS_OPENSSL = (
-    "openssl s_time against openssl s_server on 127.0.0.1: a handshake per connection,"
-    " client and server in two processes (up to two cores), TCP connect and close"
-    " included; one s_time process per sample (its start-up counts once per sample)."
-    + TLS_SERVER_CPU["openssl"]
-    + TLS_OFFERED
-    + " The output is read from one openssl s_client handshake, the client certificate"
-    " from a probe s_server's."
+    "openssl s_time against s_server on 127.0.0.1: two processes, TCP connect and close,"
+    " s_time's start-up once per sample. Server CPU: s_server's CPU time."
 )
-# What a resumed call adds to its runtime's semantics.
-TLS_RESUMED = (
-    " Resumed: the client offers the session of an earlier full handshake (a TLS 1.3"
-    " ticket, PSK with a fresh key exchange; a TLS 1.2 session ID), the same one on"
-    " every call."
+TLS_RESUMED = " Resumed: the session of one earlier full handshake, offered on every call."
+# What openssl does beside the handshake where a scenario resumes.
+TLS_WWW = (
+    " Where a scenario resumes, each connection also fetches a 2-byte file (-www): s_time"
+    " reads TLS 1.3 tickets only so."
 )
-TLS_SERVER_STATE = {
-    "erlang": " (In a scenario with resumed calls the server issues tickets and keeps sessions.)",
-    "python": " (In a scenario with resumed calls the server issues tickets and keeps sessions.)",
-    "openssl": (
-        " (In a scenario with resumed calls the server issues tickets and keeps sessions, and"
-        " each connection fetches a 2-byte file, -www: s_time reads TLS 1.3 tickets only so.)"
-    ),
-}
 
 
 class Check(enum.Enum):
@@ -428,7 +398,7 @@ def _tls_calls() -> tuple[Call, ...]:
                     kinds=frozenset({TLS}),
                     semantics=semantics[runtime]
                     + (TLS_RESUMED if resumed else "")
-                    + TLS_SERVER_STATE[runtime],
+                    + (TLS_WWW if runtime == "openssl" else ""),
                     label=_fixed_label(f"{label} (resumed)" if resumed else label),
                     role=name,
                     check=Check.NEGOTIATED,

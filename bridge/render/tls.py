@@ -67,8 +67,8 @@ def _saving(report: schema.Report, s: rec.TlsSaving) -> str:
         return f" (CI {pair[0]:.2f}–{pair[1]:.2f}×)" if pair else ""
 
     text = (
-        f"{_who(report, s.runtime)} TLS {s.version}: a full handshake takes {s.ratio:.2f}×"
-        f" the time of a resumed one ({s.resumed_call_id}){ci(s.ci95)}"
+        f"{_who(report, s.runtime)} TLS {s.version} ({s.full_call_id} over {s.resumed_call_id}):"
+        f" a full handshake takes {s.ratio:.2f}× the time of a resumed one{ci(s.ci95)}"
     )
     if s.server_ratio is not None:
         text += f" and {s.server_ratio:.2f}× its server's CPU{ci(s.server_ci95)}"
@@ -94,7 +94,8 @@ def _negotiated(report: schema.Report, cells: list[rec.TlsCell]) -> list[str]:
             continue
         n = said[0]
         words = [n.protocol, n.suite]
-        words += [f"group {g}" for g in groups] + [f"signature {g}" for g in sigs]
+        words += [f"group {g}" if g != "none" else "no key exchange" for g in groups]
+        words += [f"signature {g}" if g != "none" else "no signature" for g in sigs]
         words.append(f"server certificate {n.cert} ({_key(seen[0].key)})")
         if n.client_cert != "none":
             words.append(f"client certificate {n.client_cert}, verified by the server")

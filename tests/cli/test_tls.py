@@ -255,7 +255,7 @@ def test_the_tls_block_gives_rates_server_cpu_and_savings_with_a_ci(new_run):
         assert s["server_ci95"] is not None, s
     # The table view says each figure.
     said = " ".join(done.stdout.split())
-    assert "As a server sees it:" in said and "the time of a resumed one (resume-1.2)" in said
+    assert "As a server sees it:" in said and "(handshake-1.2 over resume-1.2)" in said
     assert "one server core takes at most" in said
 
 

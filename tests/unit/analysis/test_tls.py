@@ -129,6 +129,8 @@ def test_too_few_rounds_give_a_saving_without_a_ci_and_say_why():
     (s,) = tls.block(report([full, resumed], settings), [scenario.load("tls-resume")]).savings
     assert s.ratio == pytest.approx(3.05) and s.ci95 is None and s.rounds == 2
     assert s.no_ci is rec.NoCi.ROUNDS
+    # The server's saving too, from the same two rounds.
+    assert s.server_ratio == pytest.approx(4.0) and s.server_ci95 is None
     assert "no CI: 2 paired rounds, a CI needs 3" in tls_view._saving(report([full]), s)
 
 
@@ -144,7 +146,8 @@ def test_the_block_reads_back_as_written_and_is_worded():
     assert words[0].startswith("Erlang handshake-1.3: 332 handshakes/s, client and server")
     assert "one server core takes at most" in words[0]
     assert (
-        "Erlang TLS 1.3: a full handshake takes 2.00× the time of a resumed one (resume-1.3)" in words[2]
+        "Erlang TLS 1.3 (handshake-1.3 over resume-1.3): a full handshake takes 2.00× the time of a resumed one"
+        in words[2]
     )
     assert words[3] == (
         "handshake-1.3 negotiated TLSv1.3, TLS_AES_256_GCM_SHA384, server certificate"
