@@ -26,6 +26,7 @@ that hook is missing.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +42,7 @@ SERVER_NAME = "localhost"
 # TLS 1.3 key share.
 SERVER_HELLO, SERVER_KEY_EXCHANGE, CERTIFICATE_VERIFY = 2, 12, 15
 KEY_SHARE = 0x0033
+_PROBES = threading.Lock()
 
 
 class Handshakes:
@@ -54,8 +56,9 @@ class Handshakes:
     def server_cpu_ns(self) -> int:
         return self.server_ns
 
-    def one(self) -> tuple[Any, Any]:
-        """One handshake; the (server, client) SSLObjects after it."""
+    def one(self, seen: Seen | None = None) -> tuple[Any, Any]:
+        """One handshake; the (server, client) SSLObjects after it. `seen`
+        reads the messages this handshake's client receives."""
         import ssl
 
         s_in, s_out, c_in, c_out = (ssl.MemoryBIO() for _ in range(4))
@@ -63,6 +66,8 @@ class Handshakes:
         client = self.client.wrap_bio(
             c_in, c_out, server_hostname=SERVER_NAME, session=self.session
         )
+        if seen is not None:
+            seen.conn = client
         clock = time.thread_time_ns
         done_c = done_s = False
         for _ in range(MAX_ROUNDS):
@@ -201,12 +206,15 @@ def prepare(
         hs.session = _session(hs, version)
 
     def once() -> bytes:
-        seen = Seen()
-        hook = seen.hook(hs.client)
-        try:
-            server, client = hs.one()
-        finally:
-            hook()
+        # The hook is the context's, which --concurrency's threads share:
+        # one probe at a time, and it reads its own handshake's messages only.
+        with _PROBES:
+            seen = Seen()
+            hook = seen.hook(hs.client)
+            try:
+                server, client = hs.one(seen)
+            finally:
+                hook()
         return negotiated.encode(_fields(server, client, seen))
 
     sides = "resumed, client and server" if resumed else "client and server"
@@ -236,6 +244,7 @@ class Seen:
 
     def __init__(self) -> None:
         self.on = False
+        self.conn: Any = None  # the client whose messages count (others are ignored)
         self.group = ""
         self.sigalg = ""
 
@@ -255,6 +264,8 @@ class Seen:
         self, conn: Any, direction: str, version: Any, content: Any, kind: Any, data: bytes
     ):
         if direction != "read" or int(content) != 22:  # handshake messages received
+            return
+        if self.conn is not None and conn is not self.conn:
             return
         # A message this reader does not know leaves the fields empty.
         with contextlib.suppress(IndexError, ValueError):

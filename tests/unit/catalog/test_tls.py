@@ -310,3 +310,36 @@ def test_a_client_that_does_not_trust_the_ca_or_has_no_certificate_is_refused(ma
     with pytest.raises(OperationError, match="certificate"):
         hs.one()
     del client
+
+
+@needs_openssl
+def test_the_probe_reads_its_own_handshake_while_other_threads_shake_hands(made):
+    """--concurrency's threads share a cell's contexts: each thread's probe
+    (once) reads only its own handshake's messages, whatever the others do."""
+    import threading
+
+    from bridge.pyworker import tls
+
+    files = made[1]["ecdsa-p256", False]
+    _, once, loop = tls.prepare(wire(files, "ecdsa-p256", False), "1.3", False)
+    outs: list[bytes] = []
+    stop = threading.Event()
+
+    def shake() -> None:
+        while not stop.is_set():
+            loop(1)
+
+    def probe() -> None:
+        outs.extend(once() for _ in range(5))
+
+    busy = [threading.Thread(target=shake) for _ in range(2)]
+    probes = [threading.Thread(target=probe) for _ in range(2)]
+    for t in busy + probes:
+        t.start()
+    for t in probes:
+        t.join()
+    stop.set()
+    for t in busy:
+        t.join()
+    assert len(outs) == 10 and len(set(outs)) == 1
+    assert b"group=x25519" in outs[0] and b"sigalg=ecdsa_secp256r1_sha256" in outs[0]
