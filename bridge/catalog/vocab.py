@@ -200,8 +200,7 @@ class TlsCert:
 
     name: str  # the scenario's name
     text: str  # how the report and the docs name it
-    suite12: str  # the TLS 1.2 suite offered, OpenSSL's name
-    erlang_kx12: str  # ssl's key_exchange atom of that suite
+    suite12: str  # the TLS 1.2 suite offered, OpenSSL's name (erl/bridge_tls.erl: cert/1)
     sigalg: str  # the signature scheme the server signs with, IANA's name
     newkey: tuple[str, ...]  # `openssl req` options that make a key of the type
 
@@ -213,7 +212,6 @@ TLS_CERTS: dict[str, TlsCert] = {
             "ecdsa-p256",
             "ECDSA P-256",
             "ECDHE-ECDSA-AES256-GCM-SHA384",
-            "ecdhe_ecdsa",
             "ecdsa_secp256r1_sha256",
             ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"),
         ),
@@ -221,7 +219,6 @@ TLS_CERTS: dict[str, TlsCert] = {
             "rsa2048",
             "RSA-2048",
             "ECDHE-RSA-AES256-GCM-SHA384",
-            "ecdhe_rsa",
             # RSA-PSS with the RSA key (rsae): TLS 1.3's only RSA scheme for a
             # handshake signature, and OpenSSL's first choice in 1.2 as well.
             "rsa_pss_rsae_sha256",
