@@ -4,7 +4,7 @@
 %% The worker (bridge_tls, in a cell's request process) asks a manager
 %% process of its node, registered as bridge_tls_server and started on first
 %% use, for a listener. The manager starts the server node once, as a port
-%% program: this release's bin/erl with the worker's boot script and code
+%% program: this node's own emulator (erlexec), with its boot script and code
 %% path, no distribution, and its schedulers never busy-waiting (+sbwt
 %% none), so that its CPU time is the handshakes' work and not a scheduler
 %% spinning for more. It inherits the worker's environment: the same
@@ -147,7 +147,7 @@ failure(Other) ->
 started(#{port := _} = State) ->
     {ok, State};
 started(State) ->
-    Erl = filename:join([code:root_dir(), "bin", "erl"]),
+    Erl = erlexec(),
     try open_port({spawn_executable, Erl},
                   [{args, node_args()}, {packet, 4}, binary, exit_status, use_stdio]) of
         Port ->
@@ -163,7 +163,17 @@ started(State) ->
                                                 [Erl, Reason])}}
     end.
 
-%% The server node's command line after bin/erl: the worker's own boot
+%% The emulator this node runs: erlexec from its own BINDIR, which the erl
+%% script exported with ROOTDIR and EMU, and the server node inherits them;
+%% an installation moved from where its bin/erl script says it is (an
+%% unpacked package) would start another release from there.
+erlexec() ->
+    case os:getenv("BINDIR") of
+        false -> filename:join([code:root_dir(), "bin", "erl"]);
+        Dir -> filename:join(Dir, "erlexec")
+    end.
+
+%% The server node's command line after erlexec: the worker's own boot
 %% script (-boot no_dot_erlang, so ~/.erlang is not read) and code path,
 %% its scheduler count, logs to standard error (fd 1 is the port), and only
 %% critical ones: a connection cut short when its cell's listener closes

@@ -146,8 +146,8 @@ def test_the_block_reads_back_as_written_and_is_worded():
     assert words[0].startswith("Erlang handshake-1.3: 332 handshakes/s, client and server")
     assert "one server core takes at most" in words[0]
     assert (
-        "Erlang TLS 1.3 (handshake-1.3 over resume-1.3): a full handshake takes 2.00× the time of a resumed one"
-        in words[2]
+        "Erlang TLS 1.3 (handshake-1.3 over resume-1.3): a full handshake takes 2.00× the"
+        " time of a resumed one" in words[2]
     )
     assert words[3] == (
         "handshake-1.3 negotiated TLSv1.3, TLS_AES_256_GCM_SHA384, server certificate"
