@@ -31,7 +31,7 @@
              | strong_rand_bytes | pbkdf2_hmac | aead_init | aead_init_only
              | sign_opts | verify_opts | privkey_to_pubkey | compute_key | generate_compute
              | rand_bytes | pbkdf2_mac | pbkdf2_mac_stream | hash_stream | pk_sign | pk_verify
-             | user_erlang | user_elixir | tls_connect.
+             | user_erlang | user_elixir | tls_connect | tls_resume.
 -type digest() :: sha | sha224 | sha256 | sha384 | sha512 | md5 | sha3_256 | sha3_512
                 | blake2b.
 -type cbc_cipher() :: aes_128_cbc | aes_256_cbc.
@@ -165,7 +165,9 @@ api_name(pbkdf2_mac_stream) ->
 api_name(hash_stream) -> <<"crypto:hash_init/1 + hash_update/2 + hash_final/1">>;
 api_name(pk_sign) -> <<"public_key:sign/3">>;
 api_name(pk_verify) -> <<"public_key:verify/4">>;
-api_name(tls_connect) -> <<"ssl:connect/4 + ssl:close/1 (a listener of this node on 127.0.0.1)">>;
+api_name(tls_connect) -> <<"ssl:connect/4 + ssl:close/1 (a server node on 127.0.0.1)">>;
+api_name(tls_resume) ->
+    <<"ssl:connect/4 + ssl:close/1, resuming a session (a server node on 127.0.0.1)">>;
 api_name(user_erlang) -> <<"user code: a module compiled by compile:file/2">>;
 api_name(user_elixir) -> <<"user code: a module compiled by Elixir's Code.compile_string/2">>;
 api_name(none) -> <<"none">>.

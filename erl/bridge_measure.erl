@@ -24,8 +24,8 @@
 -export([run/2, run/3, measure/3, measure_fixed/4, calibrate/3]).
 -export([tc/2, thread_stats/1]).
 -export([watch/1, mark/0]).
--export([run_probed/3, probe_threads/0, parse_schedstat/1, parse_stat_cpu/1]).
--export_type([loop/0, call_params/0, samples/0, thread_stats/0, permille/0, probed/0]).
+-export([run_probed/3, run_metered/4, probe_threads/0, parse_schedstat/1, parse_stat_cpu/1]).
+-export_type([loop/0, call_params/0, samples/0, thread_stats/0, permille/0, probed/0, meter/0]).
 
 %% Loop(N) makes N calls (bridge_loops builds them).
 -type loop() :: fun((pos_integer()) -> ok).
@@ -50,6 +50,12 @@
 %% (monotonic ms) at which each timed run begins, written just before the
 %% run, outside it, and read by the request's port loop (bridge_worker).
 -define(MARK, bridge_measure_mark).
+%% A meter read around each sample (run_metered/4): {Meter, Readings}.
+-define(METER, bridge_measure_meter).
+
+%% Something that counts while a sample runs, read before and after it, just
+%% outside the probe's readings: a TLS server's CPU ns (bridge_tls_server:meter/1).
+-type meter() :: fun(() -> integer()).
 
 %% Per sample: the CPU the measuring thread ended the window on, its CPU ns
 %% and run-queue wait ns over the window (-1: could not be read).
@@ -105,11 +111,35 @@ calibrate(Loop, WarmupNs, SampleNs, N, Spent0) ->
     end.
 
 %% One sample: timed, with the probe's readings just outside the timed
-%% region when a probe is on (run_probed/3).
+%% region when a probe is on (run_probed/3), and the meter's outside those
+%% (run_metered/4).
 sample(Loop, N) ->
-    case get(?PROBE) of
-        undefined -> timed(Loop, N);
-        Probe -> probe_sample(Probe, fun() -> timed(Loop, N) end)
+    Probed = case get(?PROBE) of
+                 undefined -> fun() -> timed(Loop, N) end;
+                 Probe -> fun() -> probe_sample(Probe, fun() -> timed(Loop, N) end) end
+             end,
+    case get(?METER) of
+        undefined ->
+            Probed();
+        {Meter, Readings} ->
+            M0 = Meter(),
+            T = Probed(),
+            put(?METER, {Meter, [Meter() - M0 | Readings]}),
+            T
+    end.
+
+%% run_probed/3 with a meter read around each sample: its count over each
+%% sample window, in order.
+-spec run_metered(loop(), call_params(), permille(), meter()) ->
+          {samples(), probed() | none, [integer()]}.
+run_metered(Loop, Params, Permille, Meter) ->
+    _ = put(?METER, {Meter, []}),
+    try run_probed(Loop, Params, Permille) of
+        {Result, Probed} ->
+            {_, Readings} = get(?METER),
+            {Result, Probed, lists:reverse(Readings)}
+    after
+        erase(?METER)
     end.
 
 timed(Loop, N) ->

@@ -59,15 +59,36 @@ bench(Args) ->
         {ok, Api, {Once, Loop}, Params, Permille} ->
             case safe_once(Once) of
                 {ok, Output} ->
-                    {{Loops, Durations, Spent}, Probed} =
-                        bridge_measure:run_probed(Loop, Params, Permille),
+                    {{Loops, Durations, Spent}, Probed, Metered} =
+                        measured(Loop, Params, Permille),
                     {ok, [{api, bridge_api:api_name(Api)}, {loops, Loops}, {samples, Durations},
-                          {output, Output}, {warmup_ns, Spent} | probed(Probed)]};
+                          {output, Output}, {warmup_ns, Spent} | probed(Probed) ++ Metered]};
                 {error, _} = E ->
                     E
             end;
         {error, _} = E ->
             E
+    end.
+
+%% A TLS cell's server CPU, per sample (bridge_tls:server_meter/0), beside
+%% the probe's figures.
+measured(Loop, Params, Permille) ->
+    case bridge_tls_meter() of
+        none ->
+            {Samples, Probed} = bridge_measure:run_probed(Loop, Params, Permille),
+            {Samples, Probed, []};
+        Meter ->
+            {Samples, Probed, Server} = bridge_measure:run_metered(Loop, Params, Permille, Meter),
+            {Samples, Probed, [{server_cpu_ns, Server}]}
+    end.
+
+%% Through a variable, as tls/3 calls bridge_tls: the agent loaded into a
+%% running node does not carry it.
+bridge_tls_meter() ->
+    Tls = tls_module(),
+    case erlang:function_exported(Tls, server_meter, 0) of
+        true -> Tls:server_meter();
+        false -> none
     end.
 
 %% Per sample: the CPU, CPU ns and run-queue wait ns of the thread that ran
@@ -278,11 +299,15 @@ prepare_call(<<"pk_verify">>, Args) ->
     with_public_key(Args, fun(Curve, Dg) ->
         {ok, pk_verify, bridge_alt:pk_verify(Dg, Curve, Msg, Sig, Pub)}
     end);
-%% Full TLS handshakes (the tls kind): a listener on 127.0.0.1 for the cell.
+%% TLS handshakes (the tls kind): a listener on 127.0.0.1 for the cell.
 prepare_call(<<"tls13">>, Args) ->
-    tls('tlsv1.3', Args);
+    tls('tlsv1.3', false, Args);
 prepare_call(<<"tls12">>, Args) ->
-    tls('tlsv1.2', Args);
+    tls('tlsv1.2', false, Args);
+prepare_call(<<"tls13_resume">>, Args) ->
+    tls('tlsv1.3', true, Args);
+prepare_call(<<"tls12_resume">>, Args) ->
+    tls('tlsv1.2', true, Args);
 %% The user's expressions: only in a node bridge started with them
 %% (bridge_user). The module is named through a variable, so that the agent
 %% loaded into a running node (bridge_agent, renamed) does not carry it:
@@ -301,14 +326,25 @@ user_module() -> bridge_user.
 %% The TLS module is named through a variable too: the agent loaded into a
 %% running node (--node) does not carry it, so no listener is ever opened in
 %% the user's node; there the call is refused.
-tls(Version, Args) ->
-    Group = bin_arg(<<"group">>, Args),
-    Cert = bin_arg(<<"cert">>, Args),
-    Key = bin_arg(<<"cert_key">>, Args),
-    CA = bin_arg(<<"ca">>, Args),
+tls(Version, Resumed, Args) ->
+    Mutual = opt_int(<<"client_auth">>, Args, 0, 0, 1) =:= 1,
+    Client = case Mutual of
+                 true -> #{client_cert => bin_arg(<<"client_cert">>, Args),
+                           client_key => bin_arg(<<"client_key">>, Args),
+                           client_ca => bin_arg(<<"client_ca">>, Args)};
+                 false -> #{}
+             end,
+    Spec = Client#{version => Version, resumed => Resumed,
+                   group => bin_arg(<<"group">>, Args),
+                   cert_type => bin_arg(<<"tls_cert">>, Args),
+                   client_auth => Mutual,
+                   resumption => opt_int(<<"resumption">>, Args, 0, 0, 1) =:= 1,
+                   cert => bin_arg(<<"cert">>, Args),
+                   key => bin_arg(<<"cert_key">>, Args),
+                   ca => bin_arg(<<"ca">>, Args)},
     Tls = tls_module(),
     case code:ensure_loaded(Tls) of
-        {module, Tls} -> Tls:prepare(Version, Group, Cert, Key, CA);
+        {module, Tls} -> Tls:prepare(Spec);
         _ -> {error, {unsupported, <<"TLS handshakes run in a node bridge starts, not over --node">>}}
     end.
 

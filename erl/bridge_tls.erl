@@ -1,48 +1,71 @@
-%% bridge_tls: full TLS handshakes for the tls scenario kind, client and
-%% server in this node.
+%% bridge_tls: TLS handshakes for the tls scenario kind, the client side,
+%% and the options of both sides.
 %%
-%% Each cell opens a listener on 127.0.0.1 and an ephemeral port (nothing
-%% else ever listens), served by an acceptor process: transport_accept, then
-%% handshake + close in a process per connection. The timed
-%% call is ssl:connect (verify_peer against bridge's certificate, with SNI)
-%% followed by ssl:close. The listener belongs to the request's process
-%% (bridge_worker runs each request in one): it is closed when the cell ends,
-%% and with the node. Both sides offer one protocol version, one cipher suite
-%% and one group, so the negotiated protocol and suite are every runtime's;
-%% in TLS 1.2 both sides also have P-256 after the group, which the ECDSA
-%% certificate's curve needs there. No session reuse, no tickets.
+%% The server is another Erlang node of the same release and libcrypto
+%% (bridge_tls_server), so that its CPU can be measured apart from the
+%% client's. Each cell opens a listener there on 127.0.0.1 and an ephemeral
+%% port, closed when the cell's request process ends. The timed call is
+%% ssl:connect (verify_peer against bridge's CA, with SNI) followed by
+%% ssl:close; a resumed call offers the session of a full handshake made
+%% when the cell is prepared (a TLS 1.3 ticket, a TLS 1.2 session ID), the
+%% same on every call. Both sides offer one protocol version, one cipher
+%% suite, one group and one signature scheme per key type, so what they
+%% negotiate is every runtime's; in TLS 1.2 both sides also have P-256 after
+%% the group, which an ECDSA certificate's curve needs there.
+%%
+%% The output (bridge/catalog/negotiated.py) gives what ssl can tell: the
+%% protocol, the suite, the server's certificate, whether the session was
+%% resumed, and the client's certificate as the server saw it. ssl names
+%% neither the group nor the signature scheme, so those are left out.
 %%
 %% ssl is an application of its own (Debian: erlang-ssl), which a minimal
 %% install lacks: its modules are called through variables, so that
-%% dialyzer with a PLT without ssl stays quiet, and prepare/5 says
+%% dialyzer with a PLT without ssl stays quiet, and prepare/1 says
 %% `unsupported` when it is missing.
 -module(bridge_tls).
 
--export([prepare/5]).
+-export([prepare/1, server_meter/0, server_opts/1, client_opts/1, start_ssl/0]).
+-export([fingerprint/1]).
+-export_type([spec/0]).
 
 -define(TIMEOUT, 10000).
 -define(LOOPBACK, {127, 0, 0, 1}).
+%% The server's CPU meter of the cell this process prepared (bench reads it).
+-define(METER, bridge_tls_meter).
+%% How long a full handshake's TLS 1.3 ticket may take to arrive.
+-define(TICKET_WAIT, 5000).
+-define(FINGERPRINT_HEX, 16).
 
 -type version() :: 'tlsv1.3' | 'tlsv1.2'.
+%% A cell, as bridge_ops reads it from the request: binaries as sent.
+-type spec() :: #{version := version(), resumed := boolean(), group := binary(),
+                  cert_type := binary(), client_auth := boolean(), resumption := boolean(),
+                  cert := binary(), key := binary(), ca := binary(),
+                  client_cert => binary(), client_key => binary(), client_ca => binary()}.
 
--spec prepare(version(), binary(), binary(), binary(), binary()) ->
-          {ok, tls_connect, bridge_loops:timed_call()} | bridge_ops:error_reply().
-prepare(Version, Group, Cert, Key, CA) ->
-    case group(Group) of
-        error ->
-            {error, {bad_request, <<"unknown TLS group">>}};
-        {ok, G} ->
+-spec prepare(spec()) ->
+          {ok, tls_connect | tls_resume, bridge_loops:timed_call()} | bridge_ops:error_reply().
+prepare(#{group := G, cert_type := C} = Spec) ->
+    case {group(G), cert(C)} of
+        {error, _} -> {error, {bad_request, <<"unknown TLS group">>}};
+        {_, error} -> {error, {bad_request, <<"unknown certificate type">>}};
+        _ ->
             case start_ssl() of
-                ok -> listen(Version, G, {binary_to_list(Cert), binary_to_list(Key)},
-                             binary_to_list(CA));
+                ok -> serve(Spec);
                 {error, _} = E -> E
             end
     end.
 
-group(<<"x25519">>) -> {ok, x25519};
-group(<<"p256">>) -> {ok, secp256r1};
-group(_) -> error.
+%% The server's CPU ns so far, for the cell this process prepared last
+%% (bridge_tls_server:meter/1); none outside a TLS cell.
+-spec server_meter() -> fun(() -> integer()) | none.
+server_meter() ->
+    case get(?METER) of
+        undefined -> none;
+        Meter -> Meter
+    end.
 
+-spec start_ssl() -> ok | bridge_ops:error_reply().
 start_ssl() ->
     App = application_mod(),
     case code:ensure_loaded(ssl_mod()) of
@@ -59,30 +82,104 @@ start_ssl() ->
 missing(What) ->
     <<What/binary, "; this node is OTP ", (list_to_binary(erlang:system_info(otp_release)))/binary>>.
 
-listen(Version, G, {Cert, Key}, CA) ->
-    SSL = ssl_mod(),
-    Common = [{versions, [Version]}, {ciphers, [suite(Version)]}, {active, false}
-              | no_reuse(Version)],
-    ServerOpts = [{ip, ?LOOPBACK}, {reuseaddr, true}, {certfile, Cert}, {keyfile, Key},
-                  groups(Version, client_groups(Version, G)) | server_order(Version) ++ Common],
-    ClientOpts = [{verify, verify_peer}, {cacertfile, CA},
-                  {server_name_indication, "localhost"},
-                  groups(Version, client_groups(Version, G)) | Common],
-    case SSL:listen(0, ServerOpts) of
-        {ok, LSock} ->
-            {ok, {_, Port}} = SSL:sockname(LSock),
-            Owner = self(),
-            _ = spawn(fun() -> acceptor(SSL, LSock, Owner) end),
-            {ok, tls_connect, {fun() -> once(SSL, Port, ClientOpts) end,
-                               fun(N) -> connect_loop(N, SSL, Port, ClientOpts) end}};
-        {error, Reason} ->
-            {error, {failed, bridge_args:format("ssl:listen on 127.0.0.1: ~0p", [Reason])}}
+serve(#{resumed := Resumed} = Spec) ->
+    case bridge_tls_server:listen(Spec) of
+        {ok, Port, Meter} ->
+            put(?METER, Meter),
+            SSL = ssl_mod(),
+            Opts = client_opts(Spec),
+            case Resumed of
+                false ->
+                    {ok, tls_connect, calls(SSL, Port, Opts, none)};
+                true ->
+                    case session(SSL, Port, Opts, maps:get(version, Spec)) of
+                        {ok, Offer} -> {ok, tls_resume, calls(SSL, Port, Opts, Offer)};
+                        {error, _} = E -> E
+                    end
+            end;
+        {error, _} = E ->
+            E
     end.
 
-%% TLS 1.3 has no session IDs to reuse (and tickets are off by default);
-%% TLS 1.2 clients reuse sessions unless told not to.
-no_reuse('tlsv1.3') -> [];
-no_reuse('tlsv1.2') -> [{reuse_sessions, false}].
+calls(SSL, Port, Opts0, Offer) ->
+    Opts = offered(Offer) ++ Opts0,
+    {fun() -> once(SSL, Port, Opts, Offer) end,
+     fun(N) -> connect_loop(N, SSL, Port, Opts) end}.
+
+%% What a resumed call offers: the TLS 1.3 ticket, or the TLS 1.2 session.
+offered(none) -> [];
+offered({ticket, Ticket, _}) -> [{use_ticket, [Ticket]}];
+offered({session, Id, Data, _}) -> [{reuse_session, {Id, Data}}].
+
+%% A full handshake, and the session it leaves: a TLS 1.3 client in manual
+%% ticket mode gets its ticket as a message; a TLS 1.2 session is read back.
+%% With it, the server's certificate of that handshake: ssl gives none for a
+%% TLS 1.3 connection that resumed (the ticket does not carry it), and the
+%% session's is the certificate a resumed handshake relies on.
+session(SSL, Port, Opts, 'tlsv1.3') ->
+    {ok, S} = connect(SSL, Port, Opts),
+    Peer = peer(SSL, S),
+    Got = receive {ssl, session_ticket, Ticket} -> {ok, {ticket, Ticket, Peer}}
+          after ?TICKET_WAIT -> {error, {failed, <<"the full handshake left no TLS 1.3 ticket">>}}
+          end,
+    _ = SSL:close(S),
+    Got;
+session(SSL, Port, Opts, 'tlsv1.2') ->
+    {ok, S} = connect(SSL, Port, Opts),
+    {ok, Info} = SSL:connection_information(S, [session_id, session_data]),
+    Peer = peer(SSL, S),
+    _ = SSL:close(S),
+    {ok, {session, proplists:get_value(session_id, Info), proplists:get_value(session_data, Info),
+          Peer}}.
+
+peer(SSL, S) ->
+    case SSL:peercert(S) of
+        {ok, Der} -> fingerprint(Der);
+        _ -> <<"none">>
+    end.
+
+%% -- options ------------------------------------------------------------------
+
+-spec server_opts(spec()) -> [term()].
+server_opts(#{version := V, cert := Cert, key := Key} = Spec) ->
+    [{ip, ?LOOPBACK}, {reuseaddr, true}, {certfile, binary_to_list(Cert)},
+     {keyfile, binary_to_list(Key)} | server_order(V)
+     ++ server_sessions(Spec) ++ client_auth(Spec) ++ common(Spec)].
+
+-spec client_opts(spec()) -> [term()].
+client_opts(#{ca := CA} = Spec) ->
+    [{verify, verify_peer}, {cacertfile, binary_to_list(CA)},
+     {server_name_indication, "localhost"} | client_sessions(Spec)
+     ++ own_cert(Spec) ++ common(Spec)].
+
+common(#{version := V, group := G, cert_type := C}) ->
+    {ok, Group} = group(G),
+    {ok, Kx} = cert(C),
+    [{versions, [V]}, {ciphers, [suite(V, Kx)]}, {active, false},
+     groups(V, client_groups(V, Group)) | signatures(V)].
+
+%% TLS 1.3 tickets (stateless, as OpenSSL's and Python's servers issue them)
+%% in a scenario that resumes, none otherwise; a TLS 1.2 server keeps its
+%% sessions by ID, as the others' do (ssl has no TLS 1.2 tickets).
+server_sessions(#{resumption := true, version := 'tlsv1.3'}) -> [{session_tickets, stateless}];
+server_sessions(_) -> [].
+
+%% A TLS 1.3 client in manual ticket mode asks for tickets (psk_ke modes),
+%% as OpenSSL's clients do, and gets them as messages; a TLS 1.2 client keeps
+%% no session cache of its own: a resumed call names its session.
+client_sessions(#{resumption := true, version := 'tlsv1.3'}) -> [{session_tickets, manual}];
+client_sessions(#{version := 'tlsv1.3'}) -> [];
+client_sessions(#{version := 'tlsv1.2'}) -> [{reuse_sessions, false}].
+
+client_auth(#{client_auth := true, client_ca := CA}) ->
+    [{verify, verify_peer}, {fail_if_no_peer_cert, true}, {cacertfile, binary_to_list(CA)}];
+client_auth(_) ->
+    [].
+
+own_cert(#{client_auth := true, client_cert := Cert, client_key := Key}) ->
+    [{certfile, binary_to_list(Cert)}, {keyfile, binary_to_list(Key)}];
+own_cert(_) ->
+    [].
 
 %% A TLS 1.2 server needs the certificate's curve among its own curves: it
 %% has P-256 after the group, and chooses in its own order.
@@ -96,46 +193,69 @@ groups('tlsv1.2', Gs) -> {eccs, Gs}.
 client_groups('tlsv1.2', x25519) -> [x25519, secp256r1];
 client_groups(_, G) -> [G].
 
-suite('tlsv1.3') -> #{key_exchange => any, cipher => aes_256_gcm, mac => aead, prf => sha384};
-suite('tlsv1.2') -> #{key_exchange => ecdhe_ecdsa, cipher => aes_256_gcm, mac => aead, prf => sha384}.
+%% One scheme per key type, the one every runtime signs with: an ECDSA P-256
+%% key can make only the first, an RSA key (rsaEncryption) only the second
+%% (RSA-PSS, as OpenSSL chooses); in TLS 1.2 ssl names ECDSA by {Hash, Sign},
+%% and a server picks in the client's order, PSS first. The certificates'
+%% own signatures (an RSA CA signs with PKCS#1 v1.5) are
+%% signature_algs_cert's in TLS 1.3, and in 1.2 need {sha256, rsa} listed.
+signatures('tlsv1.3') ->
+    [{signature_algs, [ecdsa_secp256r1_sha256, rsa_pss_rsae_sha256]},
+     {signature_algs_cert, [ecdsa_secp256r1_sha256, rsa_pkcs1_sha256]}];
+signatures('tlsv1.2') ->
+    [{signature_algs, [{sha256, ecdsa}, rsa_pss_rsae_sha256, {sha256, rsa}]}].
 
-%% Each connection is served by a process of its own (as servers do), so
-%% that N clients at once (--concurrency) do not queue behind one server
-%% handshake; the acceptor goes when the listener is closed (its owner, the
-%% request's process, has ended) or the owner is gone.
-acceptor(SSL, LSock, Owner) ->
-    case SSL:transport_accept(LSock, ?TIMEOUT) of
-        {ok, T} ->
-            Pid = spawn(fun() -> receive {serve, T} -> serve(SSL, T) after ?TIMEOUT -> ok end end),
-            _ = case SSL:controlling_process(T, Pid) of
-                    ok -> Pid ! {serve, T};
-                    {error, _} -> _ = SSL:close(T), exit(Pid, kill)
-                end,
-            acceptor(SSL, LSock, Owner);
-        {error, timeout} ->
-            case is_process_alive(Owner) of
-                true -> acceptor(SSL, LSock, Owner);
-                false -> SSL:close(LSock)
-            end;
-        {error, _} ->
-            ok
-    end.
+suite('tlsv1.3', _) -> #{key_exchange => any, cipher => aes_256_gcm, mac => aead, prf => sha384};
+suite('tlsv1.2', Kx) -> #{key_exchange => Kx, cipher => aes_256_gcm, mac => aead, prf => sha384}.
 
-serve(SSL, T) ->
-    case SSL:handshake(T, ?TIMEOUT) of
-        {ok, S} -> _ = SSL:close(S);
-        _ -> _ = SSL:close(T)
-    end,
-    ok.
+group(<<"x25519">>) -> {ok, x25519};
+group(<<"p256">>) -> {ok, secp256r1};
+group(_) -> error.
 
-%% The probe: protocol and suite as OpenSSL names them ("TLSv1.3 TLS_AES_256_GCM_SHA384").
-once(SSL, Port, Opts) ->
+%% The certificate type's TLS 1.2 key exchange.
+cert(<<"ecdsa-p256">>) -> {ok, ecdhe_ecdsa};
+cert(<<"rsa2048">>) -> {ok, ecdhe_rsa};
+cert(_) -> error.
+
+%% -- the calls ----------------------------------------------------------------
+
+%% The probe: what the handshake negotiated, as ssl can tell it.
+once(SSL, Port, Opts, Offer) ->
+    bridge_tls_server:observe(),
     {ok, S} = connect(SSL, Port, Opts),
-    {ok, Info} = SSL:connection_information(S, [protocol, selected_cipher_suite]),
+    {ok, Info} = SSL:connection_information(S, [protocol, selected_cipher_suite, session_id]),
+    Peer = case {peer(SSL, S), Offer} of
+               {<<"none">>, {ticket, _, Session}} -> Session;
+               {Seen, _} -> Seen
+           end,
     ok = SSL:close(S),
+    flush(),
+    Theirs = bridge_tls_server:observed(),
     Protocol = proplists:get_value(protocol, Info),
     Suite = SSL:suite_to_openssl_str(proplists:get_value(selected_cipher_suite, Info)),
-    iolist_to_binary([protocol_name(Protocol), " ", Suite]).
+    iolist_to_binary(["protocol=", protocol_name(Protocol), " suite=", Suite,
+                      " cert=", Peer, " resumed=", resumed(Offer, Info),
+                      " client_cert=", Theirs]).
+
+%% ssl's session_resumption says true for a resumed TLS 1.3 handshake; in
+%% TLS 1.2 it says false for a resumed one too (until OTP 28.3), so there a
+%% session is resumed when the server kept the ID offered.
+resumed(none, _) -> <<"no">>;
+resumed({ticket, _, _}, _) -> <<"yes">>;
+resumed({session, Id, _, _}, Info) ->
+    case proplists:get_value(session_id, Info) of
+        Id -> <<"yes">>;
+        _ -> <<"no">>
+    end.
+
+%% The first hex digits of a certificate's SHA-256 (bridge/catalog/negotiated.py).
+-spec fingerprint(binary()) -> binary().
+fingerprint(Der) ->
+    <<Head:(?FINGERPRINT_HEX div 2)/binary, _/binary>> = crypto:hash(sha256, Der),
+    << <<(hex(N))>> || <<N:4>> <= Head >>.
+
+hex(N) when N < 10 -> $0 + N;
+hex(N) -> $a + N - 10.
 
 protocol_name('tlsv1.3') -> "TLSv1.3";
 protocol_name('tlsv1.2') -> "TLSv1.2";
@@ -147,11 +267,20 @@ connect(SSL, Port, Opts) ->
         {error, Reason} -> error({bridge_user, bridge_args:format("ssl:connect: ~0p", [Reason])})
     end.
 
-connect_loop(0, _, _, _) -> ok;
+connect_loop(0, _, _, _) -> flush();
 connect_loop(N, SSL, Port, Opts) ->
     {ok, S} = connect(SSL, Port, Opts),
     _ = SSL:close(S),
+    flush(),
     connect_loop(N - 1, SSL, Port, Opts).
+
+%% A server that issues tickets sends one after each handshake; a client in
+%% manual mode gets it as a message, which no call here needs.
+flush() ->
+    receive
+        {ssl, session_ticket, _} -> flush()
+    after 0 -> ok
+    end.
 
 ssl_mod() -> ssl.
 

@@ -177,7 +177,8 @@ def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
 
 def worker_pids() -> set[int]:
     """PIDs of this test session's bridge worker processes (beam.smp running
-    bridge_worker, or python -m bridge.pyworker.worker), found through /proc. Workers
+    bridge_worker or, started by one, the TLS server node of bridge_tls_server,
+    or python -m bridge.pyworker.worker), found through /proc. Workers
     of other test sessions on the same machine (another checkout, CI) are not
     this session's: a worker inherits BRIDGE_CACHE_DIR, which is per session."""
     marker = f"BRIDGE_CACHE_DIR={os.environ.get('BRIDGE_CACHE_DIR', '')}".encode()
@@ -190,6 +191,7 @@ def worker_pids() -> set[int]:
             # The worker command lines exactly: `erlc .../bridge_worker.erl` is not one.
             if (
                 b"bridge_worker\x00main" not in cmdline
+                and b"bridge_tls_server\x00main" not in cmdline
                 and b"-m\x00bridge.pyworker.worker" not in cmdline
             ):
                 continue

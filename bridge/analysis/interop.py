@@ -19,7 +19,7 @@ import hashlib
 import hmac
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from bridge.catalog import calls, usercode, vocab
+from bridge.catalog import calls, negotiated, usercode, vocab
 from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import (
     AgreementScenario,
@@ -59,8 +59,9 @@ PER_CALL_REFERENCE = {
         " import gives back the driver's modulus"
     ),
     "tls": (
-        "the negotiated protocol and cipher suite are the ones every side was given (the"
-        " group is the only one offered; openssl s_client's report of it is checked too)"
+        "what each handshake negotiated is what every side was given: protocol, suite, group"
+        " and signature scheme (where the runtime reports them), the server's certificate,"
+        " whether it was resumed, and the client's certificate as the server saw it"
     ),
     "agreement": (
         "the shared secret equals the driver's; a fresh key pair's secret is derived again"
@@ -283,18 +284,27 @@ def _call_ok(sc: Scenario, call: calls.Call, out: bytes, data: Inputs, size: int
         case calls.Check.SIGNATURE if isinstance(sc, RsaScenario):
             public = (int.from_bytes(data.parts[0], "big"), int.from_bytes(data.parts[1], "big"))
             return rsa.verify_pss(public, sc.digest, data.data, out, sc.salt_bytes)
+        case calls.Check.NEGOTIATED:
+            assert isinstance(sc, TlsScenario)
+            return negotiated.agrees(out, tls_expected(sc, call, data))
         case calls.Check.REFERENCE:
             return out == _expected(sc, call, data)
     return False
+
+
+def tls_expected(sc: TlsScenario, call: calls.Call, data: Inputs) -> dict[str, str]:
+    """What a tls call must report (bridge.catalog.negotiated.expected)."""
+    assert data.tls is not None
+    version = vocab.TLS_VERSIONS[calls.TLS_OPS[call.op]]
+    prints = (data.tls.cert_print, data.tls.client_print or negotiated.NONE)
+    resumed = call.op in calls.TLS_RESUME_OPS
+    return negotiated.expected(version, sc.spec, sc.cert_spec, resumed, prints)
 
 
 def _expected(sc: Scenario, call: calls.Call, data: Inputs) -> bytes | None:
     """The bytes a deterministic call of a per-call kind must give."""
     if isinstance(sc, AgreementScenario):
         return shared_secret(sc.curve, data.key, data.pub)
-    if isinstance(sc, TlsScenario) and call.op in calls.TLS_OPS:
-        spec = vocab.TLS_VERSIONS[calls.TLS_OPS[call.op]]
-        return f"{spec.protocol} {spec.suite}".encode()
     if isinstance(sc, RsaScenario) and call.role == "setup":
         return data.parts[1]  # the key import hands back the modulus
     if isinstance(sc, RsaScenario | EddsaScenario) and call.role == "sign":

@@ -149,27 +149,28 @@ VERIFY_PK = (
 OWN_INPUTS = "openssl speed works on its own key and buffer"
 NO_AEAD_CLI = "openssl enc has no AEAD mode, and openssl speed seals its own buffer"
 SETUP_ONLY = "a set-up alone has no output"
-# The tls kind: one full handshake per call, over loopback or memory.
-TLS_GROUP_FORCED = (
-    " The group is the only one either side offers (the runtime cannot report it);"
-    " the output is the negotiated protocol and cipher suite."
-)
+# The tls kind: one handshake per call, over loopback or memory. Each side
+# offers one version, suite, group and signature scheme per key type, and
+# the output is what was negotiated (bridge.catalog.negotiated).
 TLS_PYTHON = (
-    "one call: a full handshake, ssl client and server in one thread over memory BIOs"
-    " (no socket), a fresh SSLObject pair per call, no session reuse: both sides' work"
-    " one after the other, on one core." + TLS_GROUP_FORCED
+    "one call: a handshake of an ssl client and server in one thread over memory BIOs (no"
+    " socket), a fresh pair per call, both sides on one core. Server CPU: the thread's CPU"
+    " time in the server's own calls."
 )
 TLS_ERLANG = (
-    "one call: ssl:connect to a listener in the same node on 127.0.0.1 (verify_peer), then"
-    " close; the server side is other Erlang processes (transport_accept, then the handshake"
-    " in a process per connection), so both sides' work and the loopback TCP connection, on"
-    " up to two schedulers." + TLS_GROUP_FORCED
+    "one call: ssl:connect (verify_peer) to a server node of the same release and libcrypto"
+    " on 127.0.0.1, then close: both nodes' work and the loopback TCP connection. Server"
+    " CPU: every thread of the server node (schedstat)."
 )
 TLS_OPENSSL = (
-    "openssl s_time -new against openssl s_server on 127.0.0.1: a full handshake per"
-    " connection, client and server in two processes (up to two cores), TCP connect and"
-    " close included; one s_time process per sample (its start-up counts once per sample)."
-    " The output is read from one openssl s_client handshake, group included."
+    "openssl s_time against s_server on 127.0.0.1: two processes, TCP connect and close,"
+    " s_time's start-up once per sample. Server CPU: s_server's CPU time."
+)
+TLS_RESUMED = " Resumed: the session of one earlier full handshake, offered on every call."
+# What openssl does beside the handshake where a scenario resumes.
+TLS_WWW = (
+    " Where a scenario resumes, each connection also fetches a 2-byte file (-www): s_time"
+    " reads TLS 1.3 tickets only so."
 )
 
 
@@ -187,6 +188,9 @@ class Check(enum.Enum):
     # followed by the secret; the driver derives the secret again from that
     # public key and its own peer key.
     AGREEMENT = "agreement"
+    # A TLS handshake: the output is what it negotiated, each word as the
+    # scenario makes every side offer (bridge.catalog.negotiated).
+    NEGOTIATED = "negotiated"
 
 
 class Route(enum.Enum):
@@ -359,8 +363,10 @@ def _curve(sc) -> vocab.Curve:
 MAC, HASH, CIPHER, SIGNATURE, FILE = "mac", "hash", "cipher", "sign", "file-digest"
 RANDOM, KDF, EDDSA, RSA, AGREE = "random", "kdf", "eddsa", "rsa", "agreement"
 TLS = "tls"
-# The operation of each TLS protocol version (the same in every runtime).
-TLS_OPS = {"tls13": "1.3", "tls12": "1.2"}
+# The operation of each TLS call (the same in every runtime): its protocol version.
+TLS_OPS = {"tls13": "1.3", "tls12": "1.2", "tls13_resume": "1.3", "tls12_resume": "1.2"}
+# The operations that resume a session rather than make a full handshake.
+TLS_RESUME_OPS = frozenset({"tls13_resume", "tls12_resume"})
 
 
 def _fixed_label(text: str) -> Label:
@@ -368,26 +374,34 @@ def _fixed_label(text: str) -> Label:
 
 
 def _tls_calls() -> tuple[Call, ...]:
-    """handshake-1.3 and handshake-1.2 in each runtime; each version is a role
-    of its own, so a 1.3 row is compared with 1.3 rows only."""
+    """handshake-V (a full handshake) and resume-V (a resumed one) for each
+    version V in each runtime; each is a role of its own, so a 1.3 row is
+    compared with 1.3 rows of its kind only."""
     out = []
     labels: dict[str, str] = {
-        "erlang": "ssl:connect/4 + ssl:close/1, TLS {v}, listener in the node",
+        "erlang": "ssl:connect/4 + ssl:close/1, TLS {v}, against a server node",
         "python": "ssl.SSLObject.do_handshake, TLS {v}, client and server over memory BIOs",
-        "openssl": "openssl s_time -new, TLS {v}, against openssl s_server",
+        "openssl": "openssl s_time {flag}, TLS {v}, against openssl s_server",
     }
     semantics = {"erlang": TLS_ERLANG, "python": TLS_PYTHON, "openssl": TLS_OPENSSL}
     for runtime in vocab.RUNTIME_KINDS:
         for op, version in TLS_OPS.items():
+            resumed = op in TLS_RESUME_OPS
+            name = f"{'resume' if resumed else 'handshake'}-{version}"
+            flag = "-reuse" if resumed else "-new"
+            label = labels[runtime].format(v=version, flag=flag)
             out.append(
                 Call(
                     runtime=runtime,
-                    id=f"handshake-{version}",
+                    id=name,
                     op=op,
                     kinds=frozenset({TLS}),
-                    semantics=semantics[runtime],
-                    label=_fixed_label(labels[runtime].format(v=version)),
-                    role=f"handshake-{version}",
+                    semantics=semantics[runtime]
+                    + (TLS_RESUMED if resumed else "")
+                    + (TLS_WWW if runtime == "openssl" else ""),
+                    label=_fixed_label(f"{label} (resumed)" if resumed else label),
+                    role=name,
+                    check=Check.NEGOTIATED,
                 )
             )
     return tuple(out)

@@ -41,11 +41,29 @@ from bridge.catalog.scenario import (
 from bridge.crypto import curve25519, ec, rsa
 
 EXPR_KEY_BYTES, EXPR_IV_BYTES = 32, 16  # bridge time's Key and IV
-INLINE_LIMIT = 4096
-# (a private directory) -> (certificate, key, CA certificate files): bridge.system.tlscert.make.
-CertMaker = Callable[
-    [str], tuple[str, str, str]
-]  # inputs up to this size are written into the report
+INLINE_LIMIT = 4096  # inputs up to this size are written into the report
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """One TLS scenario's certificates, PEM files made at run time in a
+    private directory (bridge.system.tlscert): the server's certificate, its
+    key and the CA certificate that signed it, which clients trust; with
+    mutual TLS the client's three too, whose CA the server trusts. `*_print`:
+    each certificate's fingerprint (bridge.catalog.negotiated)."""
+
+    cert: str
+    key: str
+    ca: str
+    cert_print: str
+    client_cert: str = ""
+    client_key: str = ""
+    client_ca: str = ""
+    client_print: str = ""
+
+
+# (a private directory, certificate type, mutual TLS) -> the files: bridge.system.tlscert.make.
+CertMaker = Callable[[str, str, bool], TlsFiles]
 
 
 @dataclass(frozen=True)
@@ -64,11 +82,9 @@ class Inputs:
     # agreement: the peer's private key. It stays in the driver, which checks
     # the secrets of fresh key pairs with it; `pub` is the peer's public key.
     peer_key: bytes = b""
-    # tls: the certificate and its private key (PEM files made at run time in
-    # a private directory, bridge.system.tlscert); every runtime reads them.
-    cert: str = ""
-    cert_key: str = ""
-    ca: str = ""  # the CA certificate that signed `cert`, which clients trust
+    # tls: the certificates (PEM files made at run time in a private
+    # directory, bridge.system.tlscert); every runtime reads them.
+    tls: TlsFiles | None = None
 
     @property
     def size(self) -> int:
@@ -93,8 +109,12 @@ class Inputs:
             out["parts"] = list(self.parts)
         if self.sig_pss:
             out["sig_pss"] = self.sig_pss
-        if self.cert:
-            out |= {"cert": self.cert, "cert_key": self.cert_key, "ca": self.ca}
+        if self.tls is not None:
+            t = self.tls
+            out |= {"cert": t.cert, "cert_key": t.key, "ca": t.ca}
+            if t.client_cert:
+                out |= {"client_cert": t.client_cert, "client_key": t.client_key}
+                out["client_ca"] = t.client_ca
         return out
 
     def to_json(self) -> dict | None:
@@ -108,11 +128,21 @@ class Inputs:
                 d[f"{name}_hex"] = getattr(self, name).hex()
         if self.count:
             d["count"] = self.count
-        if self.cert:
-            d["cert"] = "ECDSA P-256 for localhost, signed by a P-256 CA, made at run time"
+        if self.tls is not None:
+            d.update(tls_json(self.tls))
         if self.parts:
             d["key_parts_hex"] = [p.hex() for p in self.parts]
         return d
+
+
+def tls_json(files: TlsFiles) -> dict[str, str]:
+    """What a report says of a TLS scenario's certificates: what they are and
+    their fingerprints (the files go with the run)."""
+    out = {"cert": "for localhost, signed by a CA of its key's type, made at run time"}
+    out["cert_sha256"] = files.cert_print
+    if files.client_cert:
+        out["client_cert_sha256"] = files.client_print
+    return out
 
 
 def derive(seed: int, scenario: str, role: str, size: int) -> bytes:
@@ -262,6 +292,7 @@ class RunInputs:
         self.make_cert = make_cert
         self.file_references: dict[tuple[str, int], bytes] = {}
         self._made: dict[tuple[str, int], Inputs] = {}
+        self._certs: dict[tuple[str, bool], TlsFiles] = {}
         self._dir: tempfile.TemporaryDirectory | None = None
 
     def __call__(self, sc: Scenario, size: int) -> Inputs:
@@ -272,7 +303,7 @@ class RunInputs:
 
     def _make(self, sc: Scenario, size: int) -> Inputs:
         if isinstance(sc, TlsScenario):
-            return self._tls()
+            return self._tls(sc)
         if not isinstance(sc, FileDigestScenario):
             return for_scenario(self.seed, sc, size)
         if self._dir is None:
@@ -281,15 +312,18 @@ class RunInputs:
         self.file_references[(sc.name, size)] = digest
         return Inputs(key=b"", data=b"", path=path, file_size=size)
 
-    def _tls(self) -> Inputs:
-        """One certificate for every TLS scenario of the run, in the private
-        directory (0700) that goes away with the run."""
+    def _tls(self, sc: TlsScenario) -> Inputs:
+        """The certificates of a TLS scenario, made once per certificate type
+        and mutual TLS in the run, in the private directory (0700) that goes
+        away with the run."""
         if self.make_cert is None:
             raise ValueError("a TLS scenario needs RunInputs(make_cert=...)")
         if self._dir is None:
             self._dir = tempfile.TemporaryDirectory(prefix="bridge-files-")
-        cert, key, ca = self.make_cert(self._dir.name)
-        return Inputs(key=b"", data=b"", count=1, cert=cert, cert_key=key, ca=ca)
+        which = (sc.cert, sc.client_cert)
+        if which not in self._certs:
+            self._certs[which] = self.make_cert(self._dir.name, *which)
+        return Inputs(key=b"", data=b"", count=1, tls=self._certs[which])
 
     def close(self) -> None:
         if self._dir is not None:

@@ -47,6 +47,7 @@ MAX_ITERATIONS = 10_000_000  # kdf sizes are iteration counts: 10 M takes second
 # label in every table and a key in reports, so no controls, no bidi
 # overrides, no separators and a length a file system takes.
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+DEFAULT_TLS_CERT = "ecdsa-p256"
 NAME_RULE = (
     "at most 64 lower-case letters, digits, '.', '_' and '-', starting with a letter or digit"
 )
@@ -339,13 +340,17 @@ class AgreementScenario(Scenario):
 
 @dataclass(frozen=True, kw_only=True)
 class TlsScenario(Scenario):
-    """Full TLS handshakes (bridge's own certificate, made at run time): one
+    """TLS handshakes (bridge's own certificates, made at run time): one
     handshake per call, so sizes hold [1]; --sizes leaves it alone. The
-    protocol version is the call's (handshake-1.3, handshake-1.2)."""
+    protocol version is the call's (handshake-1.3, resume-1.2, ...); the
+    certificate's key type is `cert`, and `client_cert` makes it mutual TLS
+    (the server asks for the client's certificate and verifies it)."""
 
     kind: ClassVar[str] = "tls"
     size_unit: ClassVar[str] = "handshake per call"
     group: str
+    cert: str = DEFAULT_TLS_CERT
+    client_cert: bool = False
 
     @property
     def algorithm(self) -> str:
@@ -355,14 +360,38 @@ class TlsScenario(Scenario):
     def spec(self) -> vocab.TlsGroup:
         return vocab.TLS_GROUPS[self.group]
 
+    @property
+    def cert_spec(self) -> vocab.TlsCert:
+        return vocab.TLS_CERTS[self.cert]
+
+    @property
+    def resumption(self) -> bool:
+        """Does a call of the scenario resume a session? Then every server of
+        the scenario issues TLS 1.3 tickets and keeps TLS 1.2 sessions, for
+        its full handshakes too: they are the handshakes resumption saves."""
+        return any(
+            calls.CALLS[rt, c].op in calls.TLS_RESUME_OPS
+            for rt, ids in self.calls.items()
+            for c in ids
+            if (rt, c) in calls.CALLS
+        )
+
     def params(self) -> dict[str, Any]:
-        return {"group": self.group}
+        out: dict[str, Any] = {"group": self.group, "tls_cert": self.cert}
+        return out | {"client_auth": int(self.client_cert), "resumption": int(self.resumption)}
 
     def with_sizes(self, sizes: tuple[int, ...]) -> Scenario:
         return self
 
     def _head_json(self) -> dict[str, Any]:
-        return {"group": self.group}
+        # Written only where they differ from the defaults, so reports of the
+        # scenarios from before them read and write back as they were.
+        out: dict[str, Any] = {"group": self.group}
+        if self.cert != DEFAULT_TLS_CERT:
+            out["cert"] = self.cert
+        if self.client_cert:
+            out["client_cert"] = True
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -582,7 +611,11 @@ def _agreement_fields(v: _Validator) -> dict[str, Any]:
 
 
 def _tls_fields(v: _Validator) -> dict[str, Any]:
-    return {"group": v.choice("group", tuple(vocab.TLS_GROUPS))}
+    return {
+        "group": v.choice("group", tuple(vocab.TLS_GROUPS)),
+        "cert": v.choice("cert", tuple(vocab.TLS_CERTS), default=DEFAULT_TLS_CERT),
+        "client_cert": v.boolean("client_cert", default=False),
+    }
 
 
 _PARSERS = {
@@ -616,6 +649,8 @@ class _Validator:
         "salt_bytes",
         "bits",
         "group",
+        "cert",
+        "client_cert",
     }
 
     def __init__(self, data: dict[str, Any], where: str) -> None:
@@ -637,10 +672,16 @@ class _Validator:
             raise self.fail(key, "a non-empty string of at most 500 characters")
         return value
 
-    def choice(self, key: str, options: tuple[str, ...]) -> str:
-        value = self.data.get(key)
+    def choice(self, key: str, options: tuple[str, ...], default: str | None = None) -> str:
+        value = self.data.get(key, default)
         if value not in options:
             raise self.fail(key, "one of " + ", ".join(options))
+        return value
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(key, "true or false")
         return value
 
     def integer(self, key: str, lo: int, hi: int, default: int | None = None) -> int:

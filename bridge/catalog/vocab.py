@@ -147,37 +147,25 @@ RSA_SPEED = {2048: "rsa2048", 3072: "rsa3072", 4096: "rsa4096"}
 
 @dataclass(frozen=True)
 class TlsVersion:
-    """A TLS protocol version of the tls kind, with the one cipher suite each
-    side offers, so that every runtime negotiates the same parameters."""
+    """A TLS protocol version of the tls kind. Each side offers one cipher
+    suite (`suite`; in TLS 1.2 the certificate's key decides it, TlsCert.suite12),
+    so that every runtime negotiates the same parameters."""
 
     name: str  # the call's version, e.g. "1.3"
     protocol: str  # as OpenSSL and Python's ssl spell it: "TLSv1.3"
-    suite: str  # the only cipher suite offered, OpenSSL's name
+    suite: str  # TLS 1.3's only suite, OpenSSL's name; for 1.2 see suite_for
     erlang: str  # ssl's version atom
     flag: str  # the openssl s_server / s_time option
-    # ssl's cipher suite filter, key_exchange / cipher / mac / prf atoms.
-    erlang_suite: tuple[str, str, str, str]
+
+    def suite_for(self, cert: TlsCert) -> str:
+        return self.suite if self.name == "1.3" else cert.suite12
 
 
 TLS_VERSIONS: dict[str, TlsVersion] = {
     v.name: v
     for v in (
-        TlsVersion(
-            "1.3",
-            "TLSv1.3",
-            "TLS_AES_256_GCM_SHA384",
-            "tlsv1.3",
-            "-tls1_3",
-            ("any", "aes_256_gcm", "aead", "sha384"),
-        ),
-        TlsVersion(
-            "1.2",
-            "TLSv1.2",
-            "ECDHE-ECDSA-AES256-GCM-SHA384",
-            "tlsv1.2",
-            "-tls1_2",
-            ("ecdhe_ecdsa", "aes_256_gcm", "aead", "sha384"),
-        ),
+        TlsVersion("1.3", "TLSv1.3", "TLS_AES_256_GCM_SHA384", "tlsv1.3", "-tls1_3"),
+        TlsVersion("1.2", "TLSv1.2", "", "tlsv1.2", "-tls1_2"),
     )
 }
 
@@ -188,15 +176,92 @@ class TlsGroup:
 
     name: str  # the scenario's name
     openssl: str  # -groups / Python's set_ecdh_curve name
-    erlang: str  # ssl's supported_groups atom
+    erlang: str  # ssl's supported_groups atom, and the IANA name the output gives
     # How `openssl s_client` names it on its "Server Temp Key" line (1.1.1, 3.x).
     temp_key: tuple[str, ...]
+    code: int  # the TLS NamedGroup code point (RFC 8446 4.2.7)
 
 
 TLS_GROUPS: dict[str, TlsGroup] = {
     g.name: g
     for g in (
-        TlsGroup("x25519", "X25519", "x25519", ("X25519",)),
-        TlsGroup("p256", "prime256v1", "secp256r1", ("P-256", "prime256v1")),
+        TlsGroup("x25519", "X25519", "x25519", ("X25519",), 0x001D),
+        TlsGroup("p256", "prime256v1", "secp256r1", ("P-256", "prime256v1"), 0x0017),
     )
+}
+
+
+@dataclass(frozen=True)
+class TlsCert:
+    """The server certificate's key type in a TLS scenario (the tls kind's
+    `cert`), with what follows from it: the TLS 1.2 suite, the one signature
+    scheme its key can make (RFC 8446 4.2.3), and how `openssl req` makes
+    the key. Its CA has a key of the same type, as real chains do."""
+
+    name: str  # the scenario's name
+    text: str  # how the report and the docs name it
+    suite12: str  # the TLS 1.2 suite offered, OpenSSL's name (erl/bridge_tls.erl: cert/1)
+    sigalg: str  # the signature scheme the server signs with, IANA's name
+    newkey: tuple[str, ...]  # `openssl req` options that make a key of the type
+
+
+TLS_CERTS: dict[str, TlsCert] = {
+    c.name: c
+    for c in (
+        TlsCert(
+            "ecdsa-p256",
+            "ECDSA P-256",
+            "ECDHE-ECDSA-AES256-GCM-SHA384",
+            "ecdsa_secp256r1_sha256",
+            ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"),
+        ),
+        TlsCert(
+            "rsa2048",
+            "RSA-2048",
+            "ECDHE-RSA-AES256-GCM-SHA384",
+            # RSA-PSS with the RSA key (rsae): TLS 1.3's only RSA scheme for a
+            # handshake signature, and OpenSSL's first choice in 1.2 as well.
+            "rsa_pss_rsae_sha256",
+            ("-newkey", "rsa:2048"),
+        ),
+    )
+}
+# The client certificate of mutual TLS: ECDSA P-256, as IoT fleets use,
+# signed by the ECDSA P-256 CA whatever the server's certificate is.
+TLS_CLIENT_CERT = "ecdsa-p256"
+
+# Signature schemes by their TLS code point (RFC 8446 4.2.3), for a runtime
+# that reads them off the wire (the Python worker), and by what `openssl
+# s_client` prints ("Peer signature type", "Peer signing digest").
+TLS_SIGALG_CODES = {
+    0x0403: "ecdsa_secp256r1_sha256",
+    0x0503: "ecdsa_secp384r1_sha384",
+    0x0603: "ecdsa_secp521r1_sha512",
+    0x0804: "rsa_pss_rsae_sha256",
+    0x0805: "rsa_pss_rsae_sha384",
+    0x0806: "rsa_pss_rsae_sha512",
+    0x0809: "rsa_pss_pss_sha256",
+    0x0401: "rsa_pkcs1_sha256",
+    0x0501: "rsa_pkcs1_sha384",
+    0x0601: "rsa_pkcs1_sha512",
+    0x0201: "rsa_pkcs1_sha1",
+    0x0203: "ecdsa_sha1",
+    0x0807: "ed25519",
+    0x0808: "ed448",
+}
+TLS_SIGALG_PRINTED = {
+    ("ECDSA", "SHA256"): "ecdsa_secp256r1_sha256",
+    ("ECDSA", "SHA384"): "ecdsa_secp384r1_sha384",
+    ("ECDSA", "SHA512"): "ecdsa_secp521r1_sha512",
+    ("RSA-PSS", "SHA256"): "rsa_pss_rsae_sha256",
+    ("RSA-PSS", "SHA384"): "rsa_pss_rsae_sha384",
+    ("RSA-PSS", "SHA512"): "rsa_pss_rsae_sha512",
+    ("RSA", "SHA256"): "rsa_pkcs1_sha256",
+    ("RSA", "SHA384"): "rsa_pkcs1_sha384",
+    ("RSA", "SHA512"): "rsa_pkcs1_sha512",
+}
+TLS_GROUP_CODES = {g.code: g.erlang for g in TLS_GROUPS.values()} | {
+    0x0018: "secp384r1",
+    0x0019: "secp521r1",
+    0x001E: "x448",
 }

@@ -33,6 +33,10 @@ CHECKS = {
     calls.Check.ACCEPTS: "must accept the driver's signature",
     calls.Check.DISTINCT: "two outputs: the length asked for, and different",
     calls.Check.AGREEMENT: "a fresh key pair: the driver derives the same secret",
+    calls.Check.NEGOTIATED: (
+        "what was negotiated (protocol, suite, group, signature, certificates, resumed),"
+        " each as every side was given"
+    ),
 }
 
 
@@ -139,6 +143,7 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
         f"# kind {sc.kind} ({KIND_TITLES.get(sc.kind, sc.kind)}): {sc.algorithm},"
         f" sizes {', '.join(map(str, sc.sizes))}{unit}",
         f"# hardware features for the A/B: {features or 'none'}",
+        *_tls_lines(sc),
     ]
     for runtime, ids in sc.calls.items():
         out += ["#", f"# {runtime}:"]
@@ -153,6 +158,24 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
     # Escaped like any view; the file keeps its tabs, shown as it is.
     head = plain.printable("\n".join(out) + "\n", keep_newlines=True)
     return head + plain.printable(path.read_text(), keep_newlines=True, keep_tabs=True)
+
+
+def _tls_lines(sc: scenario.Scenario) -> list[str]:
+    """What a TLS scenario's servers are given: the group, the certificate,
+    whether the client presents one, whether sessions are kept."""
+    if not isinstance(sc, scenario.TlsScenario):
+        return []
+    client = vocab.TLS_CERTS[vocab.TLS_CLIENT_CERT].text
+    parts = [
+        f"ECDHE over {sc.group}",
+        f"a {sc.cert_spec.text} server certificate",
+        f"mutual TLS (an {client} client certificate, required and verified)"
+        if sc.client_cert
+        else "no client certificate",
+    ]
+    if sc.resumption:
+        parts.append("servers issue TLS 1.3 tickets and keep TLS 1.2 sessions")
+    return [f"# TLS: {', '.join(parts)}; the server's CPU per handshake is measured"]
 
 
 def _call_lines(call: calls.Call, sc: scenario.Scenario) -> list[str]:

@@ -9,7 +9,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import bridge
-from bridge.analysis import cputime, decompose, fits, interop, noise, quietness, upgrade, versus
+from bridge.analysis import (
+    cputime,
+    decompose,
+    fits,
+    interop,
+    noise,
+    quietness,
+    tls,
+    upgrade,
+    versus,
+)
 from bridge.catalog.scenario import Scenario
 from bridge.hw import ab
 from bridge.measure.session import Outcome
@@ -104,6 +114,7 @@ def report(
         verdicts=tuple(found),
         upgrades=tuple(upgrade.in_report(made)),
         differences=versus.differences(made),
+        tls=tls.block(made, scenarios),
     )
 
 

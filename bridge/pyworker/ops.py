@@ -106,7 +106,9 @@ def bench(args: dict[str, Any]) -> list[tuple[str, Any]]:
         output = once()
     except ValueError as exc:  # hashlib: unsupported digest in this build
         raise OperationError("unsupported", str(exc)) from exc
-    probe = Probe.open()
+    # A TLS loop counts its server's CPU (bridge.pyworker.tls.Handshakes),
+    # read around each sample.
+    probe = Probe.open(getattr(loop, "server_cpu_ns", None))
     try:
         if fixed_loops:
             loops, durations, spent = measure_fixed(loop, warmup_ns, fixed_loops, samples, probe)
@@ -655,11 +657,11 @@ def _exchange_fresh(args: dict[str, Any]) -> Prepared:
     return "cryptography generate + exchange", once, loop
 
 
-def _tls(version: str) -> Callable[[dict[str, Any]], Prepared]:
+def _tls(op: str) -> Callable[[dict[str, Any]], Prepared]:
     def handler(args: dict[str, Any]) -> Prepared:
         from bridge.pyworker import tls
 
-        return tls.prepare(args, version)
+        return tls.prepare(args, calls.TLS_OPS[op], op in calls.TLS_RESUME_OPS)
 
     return handler
 
@@ -683,7 +685,7 @@ HANDLERS = calls.Handlers(
         "key_load": _key_load,
         "aead_reuse": _aead_reuse,
         "rand_bytes": _ssl_rand,
-        **{op: _tls(version) for op, version in calls.TLS_OPS.items()},
+        **{op: _tls(op) for op in calls.TLS_OPS},
         "urandom": _urandom,
         "pbkdf2": _pbkdf2,
         "eddsa_sign": _eddsa_sign,
@@ -705,21 +707,32 @@ HANDLERS = calls.Handlers(
 class Probe:
     """What the kernel says of each sample window of the measuring thread:
     the CPU it ran on at the end of the window (sched_getcpu), its CPU ns
-    (CLOCK_THREAD_CPUTIME_ID) and its run-queue wait ns (schedstat) over the
-    window (bridge.system.cpustat), read just outside the timed region.
-    Without /proc's schedstat, nothing is recorded."""
+    (CLOCK_THREAD_CPUTIME_ID) and its run-queue wait ns over the window
+    (bridge.system.cpustat), read just outside the timed region. Without
+    /proc's schedstat, none of these is recorded. A `meter` (a TLS server's
+    CPU ns so far) is read around each window too."""
 
-    def __init__(self, stat: Any) -> None:
+    def __init__(self, stat: Any, meter: Callable[[], int] | None = None) -> None:
         self.stat = stat
+        self.meter = meter
         self.cpus: list[int] = []
         self.cpu_ns: list[int] = []
         self.wait_ns: list[int] = []
+        self.server_cpu_ns: list[int] = []
 
     @classmethod
-    def open(cls) -> Probe:
-        return cls(cpustat.open_self())
+    def open(cls, meter: Callable[[], int] | None = None) -> Probe:
+        return cls(cpustat.open_self(), meter)
 
     def sample(self, loop: Loop, n: int) -> int:
+        if self.meter is None:
+            return self._probed(loop, n)
+        m0 = self.meter()
+        t = self._probed(loop, n)
+        self.server_cpu_ns.append(self.meter() - m0)
+        return t
+
+    def _probed(self, loop: Loop, n: int) -> int:
         stat = self.stat
         if stat is None:
             return timed(loop, n)
@@ -739,9 +752,12 @@ class Probe:
         return t
 
     def reply(self) -> list[tuple[str, Any]]:
-        if not self.cpus:
-            return []
-        return [("cpus", self.cpus), ("cpu_ns", self.cpu_ns), ("wait_ns", self.wait_ns)]
+        out: list[tuple[str, Any]] = []
+        if self.cpus:
+            out += [("cpus", self.cpus), ("cpu_ns", self.cpu_ns), ("wait_ns", self.wait_ns)]
+        if self.server_cpu_ns:
+            out.append(("server_cpu_ns", self.server_cpu_ns))
+        return out
 
     def close(self) -> None:
         if self.stat is not None:

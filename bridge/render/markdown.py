@@ -35,6 +35,7 @@ from bridge.render import (
 )
 from bridge.render import env as env_view
 from bridge.render import noise as noise_view
+from bridge.render import tls as tls_view
 from bridge.render.escape import (
     Md,
     document,
@@ -64,6 +65,7 @@ def render(report: schema.Report) -> str:
         said = answers.outputs_line(report, scenario)
         out += [md("- {}{}", head, said)] if said else []
         out += [md("- {}", s) for s in decompose.sentences(report, scenario)]
+        out += [md("- {}", s) for s in tls_view.sentences(report, scenario)]
     out += [md("- {}", s) for s in concurrency.sentences(report)]
     out += [md("- {}", w) for w in ratios.resolution_warning(report, ratios.Ratios(report).diffs)]
     out += [md("- Problem: {}", e.message) for e in report.errors]

@@ -19,6 +19,7 @@ from bridge import plain
 from bridge.render import common, concurrency, ratios, summary, units, upgrade
 from bridge.render import decompose as decomposition
 from bridge.render import noise as noise_view
+from bridge.render import tls as tls_view
 from bridge.report import schema
 
 WIDE = 10_000  # --verbose: a table is as wide as its cells
@@ -106,6 +107,8 @@ class _View:
         )
         out += upgrade.wide(upgrade.of(report, scenario))
         for line in decomposition.lines(report, scenario):
+            out += self.wrap(line)
+        for line in tls_view.lines(report, scenario):
             out += self.wrap(line)
         out += common.tc_lines(report, scenario)
         if self.verbose:

@@ -33,6 +33,7 @@ from bridge.render import (
 )
 from bridge.render import env as env_view
 from bridge.render import noise as noise_view
+from bridge.render import tls as tls_view
 from bridge.render.escape import term_text
 from bridge.report import schema
 
@@ -49,6 +50,8 @@ def render(report: schema.Report) -> str:
             out += _wrap(f"- {head}{line}", indent="  ")
         said = answers.outputs_line(report, scenario)
         out += _wrap(f"- {head}{said}", indent="  ") if said else []
+        for sentence in tls_view.sentences(report, scenario):
+            out += _wrap(f"- {head}{sentence}", indent="  ")
     for scenario, results in groups.items():
         out += [""] + _wrap(f"== {scenario}: {common.scenario_description(report, scenario)}")
         out += _table(report, common.ordered(report, results))

@@ -151,7 +151,8 @@ def _result(r: dict[str, Any]) -> str | None:
         return "an imported result that took no time" if not median else None
     if not samples:
         return "a measured result with no samples"
-    for key in ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns"):
+    per_sample = ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns")
+    for key in (*per_sample, "sample_server_cpu_ns"):
         # Per-sample figures are parallel to the samples (bridge.analysis.cputime).
         if key in r and len(r[key]) != len(samples):
             return f"{len(r[key])} {key} for {len(samples)} samples"

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from bridge import plain, stats
 from bridge.errors import UsageError
 from bridge.report import levels
+from bridge.report import tls as tlsrec
 from bridge.report.codec import EMPTY, NONE, Json, Record, jf
 from bridge.report.hw import Hw, HwMode
 
@@ -178,6 +179,9 @@ class Result(Record):
     sample_cpu_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
     sample_wait_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
     sample_user_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
+    # A TLS cell's server, per sample: its CPU ns over the window, for the
+    # sample's `loops` handshakes (bridge.analysis.tls).
+    sample_server_cpu_ns: tuple[int, ...] = jf(omit=EMPTY, default=())
     # The process of each sample, when they came from more than one.
     procs: tuple[int, ...] = jf(omit=EMPTY, default=())
 
@@ -259,7 +263,10 @@ class Result(Record):
 
 
 # The per-sample arrays of a Result, parallel to its samples.
-PROBED = ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns")
+PROBED = (
+    *("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns"),
+    "sample_server_cpu_ns",
+)
 
 
 def merge_probed(
@@ -736,6 +743,8 @@ class Report(Record):
     # Added later: absent from older reports, and then not written back.
     noise: Noise | None = jf(omit=NONE, default=None)
     cpu_time: CpuTime | None = jf(omit=NONE, default=None)
+    # TLS cells as a server sees them (bridge.analysis.tls); absent without one.
+    tls: tlsrec.Tls | None = jf(omit=NONE, default=None)
     schema: str = SCHEMA
 
     json_order: ClassVar[tuple[str, ...]] = (

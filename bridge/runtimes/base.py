@@ -89,6 +89,8 @@ class Batch:
     cpu_ns: list[int] = dataclasses.field(default_factory=list)
     wait_ns: list[int] = dataclasses.field(default_factory=list)
     user_ns: list[int] = dataclasses.field(default_factory=list)
+    # A TLS cell's server: its CPU ns over each sample (bridge.analysis.tls).
+    server_cpu_ns: list[int] = dataclasses.field(default_factory=list)
 
     def probed(self) -> dict[str, list[int]]:
         """The per-sample arrays it has, by their report key (schema.PROBED)."""
@@ -97,6 +99,7 @@ class Batch:
             "sample_cpu_ns": self.cpu_ns,
             "sample_wait_ns": self.wait_ns,
             "sample_user_ns": self.user_ns,
+            "sample_server_cpu_ns": self.server_cpu_ns,
         }
         return {k: v for k, v in arrays.items() if v}
 
@@ -360,6 +363,7 @@ class WorkerRuntime(Runtime):
         probed = [[int(x) for x in reply.get(k, [])] for k in ("cpus", "cpu_ns", "wait_ns")]
         if any(len(p) != n for p in probed):
             probed = [[], [], []]
+        server = [int(x) for x in reply.get("server_cpu_ns", [])]
         return Batch(
             api=text(reply["api"]),
             samples=[int(s) for s in reply["samples"]],
@@ -368,6 +372,7 @@ class WorkerRuntime(Runtime):
             cpus=probed[0],
             cpu_ns=probed[1],
             wait_ns=probed[2],
+            server_cpu_ns=server if len(server) == n else [],
         )
 
     def _bench_request(self, job: Job, args: dict[str, Any], plan: BatchPlan) -> Any:

@@ -1,14 +1,28 @@
-"""The openssl runtime's TLS handshakes: `openssl s_time -new` against an
+"""The openssl runtime's TLS handshakes: `openssl s_time` against an
 `openssl s_server` that listens on 127.0.0.1, on an ephemeral port, for the
 cell only.
 
 A sample is one s_time process: its connection count over the wall-clock
-time it took (its own "real seconds" are whole seconds). The negotiated
-protocol, suite and group are read from one `openssl s_client` handshake.
-The client side offers the one group and protocol version through an
-OpenSSL configuration file (s_time has no -groups, and 1.1.1's no -tls1_3):
-in TLS 1.2 with P-256 after the group, which the ECDSA certificate's curve
-needs there.
+time it took (its own "real seconds" are whole seconds), and s_server's CPU
+time over the same span (bridge.system.cpustat.process_cpu_ns). A full
+handshake is `s_time -new`; a resumed one `s_time -reuse`, which offers the
+session of its first connection on every other (it counts those only, and
+each must say it resumed). s_time verifies the server's certificate
+(-verify), as the other runtimes' clients do.
+
+What was negotiated is read from `openssl s_client` handshakes against a
+probe s_server of the same options that answers `GET /` with its status page
+(-www), which names the client certificate it saw: one handshake, or for a
+resumed call a full one that saves its session (-sess_out) and one that
+offers it (-sess_in). The GET makes s_client read what the server sends
+after the handshake, a TLS 1.3 ticket included.
+
+The client side offers the one group and protocol version through an OpenSSL
+configuration file (s_time has no -groups, and 1.1.1's no -tls1_3): in TLS
+1.2 with P-256 after the group, which an ECDSA certificate's curve needs
+there. In a scenario that resumes, s_time reads TLS 1.3 tickets only when it
+reads a reply, so every connection of its cells fetches a 2-byte file
+(-www /bridge) that the server serves from a private directory (-WWW).
 """
 
 from __future__ import annotations
@@ -23,17 +37,24 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from bridge.catalog import calls, vocab
+from bridge.catalog import calls, negotiated, vocab
+from bridge.catalog.inputs import TlsFiles
 from bridge.catalog.scenario import TlsScenario
 from bridge.errors import OperationError
-from bridge.system import proc
+from bridge.system import cpustat, proc
 
 CONNECTIONS = re.compile(r"^(\d+) connections in \d+ real seconds", re.M)
-NEGOTIATED = re.compile(r"^New, (TLSv1\.\d), Cipher is (\S+)", re.M)
+SUMMARY = re.compile(r"^(New|Reused), (TLSv1\.\d), Cipher is (\S+)", re.M)
 TEMP_KEY = re.compile(r"^Server Temp Key: (.*)$", re.M)
+SIG_TYPE = re.compile(r"^Peer signature type: (\S+)", re.M)
+SIG_DIGEST = re.compile(r"^Peer signing digest: (\S+)", re.M)
+PEM = re.compile(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", re.S)
+REPLY = "HTTP/1.0 200 ok"  # where the status page starts in s_client's output
 LISTEN = "0A"
 START_TRIES = 5
 START_WAIT_S = 5.0
+# What each connection fetches in a scenario that resumes (-www), and its body.
+PAGE, PAGE_BODY = "bridge", b"ok"
 
 Run = Callable[..., subprocess.CompletedProcess]  # OpensslRuntime._exec
 
@@ -93,9 +114,34 @@ def client_conf(directory: str, groups: str, protocol: str) -> str:
     return str(path)
 
 
+def server_args(sc: TlsScenario, version: vocab.TlsVersion, files: TlsFiles) -> list[str]:
+    """s_server's options for a cell, listening and output aside: the
+    certificate, the one version, group and suite, the tickets (TLS 1.3: one
+    per handshake in a scenario that resumes, else none; TLS 1.2: none, it
+    resumes by session ID), and with mutual TLS a client certificate it
+    requires and verifies."""
+    suite = version.suite_for(sc.cert_spec)
+    # In TLS 1.2 P-256 follows the group, as on the client: mutual TLS's
+    # client certificate is on that curve, and the server verifies it.
+    groups = client_groups(sc, version)
+    out = ["-cert", files.cert, "-key", files.key, version.flag, "-groups", groups]
+    out += ["-ciphersuites", suite] if version.name == "1.3" else ["-cipher", suite]
+    if version.name == "1.3":
+        out += ["-num_tickets", "1" if sc.resumption else "0"]
+    else:
+        out.append("-no_ticket")
+    if sc.client_cert:
+        out += ["-Verify", "1", "-CAfile", files.client_ca, "-verify_return_error"]
+    return out
+
+
+def client_cert_args(sc: TlsScenario, files: TlsFiles) -> list[str]:
+    return ["-cert", files.client_cert, "-key", files.client_key] if sc.client_cert else []
+
+
 @contextlib.contextmanager
 def server(
-    executable: str, env: Mapping[str, str], argv_tail: list[str]
+    executable: str, env: Mapping[str, str], argv_tail: list[str], cwd: str | None = None
 ) -> Iterator[tuple[int, subprocess.Popen]]:
     """s_server on 127.0.0.1 and a free port, killed and reaped on the way out.
     Its stderr goes to an unnamed file, not a pipe that a long cell could fill."""
@@ -110,6 +156,7 @@ def server(
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
                 env=dict(env),
+                cwd=cwd,
                 preexec_fn=proc.die_with_parent,
                 start_new_session=True,
                 close_fds=True,
@@ -130,70 +177,140 @@ def server(
     raise OperationError("failed", f"openssl s_server did not start listening: {last}")
 
 
+@contextlib.contextmanager
+def page_dir(sc: TlsScenario) -> Iterator[str | None]:
+    """s_server -WWW's directory in a scenario that resumes: private, with the
+    one file it serves (-WWW serves any file of its directory)."""
+    if not sc.resumption:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="bridge-www-") as d:
+        (Path(d) / PAGE).write_bytes(PAGE_BODY)
+        yield d
+
+
 def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
     from bridge.runtimes.base import Batch
 
-    sc = job.scenario
-    assert isinstance(sc, TlsScenario)
+    sc, files = job.scenario, job.inputs.tls
+    assert isinstance(sc, TlsScenario) and files is not None
     if rt.version < (1, 1, 1):
         raise OperationError("unsupported", "TLS 1.3 and s_server -groups need OpenSSL 1.1.1+")
     version = vocab.TLS_VERSIONS[calls.TLS_OPS[job.call.op]]
-    cert, key, ca = job.inputs.cert, job.inputs.cert_key, job.inputs.ca
-    suite = (
-        ["-ciphersuites", version.suite] if version.name == "1.3" else ["-cipher", version.suite]
-    )
-    tail = [
-        *("-cert", cert, "-key", key, version.flag, "-groups", sc.spec.openssl),
-        *suite,
-        *("-num_tickets", "0", "-quiet"),
-    ]
-    conf = client_conf(os.path.dirname(cert), client_groups(sc, version), version.protocol)
+    resumed = job.call.op in calls.TLS_RESUME_OPS
+    conf = client_conf(os.path.dirname(files.cert), client_groups(sc, version), version.protocol)
     env = {**rt.child_env(), "OPENSSL_CONF": conf}
+    tail = server_args(sc, version, files)
+    output = _negotiated(rt, env, (sc, version, files), resumed)
     seconds = rt.settings.openssl_seconds
-    with server(rt.executable, rt.child_env(), tail) as (port, _child):
-        where = f"127.0.0.1:{port}"
-        output = _negotiated(rt, env, where, ca, version, sc)
-        samples, loops = [], []
-        argv = [rt.executable, "s_time", "-connect", where, "-new", "-time", str(seconds)]
-        argv += ["-CAfile", ca]
+    samples, loops, server_ns = [], [], []
+    with (
+        page_dir(sc) as www,
+        server(
+            rt.executable, rt.child_env(), [*tail, "-quiet", *(["-WWW"] if www else [])], www
+        ) as (port, child),
+    ):
+        argv = [rt.executable, "s_time", "-connect", f"127.0.0.1:{port}"]
+        argv += ["-reuse" if resumed else "-new", "-time", str(seconds)]
+        argv += ["-CAfile", files.ca, "-verify", "1", *client_cert_args(sc, files)]
+        argv += ["-www", f"/{PAGE}"] if www else []
         for _ in range(plan.samples):
-            t0 = time.perf_counter_ns()
+            c0, t0 = cpustat.process_cpu_ns(child.pid), time.perf_counter_ns()
             # 1.1.1's s_time exits with status 1 after a good run: its count says.
             done = _exec(argv, env, 3 * seconds + rt.settings.timeout_slack_s, "s_time", True)
-            elapsed = time.perf_counter_ns() - t0
-            m = CONNECTIONS.search(done.stdout.decode("utf-8", "replace"))
-            if not m or int(m[1]) <= 0:
-                tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
-                raise OperationError(
-                    "failed",
-                    f"openssl s_time (status {done.returncode}) printed no connection count"
-                    + (f": {tail}" if tail else ""),
-                )
+            elapsed, c1 = time.perf_counter_ns() - t0, cpustat.process_cpu_ns(child.pid)
             samples.append(elapsed)
-            loops.append(int(m[1]))
-    api = f"openssl s_time -new {version.flag} / s_server (two processes, loopback)"
-    return Batch(api=api, samples=samples, loops=loops, output=output)
+            loops.append(_connections(done, resumed))
+            server_ns.append(c1 - c0 if min(c0, c1) >= 0 else cpustat.UNKNOWN)
+    flag = "-reuse" if resumed else "-new"
+    api = f"openssl s_time {flag} {version.flag} / s_server (two processes, loopback)"
+    return Batch(api=api, samples=samples, loops=loops, output=output, server_cpu_ns=server_ns)
 
 
-def _negotiated(rt, env, where: str, ca: str, version, sc: TlsScenario) -> bytes:
-    argv = [rt.executable, "s_client", "-connect", where, "-CAfile", ca]
-    argv += ["-servername", "localhost", "-verify_return_error", version.flag]
-    done = _exec(argv, env, 30 + rt.settings.timeout_slack_s, "s_client")
+def _connections(done: subprocess.CompletedProcess, resumed: bool) -> int:
+    """s_time's count; with -reuse, each counted connection must have resumed
+    (it prints 'r' for one that did)."""
     text = done.stdout.decode("utf-8", "replace")
-    m, key = NEGOTIATED.search(text), TEMP_KEY.search(text)
+    m = CONNECTIONS.search(text)
+    if not m or int(m[1]) <= 0:
+        tail = done.stderr.decode("utf-8", "replace").strip()[-300:]
+        raise OperationError(
+            "failed",
+            f"openssl s_time (status {done.returncode}) printed no connection count"
+            + (f": {tail}" if tail else ""),
+        )
+    count = int(m[1])
+    if resumed:
+        # One mark per connection after "starting": 'r' resumed, another
+        # letter or '*' a full handshake.
+        marks = "".join(text.partition("starting")[2].partition("\n\n")[0].split())
+        if marks.count("r") < count or marks.strip("r"):
+            reused = marks.count("r")
+            raise OperationError(
+                "failed", f"openssl s_time -reuse resumed {reused} of {len(marks)} connections"
+            )
+    return count
+
+
+def _negotiated(rt, env, cell, resumed: bool) -> bytes:
+    """What one handshake negotiated, from s_client against a probe s_server
+    (-www: its reply names the client certificate it saw)."""
+    sc, version, files = cell
+    probe = [*server_args(sc, version, files), "-www", "-naccept", "2" if resumed else "1"]
+    with (
+        server(rt.executable, rt.child_env(), probe) as (port, _),
+        tempfile.TemporaryDirectory(prefix="bridge-sess-") as d,
+    ):
+        argv = [rt.executable, "s_client", "-connect", f"127.0.0.1:{port}", "-CAfile", files.ca]
+        argv += ["-servername", "localhost", "-verify_return_error", "-ign_eof", version.flag]
+        argv += client_cert_args(sc, files)
+        session = os.path.join(d, "session.pem")
+        get = b"GET / HTTP/1.0\r\n\r\n"
+        timeout = 30 + rt.settings.timeout_slack_s
+        if resumed:
+            _exec([*argv, "-sess_out", session], env, timeout, "s_client", input=get)
+            argv += ["-sess_in", session]
+        done = _exec(argv, env, timeout, "s_client", input=get)
+    return negotiated.encode(read_s_client(done.stdout.decode("utf-8", "replace")))
+
+
+def read_s_client(text: str) -> dict[str, str]:
+    """The negotiated fields in s_client's output: its own summary before
+    the reply, the client certificate from the reply (s_server -www)."""
+    own, _, reply = text.partition(REPLY)
+    m = SUMMARY.search(own)
     if not m:
         raise OperationError("failed", "openssl s_client printed no negotiated cipher")
-    if key is None or not any(name in key[1] for name in sc.spec.temp_key):
-        found = key[1].strip() if key else "none"
-        raise OperationError("failed", f"s_client negotiated group {found!r}, not {sc.group}")
-    return f"{m[1]} {m[2]}".encode()
+    fields = {"protocol": m[2], "suite": m[3]}
+    key, kind, digest = TEMP_KEY.search(own), SIG_TYPE.search(own), SIG_DIGEST.search(own)
+    fields["group"] = _temp_key(key[1]) if key else negotiated.NONE
+    if kind and digest:
+        printed = (kind[1], digest[1].upper())
+        fields["sigalg"] = vocab.TLS_SIGALG_PRINTED.get(printed, "-".join(printed))
+    else:
+        fields["sigalg"] = negotiated.NONE
+    cert = PEM.search(own.partition("Server certificate")[2])
+    fields["cert"] = negotiated.pem_fingerprint(cert[0]) if cert else negotiated.NONE
+    fields["resumed"] = negotiated.YES if m[1] == "Reused" else negotiated.NO
+    theirs = PEM.search(reply.partition("Client certificate")[2]) if reply else None
+    fields["client_cert"] = negotiated.pem_fingerprint(theirs[0]) if theirs else negotiated.NONE
+    return fields
+
+
+def _temp_key(line: str) -> str:
+    """A "Server Temp Key" line's group, IANA's name: "X25519, 253 bits",
+    "ECDH, P-256, 256 bits" (3.x) or "ECDH, prime256v1, 256 bits" (1.1.1)."""
+    for group in vocab.TLS_GROUPS.values():
+        if any(name in line for name in group.temp_key):
+            return group.erlang
+    return line.split(",")[0].strip().lower() or negotiated.NONE
 
 
 def _exec(
-    argv: list[str], env, timeout: float, what: str, any_status: bool = False
+    argv: list[str], env, timeout: float, what: str, any_status: bool = False, input: bytes = b""
 ) -> subprocess.CompletedProcess:
     try:
-        done = proc.run(argv, env=env, timeout=timeout, input=b"")
+        done = proc.run(argv, env=env, timeout=timeout, input=input)
     except subprocess.TimeoutExpired:
         raise OperationError(
             "failed", f"openssl {what} did not finish within {timeout:.0f} s"

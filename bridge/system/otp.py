@@ -68,6 +68,7 @@ WORKER_MODULES = (
     "bridge_concurrency",
     "bridge_alt",
     "bridge_tls",  # the tls kind's handshakes (the ssl application)
+    "bridge_tls_server",  # their server, a node of its own
     "bridge_user",  # the user's expressions, in a node started with them (bridge time)
 )
 INSTALL_HINT = (

@@ -1,8 +1,15 @@
-"""The tls scenarios' certificates: an ECDSA P-256 certificate for localhost
-signed by a P-256 CA made for the run, both by `openssl req`/`x509` in a
-private directory (the caller's, mode 0700) and removed with it. The keys
-are fresh on every run and never leave that directory (the CA's is deleted
-once it has signed); every runtime is given the file paths.
+"""The tls scenarios' certificates, made by `openssl req`/`x509` in a private
+directory (the caller's, mode 0700) and removed with it.
+
+For each certificate type a scenario names (bridge.catalog.vocab.TLS_CERTS),
+a CA with a key of that type, made for the run, signs a certificate for
+localhost with a key of the same type, as a real server's is signed (the
+client checks that signature in every handshake; a self-signed CA
+certificate used as the server's own is refused by Erlang's ssl). With mutual
+TLS, an ECDSA P-256 CA signs the client's certificate too
+(vocab.TLS_CLIENT_CERT). The keys are fresh on every run and never leave
+that directory; each CA's key is deleted once it has signed. Every runtime
+is given the file paths.
 """
 
 from __future__ import annotations
@@ -12,21 +19,22 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from bridge.catalog import negotiated, vocab
+from bridge.catalog.inputs import TlsFiles
 from bridge.errors import RuntimeUnavailable, UsageError
 from bridge.system import proc
 
 CA_SUBJECT = "/CN=bridge run-time CA"
 SUBJECT = "/CN=localhost"
+CLIENT_SUBJECT = "/CN=bridge run-time client"
 EXTENSIONS = "basicConstraints=critical,CA:FALSE\nsubjectAltName=DNS:localhost\n"
-P256 = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes")
+CLIENT_EXTENSIONS = "basicConstraints=critical,CA:FALSE\nextendedKeyUsage=clientAuth\n"
 
 
-def make(directory: str, openssl: str | None = None) -> tuple[str, str, str]:
-    """(certificate, private key, CA certificate) PEM files in `directory`:
-    a CA made for the run signs the server's certificate for localhost, as a
-    real server's is signed (the client checks that signature in every
-    handshake; a self-signed CA certificate used as the server's own is
-    refused by Erlang's ssl)."""
+def make(directory: str, cert: str, client: bool, openssl: str | None = None) -> TlsFiles:
+    """The files of one scenario's certificates in `directory`: the server's
+    (type `cert`) with its key and its CA, and with `client` the client's
+    with its key and its CA; each file named by what it is for."""
     exe = openssl or shutil.which("openssl")
     if exe is None:
         raise RuntimeUnavailable(
@@ -34,52 +42,46 @@ def make(directory: str, openssl: str | None = None) -> tuple[str, str, str]:
             hint="install it with 'apt-get install openssl'",
         )
     d = Path(directory)
-    ca, ca_key = d / "tls-ca.pem", d / "tls-ca-key.pem"
-    cert, key, csr, ext = d / "tls-cert.pem", d / "tls-key.pem", d / "tls.csr", d / "tls-ext.cnf"
-    ext.write_text(EXTENSIONS)
+    stem = f"tls-{cert}{'-mtls' if client else ''}"
+    server = _signed(exe, d, f"{stem}-server", vocab.TLS_CERTS[cert], (SUBJECT, EXTENSIONS))
+    if not client:
+        return TlsFiles(*server, negotiated.pem_fingerprint(Path(server[0]).read_text()))
+    who = (CLIENT_SUBJECT, CLIENT_EXTENSIONS)
+    mine = _signed(exe, d, f"{stem}-client", vocab.TLS_CERTS[vocab.TLS_CLIENT_CERT], who)
+    return TlsFiles(
+        *server,
+        negotiated.pem_fingerprint(Path(server[0]).read_text()),
+        *mine,
+        negotiated.pem_fingerprint(Path(mine[0]).read_text()),
+    )
+
+
+def _signed(
+    exe: str, d: Path, stem: str, kind: vocab.TlsCert, who: tuple[str, str]
+) -> tuple[str, str, str]:
+    """(certificate, key, CA certificate): a CA of the type, made for this
+    certificate alone, signs a certificate of the type for `who` (subject,
+    extensions); the CA's key goes once it has signed."""
+    subject, extensions = who
+    ca, ca_key = d / f"{stem}-ca.pem", d / f"{stem}-ca-key.pem"
+    cert, key = d / f"{stem}.pem", d / f"{stem}-key.pem"
+    csr, ext = d / f"{stem}.csr", d / f"{stem}-ext.cnf"
+    ext.write_text(extensions)
+    new = [*kind.newkey, "-nodes"]
+    days = ["-days", "1", "-sha256"]
     _run(
         exe,
-        [
-            "req",
-            "-x509",
-            *P256,
-            "-subj",
-            CA_SUBJECT,
-            "-days",
-            "1",
-            "-sha256",
-            "-keyout",
-            str(ca_key),
-            "-out",
-            str(ca),
-        ],
+        ["req", "-x509", *new, "-subj", CA_SUBJECT, *days, "-keyout", str(ca_key)]
+        + ["-out", str(ca)],
     )
-    _run(exe, ["req", "-new", *P256, "-subj", SUBJECT, "-keyout", str(key), "-out", str(csr)])
-    _run(
-        exe,
-        [
-            "x509",
-            "-req",
-            "-in",
-            str(csr),
-            "-CA",
-            str(ca),
-            "-CAkey",
-            str(ca_key),
-            "-set_serial",
-            "1",
-            "-days",
-            "1",
-            "-sha256",
-            "-extfile",
-            str(ext),
-            "-out",
-            str(cert),
-        ],
-    )
+    _run(exe, ["req", "-new", *new, "-subj", subject, "-keyout", str(key), "-out", str(csr)])
+    signed = ["-CA", str(ca), "-CAkey", str(ca_key), "-set_serial", "1", *days]
+    _run(exe, ["x509", "-req", "-in", str(csr), *signed, "-extfile", str(ext), "-out", str(cert)])
     for path in (key, ca_key):
         os.chmod(path, 0o600)
     ca_key.unlink()  # nothing else is ever signed with it
+    for scratch in (csr, ext):
+        scratch.unlink()
     return str(cert), str(key), str(ca)
 
 

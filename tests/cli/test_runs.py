@@ -66,7 +66,7 @@ def test_every_builtin_scenario_runs_with_all_its_runtimes(tmp_path):
     # with the checks their kinds need and the calls a release may lack.
     elsewhere = {name for names, _ in GROUPS.values() for name in names}
     # The TLS handshakes run in test_tls.py, with their listeners watched.
-    elsewhere |= {"tls-handshake", "tls-handshake-p256"}
+    elsewhere |= {"tls-handshake", "tls-handshake-p256", "tls-rsa2048", "tls-mtls", "tls-resume"}
     # One bridge per size, every scenario of that size in it: one node and
     # worker start each, not one per scenario.
     groups: dict[tuple[str, int], list] = {}

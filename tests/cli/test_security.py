@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bridge.runtimes.openssl import OpensslRuntime
-from tests.conftest import FAST, ROOT, needs_erl, needs_openssl, worker_pids
+from tests.conftest import FAST, ROOT, needs_erl, needs_openssl, wait_gone, worker_pids
 from tests.integration.test_workers import _listening_inodes, _process_named
 
 
@@ -112,4 +112,29 @@ def test_a_run_leaves_no_temporary_files(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+    assert list(scratch.iterdir()) == []
+
+
+@needs_erl
+@needs_openssl
+def test_tls_scenarios_listen_on_loopback_only_while_they_run_and_leave_nothing(tmp_path):
+    """The TLS scenarios' listeners (Erlang's server node, openssl's probe and
+    timed s_server) are on 127.0.0.1, even with an environment that asks
+    Erlang for distribution (a node with -sname would listen on every
+    address), are gone when bridge exits, and so are the server nodes, the
+    certificates and the -WWW page's directory."""
+    from tests.cli.test_tls import LOOPBACK, run_watched
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {"TMPDIR": str(scratch), "ERL_FLAGS": "-sname evil", "ERL_AFLAGS": "-name evil@127.0.0.1"}
+    before = worker_pids()
+    args = ["run", "tls-rsa2048", "tls-mtls", "tls-resume", "--runtimes", "erlang,openssl"]
+    args += [*("--samples", "3", "--sample-ms", "2", "--rounds", "1", "--warmup-ms", "0")]
+    args += ["--openssl-runs", "1", "--hw", "on", "-o", str(tmp_path / "r.json")]
+    done, ours, left = run_watched(args, env)
+    assert done.returncode == 0, done.stderr
+    assert ours and {addr.split(":")[0] for addr in ours.values()} <= LOOPBACK, ours
+    assert not left
+    assert not wait_gone(worker_pids() - before), "a worker or TLS server node outlived bridge"
     assert list(scratch.iterdir()) == []
