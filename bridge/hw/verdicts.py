@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bridge import stats
+from bridge.report.whynot import WhyNot
 
 # Differences under 5% are treated as noise. On this project's shared VM a
 # masked run that does not use the feature at all (sha512 with SHA masked) came
@@ -75,6 +76,7 @@ class Verdict:
     masked_faster: bool = False
     statistic: str = ""  # what the speedup is a ratio of (stats.PAIRED_STATISTIC, LOW_STATISTIC)
     note: str = ""  # what the explanation adds at its end (rounds left out)
+    why: WhyNot | None = None  # why the path does not use it (bridge.hw.whynot)
 
 
 def decide(
