@@ -8,7 +8,7 @@ from collections import defaultdict
 from bridge.analysis import interop, versus
 from bridge.catalog import calls
 from bridge.hw import ab
-from bridge.render import common, concurrency, ratios, units, upgrade
+from bridge.render import common, concurrency, ratios, units, upgrade, whynot
 from bridge.render import decompose as decomposition
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -282,7 +282,7 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
         who = common.short_who(report, runtime, row) if row else f"{runtime} {call_id}"
         name = ab.feature_name(feature).split(" (")[0]
         at = f" at {units.short(top.size, unit)}" if len(sizes) > 1 else ""
-        line = who + _verdict_phrase(top, name, x, dash, at, len(features) == 1)
+        line = who + _verdict_phrase(top, name, x, dash, at, len(features) == 1, unit=unit)
         rest = [v for v in group[:-1] if v.speedup is not None]
         if rest:
             others = ", ".join(f"{v.speedup:.2f}{x} at {units.short(v.size, unit)}" for v in rest)
@@ -291,13 +291,18 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
     return head + ":", lines
 
 
-def _verdict_phrase(v: schema.HwVerdict, name: str, x: str, dash: str, at: str, named: bool) -> str:
+def _verdict_phrase(
+    v: schema.HwVerdict, name: str, x: str, dash: str, at: str, named: bool, *, unit: str
+) -> str:
     """' uses SHA extensions: 1.26× slower without (CI 1.1–1.4)', and the
     like for the other verdicts (the feature left to the heading when it
-    `named` the only one); the CI of one openssl run each is none."""
+    `named` the only one), with why a path does not use it; the CI of one
+    openssl run each is none."""
     of = ":" if named else f", {name}:"
+    why = f"; {whynot.why_not(v.why, unit, x)}" if v.why is not None else ""
     if v.speedup is None:
         what = v.explanation.split(f"{v.verdict}: ", 1)[-1] if v.explanation else ""
+        what = why[2:] or what
         return f"{of} {v.verdict}" + (f": {what}" if what else "")
     ci = v.speedup_ci95
     if ci is None or abs(ci[1] - ci[0]) < 1e-9:
@@ -308,7 +313,7 @@ def _verdict_phrase(v: schema.HwVerdict, name: str, x: str, dash: str, at: str, 
     if v.verdict == "used":
         return f" uses {name}: {ratio} slower without{at} ({spread})"
     if v.verdict == "not-used":
-        return f" does not use {name}: {ratio}{at}, within noise ({spread})"
+        return f" does not use {name}: {ratio}{at}, within noise ({spread}){why}"
     return f"{of} {v.verdict}, {ratio} without{at} ({spread})"
 
 
