@@ -207,7 +207,9 @@ def verdict_list(
     ]
     out = []
     for sc, r, feature, info, v in found:
-        why = _why(found, sc, r, feature, v, contexts[r.runtime])
+        build = contexts[r.runtime].build if _on_mapped(r) else None
+        v = _by_library(v, build)
+        why = _why(found, sc, r, feature, v, dataclasses.replace(contexts[r.runtime], build=build))
         best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
         out.append(
             schema.HwVerdict(
@@ -234,6 +236,30 @@ def verdict_list(
             )
         )
     return out
+
+
+# Verdicts decided before anything is measured: what the library has does not change them.
+_UNTESTED = ("cpu-lacks", "masked", "not-openssl")
+
+
+def _by_library(v: verdicts.Verdict, build: LibraryBuild | None) -> verdicts.Verdict:
+    """A verdict on a library that has no assembler, or no capability
+    vector, is not-used whatever its twins measured: no mask can change what
+    it runs, so a gap between them is the two processes' (the figures stay,
+    for what they show)."""
+    if v.verdict in _UNTESTED:
+        return v
+    found = whynot.library(build)
+    if found is None:
+        return v
+    return dataclasses.replace(v, verdict="not-used", masked_faster=False, why=found)
+
+
+def _on_mapped(r: schema.Result) -> bool:
+    """Does the call run on the libcrypto its process maps? Not Python's
+    calls through the cryptography package (their api, as the worker names
+    it, says so), whose wheel links an OpenSSL of its own."""
+    return not r.api.startswith("cryptography ")
 
 
 def _why(found, sc: Scenario, r: schema.Result, feature: str, v, ctx: HwContext):

@@ -323,11 +323,20 @@ def _explain(v, who, feature, size, best, larger_example, unit) -> str:
             elif not best or best[0] == size:
                 text += "; it shows on larger messages"
         return text
+    if v.verdict == "not-used" and v.speedup is None:
+        return f"{who} does not use {feature} {where}"
     if v.verdict == "not-used":
-        return f"{who} does not use {feature}: {v.speedup:.2f}× {where}, within noise"
+        noise = ", within noise" if within_margin(v.ci95) else ""
+        return f"{who} does not use {feature}: {v.speedup:.2f}× {where}{noise}"
     if v.verdict == "inconclusive":
         return f"{who}, {feature}: inconclusive {where}: {v.reason}"
     return f"{who}, {feature}: {v.verdict}: {v.reason}"
+
+
+def within_margin(ci95: tuple[float, float] | None, margin: float = MARGIN) -> bool:
+    """Does a speedup's CI lie inside the noise margin? A not-used decided
+    by the library (bridge.hw.whynot) keeps figures that need not."""
+    return ci95 is not None and ci95[0] >= 1 - margin and ci95[1] <= 1 + margin
 
 
 def size_text(n: int, unit: str = BYTES) -> str:

@@ -53,22 +53,29 @@ def bypasses(api: str) -> BypassesEvp:
     return BypassesEvp(api)
 
 
+# What the library says of itself (its CPUINFO, compiler and options lines)
+# against assembler: needed for a verdict, as a count of the perlasm marks in
+# its file alone could miss a fork that drops them.
+_OWN = (Sign.NO_CAPVECTOR, Sign.NO_ASM_FLAG, Sign.NO_ASM_DEFINE)
+
+
 def library(build: LibraryBuild | None) -> NoAsm | NoCapvector | None:
-    """NoAsm when a source says the library has no assembler and none says
-    it has (a capability vector needs the assembler CPUID probe); NoCapvector
-    when it has no vector and nothing says more."""
+    """NoAsm when the library says it has no assembler (or no vector, its
+    file holding no assembler module either) and nothing says it has (a
+    capability vector needs the assembler CPUID probe); NoCapvector when it
+    has no vector and nothing says more. Either way no mask can change what
+    it runs."""
     if build is None:
         return None
     has_asm = build.has(Sign.ASM_FLAG) + build.has(Sign.ASM_CODE) + build.has(Sign.CAPVECTOR)
-    if has_asm:
+    if has_asm or not any(build.has(sign) for sign in _OWN):
         return None
     missing = build.has(Sign.NO_CAPVECTOR)
-    no_asm = build.has(Sign.NO_ASM_FLAG) + build.has(Sign.NO_ASM_CODE)
+    no_asm = build.has(Sign.NO_ASM_FLAG) + build.has(Sign.NO_ASM_DEFINE)
+    no_asm += build.has(Sign.NO_ASM_CODE)
     if no_asm:
         return NoAsm(build.file, build.version, no_asm + missing)
-    if missing:
-        return NoCapvector(build.file, build.version, missing)
-    return None
+    return NoCapvector(build.file, build.version, missing)
 
 
 def vector_lacks(build: LibraryBuild | None, feature: str, arch: str) -> Source | None:

@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from bridge.analysis import interop, versus
 from bridge.catalog import calls
-from bridge.hw import ab
+from bridge.hw import ab, verdicts
 from bridge.render import common, concurrency, ratios, units, upgrade, whynot
 from bridge.render import decompose as decomposition
 from bridge.report import schema
@@ -313,7 +313,8 @@ def _verdict_phrase(
     if v.verdict == "used":
         return f" uses {name}: {ratio} slower without{at} ({spread})"
     if v.verdict == "not-used":
-        return f" does not use {name}: {ratio}{at}, within noise ({spread}){why}"
+        noise = ", within noise" if verdicts.within_margin(v.speedup_ci95) else ""
+        return f" does not use {name}: {ratio}{at}{noise} ({spread}){why}"
     return f"{of} {v.verdict}, {ratio} without{at} ({spread})"
 
 

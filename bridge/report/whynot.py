@@ -33,6 +33,9 @@ class Sign(_Choice):
     NO_CAPVECTOR = "no-capvector"  # it reports none (text: "CPUINFO: N/A")
     NO_ASM_FLAG = "no-asm-flag"  # its compiler or options line says no-asm (text: the flag)
     ASM_FLAG = "asm-flag"  # its compiler line defines an assembler module (text: the flag)
+    # Its compiler line, of a 1.x library (which lists the assembler modules'
+    # defines there), defines none (text: the line).
+    NO_ASM_DEFINE = "no-asm-define"
     ASM_CODE = "asm-code"  # its file holds OpenSSL's assembler modules (text: how many)
     NO_ASM_CODE = "no-asm-code"  # its file holds none
 

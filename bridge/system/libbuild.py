@@ -22,7 +22,7 @@ the CPU info string is filled only where OPENSSL_CPUID_OBJ is defined, which
 no-asm leaves out), and its compiler line looks like any other: 3.x lists no
 assembler defines there. 1.0.2 and 1.1.x print no CPUINFO line at all, but
 list the assembler modules in their compiler line (-DOPENSSL_CPUID_OBJ,
--DSHA256_ASM...).
+-DSHA256_ASM...): a 1.x compiler line without them is a build without.
 """
 
 from __future__ import annotations
@@ -52,9 +52,12 @@ CPUINFO = re.compile(r"^CPUINFO:\s*(.*)$")
 VECTOR = re.compile(r"OPENSSL_(?:ia32|arm)cap=[0-9a-fA-Fx:]+")
 
 
-def clues_from_lines(compiler: str, options: str, cpuinfo: str | None, source: Source):
+def clues_from_lines(
+    compiler: str, options: str, cpuinfo: str | None, source: Source, version: str = ""
+):
     """The clues a compiler line, an options line and a CPUINFO line give
-    (cpuinfo None: the library has no such line, as before 3.0)."""
+    (cpuinfo None: the library has no such line, as before 3.0) of the
+    library whose version text is `version`."""
     out = []
     for line in (compiler, options):
         m = NO_ASM.search(line)
@@ -63,6 +66,8 @@ def clues_from_lines(compiler: str, options: str, cpuinfo: str | None, source: S
     m = ASM_DEFINE.search(compiler)
     if m and not any(c.sign is Sign.NO_ASM_FLAG for c in out):
         out.append(Clue(source, Sign.ASM_FLAG, m.group(0)))
+    elif not m and not out and compiler and _before_3(version):
+        out.append(Clue(source, Sign.NO_ASM_DEFINE, compiler.strip()))
     if cpuinfo is not None:
         vector = VECTOR.search(cpuinfo)
         if vector:
@@ -73,6 +78,13 @@ def clues_from_lines(compiler: str, options: str, cpuinfo: str | None, source: S
         else:
             out.append(Clue(source, Sign.NO_CAPVECTOR, f"CPUINFO: {cpuinfo.strip()}"))
     return out
+
+
+def _before_3(version: str) -> bool:
+    """An OpenSSL 1.x version text: its compiler line names the assembler
+    modules it was built with."""
+    m = re.match(r"OpenSSL (\d+)\.", version)
+    return m is not None and int(m.group(1)) < 3
 
 
 def from_version_a(lines: Sequence[str]) -> tuple[str, list[Clue]]:
@@ -92,7 +104,7 @@ def from_version_a(lines: Sequence[str]) -> tuple[str, list[Clue]]:
             m = CPUINFO.match(line)
             if m:
                 cpuinfo = m.group(1)
-    return version, clues_from_lines(compiler, options, cpuinfo, Source.VERSION_A)
+    return version, clues_from_lines(compiler, options, cpuinfo, Source.VERSION_A, version)
 
 
 # -- the library file, loaded alone ---------------------------------------------
@@ -135,9 +147,8 @@ def parse_probe(text: str) -> tuple[str, list[Clue]]:
     cpuinfo = said.get("cpuinfo")
     if isinstance(cpuinfo, str):
         cpuinfo = cpuinfo.removeprefix("CPUINFO:").strip()
-    compiler = str(said.get("compiler") or "")
-    clues = clues_from_lines(compiler, "", cpuinfo, Source.LIBRARY)
-    return str(said["version"]), clues
+    compiler, version = str(said.get("compiler") or ""), str(said["version"])
+    return version, clues_from_lines(compiler, "", cpuinfo, Source.LIBRARY, version)
 
 
 def ask_library(file: str | Path, timeout: float = 15.0) -> tuple[str, list[Clue]]:

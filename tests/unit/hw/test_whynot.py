@@ -7,6 +7,8 @@ builds (tests/unit/system/test_libbuild.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from bridge.catalog import scenario as scenarios
@@ -92,6 +94,17 @@ def test_any_sign_of_assembler_outranks_the_signs_against():
     assert whynot.library(mixed) is None
     flagged = LibraryBuild(clues=(Clue(Source.VERSION_A, Sign.NO_ASM_FLAG, "-DOPENSSL_NO_ASM"),))
     assert isinstance(whynot.library(flagged), NoAsm)
+    # 1.1.1 without assembler: a compiler line with no module defined.
+    bare = LibraryBuild(clues=(Clue(Source.LIBRARY, Sign.NO_ASM_DEFINE, "compiler: gcc -O2"),))
+    assert isinstance(whynot.library(bare), NoAsm)
+
+
+def test_a_file_without_assembler_marks_alone_decides_nothing():
+    # A fork may drop OpenSSL's perlasm attributions: the library must say it too.
+    marks_only = LibraryBuild(
+        version="BoringSSL", clues=(Clue(Source.FILE, Sign.NO_ASM_CODE, "0"),)
+    )
+    assert whynot.library(marks_only) is None
 
 
 def test_the_library_s_own_vector_can_lack_a_feature_the_cpu_flags_show():
@@ -231,3 +244,42 @@ def test_a_used_verdict_has_no_reason_and_a_path_around_openssl_has_one():
     masked = schema.Runtime(**{**python.__dict__, "hw": Hw.OFF})
     (v,) = ab.verdict_list([sc], [on, off], [python, masked], {python.id: ctx})
     assert v.verdict == "not-openssl" and v.why == BypassesEvp("_sha2.SHA256Type")
+
+
+def test_on_a_library_without_assembler_the_twins_gap_is_not_a_verdict():
+    # 1.3x "slower" masked, all rounds alike: two processes, not a feature
+    # the library does not have. The figures stay, without "within noise".
+    (v,) = _verdicts(NO_ASM, {16384: (49_000.0, 64_000.0)})
+    assert v.verdict == "not-used" and isinstance(v.why, NoAsm)
+    assert v.speedup == pytest.approx(64 / 49, rel=0.01)
+    assert "within noise" not in v.explanation
+    (v,) = _verdicts(NO_ASM, {16384: (49_000.0, 49_000.0)})
+    assert v.explanation.endswith("within noise")
+
+
+def test_a_call_through_the_cryptography_wheel_is_not_judged_by_the_mapped_library():
+    sc = scenarios.load("aes-128-gcm")
+    python = schema.Runtime(
+        id="python@3.11.7+libcrypto-3.5.7",
+        kind="python",
+        executable="python3",
+        version="3.11.7",
+        details={
+            "ssl_openssl_version": "OpenSSL 3.5.7 9 Jun 2026",
+            "cryptography_openssl_version": "OpenSSL 3.5.4 30 Sep 2025",
+        },
+    )
+
+    def cell(hw: Hw, ns: float) -> schema.Result:
+        r = _result(16384, hw, ns, python.id, "cryptography")
+        return dataclasses.replace(
+            r, scenario=sc.name, api="cryptography AESGCM.encrypt", algorithm="aes-128-gcm"
+        )
+
+    cpu = hardware.Cpu("x86_64", "test", frozenset({"aes", "pclmulqdq"}), False)
+    ctx = ab.plan(python, ("aes", "pclmul"), cpu, {}, None)
+    ctx.build = NO_ASM
+    masked = dataclasses.replace(python, hw=Hw.OFF)
+    results = [cell(Hw.ON, 4_000.0), cell(Hw.OFF, 21_000.0)]
+    (v,) = ab.verdict_list([sc], results, [python, masked], {python.id: ctx})
+    assert v.verdict == "used" and v.why is None

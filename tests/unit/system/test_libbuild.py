@@ -78,6 +78,15 @@ def test_flags_that_say_no_assembler(compiler, options, found):
     assert flagged == ([found] if found else [])
 
 
+def test_a_3x_compiler_line_without_assembler_defines_says_nothing():
+    # 3.x never lists them: their absence is no clue there, only in 1.x.
+    line = "compiler: gcc -fPIC -pthread -m64 -Wall -O2 -DOPENSSL_BUILDING_OPENSSL"
+    three = libbuild.clues_from_lines(line, "", None, Source.LIBRARY, "OpenSSL 3.5.7 9 Jun 2026")
+    assert three == []
+    one = libbuild.clues_from_lines(line, "", None, Source.LIBRARY, "OpenSSL 1.0.2u  20 Dec 2019")
+    assert signs(one) == [(Sign.NO_ASM_DEFINE, line)]
+
+
 def test_a_no_asm_flag_outranks_an_assembler_define_on_the_same_line():
     compiler = "compiler: gcc -DOPENSSL_CPUID_OBJ -DOPENSSL_NO_ASM"
     clues = libbuild.clues_from_lines(compiler, "", None, Source.LIBRARY)
@@ -93,9 +102,15 @@ def test_what_the_probe_prints_is_read_or_refused():
     version, clues = libbuild.parse_probe(json.dumps(said))
     assert version == "OpenSSL 3.5.7 9 Jun 2026"
     assert clues == [Clue(Source.LIBRARY, Sign.NO_CAPVECTOR, "CPUINFO: N/A")]
-    # 1.1.x: no OPENSSL_info, so no cpuinfo key: no clue from it.
-    old = {"version": "OpenSSL 1.1.1w  11 Sep 2023", "compiler": "compiler: gcc"}
-    assert libbuild.parse_probe(json.dumps(old))[1] == []
+    # 1.1.x: no OPENSSL_info, so no cpuinfo key; its compiler line says it.
+    old = {"version": "OpenSSL 1.1.1w  11 Sep 2023", "compiler": "compiler: gcc -O2"}
+    assert signs(libbuild.parse_probe(json.dumps(old))[1]) == [
+        (Sign.NO_ASM_DEFINE, "compiler: gcc -O2")
+    ]
+    old["compiler"] += " -DOPENSSL_CPUID_OBJ -DSHA256_ASM"
+    assert signs(libbuild.parse_probe(json.dumps(old))[1]) == [
+        (Sign.ASM_FLAG, "-DOPENSSL_CPUID_OBJ")
+    ]
     for bad in ("", "not json", "{}", json.dumps({"version": ""}), "[1]"):
         with pytest.raises(libbuild.Unread):
             libbuild.parse_probe(bad)
