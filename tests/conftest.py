@@ -135,6 +135,51 @@ def bullseye() -> Bullseye:
     return Bullseye(bin=bindir, otp_root=root / "usr" / "lib" / "erlang", libdir=libcrypto.parent)
 
 
+@dataclass(frozen=True)
+class NoAsm:
+    """OpenSSL built `no-asm` from Debian trixie's source by
+    scripts/build-noasm-openssl: a libcrypto without assembler beside the
+    system's."""
+
+    prefix: Path
+
+    @property
+    def libdir(self) -> Path:  # for --libcrypto: libcrypto.so.3, libssl.so.3
+        return self.prefix / "lib"
+
+    @property
+    def libcrypto(self) -> Path:
+        return self.libdir / "libcrypto.so.3"
+
+    @property
+    def openssl(self) -> Path:  # for --openssl: runs on libdir by its RUNPATH
+        return self.prefix / "bin" / "openssl"
+
+
+@pytest.fixture(scope="session")
+def noasm() -> NoAsm:
+    """Runs scripts/build-noasm-openssl (a fraction of a second once built;
+    `make test` builds it before the tests start). Where it cannot build (no
+    apt, no Debian mirror, no compiler) the test is skipped with its reason,
+    except in CI (CI=true), where the skip is a failure."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build-noasm-openssl")],
+        capture_output=True,
+        text=True,
+        env=STARTING_ENV,
+        timeout=3600,
+    )
+    said = done.stderr.strip()
+    if done.returncode != 0:
+        pytest.fail(f"scripts/build-noasm-openssl failed:\n{said}")
+    if not done.stdout.strip():
+        reason = said.splitlines()[-1] if said else "scripts/build-noasm-openssl built nothing"
+        if STARTING_ENV.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the no-asm OpenSSL tests, but: {reason}")
+        pytest.skip(reason)
+    return NoAsm(Path(done.stdout.strip().splitlines()[-1]))
+
+
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory, monkeypatch):
     # One beam cache per test session, not the user's ~/.cache.

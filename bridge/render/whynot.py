@@ -51,13 +51,13 @@ def why_not(why: WhyNot, unit: str = units.BYTES, x: str = "×") -> str:
         )
     if isinstance(why, NoAsm):
         return (
-            f"{_name(why.library)} ({why.version}) was built without assembler"
-            f" ({_evidence(why.evidence)}): it runs C code whatever the CPU offers;"
-            " a libcrypto built with assembler (a distribution's usual build) uses the feature"
+            f"{_name(why.library)} ({_short(why.version)}) was built without assembler"
+            f" ({_evidence(why.evidence)}): it runs C code whatever the CPU offers; a build"
+            " with assembler, as distributions ship, would use it"
         )
     if isinstance(why, NoCapvector):
         return (
-            f"{_name(why.library)} ({why.version}) has no capability vector"
+            f"{_name(why.library)} ({_short(why.version)}) has no capability vector"
             f" ({_evidence(why.evidence)}): it cannot detect CPU features"
         )
     if isinstance(why, BypassesEvp):
@@ -82,13 +82,26 @@ def _name(library: str) -> str:
     return library or "the libcrypto"
 
 
+def _short(version: str) -> str:
+    """OpenSSL 3.5.7, without the date."""
+    return " ".join(version.split()[:2])
+
+
 def _evidence(clues: tuple[Clue, ...]) -> str:
-    said = []
+    """What the clues say, each once, with the sources that said it:
+    "CPUINFO: N/A from openssl version -a and OpenSSL_version()"."""
+    said: dict[str, list[str]] = {}
     for c in clues:
         if c.sign is Sign.NO_ASM_CODE:
-            said.append("no assembler module in its file")
-        elif c.sign is Sign.NO_ASM_FLAG:
-            said.append(f"{c.text} in {_FROM[c.source]}")
+            what = "no assembler module in its file"
+        elif c.sign is Sign.NO_ASM_DEFINE:
+            what = "no assembler module on its compiler line"
         else:
-            said.append(f"{c.text} from {_FROM[c.source]}")
-    return "; ".join(dict.fromkeys(said))
+            what = c.text
+        sources = said.setdefault(what, [])
+        if c.source is not Source.FILE:
+            sources.append(_FROM[c.source])
+    return "; ".join(
+        f"{what} from {' and '.join(dict.fromkeys(sources))}" if sources else what
+        for what, sources in said.items()
+    )

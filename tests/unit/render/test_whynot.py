@@ -42,7 +42,7 @@ EVIDENCE = (
         (EnvMasks("OPENSSL_ia32cap", ":~0x20000000"), "OPENSSL_ia32cap=:~0x20000000 was set"),
         (
             NoAsm(LIB, "OpenSSL 3.5.7 9 Jun 2026", EVIDENCE),
-            f"{LIB} (OpenSSL 3.5.7 9 Jun 2026) was built without assembler (no assembler"
+            f"{LIB} (OpenSSL 3.5.7) was built without assembler (no assembler"
             " module in its file; CPUINFO: N/A from OpenSSL_version())",
         ),
         (NoCapvector(LIB, "OpenSSL 3.5.7", EVIDENCE[1:]), "has no capability vector (CPUINFO"),
@@ -54,6 +54,20 @@ EVIDENCE = (
 )
 def test_each_reason_in_words(why, says):
     assert says in why_not(why)
+
+
+def test_a_clue_two_sources_gave_is_said_once_with_both():
+    both = (
+        Clue(Source.VERSION_A, Sign.NO_CAPVECTOR, "CPUINFO: N/A"),
+        Clue(Source.LIBRARY, Sign.NO_CAPVECTOR, "CPUINFO: N/A"),
+        Clue(Source.LIBRARY, Sign.NO_ASM_DEFINE, "compiler: gcc -O2"),
+    )
+    text = why_not(NoAsm(LIB, "OpenSSL 1.1.1w  11 Sep 2023", both))
+    assert "(OpenSSL 1.1.1w) was built" in text
+    assert (
+        "CPUINFO: N/A from openssl version -a and OpenSSL_version(); no assembler module on"
+        " its compiler line from OpenSSL_version()"
+    ) in text
 
 
 def test_sizes_are_said_in_the_scenario_s_unit_and_the_view_s_times_sign():
