@@ -209,7 +209,10 @@ def verdict_list(
     for sc, r, feature, info, v in found:
         build = contexts[r.runtime].build if _on_mapped(r) else None
         v = _by_library(v, build)
-        why = _why(found, sc, r, feature, v, dataclasses.replace(contexts[r.runtime], build=build))
+        if v.verdict == "not-used" and v.why is None:
+            used, largest = _other_sizes(found, sc, r, feature)
+            why = whynot.not_used(build, feature, contexts[r.runtime].arch, r.size, used, largest)
+            v = dataclasses.replace(v, why=why)
         best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
         out.append(
             schema.HwVerdict(
@@ -232,7 +235,7 @@ def verdict_list(
                     larger_example=_larger_example(sc),
                     unit=sc.size_unit,
                 ),
-                why=why,
+                why=v.why,
             )
         )
     return out
@@ -262,20 +265,16 @@ def _on_mapped(r: schema.Result) -> bool:
     return not r.api.startswith("cryptography ")
 
 
-def _why(found, sc: Scenario, r: schema.Result, feature: str, v, ctx: HwContext):
-    """Why a verdict's path does not use the feature (bridge.hw.whynot): the
-    reason an untestable verdict came with, or, for a measured not-used,
-    what the library and the same call's other sizes say."""
-    if v.verdict != "not-used":
-        return v.why
+def _other_sizes(found, sc: Scenario, r: schema.Result, feature: str):
+    """(size, speedup) of each `used` verdict of the same call and feature
+    in the run, and the largest size it was judged at."""
     same = [
         (r2.size, v2)
         for sc2, r2, f2, _, v2 in found
         if (sc2.name, r2.runtime, r2.call_id, f2) == (sc.name, r.runtime, r.call_id, feature)
     ]
     used = [(n, v2.speedup) for n, v2 in same if v2.verdict == "used" and v2.speedup]
-    largest = max(n for n, _ in same)
-    return whynot.not_used(ctx.build, feature, ctx.arch, r.size, used, largest)
+    return used, max(n for n, _ in same)
 
 
 def _twin_gaps(found) -> dict[str, tuple[float, str]]:
