@@ -285,10 +285,23 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
         line = who + _verdict_phrase(top, name, x, dash, at, len(features) == 1, unit=unit)
         rest = [v for v in group[:-1] if v.speedup is not None]
         if rest:
-            others = ", ".join(f"{v.speedup:.2f}{x} at {units.short(v.size, unit)}" for v in rest)
+            others = ", ".join(
+                f"{v.speedup:.2f}{x} at {units.short(v.size, unit)}" + _other_why(v, top)
+                for v in rest
+            )
             line += f"; {others}"
+        if top.why is not None and top.speedup is not None:  # after every size's figure
+            line += f"; {whynot.why_not(top.why, unit, x)}"
         lines.append(line)
     return head + ":", lines
+
+
+def _other_why(v: schema.HwVerdict, top: schema.HwVerdict) -> str:
+    """ " (too small to show)": a smaller size's reason, briefly, where it is
+    not the one the line already gives."""
+    if v.why is None or (top.why is not None and top.why.reason is v.why.reason):
+        return ""
+    return f" ({whynot.why_not(v.why, brief=True)})"
 
 
 def _verdict_phrase(
@@ -296,13 +309,12 @@ def _verdict_phrase(
 ) -> str:
     """' uses SHA extensions: 1.26× slower without (CI 1.1–1.4)', and the
     like for the other verdicts (the feature left to the heading when it
-    `named` the only one), with why a path does not use it; the CI of one
-    openssl run each is none."""
+    `named` the only one), and why a path does not use it when that is
+    all it says; the CI of one openssl run each is none."""
     of = ":" if named else f", {name}:"
-    why = f"; {whynot.why_not(v.why, unit, x)}" if v.why is not None else ""
-    if v.speedup is None:
+    if v.speedup is None:  # the reason replaces the stored one; with figures, the line ends with it
         what = v.explanation.split(f"{v.verdict}: ", 1)[-1] if v.explanation else ""
-        what = why[2:] or what
+        what = whynot.why_not(v.why, unit, x) if v.why is not None else what
         return f"{of} {v.verdict}" + (f": {what}" if what else "")
     ci = v.speedup_ci95
     if ci is None or abs(ci[1] - ci[0]) < 1e-9:
@@ -314,7 +326,7 @@ def _verdict_phrase(
         return f" uses {name}: {ratio} slower without{at} ({spread})"
     if v.verdict == "not-used":
         noise = ", within noise" if verdicts.within_margin(v.speedup_ci95) else ""
-        return f" does not use {name}: {ratio}{at}{noise} ({spread}){why}"
+        return f" does not use {name}: {ratio}{at}{noise} ({spread})"
     return f"{of} {v.verdict}, {ratio} without{at} ({spread})"
 
 

@@ -34,9 +34,24 @@ _ROUTES = {
 }
 
 
-def why_not(why: WhyNot, unit: str = units.BYTES, x: str = "×") -> str:
+# The reasons in a few words, where a line already names the call and size.
+_BRIEF = {
+    CpuLacks: "the CPU lacks it",
+    EnvMasks: "masked by the environment",
+    NoAsm: "a library without assembler",
+    NoCapvector: "a library without a capability vector",
+    BypassesEvp: "a path around OpenSSL",
+    TooSmall: "too small to show",
+    NoneFound: "no reason found",
+}
+
+
+def why_not(why: WhyNot, unit: str = units.BYTES, x: str = "×", brief: bool = False) -> str:
     """The reason and what to do next, as a clause: "... does not use X: 1.00×;
-    <this>". `x`: the times sign ("x" where the view is ASCII)."""
+    <this>". `x`: the times sign ("x" where the view is ASCII); `brief`: the
+    reason in a few words, nothing to do."""
+    if brief:
+        return _BRIEF[type(why)]
     if isinstance(why, CpuLacks):
         if why.seen_by is Source.CPUINFO:
             return "the CPU does not offer it (/proc/cpuinfo lists no such flag)"

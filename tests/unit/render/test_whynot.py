@@ -111,3 +111,23 @@ def test_every_format_says_it(fmt):
         assert json.loads(out)["verdicts"][0]["why"]["reason"] == "no-asm"
     else:
         assert "built without assembler" in " ".join(out.split()), fmt
+
+
+def test_a_smaller_size_s_own_reason_is_said_briefly_in_the_answer():
+    report = schema.load(FIXTURES / "report-hmac-sha1-v1.json")
+    v0 = report.verdicts[0]
+    large = dataclasses.replace(v0, verdict="used", speedup=3.1, size=16384, why=None)
+    small = dataclasses.replace(
+        v0, verdict="not-used", speedup=1.01, size=16, why=TooSmall(16, 16384, 3.1)
+    )
+    sizes = {16, 16384}
+    results = tuple(
+        dataclasses.replace(r, size=n) for r in report.results[:1] for n in sorted(sizes)
+    )
+    report = dataclasses.replace(report, verdicts=(small, large), results=results)
+    from bridge.render import summary
+
+    _, lines = summary.answer(report, v0.scenario)
+    (line,) = [line for line in lines if "1.01×" in line]
+    assert line.endswith("1.01× at 16 B (too small to show)")
+    assert all(why_not(w, brief=True) for w in (NoneFound(1), BypassesEvp("x")))
