@@ -181,6 +181,7 @@ class Apt:
 
     def __init__(self, base: Path, sources: list[str], suite: str, override_var: str) -> None:
         self.base, self.suite, self.override_var = base, suite, override_var
+        self.warnings = ""
         for sub in ("lists/partial", "cache/archives/partial", "parts", "preferences.d", "debs"):
             (base / sub).mkdir(parents=True, exist_ok=True)
         (base / "sources.list").write_text("\n".join(sources) + "\n")
@@ -203,7 +204,11 @@ class Apt:
 
     def update(self) -> None:
         done = run(["apt-get", "-q", *self.options, "update"])
-        if done.returncode != 0 or "E:" in done.stdout + done.stderr:
+        # A mirror that did not answer is only a warning to apt: kept, to say
+        # why a package is then missing.
+        said = done.stdout + done.stderr
+        self.warnings = tail(done) if ("Err:" in said or "W:" in said) else ""
+        if done.returncode != 0 or "E:" in said:
             raise Failed(
                 f"apt-get update for {self.suite} failed: {tail(done)}. If the mirror no"
                 f" longer serves {self.suite}, set {self.override_var} to a Debian archive"
@@ -246,7 +251,8 @@ class Apt:
         done = run(["apt-cache", *self.options, "showsrc", package])
         found = re.findall(r"^Version: (\S+)$", done.stdout, re.MULTILINE)
         if not found:
-            raise Failed(f"no source package {package} in {self.suite}: {tail(done)}")
+            why = f"apt-get update said: {self.warnings}" if self.warnings else tail(done)
+            raise Failed(f"no source package {package} in {self.suite} ({why})")
         return sorted(set(found), key=DebVersion, reverse=True)
 
     def source_tarball(self, package: str, version: str, into: Path) -> Path:
