@@ -274,7 +274,7 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
         head = f"Answer: hw off = {ab.feature_name(features[0])} masked from process start"
     else:
         head = "Answer: hw off = the feature masked from process start"
-    lines = []
+    lines, said = [], set()
     for (runtime, call_id, feature), group in groups.items():
         group = sorted(group, key=lambda v: v.size)
         top = group[-1]
@@ -291,9 +291,19 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
             )
             line += f"; {others}"
         if top.why is not None and top.speedup is not None:  # after every size's figure
-            line += f"; {whynot.why_not(top.why, unit, x)}"
+            line += f"; {_said_once(top.why, said, unit, x)}"
         lines.append(line)
     return head + ":", lines
+
+
+def _said_once(why, said: set, unit: str, x: str) -> str:
+    """A reason in full the first time an answer gives it (four rows on one
+    library without assembler), then briefly."""
+    full = whynot.why_not(why, unit, x)
+    if full in said:
+        return f"{whynot.why_not(why, brief=True)}, as above"
+    said.add(full)
+    return full
 
 
 def _other_why(v: schema.HwVerdict, top: schema.HwVerdict) -> str:
