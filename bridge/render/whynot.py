@@ -4,7 +4,7 @@ that every view says a reason, and what to do about it, the same way."""
 
 from __future__ import annotations
 
-from bridge.render import units
+from bridge.render import home, units
 from bridge.report.whynot import (
     BypassesEvp,
     Clue,
@@ -94,7 +94,8 @@ def why_not(why: WhyNot, unit: str = units.BYTES, x: str = "×", brief: bool = F
 
 
 def _name(library: str) -> str:
-    return library or "the libcrypto"
+    # The home directory as ~, as bridge env shows it: a pasted line need not name the user.
+    return home.tilde(library) if library else "the libcrypto"
 
 
 def _short(version: str) -> str:
