@@ -11,7 +11,9 @@ each cell's per-call times (bridge.stats.LOW_STATISTIC), with a bootstrap
 95% CI.
 
   used          the masked run is slower, and the CI clears the noise margin
-  not-used      the CI lies inside the noise margin although the CPU has it
+  not-used      the CI lies inside the noise margin although the CPU has it;
+                or the library has no assembler, whatever the twins measured
+                (bridge.hw.ab, from bridge.hw.whynot)
   inconclusive  neither: the CI straddles the margin (noisy); or the masked
                 run was faster, which no mask can cause (the machine changed
                 speed between the runs); or a side has too few samples for a
@@ -23,6 +25,10 @@ each cell's per-call times (bridge.stats.LOW_STATISTIC), with a bootstrap
                 hash code), so the mask cannot reach it
   cannot-test   no mask can be expressed for this library, or it did not
                 take effect
+
+Every verdict but used, inconclusive and cannot-test carries why the path
+does not use the feature, as a code with its parameters (Verdict.why,
+bridge.hw.whynot).
 """
 
 from __future__ import annotations
