@@ -71,7 +71,7 @@ run: setup
 # 0.3 s of CPU a start, nearly 2 minutes a run. Nothing under test changes; a
 # checkout it cannot write to is tested all the same.
 test: setup
-	@scripts/build-noasm-openssl >/dev/null & noasm=$$!; \
+	@scripts/build-noasm-openssl --retry >/dev/null & noasm=$$!; \
 	scripts/fetch-runtimes >/dev/null || echo "make test: scripts/fetch-runtimes failed (see above)" >&2; \
 	$(BIN)/python -m compileall -q bridge >/dev/null 2>&1 || true; \
 	wait $$noasm || echo "make test: scripts/build-noasm-openssl failed (see above)" >&2

@@ -2,7 +2,7 @@
 once built it answers from its stamp in a fraction of a second; what it
 built has no capability vector and runs on its own library; a mirror that
 does not answer is a failure saying so, with nothing on stdout and nothing
-built."""
+built, remembered for the next caller unless it asks to retry."""
 
 from __future__ import annotations
 
@@ -54,3 +54,15 @@ def test_a_mirror_that_does_not_answer_fails_with_its_reason(tmp_path):
     assert said.startswith("build-noasm-openssl: failed: no source package openssl in trixie")
     assert "apt-get update said:" in said and "127.0.0.1" in said, said
     assert not (tmp_path / "bridge" / "runtimes" / "noasm-openssl").exists()
+    # Asked again, as the next test session would: the reason at once, no new attempt.
+    again = subprocess.run(
+        [sys.executable, SCRIPT], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert again.returncode == 1 and again.stdout == ""
+    assert "apt-get update (trixie" not in again.stderr, again.stderr  # no new attempt
+    assert "127.0.0.1" in again.stderr and "--retry builds again" in again.stderr
+    # --retry (make test's) tries again.
+    retried = subprocess.run(
+        [sys.executable, SCRIPT, "--retry"], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert retried.returncode == 1 and "apt-get update (trixie" in retried.stderr
