@@ -227,6 +227,8 @@ def _identity(file: str) -> tuple[str, int, int, int]:
 
 
 @functools.lru_cache(maxsize=32)
-def _asked(file: str, *_identity: int) -> tuple[str, list[Clue]]:
-    # Once per library file per run: the runtimes of a run mostly share one.
-    return ask_library(file)
+def _asked(file: str, *which: int) -> tuple[str, tuple[Clue, ...]]:
+    # Once per library file (`which` tells a rebuilt one apart) per run: the
+    # runtimes of a run mostly share one.
+    version, clues = ask_library(file)
+    return version, tuple(clues)
