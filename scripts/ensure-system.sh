@@ -8,7 +8,10 @@
 #   - the openssl CLI;
 #   - Elixir, for bridge time's ex: expressions (tests/cli/test_time.py runs one
 #     and, under CI=true, fails without it): Debian's elixir package, a few MB
-#     on top of the Erlang already installed.
+#     on top of the Erlang already installed;
+#   - a C compiler and perl (with its core modules: OpenSSL's Configure uses
+#     IPC::Cmd), for scripts/build-noasm-openssl, which builds OpenSSL without
+#     assembler for the tests of why a path does not use the hardware.
 # Idempotent: a machine that has everything is left alone. Installing needs
 # root (apt-get); without it, say what to install and fail.
 set -euo pipefail
@@ -25,6 +28,8 @@ erl_ok() {
 erl_ok || missing+=(erlang-base erlang-crypto erlang-dev erlang-eunit erlang-dialyzer erlang-public-key erlang-ssl)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v elixir >/dev/null 2>&1 || missing+=(elixir)
+command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+perl -MIPC::Cmd -e1 >/dev/null 2>&1 || missing+=(perl)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -109,30 +109,65 @@ class Bullseye:
         return self.bin.parent
 
 
-@pytest.fixture(scope="session")
-def bullseye() -> Bullseye:
-    """Runs scripts/fetch-runtimes (about a second once cached). Where it
-    cannot fetch (no apt/dpkg, no Debian mirror) the test is skipped with its
-    reason, except in CI (CI=true), where the skip is a failure."""
+def set_up_by(script: str, tests: str, timeout: float) -> Path:
+    """The directory a set-up script of scripts/ prints (it keeps what it
+    makes in the user's cache, where `make test` put it). Where the script
+    cannot make it here (no apt, no Debian mirror, no compiler) the test is
+    skipped with its reason, except in CI (CI=true), where the skip is a
+    failure; a script that fails fails the test."""
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "fetch-runtimes")],
+        [sys.executable, str(ROOT / "scripts" / script)],
         capture_output=True,
         text=True,
         env=STARTING_ENV,
-        timeout=900,
+        timeout=timeout,
     )
     said = done.stderr.strip()
     if done.returncode != 0:
-        pytest.fail(f"scripts/fetch-runtimes failed:\n{said}")
+        pytest.fail(f"scripts/{script} failed:\n{said}")
     if not done.stdout.strip():
-        reason = said.splitlines()[-1] if said else "scripts/fetch-runtimes fetched nothing"
+        reason = said.splitlines()[-1] if said else f"scripts/{script} made nothing"
         if STARTING_ENV.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must run the cross-version tests, but: {reason}")
+            pytest.fail(f"CI must run the {tests}, but: {reason}")
         pytest.skip(reason)
-    bindir = Path(done.stdout.strip().splitlines()[-1])
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def bullseye() -> Bullseye:
+    """Runs scripts/fetch-runtimes (about a second once cached)."""
+    bindir = set_up_by("fetch-runtimes", "cross-version tests", timeout=900)
     root = bindir.parent / "root"
     (libcrypto,) = root.glob("usr/lib/*/libcrypto.so.1.1")
     return Bullseye(bin=bindir, otp_root=root / "usr" / "lib" / "erlang", libdir=libcrypto.parent)
+
+
+@dataclass(frozen=True)
+class NoAsm:
+    """OpenSSL built `no-asm` from Debian trixie's source by
+    scripts/build-noasm-openssl: a libcrypto without assembler beside the
+    system's."""
+
+    prefix: Path
+
+    @property
+    def libdir(self) -> Path:  # for --libcrypto: libcrypto.so.3, libssl.so.3
+        return self.prefix / "lib"
+
+    @property
+    def libcrypto(self) -> Path:
+        return self.libdir / "libcrypto.so.3"
+
+    @property
+    def openssl(self) -> Path:  # for --openssl: runs on libdir by its RUNPATH
+        return self.prefix / "bin" / "openssl"
+
+
+@pytest.fixture(scope="session")
+def noasm() -> NoAsm:
+    """Runs scripts/build-noasm-openssl (a fraction of a second once built;
+    `make test` builds it before the tests start)."""
+    return NoAsm(set_up_by("build-noasm-openssl", "no-asm OpenSSL tests", timeout=3600))
 
 
 @pytest.fixture(autouse=True)

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from bridge import stats
 from bridge.catalog import calls, vocab
 from bridge.catalog.scenario import Scenario
-from bridge.hw import hardware, verdicts
+from bridge.hw import hardware, verdicts, whynot
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.report.whynot import LibraryBuild
 
 
 @dataclass
@@ -32,6 +33,10 @@ class HwContext:
     mask: hardware.Mask | None = None
     untestable: dict[str, verdicts.Verdict] = field(default_factory=dict)  # feature -> verdict
     mask_check: schema.MaskCheck | None = None  # evidence the mask took effect
+    # What the runtime's libcrypto says about its build (bridge.system.libbuild),
+    # once collected; the arch it runs on, for its capability vector.
+    build: LibraryBuild | None = None
+    arch: str = ""
 
     @property
     def mask_failed(self) -> bool:
@@ -46,6 +51,7 @@ class HwContext:
             else schema.MaskUsed(mask.variable, mask.value, mask.features),
             mask_check=self.mask_check,
             untestable={f: v.verdict for f, v in self.untestable.items()},
+            library=self.build,
         )
 
 
@@ -86,17 +92,20 @@ def plan(
     armcap_detected: int | None,
 ) -> HwContext:
     library = library_of(info)
-    ctx = HwContext(runtime_id=info.id, library=library)
+    ctx = HwContext(runtime_id=info.id, library=library, arch=cpu.arch)
     gen = hardware.generation(library[1]) if library else "3.0"
     testable = []
     for feature in features:
         has = cpu.has(feature)
         if has is False:
-            ctx.untestable[feature] = verdicts.decide(None, None, cpu_has=False)
+            v = verdicts.decide(None, None, cpu_has=False)
+            ctx.untestable[feature] = dataclasses.replace(v, why=whynot.cpu_lacks(feature))
         elif has is None:
             ctx.untestable[feature] = verdicts.decide(None, None, cpu_has=None)
         elif hardware.feature_disabled_by(dict(env), feature, cpu.arch, gen):
-            ctx.untestable[feature] = verdicts.decide(None, None, already_masked=True)
+            v = verdicts.decide(None, None, already_masked=True)
+            why = whynot.env_masks(env, cpu.arch)
+            ctx.untestable[feature] = dataclasses.replace(v, why=why)
         else:
             testable.append(feature)
     if testable:
@@ -123,6 +132,19 @@ def via_openssl(info: schema.Runtime, call_id: str) -> bool:
         return bool(d.get("hashlib_uses_openssl", True))
     lib = library_of(info)
     return lib is None or lib[0] == "OpenSSL"
+
+
+def _path(info: schema.Runtime, call_id: str) -> str:
+    """The implementation a call runs instead of OpenSSL, as the runtime
+    named it (Python's built-in hash type, its hmac), or its route."""
+    call = calls.lookup(info.kind, call_id)
+    route = call.route if call else calls.Route.LIBCRYPTO
+    if route is calls.Route.HMAC:  # "none": hmac's own code over hashlib
+        impl = str(info.details.get("hmac_impl") or "none")
+        return route.value if impl == "none" else impl
+    if route is calls.Route.HASHLIB:
+        return str(info.details.get("hashlib_sha256_type") or route.value)
+    return route.value
 
 
 def verdict_list(
@@ -177,10 +199,20 @@ def verdict_list(
                     )
                 found.append((sc, r, feature, info, v))
     gaps = _twin_gaps(found)
+    found = [
+        (sc, r, feature, info, verdicts.against_twin_gap(v, *gaps[r.runtime]))
+        if r.runtime in gaps
+        else (sc, r, feature, info, v)
+        for sc, r, feature, info, v in found
+    ]
     out = []
     for sc, r, feature, info, v in found:
-        if r.runtime in gaps:
-            v = verdicts.against_twin_gap(v, *gaps[r.runtime])
+        build = contexts[r.runtime].build if _on_mapped(r) else None
+        v = _by_library(v, build)
+        if v.verdict == "not-used" and v.why is None:
+            used, largest = _other_sizes(found, sc, r, feature)
+            why = whynot.not_used(build, feature, contexts[r.runtime].arch, r.size, used, largest)
+            v = dataclasses.replace(v, why=why)
         best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
         out.append(
             schema.HwVerdict(
@@ -203,9 +235,46 @@ def verdict_list(
                     larger_example=_larger_example(sc),
                     unit=sc.size_unit,
                 ),
+                why=v.why,
             )
         )
     return out
+
+
+# Verdicts decided before anything is measured: what the library has does not change them.
+_UNTESTED = ("cpu-lacks", "masked", "not-openssl")
+
+
+def _by_library(v: verdicts.Verdict, build: LibraryBuild | None) -> verdicts.Verdict:
+    """A verdict on a library that has no assembler, or no capability
+    vector, is not-used whatever its twins measured: no mask can change what
+    it runs, so a gap between them is the two processes' (the figures stay,
+    for what they show)."""
+    if v.verdict in _UNTESTED:
+        return v
+    found = whynot.library(build)
+    if found is None:
+        return v
+    return dataclasses.replace(v, verdict="not-used", masked_faster=False, why=found)
+
+
+def _on_mapped(r: schema.Result) -> bool:
+    """Does the call run on the libcrypto its process maps? Not Python's
+    calls through the cryptography package (their api, as the worker names
+    it, says so), whose wheel links an OpenSSL of its own."""
+    return not r.api.startswith("cryptography ")
+
+
+def _other_sizes(found, sc: Scenario, r: schema.Result, feature: str):
+    """(size, speedup) of each `used` verdict of the same call and feature
+    in the run, and the largest size it was judged at."""
+    same = [
+        (r2.size, v2)
+        for sc2, r2, f2, _, v2 in found
+        if (sc2.name, r2.runtime, r2.call_id, f2) == (sc.name, r.runtime, r.call_id, feature)
+    ]
+    used = [(n, v2.speedup) for n, v2 in same if v2.verdict == "used" and v2.speedup]
+    return used, max(n for n, _ in same)
 
 
 def _twin_gaps(found) -> dict[str, tuple[float, str]]:
@@ -386,7 +455,8 @@ def _decide(ctx, info, on, off, feature, seen=(None, "", "", "")) -> verdicts.Ve
     if feature in ctx.untestable:
         return ctx.untestable[feature]
     if not via_openssl(info, on.call_id):
-        return verdicts.decide(None, None, via_openssl=False)
+        v = verdicts.decide(None, None, via_openssl=False)
+        return dataclasses.replace(v, why=whynot.bypasses(_path(info, on.call_id)))
     if ctx.mask_failed:
         return verdicts.decide(None, None, cannot_mask="the mask did not take effect")
     if off is None or not off.ok:

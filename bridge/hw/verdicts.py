@@ -11,7 +11,9 @@ each cell's per-call times (bridge.stats.LOW_STATISTIC), with a bootstrap
 95% CI.
 
   used          the masked run is slower, and the CI clears the noise margin
-  not-used      the CI lies inside the noise margin although the CPU has it
+  not-used      the CI lies inside the noise margin although the CPU has it;
+                or the library has no assembler, whatever the twins measured
+                (bridge.hw.ab, from bridge.hw.whynot)
   inconclusive  neither: the CI straddles the margin (noisy); or the masked
                 run was faster, which no mask can cause (the machine changed
                 speed between the runs); or a side has too few samples for a
@@ -23,6 +25,10 @@ each cell's per-call times (bridge.stats.LOW_STATISTIC), with a bootstrap
                 hash code), so the mask cannot reach it
   cannot-test   no mask can be expressed for this library, or it did not
                 take effect
+
+Every verdict but used, inconclusive and cannot-test carries why the path
+does not use the feature, as a code with its parameters (Verdict.why,
+bridge.hw.whynot).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bridge import stats
+from bridge.report.whynot import WhyNot
 
 # Differences under 5% are treated as noise. On this project's shared VM a
 # masked run that does not use the feature at all (sha512 with SHA masked) came
@@ -75,6 +82,7 @@ class Verdict:
     masked_faster: bool = False
     statistic: str = ""  # what the speedup is a ratio of (stats.PAIRED_STATISTIC, LOW_STATISTIC)
     note: str = ""  # what the explanation adds at its end (rounds left out)
+    why: WhyNot | None = None  # why the path does not use it (bridge.hw.whynot)
 
 
 def decide(
@@ -321,11 +329,20 @@ def _explain(v, who, feature, size, best, larger_example, unit) -> str:
             elif not best or best[0] == size:
                 text += "; it shows on larger messages"
         return text
+    if v.verdict == "not-used" and v.speedup is None:
+        return f"{who} does not use {feature} {where}"
     if v.verdict == "not-used":
-        return f"{who} does not use {feature}: {v.speedup:.2f}× {where}, within noise"
+        noise = ", within noise" if within_margin(v.ci95) else ""
+        return f"{who} does not use {feature}: {v.speedup:.2f}× {where}{noise}"
     if v.verdict == "inconclusive":
         return f"{who}, {feature}: inconclusive {where}: {v.reason}"
     return f"{who}, {feature}: {v.verdict}: {v.reason}"
+
+
+def within_margin(ci95: tuple[float, float] | None, margin: float = MARGIN) -> bool:
+    """Does a speedup's CI lie inside the noise margin? A not-used decided
+    by the library (bridge.hw.whynot) keeps figures that need not."""
+    return ci95 is not None and ci95[0] >= 1 - margin and ci95[1] <= 1 + margin
 
 
 def size_text(n: int, unit: str = BYTES) -> str:

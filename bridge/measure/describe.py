@@ -7,7 +7,7 @@ import os
 from bridge.hw import ab, hardware
 from bridge.measure.plan import Plan
 from bridge.measure.session import Progress, Session
-from bridge.measure.startup import runtime_specs
+from bridge.measure.startup import library_build, runtime_specs
 from bridge.report import schema
 from bridge.runtimes.openssl import mask_evidence
 from bridge.system import environment
@@ -30,6 +30,7 @@ def describe(
                 continue
             features = ab.kinds_features(plan.scenarios, live.kind)
             ctx = ab.plan(live.info, features, cpu, os.environ, armcap)
+            ctx.build = library_build(live)
             if ctx.mask is not None:
                 ctx.mask_check = mask_evidence(plan.openssl, ctx)
             experiments.append(ctx.record())

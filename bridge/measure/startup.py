@@ -35,10 +35,12 @@ from bridge.measure.plan import Plan
 from bridge.measure.session import Session, Starting
 from bridge.measure.twins import TwinGuesses
 from bridge.report import schema
+from bridge.report.whynot import LibraryBuild
 from bridge.runtimes import lineup, other_libcrypto, remote
 from bridge.runtimes.base import Job, Live, RuntimeSpec
 from bridge.runtimes.openssl import mask_evidence
-from bridge.system import otp
+from bridge.system import libbuild, otp
+from bridge.system.libcrypto import CannotTell
 
 MaskChecker = Callable[[Plan, ab.HwContext], schema.MaskCheck]
 Inputs = Callable  # (scenario, size) -> bridge.catalog.inputs.Inputs, made once per run
@@ -211,6 +213,7 @@ class Lineup:
         cpu = self.cpu
         armcap = hardware.armcap_from_flags(cpu.flags) if cpu.arch == "aarch64" else None
         ctx = ab.plan(info, features, cpu, os.environ, armcap)
+        ctx.build = library_build(live)
         node.context = ctx
         if ctx.mask is None:
             return None
@@ -219,6 +222,17 @@ class Lineup:
             return None  # the verdict says the mask did not take effect
         mask_env = ctx.mask.env()
         return spec.masked(_twin_label(spec, mask_env), mask_env, same_id=info.id)
+
+
+def library_build(live: Live) -> LibraryBuild:
+    """What a runtime's libcrypto says about its build (bridge.system.libbuild):
+    the file its process maps, and the openssl runtime's `version -a`."""
+    try:
+        seen = live.driver.mapped_libcrypto()
+    except CannotTell:
+        seen = []
+    version_a = live.info.details.get("version_a") if live.kind == "openssl" else None
+    return libbuild.collect(seen[0].path if seen else None, version_a)
 
 
 # A guess becomes the environment of a process: only a capability mask can

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from bridge import stats
 from bridge.analysis import interop, versus
 from bridge.hw import ab
-from bridge.render import common, ratios, units
+from bridge.render import common, ratios, units, whynot
 from bridge.report import schema
 from bridge.report.hw import Hw
 
@@ -156,12 +156,17 @@ def _verdicts(cs: list[Cell], unit: str, x: str, dash: str) -> list[str]:
         name = ab.feature_name(feature).split(" (")[0]
         figures = ", ".join(_figure(v, unit, x, dash) for v in vs)
         masked = f"masked takes {figures}" if any(v.speedup is not None for v in vs) else ""
+        # Why the path does not use it, once for the sizes that share a reason.
+        why = "; ".join(
+            dict.fromkeys(whynot.why_not(v.why, unit, x) for v in vs if v.why is not None)
+        )
         if word == "used":
             out.append(f"uses {name}: {masked}")
         elif word == "not-used":
-            out.append(f"does not use {name}: {masked}")
+            out.append(f"does not use {name}: {masked}" + (f"; {why}" if why else ""))
         else:
-            out.append(f"{name}: {word}" + (f": {masked}" if masked else ""))
+            said = "; ".join(p for p in (masked, why) if p)
+            out.append(f"{name}: {word}" + (f": {said}" if said else ""))
     return out
 
 

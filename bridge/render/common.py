@@ -16,7 +16,7 @@ from bridge.hw import ab, verdicts
 from bridge.hw.hardware import (
     MASK_VARS,  # the other variables of an `env` record are the user's (--env)
 )
-from bridge.render import ratios, titles, units
+from bridge.render import ratios, titles, units, whynot
 from bridge.report import schema
 
 
@@ -50,8 +50,21 @@ def who(report: schema.Report, runtime_id: str, call: str) -> str:
 
 def explanation(report: schema.Report, v: schema.HwVerdict) -> str:
     """A verdict's stored explanation, naming its runtime where the report has
-    several of its kind. Composed here from the record's fields, so reports
-    written before the names read right too."""
+    several of its kind, and why its path does not use the feature where the
+    verdict says (its reason replaces the stored one of a verdict without
+    numbers). Composed here from the record's fields, so reports written
+    before the names read right too."""
+    text = _named(report, v)
+    if v.why is None:
+        return text
+    reason = whynot.why_not(v.why, units.unit(report, v.scenario))
+    head, sep, _ = text.partition(f": {v.verdict}: ")
+    if v.speedup is None and sep:
+        return f"{head}{sep}{reason}"
+    return f"{text}; {reason}"
+
+
+def _named(report: schema.Report, v: schema.HwVerdict) -> str:
     if not _several(report, v.runtime):
         return v.explanation
     base = _kind_and_call(report, v.runtime, v.call)  # how ab.who began it

@@ -10,8 +10,10 @@ from bridge import plain
 from bridge.analysis import quietness
 from bridge.analysis.quietness import Quietness
 from bridge.catalog import vocab
-from bridge.render import common, home
+from bridge.hw import whynot as hw_whynot
+from bridge.render import common, home, whynot
 from bridge.report import schema
+from bridge.report.whynot import LibraryBuild, Sign
 
 
 @plain.escaped
@@ -66,6 +68,8 @@ def render_env(
             )
         for feature, verdict in exp.get("untestable", {}).items():
             lines.append(f"{exp['runtime']}: {feature}: {verdict}")
+        if exp.get("library"):
+            lines.append(f"{exp['runtime']}: {_library(LibraryBuild.from_json(exp['library']))}")
     for s in hw.get("skipped", []):
         lines.append(f"skipped {s['runtime']}: {s['reason']}")
     for e in hw.get("errors", []):
@@ -73,6 +77,22 @@ def render_env(
     if quiet is not None:
         lines += ["", *quietness_lines(quiet)]
     return home.tilde("\n".join(lines).rstrip() + "\n")
+
+
+def _library(build: LibraryBuild) -> str:
+    """What a runtime's libcrypto says about its build: why no mask can
+    change what it runs, or what says it has assembler."""
+    found = hw_whynot.library(build)
+    if found is not None:
+        return whynot.why_not(found)
+    said = []
+    for sign, words in (
+        (Sign.ASM_CODE, "{} assembler modules in its file"),
+        (Sign.ASM_FLAG, "{} on its compiler line"),
+        (Sign.CAPVECTOR, "capability vector {}"),
+    ):
+        said += [words.format(c.text) for c in build.has(sign)[:1]]
+    return f"{build.file or 'libcrypto'}: {', '.join(said) or 'nothing could be read'}"
 
 
 def paste_items(report: schema.Report) -> list[str]:

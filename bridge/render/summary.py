@@ -7,8 +7,8 @@ from collections import defaultdict
 
 from bridge.analysis import interop, versus
 from bridge.catalog import calls
-from bridge.hw import ab
-from bridge.render import common, concurrency, ratios, units, upgrade
+from bridge.hw import ab, verdicts
+from bridge.render import common, concurrency, ratios, units, upgrade, whynot
 from bridge.render import decompose as decomposition
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -274,7 +274,7 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
         head = f"Answer: hw off = {ab.feature_name(features[0])} masked from process start"
     else:
         head = "Answer: hw off = the feature masked from process start"
-    lines = []
+    lines, said = [], set()
     for (runtime, call_id, feature), group in groups.items():
         group = sorted(group, key=lambda v: v.size)
         top = group[-1]
@@ -282,22 +282,49 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
         who = common.short_who(report, runtime, row) if row else f"{runtime} {call_id}"
         name = ab.feature_name(feature).split(" (")[0]
         at = f" at {units.short(top.size, unit)}" if len(sizes) > 1 else ""
-        line = who + _verdict_phrase(top, name, x, dash, at, len(features) == 1)
+        line = who + _verdict_phrase(top, name, x, dash, at, len(features) == 1, unit=unit)
         rest = [v for v in group[:-1] if v.speedup is not None]
         if rest:
-            others = ", ".join(f"{v.speedup:.2f}{x} at {units.short(v.size, unit)}" for v in rest)
+            others = ", ".join(
+                f"{v.speedup:.2f}{x} at {units.short(v.size, unit)}" + _other_why(v, top)
+                for v in rest
+            )
             line += f"; {others}"
+        if top.why is not None and top.speedup is not None:  # after every size's figure
+            line += f"; {_said_once(top.why, said, unit, x)}"
         lines.append(line)
     return head + ":", lines
 
 
-def _verdict_phrase(v: schema.HwVerdict, name: str, x: str, dash: str, at: str, named: bool) -> str:
+def _said_once(why, said: set, unit: str, x: str) -> str:
+    """A reason in full the first time an answer gives it (four rows on one
+    library without assembler), then briefly."""
+    full = whynot.why_not(why, unit, x)
+    if full in said:
+        return f"{whynot.why_not(why, brief=True)}, as above"
+    said.add(full)
+    return full
+
+
+def _other_why(v: schema.HwVerdict, top: schema.HwVerdict) -> str:
+    """ " (too small to show)": a smaller size's reason, briefly, where it is
+    not the one the line already gives."""
+    if v.why is None or (top.why is not None and top.why.reason is v.why.reason):
+        return ""
+    return f" ({whynot.why_not(v.why, brief=True)})"
+
+
+def _verdict_phrase(
+    v: schema.HwVerdict, name: str, x: str, dash: str, at: str, named: bool, *, unit: str
+) -> str:
     """' uses SHA extensions: 1.26× slower without (CI 1.1–1.4)', and the
     like for the other verdicts (the feature left to the heading when it
-    `named` the only one); the CI of one openssl run each is none."""
+    `named` the only one), and why a path does not use it when that is
+    all it says; the CI of one openssl run each is none."""
     of = ":" if named else f", {name}:"
-    if v.speedup is None:
+    if v.speedup is None:  # the reason replaces the stored one; with figures, the line ends with it
         what = v.explanation.split(f"{v.verdict}: ", 1)[-1] if v.explanation else ""
+        what = whynot.why_not(v.why, unit, x) if v.why is not None else what
         return f"{of} {v.verdict}" + (f": {what}" if what else "")
     ci = v.speedup_ci95
     if ci is None or abs(ci[1] - ci[0]) < 1e-9:
@@ -308,7 +335,8 @@ def _verdict_phrase(v: schema.HwVerdict, name: str, x: str, dash: str, at: str, 
     if v.verdict == "used":
         return f" uses {name}: {ratio} slower without{at} ({spread})"
     if v.verdict == "not-used":
-        return f" does not use {name}: {ratio}{at}, within noise ({spread})"
+        noise = ", within noise" if verdicts.within_margin(v.speedup_ci95) else ""
+        return f" does not use {name}: {ratio}{at}{noise} ({spread})"
     return f"{of} {v.verdict}, {ratio} without{at} ({spread})"
 
 

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from bridge import plain, stats
 from bridge.errors import UsageError
-from bridge.report import levels
+from bridge.report import levels, whynot
 from bridge.report import tls as tlsrec
 from bridge.report.codec import EMPTY, NONE, Json, Record, jf
 from bridge.report.hw import Hw, HwMode
@@ -342,6 +342,9 @@ class HwVerdict(Record):
     # how it sampled; "": a report from before either, whose speedups are
     # ratios of medians.
     statistic: str = jf(omit=EMPTY, default="")
+    # Why the path is not using the feature (not-used, masked, cpu-lacks,
+    # not-openssl), as a code with its parameters (bridge.hw.whynot).
+    why: whynot.WhyNot | None = jf(omit=NONE, default=None, decode=whynot.decode)
 
 
 @dataclass(frozen=True)
@@ -638,6 +641,8 @@ class HwExperiment(Record):
     mask_check: MaskCheck | None = jf(missing=None)
     # feature -> verdict (cpu-lacks, masked, cannot-test)
     untestable: dict[str, str] = jf(missing={})
+    # What the runtime's libcrypto says about its build (bridge.system.libbuild).
+    library: whynot.LibraryBuild | None = jf(omit=NONE, default=None)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,283 @@
+"""Debian's archive as bridge's test set-up scripts reach it: the machine's
+own apt sources read for their mirrors, and apt-get/apt-cache run with a
+private source list and state, so that another suite's packages or sources
+can be fetched without reading or writing the system's apt configuration.
+
+Used by scripts/fetch-runtimes (bullseye's binaries) and
+scripts/build-noasm-openssl (trixie's OpenSSL source). Standard library
+only: the scripts run before bridge's virtualenv has anything in it.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import subprocess
+from pathlib import Path
+
+
+class Unsupported(Exception):
+    """This machine cannot fetch from Debian's archive: not an error, a reason to skip."""
+
+
+class Failed(Exception):
+    """Fetching, unpacking or building went wrong."""
+
+
+def cache_root() -> Path:
+    """As bridge/system/otp.py cache_root(): $BRIDGE_CACHE_DIR/bridge, else
+    $XDG_CACHE_HOME/bridge, else ~/.cache/bridge."""
+    base = os.environ.get("BRIDGE_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
+    return Path(base) / "bridge" if base else Path.home() / ".cache" / "bridge"
+
+
+def run(argv: list[str], *, cwd: Path | None = None, env: dict | None = None, timeout=600):
+    try:
+        return subprocess.run(
+            argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise Failed(f"{argv[0]} took over {timeout} s") from None
+    except OSError as exc:
+        raise Failed(f"cannot run {argv[0]}: {exc.strerror}") from None
+
+
+def tail(done: subprocess.CompletedProcess, lines: int = 4) -> str:
+    text = (done.stdout + done.stderr).strip().splitlines()
+    errors = [line for line in text if line.startswith(("E:", "W:", "Err:"))] or text
+    return " | ".join(errors[-lines:])
+
+
+# -- the machine's apt sources ----------------------------------------------
+
+
+def os_release() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                out[key.strip()] = value.strip().strip('"')
+        break
+    return out
+
+
+def source_entries() -> list[dict]:
+    """Every enabled `deb` entry of the machine's apt sources, one-line and
+    deb822 formats: {uris, suites, signed_by}."""
+    etc = Path("/etc/apt")
+    entries: list[dict] = []
+    files = [etc / "sources.list"] + sorted((etc / "sources.list.d").glob("*.list"))
+    for path in files:
+        try:
+            text = path.read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            entry = parse_one_line(line)
+            if entry:
+                entries.append(entry)
+    for path in sorted((etc / "sources.list.d").glob("*.sources")):
+        try:
+            entries += parse_deb822(path.read_text())
+        except OSError:
+            continue
+    return entries
+
+
+ONE_LINE = re.compile(r"^\s*deb\s+(?:\[(?P<opts>[^\]]*)\]\s+)?(?P<uri>\S+)\s+(?P<suite>\S+)")
+
+
+def parse_one_line(line: str) -> dict | None:
+    m = ONE_LINE.match(line.split("#", 1)[0])
+    if not m:
+        return None
+    opts = dict(o.split("=", 1) for o in (m["opts"] or "").split() if "=" in o)
+    return {"uris": [m["uri"]], "suites": [m["suite"]], "signed_by": opts.get("signed-by", "")}
+
+
+def parse_deb822(text: str) -> list[dict]:
+    entries = []
+    for stanza in re.split(r"\n\s*\n", text):
+        fields: dict[str, str] = {}
+        key = None
+        for line in stanza.splitlines():
+            if line.startswith("#") or not line.strip():
+                continue
+            if line[0] in " \t" and key:  # continuation (a multi-line Signed-By key)
+                fields[key] += "\n" + line.strip()
+                continue
+            key, _, value = line.partition(":")
+            key = key.strip().lower()
+            fields[key] = value.strip()
+        if "deb" not in fields.get("types", "").split():
+            continue
+        if fields.get("enabled", "yes").lower() == "no":
+            continue
+        keyring = fields.get("signed-by", "")
+        entries.append(
+            {
+                "uris": fields.get("uris", "").split(),
+                "suites": fields.get("suites", "").split(),
+                # A path; an inline key block cannot be passed on as signed-by.
+                "signed_by": "" if "\n" in keyring else keyring,
+            }
+        )
+    return entries
+
+
+def debian_mirrors(suite: str, override_var: str, *, kind: str = "deb") -> tuple[list[str], str]:
+    """The apt lines (`kind`: deb or deb-src) for `suite` and its -security,
+    on the hosts this machine already uses for its own Debian release;
+    $`override_var` (a Debian archive URI that serves dists/SUITE) replaces
+    them, for a suite that has left the machine's mirror."""
+    override = os.environ.get(override_var)
+    if override:
+        return [f"{kind} {override} {suite} main"], f"{override_var}={override}"
+    release = os_release()
+    if release.get("ID") != "debian":
+        raise Unsupported(
+            f"this is {release.get('PRETTY_NAME') or 'not Debian'}: its apt sources have no"
+            f" Debian mirror to fetch {suite} from (set {override_var} to one)"
+        )
+    codename = release.get("VERSION_CODENAME", "")
+    archive: dict[str, str] = {}
+    security: dict[str, str] = {}
+    for entry in source_entries():
+        for entry_suite in entry["suites"]:
+            base = entry_suite.split("/")[0].split("-")[0]
+            if codename and base != codename:
+                continue
+            is_security = "-security" in entry_suite or "/updates" in entry_suite
+            target = security if is_security else archive
+            for uri in entry["uris"]:
+                target.setdefault(uri.rstrip("/"), entry["signed_by"])
+    if not archive:
+        raise Unsupported(
+            f"no Debian mirror for {codename or 'this release'} in /etc/apt sources"
+            f" (set {override_var} to a Debian archive URI)"
+        )
+    lines = []
+    for uris, name in ((archive, suite), (security, f"{suite}-security")):
+        for uri, keyring in uris.items():
+            opts = f"[signed-by={keyring}] " if keyring else ""
+            lines.append(f"{kind} {opts}{uri} {name} main")
+    return lines, ", ".join([*archive, *security])
+
+
+# -- apt with private state --------------------------------------------------
+
+
+class Apt:
+    """apt-get/apt-cache with their own source list, lists, cache and an empty
+    dpkg status, so neither the system's configuration nor its state is read
+    for packages or written. `suite` and `override_var` name what an error
+    says to try."""
+
+    def __init__(self, base: Path, sources: list[str], suite: str, override_var: str) -> None:
+        self.base, self.suite, self.override_var = base, suite, override_var
+        self.warnings = ""
+        for sub in ("lists/partial", "cache/archives/partial", "parts", "preferences.d", "debs"):
+            (base / sub).mkdir(parents=True, exist_ok=True)
+        (base / "sources.list").write_text("\n".join(sources) + "\n")
+        (base / "status").touch()
+        self.options = [
+            f"-oDir::Etc::SourceList={base / 'sources.list'}",
+            f"-oDir::Etc::SourceParts={base / 'parts'}",
+            f"-oDir::Etc::Preferences={base / 'preferences'}",
+            f"-oDir::Etc::PreferencesParts={base / 'preferences.d'}",
+            f"-oDir::State::Lists={base / 'lists'}",
+            f"-oDir::State::Status={base / 'status'}",
+            f"-oDir::Cache={base / 'cache'}",
+            # apt's _apt sandbox user cannot enter a private home directory.
+            f"-oAPT::Sandbox::User={pwd.getpwuid(os.getuid()).pw_name}",
+        ]
+
+    @property
+    def debs(self) -> Path:
+        return self.base / "debs"
+
+    def update(self) -> None:
+        done = run(["apt-get", "-q", *self.options, "update"])
+        # A mirror that did not answer is only a warning to apt: kept, to say
+        # why a package is then missing.
+        said = done.stdout + done.stderr
+        self.warnings = tail(done) if ("Err:" in said or "W:" in said) else ""
+        if done.returncode != 0 or "E:" in said:
+            raise Failed(
+                f"apt-get update for {self.suite} failed: {tail(done)}. If the mirror no"
+                f" longer serves {self.suite}, set {self.override_var} to a Debian archive"
+                " URI that does"
+            )
+
+    def newest(self, package: str, prefix: str) -> str:
+        done = run(["apt-cache", *self.options, "madison", package])
+        versions = [
+            parts[1].strip()
+            for parts in (line.split("|") for line in done.stdout.splitlines())
+            if len(parts) >= 3 and parts[1].strip().startswith(prefix)
+        ]
+        if not versions:
+            raise Failed(
+                f"no {package} {prefix}* in {self.suite} (apt-cache madison: {tail(done)})"
+            )
+        versions.sort(key=DebVersion)
+        return versions[-1]
+
+    def download(self, package: str, version: str) -> Path:
+        existing = self.deb_path(package, version)
+        if existing:
+            return existing
+        argv = ["apt-get", "-q", *self.options, "download", f"{package}={version}"]
+        done = run(argv, cwd=self.debs)
+        found = self.deb_path(package, version)
+        if done.returncode != 0 or not found:
+            raise Failed(f"apt-get download {package}={version} failed: {tail(done)}")
+        return found
+
+    def deb_path(self, package: str, version: str) -> Path | None:
+        # apt-get download names the file PACKAGE_VERSION_ARCH.deb, ':' as %3a.
+        quoted = version.replace(":", "%3a")
+        found = sorted(self.debs.glob(f"{package}_{quoted}_*.deb"))
+        return found[0] if found else None
+
+    def source_versions(self, package: str) -> list[str]:
+        """The versions of a source package the lists hold, newest first."""
+        done = run(["apt-cache", *self.options, "showsrc", package])
+        found = re.findall(r"^Version: (\S+)$", done.stdout, re.MULTILINE)
+        if not found:
+            why = f"apt-get update said: {self.warnings}" if self.warnings else tail(done)
+            raise Failed(f"no source package {package} in {self.suite} ({why})")
+        return sorted(set(found), key=DebVersion, reverse=True)
+
+    def source_tarball(self, package: str, version: str, into: Path) -> Path:
+        """The upstream tarball of a source package version, downloaded into
+        `into` (its hash checked by apt against the signed Sources index)."""
+        into.mkdir(parents=True, exist_ok=True)
+        upstream = version.split(":")[-1].rsplit("-", 1)[0]
+        pattern = f"{package}_{upstream}.orig.tar.*"
+        found = [p for p in into.glob(pattern) if not p.name.endswith(".asc")]
+        if found:
+            return found[0]
+        argv = ["apt-get", "-q", *self.options, "source", "--download-only", "--tar-only"]
+        done = run([*argv, f"{package}={version}"], cwd=into)
+        found = [p for p in into.glob(pattern) if not p.name.endswith(".asc")]
+        if done.returncode != 0 or not found:
+            raise Failed(f"apt-get source {package}={version} failed: {tail(done)}")
+        return found[0]
+
+
+class DebVersion:
+    """Sort key: asks dpkg, the only authority on Debian version order."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+
+    def __lt__(self, other: DebVersion) -> bool:
+        done = run(["dpkg", "--compare-versions", self.version, "lt", other.version])
+        return done.returncode == 0
