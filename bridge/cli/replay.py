@@ -403,6 +403,21 @@ def draft(old: schema.Report, path: Path, *, as_recorded: bool = False) -> Plan:
     )
 
 
+def call_times(old: schema.Report) -> cost.CallTimes:
+    """How long each of the report's calls took there, in seconds (the
+    median), for the estimate: a call slower than a sample stretches every
+    sample of the replay."""
+    kinds = {rt.id: rt.kind for rt in old.runtimes}
+    out: dict[tuple[str, str, str, int], float] = {}
+    for r in old.results:
+        kind = kinds.get(r.runtime)
+        if not r.ok or not r.samples or kind is None:
+            continue
+        key = (r.scenario, kind, r.call_id, r.size)
+        out[key] = max(out.get(key, 0.0), r.median() / 1e9)
+    return out
+
+
 def _as_found(old: schema.Report) -> list[schema.Runtime]:
     """The report's local runtimes as found: not its twins, nodes or variants."""
     return [
@@ -523,6 +538,8 @@ def _time_part(share: cost.Share, plan: Plan) -> str:
     P = cost.Part
     words = {
         P.SAMPLES: f"samples x sample_ms ({s.samples} x {s.sample_ms} ms) {cells}",
+        P.SLOW_CALLS: f"calls slower than sample_ms ({s.sample_ms} ms, as the report measured"
+        f" them): {s.samples} samples {cells}",
         P.WARMUPS: f"the warm-ups (warmup_ms {s.warmup_ms}, rewarm_ms {s.rewarm_ms} in each of"
         f" {s.rounds} rounds) {cells}",
         P.REQUESTS: f"one request per round (rounds {s.rounds}) {cells}",

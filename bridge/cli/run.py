@@ -37,7 +37,7 @@ from bridge.cli.common import (
 )
 from bridge.cli.scenarios import complete_scenarios
 from bridge.errors import BridgeError, ExitStatus, UsageError
-from bridge.measure import runner
+from bridge.measure import cost, runner
 from bridge.measure.plan import Plan
 from bridge.render import RENDERERS, terminal_width, view
 from bridge.report import schema
@@ -419,7 +419,7 @@ def run(
         # cost, before anything is started or looked for.
         draft = replaying.draft(old, replay, as_recorded=as_recorded)
         _confirm_user_code(old, replay, yes)
-        _confirm_cost(draft, replay, yes)
+        _confirm_cost(draft, replaying.call_times(old), replay, yes)
         plan = _replay_plan(old, replay, command, as_recorded, yes)
     else:
         # click gives repeatable options as tuples already; RunOptions has a
@@ -495,15 +495,15 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan
     return replay.plan
 
 
-def _confirm_cost(draft: Plan, path: Path, yes: bool) -> None:
+def _confirm_cost(draft: Plan, known: cost.CallTimes, path: Path, yes: bool) -> None:
     """A replay past a modest budget (bridge.measure.cost.BUDGET) is shown
     with its estimate and why, and runs once confirmed on a terminal or
     given --yes; without either nothing runs. The replay runs someone
-    else's settings: the user agrees to what they cost."""
+    else's settings: the user agrees to what they cost. `known`: how long
+    the report's calls took, which can only lengthen the estimate."""
     from bridge.cli import replay as replaying
-    from bridge.measure import cost
 
-    c = cost.estimate(draft, os.cpu_count() or 1)
+    c = cost.estimate(draft, os.cpu_count() or 1, known)
     over = cost.BUDGET.over(c)
     if not over:
         return

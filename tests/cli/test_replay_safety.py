@@ -326,11 +326,16 @@ def test_as_recorded_asks_on_a_terminal_and_runs_nothing_when_declined(base, tmp
 # -- a replay costs what the user agreed to (issue 33) ---------------------------
 
 
-def _with(base: dict, path: Path, settings: dict | None = None, levels=None) -> Path:
+def _with(base: dict, path: Path, settings: dict | None = None, levels=None, slow="") -> Path:
+    """The base report with other settings, levels, or a call (`slow`) that
+    took a second a call there."""
     data = json.loads(json.dumps(base))
     data["settings"].update(settings or {})
     if levels is not None:
         data["scenarios"][0]["concurrency"] = levels
+    for r in data["results"]:
+        if r["call_id"] == slow:
+            r["samples"], r["loops"] = [10**9] * len(r["samples"]), 1
     path.write_text(json.dumps(data))
     return path
 
@@ -375,12 +380,13 @@ def test_settings_only_a_command_line_should_set_are_capped_in_a_report(
 
 
 @pytest.mark.parametrize(
-    "settings, levels, why",
+    "settings, levels, slow, why",
     [
         # 2000 samples of a second in each of 3 worker cells, 5 openssl runs.
         (
             {"samples": 2000, "rounds": 50, "sample_ms": 1000},
             None,
+            "",
             "the time is over an hour, mostly samples x sample_ms (2000 x 1000 ms) in each"
             " of 3 cells",
         ),
@@ -388,15 +394,24 @@ def test_settings_only_a_command_line_should_set_are_capped_in_a_report(
         (
             {},
             [1, 2, 4, 8, 16, 32, 64],
+            "",
             "worker processes are over 64, mostly 65 openssl processes (speed -multi at the"
             " levels 1,2,4,8,16,32,64)",
+        ),
+        # Settings within the caps, but a call that took a second there.
+        (
+            {"samples": 1000},
+            None,
+            "hmac.digest",
+            "the time is over 10 min (the budget for a replay), mostly calls slower than"
+            " sample_ms (2 ms, as the report measured them): 1000 samples in each of 1 cell",
         ),
     ],
 )
 def test_a_costly_replay_is_refused_without_a_terminal_or_yes(
-    base, tmp_path, settings, levels, why
+    base, tmp_path, settings, levels, slow, why
 ):
-    report = _with(base, tmp_path / "r.json", settings, levels)
+    report = _with(base, tmp_path / "r.json", settings, levels, slow)
     before = worker_pids()
     done = bridge_cmd("run", "--replay", str(report), stdin=subprocess.DEVNULL, timeout=60)
     assert done.returncode == 2, done.stderr

@@ -149,10 +149,32 @@ def test_slow_calls_stretch_their_samples():
     c = cost.estimate(
         plan("pbkdf2-sha256", hw=HwMode.ON, kinds=("python",), sizes=(10_000_000,)), cpus=2
     )
-    (samples,) = [x for x in c.time if x.part is Part.SAMPLES]
-    assert samples.amount == pytest.approx(100 * 10_000_000 * cost.ITERATION_S)
+    parts = {x.part: x for x in c.time}
+    assert parts[Part.SAMPLES].amount == pytest.approx(100 * 0.005)
+    assert parts[Part.SLOW_CALLS].amount == pytest.approx(100 * (3.0 - 0.005))
+    assert c.time[0].part is Part.SLOW_CALLS and c.time[0].cells == 1
     # Iteration counts are not message sizes: nothing of that size is generated.
     assert c.largest_message == 0
+
+
+def test_measured_call_times_only_lengthen_the_estimate():
+    """A report says how long its calls took: Python's RSA key load took
+    0.14 s a call here, so its 100 samples take 14 s, not 0.5. A time below
+    a sample changes nothing (a report cannot make a replay look cheaper)."""
+    p = plan("rsa-2048", hw=HwMode.ON, kinds=("python",))
+    base = cost.estimate(p, cpus=2)
+    slow = cost.estimate(p, cpus=2, known={("rsa-2048", "python", "load", 64): 0.14})
+    assert slow.seconds - base.seconds == pytest.approx(100 * (0.14 - 0.005))
+    (share,) = [x for x in slow.time if x.part is Part.SLOW_CALLS]
+    assert share.cells == 1
+    fast = cost.estimate(p, cpus=2, known={("rsa-2048", "python", "load", 64): 1e-9})
+    assert fast.seconds == base.seconds
+    # --method tc: timer:tc's microsecond and the call's own time, each call.
+    tc = dataclasses.replace(DEFAULT, tc_calls=1_000_000)
+    known = {("hmac-sha1", "erlang", "macN", 1000): 10e-6}
+    c = cost.estimate(plan("hmac-sha1", settings=tc, hw=HwMode.ON), cpus=2, known=known)
+    (share,) = [x for x in c.time if x.part is Part.TC]
+    assert share.amount == pytest.approx(1_000_000 * (cost.TIMER_TC_S + 10e-6))
 
 
 def test_default_runs_are_within_the_budget_and_the_budget_below_the_line():
