@@ -170,10 +170,11 @@ BOUNDS: dict[str, Bound] = {
 
 # What a replay takes from a report (bridge.cli.replay), lower than what the
 # command line accepts (BOUNDS): a report is a file from someone else, and
-# these settings make a run long or large. Each cap is the default's order
-# of magnitude times ten or more; a report beyond one is refused, naming the
-# setting and its cap, and the user who wants it types the option. (Settings
-# not named here are held to BOUNDS alone.)
+# these settings make a run long or large. Each cap is several times the
+# default (bridge.measure.cost.BUDGET then asks about what they add up to);
+# a report beyond one is refused, naming the setting and its cap, and the
+# user who wants it types the option. (Settings not named here are held to
+# BOUNDS alone.)
 REPORT_CAPS: dict[str, float] = {
     "samples": 2000,  # 20x the default 100
     "rounds": 200,  # 10x the default 20

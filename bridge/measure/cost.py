@@ -150,8 +150,8 @@ class Share:
 @dataclass(frozen=True)
 class Cost:
     """A plan's estimate. `seconds` is the plan's own time; with
-    --until-stable, `seconds_max` is its bound (max_seconds, and one more
-    round), else the same. `workers`: worker processes alive at once, at most."""
+    --until-stable, `seconds_max` is its bound (max_seconds, when that is
+    longer), else the same. `workers`: worker processes alive at once, at most."""
 
     seconds: float
     seconds_max: float
@@ -190,11 +190,12 @@ class Budget:
 
 # A replay past this asks first (or takes --yes). The default hmac-sha1
 # (the A/B, three processes per runtime) takes 20-25 s, 13 workers and
-# 0.5 GB here; a default two-scenario run (hmac-sha1 sha256: a six-size
-# sweep with openssl) about 3 min, the same workers; hmac-sha1 with
-# --concurrency 1,2,4 about 2 min, 20 workers, 0.55 GB. Ten minutes, 32
-# workers and 2 GiB leave room for a few default scenarios, a sweep or
-# levels up to 8, and catch what is ten times beyond them.
+# 0.3 GB here (0.46 GB in the processes' Rss added up); a default
+# two-scenario run (hmac-sha1 sha256: a six-size sweep with openssl) about
+# 3 min, the same workers; hmac-sha1 with --concurrency 1,2,4 about 2 min,
+# 20 workers, 0.3 GB (the module's table). Ten minutes, 32 workers and
+# 2 GiB leave room for a few default scenarios, a sweep or levels up to 8,
+# and catch what is ten times beyond them.
 BUDGET = Budget(seconds=600, workers=32, memory=2 << 30)
 # The issue's line: past an hour or 64 workers a replay always asks. The
 # budget sits below it (tests/unit/measure/test_cost.py checks it).
@@ -382,9 +383,14 @@ def _processes_and_memory(
     top = _largest_level(plan)
     count = {Part.ERLANG_NODES: 0, Part.PYTHON_WORKERS: 0, Part.LEVEL_PROCESSES: 0}
     for r in runtimes:
-        # A twin is one more process per runtime; with --hw off the runtime
-        # as found still starts (for its provenance), beside its twin.
-        started = r.count * (2 if r.twins else 1) * _processes_used(s, r.kind)
+        # A twin is one more runtime; with --hw off the runtime as found
+        # still starts (for its provenance) as one process, without cells,
+        # and only its twin gets the spare processes (session.launch_spares).
+        p = _processes_used(s, r.kind)
+        if r.twins and not plan.hw.as_found:
+            started = r.count * (1 + p)
+        else:
+            started = r.count * (2 if r.twins else 1) * p
         if r.kind == "erlang":
             count[Part.ERLANG_NODES] += started
         elif r.kind == "python":

@@ -60,6 +60,18 @@ def test_the_default_hmac_sha1_run():
     assert c.largest_message == 1000
 
 
+def test_hw_off_starts_the_runtimes_as_found_once_and_their_twins_in_full():
+    c = cost.estimate(plan("hmac-sha1", hw=HwMode.OFF), cpus=2)
+    # erlang and python: 1 process as found (provenance), 3 for the twin.
+    assert {x.part: x.amount for x in c.processes} == {
+        Part.ERLANG_NODES: 4,
+        Part.PYTHON_WORKERS: 4,
+        Part.OPENSSL: 1,
+    }
+    # Only the twins have cells: 3 worker cells, 1 openssl cell.
+    assert {x.part: x.cells for x in c.time}[Part.SAMPLES] == 3
+
+
 def test_quick_without_the_ab():
     c = cost.estimate(plan("hmac-sha1", settings=QUICK, hw=HwMode.ON), cpus=2)
     # 3 worker cells: 30 ms warm-up and 3 x 10 ms; 24 x 5 ms; 4 requests.
