@@ -1,15 +1,17 @@
-"""Hostile inputs against a bridge checkout (issue 22), as an attacker would
-try them: devices, FIFOs, endless and random stdin, unicode digits, deep
-nesting, crafted report fields, crafted replays, -o through links and FIFOs,
-and (issue 33) what the views print of a report: a crafted reproduce line,
-tags, backticks and pipes in Markdown, absurd figures in the text view, and
-controls, lone surrogates and TeX in a plot.
+"""Hostile inputs against a bridge checkout (issues 22 and 33), as an attacker
+would try them: devices, FIFOs, endless and random stdin, unicode digits, deep
+nesting, crafted report fields, crafted replays, -o through links and FIFOs;
+what the views print of a report (a crafted reproduce line, tags, backticks
+and pipes in Markdown, absurd figures in the text view, and controls, lone
+surrogates and TeX in a plot); replays that would run for days or start
+hundreds of workers, outputs that name an input, a SIGHUP mid-run.
 
 Each case runs `python -m bridge ...` with the tree first on PYTHONPATH, in
 a fresh temporary directory, with HOME, XDG_CACHE_HOME and TMPDIR private to
-the case (the real cache is never touched), SIGINT at its default, a timeout
-(a hang is killed) and a memory ceiling (the child's RSS is polled; past the
-limit it is killed). Every process the case starts carries a canary variable,
+the case (the real cache is never touched), SIGINT, SIGTERM and SIGHUP at
+their defaults, a timeout (a hang is killed) and a memory ceiling (the RSS of
+bridge and of every process it starts is polled; past the limit all are
+killed). Every process the case starts carries a canary variable,
 so what it leaves behind, and whether any of it listens on a socket, is found
 in /proc.
 
@@ -115,6 +117,7 @@ class Spec:
     # `sleep TOKEN` processes a case's user code starts with an empty
     # environment (the canary cannot find them): left behind if still running.
     tokens: tuple[str, ...] = ()
+    signal_after: tuple[int, float] | None = None  # (signal, seconds): sent mid-run
 
 
 @dataclass
@@ -259,6 +262,13 @@ def child_env(tree: Path, ctx: Ctx, tmp: Path, canary: str, extra: dict[str, str
     return env
 
 
+def default_signals() -> None:
+    """In the child: a background job of a non-interactive shell starts with
+    SIGINT ignored (and one under nohup with SIGHUP), which bridge keeps."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def execute(spec: Spec, ctx: Ctx, tmp: Path, limit: int) -> Run:
     canary = uuid.uuid4().hex
     env = child_env(ctx.tree, ctx, tmp, canary, spec.env)
@@ -275,7 +285,7 @@ def execute(spec: Spec, ctx: Ctx, tmp: Path, limit: int) -> Run:
             stdout=out,
             stderr=err,
             start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            preexec_fn=default_signals,
         )
         stop = threading.Event()
         feeder = None
@@ -310,10 +320,12 @@ def execute(spec: Spec, ctx: Ctx, tmp: Path, limit: int) -> Run:
 def watch(proc: subprocess.Popen, spec: Spec, canary: str, start: float, limit: int):
     """Poll until the child exits: its memory every 10 ms, and that of every
     process below it (its workers, what their user code started) every 50 ms,
-    the largest one's; with spec.watch the run's processes for listening
-    sockets every 100 ms. Kill the child's group past the timeout or the
-    memory limit."""
+    the largest one's, and of every process it started (tagged) every 100 ms;
+    with spec.watch the run's processes for listening sockets every 100 ms.
+    Send spec.signal_after's signal when its time comes. Kill the child's
+    group past the timeout or the memory limit."""
     peak, killed, listeners, last_scan, last_tree = 0, None, [], 0.0, 0.0
+    signalled = spec.signal_after is None
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
@@ -324,6 +336,12 @@ def watch(proc: subprocess.Popen, spec: Spec, canary: str, start: float, limit: 
         if now - last_tree > 0.05:
             last_tree = now
             peak = max(peak, *(rss_of(p) for p in tree(proc.pid)))
+        if not signalled and now - start >= spec.signal_after[1]:
+            signalled = True
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, spec.signal_after[0])
+        if now - last_scan > 0.1:
+            peak = max([peak, *(rss_of(other) for other in tagged(canary))])
         if killed is None and (peak > limit or now - start > spec.timeout):
             killed = "memory" if peak > limit else "timeout"
             with contextlib.suppress(OSError):
@@ -332,11 +350,12 @@ def watch(proc: subprocess.Popen, spec: Spec, canary: str, start: float, limit: 
                 with contextlib.suppress(OSError):
                     os.kill(other, signal.SIGKILL)
         if spec.watch and now - last_scan > 0.1:
-            last_scan = now
             listening = listening_inodes()
             for other, comm in tagged(canary).items():
                 if other != proc.pid and sockets_of(other) & listening:
                     listeners.append(f"{comm} ({other})")
+        if now - last_scan > 0.1:
+            last_scan = now
         time.sleep(0.01)
 
 
@@ -864,6 +883,137 @@ def user_code_cases() -> dict[str, Callable[[Ctx], Spec]]:
     }
 
 
+def cost_cases() -> dict[str, Callable[[Ctx], Spec]]:
+    """Issue 33: replays whose settings start work nobody agreed to, and the
+    command line's unbounded lists. Each is refused (no terminal here, no
+    --yes) before anything starts; the tc harness runs in bounded memory."""
+
+    def replay(change: Callable[[dict], None]) -> Callable[[Ctx], Spec]:
+        def setup(ctx: Ctx) -> Spec:
+            return Spec(["run", "--replay", ctx.report("costly.json", change)], timeout=30)
+
+        return setup
+
+    def settings(**values) -> Callable[[dict], None]:
+        return lambda d: d["settings"].update(values)
+
+    def levels(*n: int) -> Callable[[dict], None]:
+        return lambda d: d["scenarios"][0].__setitem__("concurrency", list(n))
+
+    sizes = ",".join(str(n) for n in range(1, 20_001))
+    return {
+        "--replay: concurrency [1, 256] (256 Python workers)": replay(levels(1, 256)),
+        "--replay: levels 1,2,4,...,64 (65 workers)": replay(levels(1, 2, 4, 8, 16, 32, 64)),
+        "--replay: samples 10000, rounds 1000, sample_ms 10000, warmup_ms 60000": replay(
+            settings(samples=10_000, rounds=1000, sample_ms=10_000, warmup_ms=60_000)
+        ),
+        "--replay: 2000 samples of 1 s (hours)": replay(
+            settings(samples=2000, rounds=50, sample_ms=1000)
+        ),
+        "--replay: tc_calls 100000000": replay(settings(tc_calls=100_000_000)),
+        "run --sizes with 20,000 sizes": lambda ctx: Spec(["run", "hmac-sha1", "--sizes", sizes]),
+        "run --concurrency with 39 levels": lambda ctx: Spec(
+            ["run", "hmac-sha1", "--concurrency", ",".join(str(n) for n in range(1, 40))]
+        ),
+        # 10^7 calls took an Erlang worker to 1.8 GB while it kept a list of
+        # them, and 6 x 10^6 to 870 MiB (211 s at load 10); in a loop, 61 MiB.
+        "run --method tc --tc-calls 6000000 (Erlang)": lambda ctx: Spec(
+            [
+                "run",
+                "hmac-sha1",
+                "--runtimes",
+                "erlang",
+                "--hw",
+                "on",
+                "--samples",
+                "6",
+                "--sample-ms",
+                "2",
+                "--rounds",
+                "2",
+                "--warmup-ms",
+                "0",
+                "--method",
+                "tc",
+                "--tc-calls",
+                "6000000",
+            ],  # fmt: skip
+            expect="ok",
+            timeout=240,
+        ),
+    }
+
+
+def overwrite_cases() -> dict[str, Callable[[Ctx], Spec]]:
+    """Issue 33: an output that names an input (the same path, a symlink, a
+    hard link) is refused before anything runs, and the input is intact."""
+
+    def case(argv: Callable[[str, str], list[str]], link: str = "") -> Callable[[Ctx], Spec]:
+        def setup(ctx: Ctx) -> Spec:
+            source = ctx.work / "r.svg"
+            shutil.copy(ctx.base_path, source)
+            out = source
+            if link:
+                out = ctx.work / f"{link}.svg"
+                if link == "symlink":
+                    out.symlink_to(source.name)
+                else:
+                    os.link(source, out)
+            kept = source.read_bytes()
+
+            def check(run: Run) -> tuple[str, str] | None:
+                if source.read_bytes() != kept:
+                    return "bad output", "the input was overwritten"
+                return None
+
+            return Spec(argv(str(source), str(out)), timeout=RUN_TIMEOUT, check=check)
+
+        return setup
+
+    def scenario(ctx: Ctx) -> Spec:
+        path = ctx.write("mine.toml", SCENARIO.format(name='"mine"', extra=""))
+        return Spec(["time", "--scenario", path, "-o", path, "py:data"], timeout=RUN_TIMEOUT)
+
+    return {
+        "run --replay r.json -o r.json": case(lambda i, o: ["run", "--replay", i, "-o", o]),
+        "report r.json --export-markdown r.json": case(
+            lambda i, o: ["report", i, "--export-markdown", o]
+        ),
+        "report r.json --export-markdown (a symlink to r.json)": case(
+            lambda i, o: ["report", i, "--export-markdown", o], "symlink"
+        ),
+        "compare a r.json -o (a hard link to r.json)": case(
+            lambda i, o: ["compare", i, i, "-o", o], "hardlink"
+        ),
+        "plot r.svg --svg r.svg": case(lambda i, o: ["plot", i, "--svg", o]),
+        "import-speed r.json -o r.json": case(lambda i, o: ["import-speed", i, "-o", o]),
+        "time --scenario mine.toml -o mine.toml": scenario,
+    }
+
+
+def hangup_cases() -> dict[str, Callable[[Ctx], Spec]]:
+    """Issue 33: SIGHUP (a closed terminal or ssh session) mid-run keeps what
+    was measured, as SIGINT and SIGTERM do: status 129, one error line."""
+
+    def setup(ctx: Ctx) -> Spec:
+        out = ctx.work / "r.json"
+
+        def check(run: Run) -> tuple[str, str] | None:
+            if run.rc != 129:
+                return "bad output", f"exit {run.rc}, not 129"
+            try:
+                results = json.loads(out.read_text())["results"]
+            except (OSError, ValueError, KeyError):
+                return "bad output", "the measured cells were lost"
+            return None if results else ("bad output", "the report holds no cell")
+
+        argv = ["run", "hmac-sha1", "--runtimes", "erlang,python", "--hw", "on"]
+        argv += ["--processes", "1", "--samples", "200", "--sample-ms", "20", "-o", str(out)]
+        return Spec(argv, timeout=RUN_TIMEOUT, check=check, signal_after=(signal.SIGHUP, 8.0))
+
+    return {"SIGHUP mid-run, -o r.json": setup}
+
+
 def all_cases() -> dict[str, Callable[[Ctx], Spec]]:
     cases: dict[str, Callable[[Ctx], Spec]] = {}
     for group in (
@@ -878,6 +1028,9 @@ def all_cases() -> dict[str, Callable[[Ctx], Spec]]:
         replay_cases,
         view_cases,
         user_code_cases,
+        cost_cases,
+        overwrite_cases,
+        hangup_cases,
     ):
         cases.update(group())
     return cases

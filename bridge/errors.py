@@ -13,6 +13,7 @@ class ExitStatus(enum.IntEnum):
     OK = 0
     RUN_FAILED = 1  # something went wrong while measuring
     USAGE = 2  # the user asked for something impossible or malformed
+    HANGUP = 129  # SIGHUP (the terminal or ssh session closed), after saving what was measured
     INTERRUPTED = 130  # Ctrl-C (SIGINT), after saving what was measured
     TERMINATED = 143  # SIGTERM, after saving what was measured
 

@@ -193,3 +193,29 @@ BOUNDS: dict[str, Bound] = {
     "user_timeout_s": Bound("--timeout", 0.1, 86_400, integer=False),
     "memory_limit_mib": Bound("--memory-limit", 64, 1 << 20),
 }
+
+
+# What a replay takes from a report (bridge.cli.replay), lower than what the
+# command line accepts (BOUNDS): a report is a file from someone else, and
+# these settings make a run long or large. Each cap is several times the
+# default (bridge.measure.cost.BUDGET then asks about what they add up to);
+# a report beyond one is refused, naming the setting and its cap, and the
+# user who wants it types the option. (Settings not named here are held to
+# BOUNDS alone.)
+REPORT_CAPS: dict[str, float] = {
+    "samples": 2000,  # 20x the default 100
+    "rounds": 200,  # 10x the default 20
+    "sample_ms": 1000,  # 200x the default 5 ms
+    "warmup_ms": 10_000,  # 100x the default 100 ms
+    "rewarm_ms": 1000,  # 100x the default 10 ms
+    "openssl_runs": 20,  # 4x the default 5
+    "openssl_seconds": 10,  # bridge itself always uses 1
+    "max_seconds": 3600,  # --until-stable's budget: an hour
+    "timeout_slack_s": 300,  # how long a hung worker is waited for
+    "tc_calls": 1_000_000,  # the erlang-questions thread's own count (the default)
+    "processes": 8,
+    "schedulers": 64,
+}
+# samples x rounds: every round is one request per cell, each with its
+# share of the samples; 50x the default 100 x 20.
+REPORT_SAMPLES_X_ROUNDS = 100_000

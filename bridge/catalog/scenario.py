@@ -43,6 +43,9 @@ MAX_FILE_BYTES = 64 * 1024
 MAX_SIZE = 1 << 30  # 1 GiB: inputs are generated in memory
 MAX_FILE_SIZE = 16 << 30  # file-digest sizes are file sizes, written to disk
 MAX_ITERATIONS = 10_000_000  # kdf sizes are iteration counts: 10 M takes seconds per call
+# A scenario's sizes and levels of concurrency, at most (--sizes and --concurrency too).
+MAX_SIZES = 64
+MAX_LEVELS = 16
 # A scenario's name, as the built-in ones are spelt: it is a file name, a
 # label in every table and a key in reports, so no controls, no bidi
 # overrides, no separators and a length a file system takes.
@@ -697,11 +700,11 @@ class _Validator:
         if (
             not isinstance(value, list)
             or not value
-            or len(value) > 64
+            or len(value) > MAX_SIZES
             or not all(isinstance(s, int) and not isinstance(s, bool) for s in value)
             or not all(1 <= s <= limit for s in value)
         ):
-            raise self.fail(key, f"a list of 1 to 64 {what}, 1 to {limit}")
+            raise self.fail(key, f"a list of 1 to {MAX_SIZES} {what}, 1 to {limit}")
         if len(set(value)) != len(value):
             raise self.fail(key, "distinct sizes")
         return tuple(value)
@@ -717,12 +720,14 @@ class _Validator:
         if (
             not isinstance(value, list)
             or not value
-            or len(value) > 16
+            or len(value) > MAX_LEVELS
             or not all(isinstance(n, int) and not isinstance(n, bool) for n in value)
             or not all(1 <= n <= 1024 for n in value)
             or len(set(value)) != len(value)
         ):
-            raise self.fail(key, "a list of 1 to 16 distinct levels, whole numbers from 1 to 1024")
+            raise self.fail(
+                key, f"a list of 1 to {MAX_LEVELS} distinct levels, whole numbers from 1 to 1024"
+            )
         return tuple(sorted({1, *value}))
 
     def features(self, key: str) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -214,18 +215,19 @@ class Exports:
         named = (("json", self.json), ("markdown", self.markdown), ("text", self.text))
         return [(fmt, path) for fmt, path in named if path is not None]
 
+    @property
+    def flagged(self) -> list[tuple[str, Path]]:
+        """(option, file) of each export, for check_outputs."""
+        return [(f"--export-{fmt}", path) for fmt, path in self.files]
+
     def check(self) -> None:
-        """Before anything runs: each directory exists and takes a new file,
-        and no two options name the same file."""
+        """Before anything runs: no two options name the same file, and each
+        directory exists and takes a new file."""
         from bridge.cli import plans
 
-        seen: dict[str, str] = {}
-        for fmt, path in self.files:
-            key = os.path.abspath(path)
-            if key in seen:
-                raise UsageError(f"--export-{seen[key]} and --export-{fmt} both name {path}")
-            seen[key] = fmt
-            plans.check_writable(path, f"--export-{fmt}")
+        check_outputs(self.flagged)
+        for flag, path in self.flagged:
+            plans.check_writable(path, flag)
 
     def write(self, render: Callable[[str], str]) -> BridgeError | None:
         """Write each file, `render(fmt)` giving its text; each that cannot be
@@ -271,6 +273,55 @@ def export_options(f: Callable) -> Callable:
             help=f"Also write {what[0].lower()}{what[1:]}",
         )(command)
     return command
+
+
+# -- outputs never overwrite inputs --------------------------------------------
+
+Named = tuple[str, "Path | str | None"]  # (the option or what it is, a path)
+
+
+def same_file(a: Path | str, b: Path | str) -> bool:
+    """Whether two paths name one file: the same path once symlinks are
+    resolved, or, both existing, the same device and inode (a hard link)."""
+    try:
+        if os.path.realpath(a) == os.path.realpath(b):
+            return True
+        first, second = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def _written_over(path: Path | str) -> bool:
+    """Whether writing `path` would replace a file: not `-`, and not an
+    existing FIFO or device, which bridge writes in place (system.output)."""
+    if str(path) == "-":
+        return False
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return True  # a new file (or one a symlink will point to)
+    return stat.S_ISREG(st.st_mode)
+
+
+def check_outputs(outputs: Sequence[Named], inputs: Sequence[Named] = ()) -> None:
+    """Before anything runs or is read: no output file is one of the inputs
+    (the replayed report, a rendered, compared or plotted report, a scenario
+    file, an executable...), and no two outputs are one file. One file means
+    the same file (`same_file`), so a symlink or a hard link to an input is
+    caught too. One line naming both."""
+    outs = [(flag, p) for flag, p in outputs if p is not None and _written_over(p)]
+    ins = [(what, p) for what, p in inputs if p is not None and str(p) != "-"]
+    for i, (flag, path) in enumerate(outs):
+        for what, source in ins:
+            if same_file(path, source):
+                raise UsageError(
+                    f"{flag} {path} is the same file as {what} {source}: writing it would"
+                    " overwrite what bridge reads; choose another file"
+                )
+        for other_flag, other in outs[:i]:
+            if same_file(path, other):
+                raise UsageError(f"{other_flag} and {flag} both name {path}")
 
 
 # Option names by group, for Command(groups=...): what every command that

@@ -17,6 +17,7 @@ scenario's answer and table on stdout as soon as that scenario is done.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import sys
@@ -99,10 +100,10 @@ class Progress:
             if getattr(message, "cell", None) is None:
                 message = text  # a cell's note is kept: it shortens itself to fit
             line = eta.progress_line(message, terminal_width(), elapsed, self.fraction, left)
-            click.echo(f"\r\033[K{plain.printable(line)}", err=True, nl=False)
+            _to_stderr(f"\r\033[K{plain.printable(line)}", nl=False)
             self.drawn = True
         elif self.mode is ProgressMode.LINES and self._worth_a_line(message):
-            click.echo(eta.plain_line(text, elapsed, self.fraction, left), err=True)
+            _to_stderr(eta.plain_line(text, elapsed, self.fraction, left))
             self.last_line = self.clock()
 
     def _worth_a_line(self, message: str) -> bool:
@@ -113,8 +114,16 @@ class Progress:
 
     def clear(self) -> None:
         if self.drawn:
-            click.echo("\r\033[K", err=True, nl=False)
+            _to_stderr("\r\033[K", nl=False)
             self.drawn = False
+
+
+def _to_stderr(text: str, nl: bool = True) -> None:
+    """The progress: a terminal that has closed (EIO, before SIGHUP's
+    handler points stderr elsewhere: bridge.system.signals) loses only it,
+    never the run."""
+    with contextlib.suppress(OSError):
+        click.echo(text, err=True, nl=nl)
 
 
 def progress(mode: str, quiet: bool) -> Progress:

@@ -3,8 +3,9 @@ function, picks a renderer and echoes. This is the only place that turns
 errors into messages and exit statuses:
 
   0 success · 1 a run failed (a worker died, outputs differ), or a file or
-  stdout could not be written · 2 bad input · 130 interrupted by Ctrl-C
-  (SIGINT) · 143 stopped by SIGTERM (both after saving what was measured).
+  stdout could not be written · 2 bad input · 129 stopped by SIGHUP (the
+  terminal or ssh session closed) · 130 interrupted by Ctrl-C (SIGINT) · 143
+  stopped by SIGTERM (all three after saving what was measured).
 
 Results are printed before any file is written. When -o cannot be written
 (a full disk, a read-only file system), the report is kept in a new file in
@@ -13,10 +14,12 @@ error line names it, and the status is 1 (also after a signal). A stdout that
 cannot be written gives one line (`bridge: error: stdout: ...`) and status 1;
 a closed pipe (`| head`) ends bridge quietly, with status 1 as click does.
 
-Signals (bridge.system.signals): the first SIGINT or SIGTERM stops the measurement.
-Signals that arrive after it, or once the measurement is over, are held
-until the report has been printed and written (or kept); a signal after that
-ends bridge at once. The status is the first signal's: 130 or 143.
+Signals (bridge.system.signals): the first SIGINT, SIGTERM or SIGHUP stops the
+measurement. Signals that arrive after it, or once the measurement is over,
+are held until the report has been printed and written (or kept); a signal
+after that ends bridge at once. The status is the first signal's: 130, 143
+or 129. SIGHUP also says so in one `bridge: error:` line, naming where the
+report is (kept in a file when stdout was the terminal that closed).
 """
 
 from __future__ import annotations

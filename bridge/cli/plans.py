@@ -22,6 +22,7 @@ from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
 from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
+from bridge.measure import cost
 from bridge.measure.plan import Plan, plan_code
 from bridge.nodes import distribution
 from bridge.report import schema
@@ -408,18 +409,13 @@ def check_writable(path: Path, flag: str = "--output") -> None:
 # Left free on the file system after the generated files: a disk filled to the
 # last block makes everything else on the machine fail too.
 DISK_RESERVE = 64 << 20
-# Copies of the largest message alive at once besides the inputs the driver
-# keeps for each cell: its frame being built (payload, then header + payload)
-# in the driver, and in each worker process the frame read and the binary
-# decoded from it. An Erlang node may keep both until it collects garbage.
-DRIVER_COPIES = 2
-WORKER_COPIES = 2
 
 
 def check_room(plan: Plan) -> None:
     """Refuse, before anything runs, a plan that cannot fit: the files of
     file-digest scenarios against free disk in the temporary directory, and
-    generated messages against available memory. One line, with the numbers."""
+    the run's memory (bridge.measure.cost) against available memory. One
+    line, with the numbers."""
     directory = tempfile.gettempdir()
     check_disk(plan, directory, free_disk(directory))
     check_memory(plan, mem_available())
@@ -436,50 +432,38 @@ def check_disk(plan: Plan, directory: str, free: int | None) -> None:
     if free is None or not files or need + DISK_RESERVE <= free:
         return
     what = (
-        f"{files[0][0]} writes a {_size(need)} file"
+        f"{files[0][0]} writes a {size_text(need)} file"
         if len(files) == 1
-        else f"the file-digest scenarios write {len(files)} files ({_size(need)} in all)"
+        else f"the file-digest scenarios write {len(files)} files ({size_text(need)} in all)"
     )
     raise UsageError(
-        f"{what} into {directory}, which has {_size(free)} free"
-        f" ({_size(DISK_RESERVE)} of it is kept spare);"
+        f"{what} into {directory}, which has {size_text(free)} free"
+        f" ({size_text(DISK_RESERVE)} of it is kept spare);"
         " use a smaller --file-size, or set TMPDIR to a file system with more room"
     )
 
 
-def check_memory(plan: Plan, available: int | None) -> None:
-    kept, workers, largest = _memory_use(plan)
-    need = kept + largest * (DRIVER_COPIES + WORKER_COPIES * workers)
-    if available is None or not largest or need <= available:
+def check_memory(plan: Plan, available: int | None, cpus: int | None = None) -> None:
+    """The run's memory as bridge.measure.cost estimates it (the worker
+    processes, the generated messages, bridge itself) against MemAvailable,
+    naming the largest part."""
+    c = cost.estimate(plan, cpus or os.cpu_count() or 1)
+    if available is None or c.memory <= available:
         return
+    top = c.memory_parts[0]
+    if top.part is cost.Part.MESSAGES:
+        what = f"the generated messages (largest {size_text(c.largest_message)})"
+        fix = "use smaller --sizes or fewer runtimes"
+    elif top.part is cost.Part.LEVEL_PROCESSES:
+        what = f"{int(c.processes[0].amount)} Python processes for --concurrency"
+        fix = "use lower --concurrency levels"
+    else:
+        what = f"{c.workers} worker processes"
+        fix = "use fewer runtimes, --processes or --schedulers"
     raise UsageError(
-        f"the generated messages (largest {_size(largest)}) need about {_size(need)} of memory:"
-        f" {_size(kept)} kept for the cells, plus copies in flight in the driver and"
-        f" {workers} worker process{'es' if workers != 1 else ''}; {_size(available)} is"
-        " available (MemAvailable); use smaller --sizes or fewer runtimes"
+        f"this run needs about {size_text(c.memory)} of memory, {size_text(int(top.amount))}"
+        f" of it for {what}; {size_text(available)} is available (MemAvailable); {fix}"
     )
-
-
-def _memory_use(plan: Plan) -> tuple[int, int, int]:
-    """(bytes of messages the driver keeps, worker processes, largest message).
-    Each cell (a call at a size on a runtime, twice with --hw both) holds its
-    own inputs for the whole run; a masked twin is one more process."""
-    masked = plan.hw.masks and any(sc.features for sc in plan.scenarios)
-    cell_sets = len(plan.hw.states) if masked else 1
-    per_kind = {"erlang": len(plan.erl), "python": len(plan.python), "openssl": len(plan.openssl)}
-    runtimes = {k: n for k, n in per_kind.items() if k in plan.kinds}
-    kept, largest, used = 0, 0, set()
-    for sc in plan.scenarios:
-        if isinstance(sc, scenario.FileDigestScenario):
-            continue  # streamed from a file: see check_disk
-        for kind, n in runtimes.items():
-            calls = len(sc.calls.get(kind, ()))
-            if calls and sc.sizes:
-                used.add(kind)
-                kept += calls * n * cell_sets * sum(sc.sizes)
-                largest = max(largest, *sc.sizes)
-    workers = sum(runtimes[k] * (2 if masked else 1) for k in used if k != "openssl")
-    return kept, workers, largest
 
 
 def free_disk(directory: str) -> int | None:
@@ -503,7 +487,8 @@ def mem_available(meminfo: str = "/proc/meminfo") -> int | None:
     return None
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """1.0 GiB, 512.0 MiB, 100 bytes."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
@@ -532,30 +517,44 @@ def _byte_count(text: str) -> int | None:
 
 
 def parse_levels(text: str) -> tuple[int, ...]:
-    """--concurrency 1,2,4 (level 1 is added: scaling is relative to it)."""
+    """--concurrency 1,2,4 (level 1 is added: scaling is relative to it): at
+    most as many levels as a scenario file may name."""
     try:
-        return concurrency.parse_levels(text)
+        levels = concurrency.parse_levels(text)
     except ValueError as exc:
         raise UsageError(
             f"--concurrency: {exc.args[0]!r} is not a level; expected whole numbers of"
             f" concurrent workers from 1 to {concurrency.MAX_LEVEL}, comma-separated"
         ) from None
+    given = {plain.whole_number(piece.strip()) for piece in text.split(",")}
+    if len(given) > scenario.MAX_LEVELS:
+        raise UsageError(
+            f"--concurrency: {len(given)} levels; at most {scenario.MAX_LEVELS}, as in a"
+            " scenario file"
+        )
+    return levels
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:
     """--sizes 16,64,1k: positive byte counts up to the scenario limit, with
-    the same K/M/G suffixes as --file-size."""
+    the same K/M/G suffixes as --file-size, and at most as many as a
+    scenario file may name."""
     out: list[int] = []
     for piece in text.split(","):
         piece = piece.strip()
         n = _byte_count(piece)
         if n is None or not 1 <= n <= scenario.MAX_SIZE:
             raise UsageError(
-                f"--sizes: {piece!r} is not a message size; expected byte counts"
+                f"--sizes: {piece[:40]!r} is not a message size; expected byte counts"
                 f" from 1 to {scenario.MAX_SIZE} (or with K/M/G, e.g. 1k), comma-separated"
             )
         if n not in out:
             out.append(n)
+        if len(out) > scenario.MAX_SIZES:
+            raise UsageError(
+                f"--sizes: more than {scenario.MAX_SIZES} sizes; at most {scenario.MAX_SIZES},"
+                " as in a scenario file"
+            )
     return tuple(out)
 
 

@@ -36,10 +36,19 @@ from bridge.catalog import calls, scenario
 from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
+from bridge.measure import cost
+from bridge.measure.eta import duration
 from bridge.measure.plan import Plan, plan_code
 from bridge.report import schema
 from bridge.report.hw import HwMode
-from bridge.settings import BOUNDS, Bound, Settings
+from bridge.settings import (
+    BOUNDS,
+    DEFAULT,
+    REPORT_CAPS,
+    REPORT_SAMPLES_X_ROUNDS,
+    Bound,
+    Settings,
+)
 from bridge.system import discover, proc, runenv
 
 # What a node name must look like to be shown as one (and put in a command line).
@@ -88,7 +97,63 @@ def settings_of(old: schema.Report, path: Path) -> tuple[Settings, int, HwMode]:
     # Checked again here: a report made in memory has not been through
     # bridge.report.check.
     hw = HwMode.parse(old.hardware.hw or HwMode.ON, f"{path}: hardware.hw")
-    return Settings(**values), raw.get("seed", 1), hw
+    settings = Settings(**values)
+    _check_caps(settings, path)
+    return settings, raw.get("seed", 1), hw
+
+
+def _check_caps(settings: Settings, path: Path) -> None:
+    """A report's settings within what a replay takes from a report
+    (bridge.settings.REPORT_CAPS), lower than the command line's bounds: one
+    line naming the setting, its cap, and the option that asks for more."""
+    for name, cap in REPORT_CAPS.items():
+        value = getattr(settings, name)
+        if value is None or value <= cap:
+            continue
+        option = BOUNDS[name].option
+        how = (
+            f"type {option} {_number(value)} to run that"
+            if option
+            else f"bridge itself sets it to {_number(getattr(DEFAULT, name))}"
+        )
+        raise UsageError(
+            f"{path}: settings.{name}: {_number(value)} is more than a replay takes from a"
+            f" report (at most {_number(cap)}); {how}"
+        )
+    product = settings.samples * settings.rounds
+    if product > REPORT_SAMPLES_X_ROUNDS:
+        raise UsageError(
+            f"{path}: settings.samples x settings.rounds: {settings.samples} x"
+            f" {settings.rounds} is more than a replay takes from a report (at most"
+            f" {REPORT_SAMPLES_X_ROUNDS:,} samples x rounds); type --samples and --rounds to"
+            " run that"
+        )
+
+
+def _number(v: float) -> str:
+    """100000000, 0.5: as typed, never 1e+08."""
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+# Levels of concurrency a replay takes from a report: the count (level 1
+# included) and the largest. The command line takes 16 levels up to 1024
+# (bridge.cli.plans.parse_levels); a report's are someone else's choice, and
+# each level of N starts N - 1 Python processes. 1, 2, 4, ... 64 fits.
+REPORT_LEVELS = 8
+REPORT_LEVEL = 64
+
+
+def _check_levels(loaded: Sequence[scenario.Scenario], path: Path) -> None:
+    for i, sc in enumerate(loaded):
+        levels = sc.concurrency
+        if len(levels) <= REPORT_LEVELS and max(levels, default=1) <= REPORT_LEVEL:
+            continue
+        shown = ",".join(map(str, levels)) if len(levels) <= 20 else f"{len(levels)} levels"
+        raise UsageError(
+            f"{path}: scenarios[{i}] ({_printable(sc.name, 64)}): concurrency {shown} is more"
+            f" than a replay takes from a report (at most {REPORT_LEVELS} levels, up to"
+            f" {REPORT_LEVEL}); type --concurrency to run more"
+        )
 
 
 def _check(value: object, bound: Bound, where: str) -> None:
@@ -308,6 +373,60 @@ class Replay:
     expressions: list[str] = field(default_factory=list)
 
 
+def draft(old: schema.Report, path: Path, *, as_recorded: bool = False) -> Plan:
+    """The plan a replay of `old` would run, before anything is started or
+    looked for: its scenarios and settings checked (bounds, then the report
+    caps), and a runtime for each of the report's as found (and each of its
+    --libcrypto directories with --as-recorded), none yet matched to this
+    machine's. What bridge.measure.cost estimates before asking."""
+    if not old.scenarios:
+        raise UsageError(f"{path}: the report does not describe its scenarios (imported?)")
+    loaded = tuple(
+        scenario.parse(dict(d), f"{path} (scenario {_printable(d.get('name'), 60)})")
+        for d in old.scenarios
+    )
+    _check_levels(loaded, path)
+    settings, seed, hw = settings_of(old, path)
+    as_found = _as_found(old)
+    variants = 1 + (len(_report_libcrypto(old)) if as_recorded else 0)
+    count = {k: sum(rt.kind == k for rt in as_found) * variants for k in calls.RUNTIME_KINDS}
+    kinds = tuple(k for k in calls.RUNTIME_KINDS if count[k])
+    return Plan(
+        scenarios=loaded,
+        settings=settings,
+        seed=seed,
+        erl=(None,) * max(count["erlang"], 1),
+        openssl=(None,) * max(count["openssl"], 1),
+        python=(None,) * max(count["python"], 1),
+        kinds=kinds or calls.RUNTIME_KINDS,
+        hw=hw,
+    )
+
+
+def call_times(old: schema.Report) -> cost.CallTimes:
+    """How long each of the report's calls took there, in seconds (the
+    median), for the estimate: a call slower than a sample stretches every
+    sample of the replay."""
+    kinds = {rt.id: rt.kind for rt in old.runtimes}
+    out: dict[tuple[str, str, str, int], float] = {}
+    for r in old.results:
+        kind = kinds.get(r.runtime)
+        if not r.ok or not r.samples or kind is None:
+            continue
+        key = (r.scenario, kind, r.call_id, r.size)
+        out[key] = max(out.get(key, 0.0), r.median() / 1e9)
+    return out
+
+
+def _as_found(old: schema.Report) -> list[schema.Runtime]:
+    """The report's local runtimes as found: not its twins, nodes or variants."""
+    return [
+        rt
+        for rt in old.runtimes
+        if not rt.masked and "node" not in rt.details and "libcrypto_dir" not in rt.details
+    ]
+
+
 def from_report(
     old: schema.Report,
     path: Path,
@@ -316,19 +435,10 @@ def from_report(
     as_recorded: bool = False,
     local: Local | None = None,
 ) -> Replay:
-    if not old.scenarios:
-        raise UsageError(f"{path}: the report does not describe its scenarios (imported?)")
-    loaded = tuple(
-        scenario.parse(dict(d), f"{path} (scenario {_printable(d.get('name'), 60)})")
-        for d in old.scenarios
-    )
-    settings, seed, hw = settings_of(old, path)
+    base = draft(old, path, as_recorded=as_recorded)
+    loaded = base.scenarios
     nodes = [rt for rt in old.runtimes if "node" in rt.details]
-    as_found = [
-        rt
-        for rt in old.runtimes
-        if not rt.masked and "node" not in rt.details and "libcrypto_dir" not in rt.details
-    ]
+    as_found = _as_found(old)
     out = Replay(plan=None)
     if nodes:
         what = node_refusal(nodes, loaded)
@@ -348,16 +458,11 @@ def from_report(
         )
         chosen[kind], given[kind] = paths or (None,), envs
     dirs = _libcrypto_dirs(old, as_recorded, out)
-    kinds = tuple(k for k in calls.RUNTIME_KINDS if any(rt.kind == k for rt in as_found))
-    out.plan = Plan(
-        scenarios=loaded,
-        settings=settings,
-        seed=seed,
+    out.plan = dataclasses.replace(
+        base,
         erl=chosen["erlang"],
         openssl=chosen["openssl"],
         python=chosen["python"],
-        kinds=kinds or calls.RUNTIME_KINDS,
-        hw=hw,
         command=command,
         # What this run was, not the report's own line: that is someone
         # else's text (a crafted one may say anything), and it described
@@ -374,6 +479,104 @@ def from_report(
         out.plan = dataclasses.replace(out.plan, user=plan_code(user, (), ()))
     plans.check_room(out.plan)
     return out
+
+
+# -- what a replay costs ------------------------------------------------------
+
+
+def cost_summary(c: cost.Cost) -> str:
+    """ "about 3 days, up to 13 worker processes and about 0.3 GiB of memory"."""
+    until = " (with --until-stable, at most)" if c.seconds_max > c.seconds else ""
+    return (
+        f"about {long_duration(c.seconds_max)}{until}, up to {c.workers} worker"
+        f" process{'es' if c.workers != 1 else ''} at once and about {plans.size_text(c.memory)}"
+        " of memory"
+    )
+
+
+def cost_reasons(c: cost.Cost, over: Sequence[cost.Over], plan: Plan) -> list[str]:
+    """Why a replay asks: for each figure past the budget, what drives it,
+    with the report's settings that set it."""
+    out = []
+    for what in over:
+        if what is cost.Over.TIME:
+            line = "an hour" if c.seconds_max > cost.ALWAYS_ASK.seconds else _budget_time()
+            out.append(f"the time is over {line}, mostly {_time_part(c.time[0], plan)}")
+        elif what is cost.Over.WORKERS:
+            line = max(b.workers for b in (cost.BUDGET, cost.ALWAYS_ASK) if c.workers > b.workers)
+            out.append(
+                f"{c.workers} worker processes are over {line}, mostly"
+                f" {_process_part(c.processes[0], plan)}"
+            )
+        else:
+            out.append(
+                f"the memory is over {plans.size_text(cost.BUDGET.memory)}, mostly"
+                f" {_memory_part(c.memory_parts[0], c, plan)}"
+            )
+    return out
+
+
+def _budget_time() -> str:
+    return f"{duration(cost.BUDGET.seconds)} (the budget for a replay)"
+
+
+def long_duration(seconds: float) -> str:
+    """eta.duration, in days past two."""
+    if seconds >= 2 * 86_400:
+        return f"{seconds / 86_400:.0f} days"
+    return duration(seconds)
+
+
+def _levels(plan: Plan) -> str:
+    levels = sorted({n for sc in plan.scenarios for n in sc.concurrency})
+    return ",".join(map(str, levels))
+
+
+def _time_part(share: cost.Share, plan: Plan) -> str:
+    s, n = plan.settings, share.cells
+    cells = f"in each of {n} cell{'s' if n != 1 else ''}"
+    P = cost.Part
+    words = {
+        P.SAMPLES: f"samples x sample_ms ({s.samples} x {s.sample_ms} ms) {cells}",
+        P.SLOW_CALLS: f"calls slower than sample_ms ({s.sample_ms} ms, as the report measured"
+        f" them): {s.samples} samples {cells}",
+        P.WARMUPS: f"the warm-ups (warmup_ms {s.warmup_ms}, rewarm_ms {s.rewarm_ms} in each of"
+        f" {s.rounds} rounds) {cells}",
+        P.REQUESTS: f"one request per round (rounds {s.rounds}) {cells}",
+        P.OPENSSL_RUNS: f"openssl_runs x openssl_seconds ({s.openssl_runs} x"
+        f" {s.openssl_seconds} s) {cells}",
+        P.LEVELS: f"the concurrency levels {_levels(plan)}: {n} level cells of {s.samples}"
+        " windows each",
+        P.TC: f"tc_calls ({s.tc_calls} calls, each timed alone) on each of {n} Erlang cells",
+        P.UNTIL_STABLE: f"until_stable with max_seconds {s.max_seconds}",
+        P.STARTUP: f"starting {n} runtimes",
+    }
+    return words.get(share.part, share.part.value)
+
+
+def _process_part(share: cost.Share, plan: Plan) -> str:
+    s, n = plan.settings, int(share.amount)
+    P = cost.Part
+    twins = " and their masked twins" if plan.hw.masks else ""
+    words = {
+        P.ERLANG_NODES: f"{n} Erlang nodes (processes {s.processes_used} per runtime{twins})",
+        P.PYTHON_WORKERS: f"{n} Python workers (processes {s.processes_used} per runtime{twins})",
+        P.LEVEL_PROCESSES: f"{n} Python worker processes for the concurrency levels"
+        f" {_levels(plan)}",
+        P.OPENSSL: f"{n} openssl processes (speed -multi at the levels {_levels(plan)})",
+    }
+    return words.get(share.part, share.part.value)
+
+
+def _memory_part(share: cost.Share, c: cost.Cost, plan: Plan) -> str:
+    size = plans.size_text(int(share.amount))
+    if share.part is cost.Part.MESSAGES:
+        return f"the generated messages ({size}; the largest {plans.size_text(c.largest_message)})"
+    if share.part is cost.Part.ERLANG_NODES and plan.settings.schedulers:
+        return f"{share.cells} Erlang nodes of {plan.settings.schedulers} schedulers ({size})"
+    match = [x for x in c.processes if x.part is share.part]
+    shown = _process_part(match[0], plan) if match else share.part.value
+    return f"{shown} ({size})"
 
 
 def expressions(loaded: Sequence[scenario.Scenario]) -> list[str]:
@@ -475,18 +678,21 @@ def _warn_env(rt: schema.Runtime, out: Replay, *, replayed: bool) -> dict[str, s
     return kept if replayed else {}
 
 
-def _libcrypto_dirs(old: schema.Report, as_recorded: bool, out: Replay) -> list[str]:
-    """The report's --libcrypto directories: each loads its library into
-    every runtime, so they are replayed only --as-recorded."""
+def _report_libcrypto(old: schema.Report) -> list[str]:
+    """The --libcrypto directories a report's runtimes were run again with."""
     given = dict.fromkeys(
         rt.details["libcrypto_dir"].get("given", "")
         for rt in old.runtimes
         if isinstance(rt.details.get("libcrypto_dir"), dict)
     )
+    return [d for d in given if isinstance(d, str) and d]
+
+
+def _libcrypto_dirs(old: schema.Report, as_recorded: bool, out: Replay) -> list[str]:
+    """The report's --libcrypto directories: each loads its library into
+    every runtime, so they are replayed only --as-recorded."""
     dirs = []
-    for d in given:
-        if not isinstance(d, str) or not d:
-            continue
+    for d in _report_libcrypto(old):
         shown = _printable(d)
         if not as_recorded:
             out.warnings.append(

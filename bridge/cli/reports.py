@@ -17,6 +17,7 @@ from bridge.cli.common import (
     Exports,
     StdoutError,
     baseline_option,
+    check_outputs,
     export_options,
     format_option,
     output_option,
@@ -49,6 +50,7 @@ def import_speed(file, fmt, output) -> None:
     """Turn `openssl speed` output (FILE, or - for stdin) into a bridge report:
     pasted, quoted or re-wrapped text from 1.0.2, 1.1.1 and 3.x, several runs
     per document."""
+    check_outputs([("-o", output)], [("the input", file)])
     if output is not None:
         plans.check_writable(output)
     from bridge.speed import importer
@@ -104,6 +106,7 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
     from bridge.cli.run import Shape
 
     shape = Shape(fmt, verbose, quiet)  # checks the pair before the file is read
+    check_outputs([("-o", output), *exports.flagged], [("the report", file)])
     if output is not None:
         plans.check_writable(output)
     loaded = rebase(schema.load(file), baseline)
@@ -130,6 +133,7 @@ def compare(files, fmt, output, exports: Exports) -> None:
     and say which differences are significant. The first file is the baseline."""
     if len(files) < 2:
         raise UsageError("compare needs at least two reports")
+    check_outputs([("-o", output), *exports.flagged], [("the report", f) for f in files])
     if output is not None:
         plans.check_writable(output)
     from bridge.analysis import compare as comparison
@@ -211,6 +215,8 @@ def plot_command(file, png, svg, output, others) -> None:
     if not pictures:
         raise UsageError("plot: name the picture with --png FILE.png and/or --svg FILE.svg")
     paths = [file, *others]
+    flags = [("--png", png), ("--svg", svg), ("-o", output)]
+    check_outputs(flags, [("the report", p) for p in paths])
     reports = [(p.name, schema.load(p)) for p in paths]
     for picture in pictures:
         plans.check_writable(picture, "--png" if picture.suffix.lower() == ".png" else "--svg")

@@ -3,6 +3,7 @@ then the results printed before any file is written, and the exit status."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,10 +21,12 @@ from bridge.cli.common import (
     bounded,
     cell_text,
     check_baseline,
+    check_outputs,
     connect_timeout_option,
     cookie_options,
     export_options,
     format_option,
+    keep_report,
     out,
     output_option,
     rebase,
@@ -34,7 +37,7 @@ from bridge.cli.common import (
 )
 from bridge.cli.scenarios import complete_scenarios
 from bridge.errors import BridgeError, ExitStatus, UsageError
-from bridge.measure import runner
+from bridge.measure import cost, runner
 from bridge.measure.plan import Plan
 from bridge.render import RENDERERS, terminal_width, view
 from bridge.report import schema
@@ -387,7 +390,8 @@ RUN_EXAMPLES = (
 @click.option(
     "--yes",
     is_flag=True,
-    help="With --replay: run --as-recorded executables, or the report's user code, without asking.",
+    help="With --replay: run --as-recorded executables, the report's user code, or a replay"
+    " past the budget (10 min, 32 workers, 2 GiB), without asking.",
 )
 @format_option()
 @output_option()
@@ -411,6 +415,7 @@ def run(
     shape = Shape(fmt, verbose, quiet, params.pop("progress"))
     baseline = params.pop("baseline")
     check_baseline(baseline)
+    check_outputs([("-o", output), *exports.flagged], run_inputs(replay, params))
     if output is not None:
         plans.check_writable(output)
     target = params.pop("until_stable_target")
@@ -426,7 +431,13 @@ def run(
         if params["scenarios"]:
             raise UsageError("--replay reruns the report's own scenarios: name none")
         old = schema.load(replay)
+        from bridge.cli import replay as replaying
+
+        # The report's scenarios and settings checked, and what they would
+        # cost, before anything is started or looked for.
+        draft = replaying.draft(old, replay, as_recorded=as_recorded)
         _confirm_user_code(old, replay, yes)
+        _confirm_cost(draft, replaying.call_times(old), replay, yes)
         plan = _replay_plan(old, replay, command, as_recorded, yes)
     else:
         # click gives repeatable options as tuples already; RunOptions has a
@@ -444,13 +455,40 @@ def run(
     _exit_status(outcome)
 
 
+def run_inputs(replay: Path | None, params: dict) -> list[tuple[str, str | Path | None]]:
+    """What `bridge run` reads that an output must not overwrite: the
+    replayed report, scenario files named or found in --scenario-dir, the
+    cookie file, and the executables named."""
+    found: list[tuple[str, str | Path | None]] = [("--replay", replay)]
+    for name in params.get("scenarios", ()):
+        for directory in params.get("scenario_dirs", ()):
+            found.append(("scenario file", Path(directory) / f"{name}.toml"))
+        if name.endswith(".toml") or "/" in name:
+            found.append(("scenario file", name))
+    found.append(("--cookie-file", params.get("cookie_file")))
+    for flag in ("erl", "python", "openssl"):
+        found += [
+            (f"--{flag}", path) for path in params.get(flag, ()) if not path.startswith("otp:")
+        ]
+    return [(what, path) for what, path in found if path is not None and _exists(path)]
+
+
+def _exists(path: str | Path) -> bool:
+    try:
+        return os.path.lexists(path)
+    except (OSError, ValueError):  # a NUL in a name: the loader says it
+        return False
+
+
 def _check_as_recorded(replay: Path | None, as_recorded: bool, yes: bool) -> None:
     """Before anything is read or run: --as-recorded runs a report's own
     programs, which takes the user's say-so, on a terminal or with --yes."""
     if as_recorded and replay is None:
         raise UsageError("--as-recorded goes with --replay REPORT")
     if yes and replay is None:
-        raise UsageError("--yes goes with --replay REPORT (--as-recorded, or a report's user code)")
+        raise UsageError(
+            "--yes goes with --replay REPORT (--as-recorded, a report's user code, or its cost)"
+        )
     if as_recorded and not yes and not sys.stdin.isatty():
         raise UsageError(
             "--as-recorded runs the report's own programs: confirm on a terminal,"
@@ -473,6 +511,31 @@ def _replay_plan(old, path: Path, command, as_recorded: bool, yes: bool) -> Plan
         if not yes and not click.confirm("Run these?", default=False, err=True):
             raise UsageError("--as-recorded: not confirmed; nothing was run")
     return replay.plan
+
+
+def _confirm_cost(draft: Plan, known: cost.CallTimes, path: Path, yes: bool) -> None:
+    """A replay past a modest budget (bridge.measure.cost.BUDGET) is shown
+    with its estimate and why, and runs once confirmed on a terminal or
+    given --yes; without either nothing runs. The replay runs someone
+    else's settings: the user agrees to what they cost. `known`: how long
+    the report's calls took, which can only lengthen the estimate."""
+    from bridge.cli import replay as replaying
+
+    c = cost.estimate(draft, os.cpu_count() or 1, known)
+    over = cost.BUDGET.over(c)
+    if not over:
+        return
+    said = f"replaying {path} would take {replaying.cost_summary(c)}"
+    reasons = replaying.cost_reasons(c, over, draft)
+    if not yes and not sys.stdin.isatty():
+        raise UsageError(
+            f"{said}: {'; '.join(reasons)}; confirm on a terminal, or add --yes to run it"
+        )
+    click.echo(f"{said}:", err=True)
+    for line in reasons:
+        click.echo(f"  {line}", err=True)
+    if not yes and not click.confirm("Run it?", default=False, err=True):
+        raise UsageError("--replay: the cost was not confirmed; nothing was run")
 
 
 def _confirm_user_code(old: schema.Report, path: Path, yes: bool) -> None:
@@ -537,6 +600,8 @@ def _execute(
             lambda f: text if f == "json" else RENDERERS[f](outcome.report)
         )
         failure = failure or exported
+        if failure is None and signals.hung_up():
+            failure = _hung_up(text, output)
     # The report is safe: a signal from here on ends bridge at once.
     if output is not None and failure is None:
         click.echo(f"report written to {output}", err=True)
@@ -552,6 +617,26 @@ def _execute(
     if shape.warns_on_stderr:
         _stderr_warnings(outcome.report)
     return outcome, failure or wrong_baseline
+
+
+class HungUp(BridgeError):
+    """The run was stopped by SIGHUP; what it measured is kept."""
+
+    status = ExitStatus.HANGUP
+
+
+def _hung_up(text: str, output: Path | None) -> HungUp:
+    """SIGHUP stopped the run: one line saying so and where the report is.
+    Whoever started bridge may not be there to see the results: without -o,
+    the report is kept in a file when stdout was the terminal that closed."""
+    if output is not None:
+        where = f"the report is in {output}"
+    elif signals.stdout_lost():
+        kept = keep_report(text, "report.json")
+        where = f"the report is kept in {kept}" if kept else "the report could not be kept"
+    else:
+        where = "the results are on stdout"
+    return HungUp(f"hangup (SIGHUP: the terminal or session closed): the run was stopped; {where}")
 
 
 class Shape:

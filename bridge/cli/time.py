@@ -25,6 +25,7 @@ from bridge.cli.common import (
     Command,
     Exports,
     bounded,
+    check_outputs,
     export_options,
     format_option,
     output_option,
@@ -184,6 +185,7 @@ def time_command(
     bridge time --same-output 'crypto:hash(md5, Data)' 'erlang:md5(Data)'
     bridge time --pa '_build/*/lib/*/ebin' 'mymod:f(Data)' 'py:mymod.f(data)'
     """
+    check_outputs([("-o", output), *exports.flagged], _inputs(params))
     if output is not None:
         plans.check_writable(output)
     plan = plan_from(params, tuple(["bridge", *sys.argv[1:]]))
@@ -192,6 +194,16 @@ def time_command(
     if failure is not None:
         raise failure
     running._exit_status(outcome)
+
+
+def _inputs(p: dict) -> list[tuple[str, str | None]]:
+    """What bridge time reads that an output must not overwrite: a
+    --scenario file and the executables named."""
+    given = p["scenario_name"]
+    named = [("--scenario", given)] if given and (given.endswith(".toml") or "/" in given) else []
+    for flag in ("erl", "python", "openssl"):
+        named += [(f"--{flag}", path) for path in p[flag] if not path.startswith("otp:")]
+    return named
 
 
 def plan_from(p: dict, command: tuple[str, ...]) -> Plan:

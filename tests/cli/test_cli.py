@@ -7,10 +7,12 @@ import hmac
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -45,6 +47,15 @@ def _path_without(tmp_path, *programs):
     return str(bindir)
 
 
+def _default_signals() -> None:
+    """In the child: the signals a test sends at their default dispositions.
+    A background job of a non-interactive shell starts with SIGINT ignored,
+    and one under nohup with SIGHUP ignored; bridge keeps a signal it started
+    with ignored, so the test would test nothing."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.fixture
 def start_bridge():
     """Start `bridge run hmac-sha1 ARGS -o OUT` in the background; a test that
@@ -58,6 +69,7 @@ def start_bridge():
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_default_signals,
         )
         started.append(proc)
         return proc
@@ -264,8 +276,20 @@ def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_le
     assert not wait_gone(worker_pids() - before)
 
 
+STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+
+
+def _drain(fd: int, stop: threading.Event) -> None:
+    while not stop.is_set():
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                os.read(fd, 1 << 16)
+            except OSError:
+                return
+
+
 @pytest.mark.serial  # the signal is timed against the rounds
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, sig):
     # 200 samples in 5 rounds of 40 x 20 ms: erlang's first round is done
     # after about 1.2 s, so an interrupt at ~2.5 s has a finished batch to keep
@@ -279,13 +303,87 @@ def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, si
     time.sleep(2.5)
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == {signal.SIGINT: 130, signal.SIGTERM: 143}[sig], stderr
+    assert proc.returncode == STATUS[sig], stderr
     assert "Traceback" not in stderr
     report = load(out)
     assert any(e["kind"] == "interrupted" for e in report["errors"])
     erlang = [r for r in report["results"] if r["runtime"].startswith("erlang")]
     assert erlang, "the finished erlang batch was lost"
     assert 0 < len(erlang[0]["samples"]) < 200
+    assert not wait_gone(worker_pids() - before)
+    errors = [line for line in stderr.splitlines() if line.startswith("bridge: error:")]
+    if sig == signal.SIGHUP:  # nobody may be watching: one line says why it stopped
+        assert errors == [
+            "bridge: error: hangup (SIGHUP: the terminal or session closed): the run was"
+            f" stopped; the report is in {out}"
+        ], stderr
+    else:
+        assert errors == [], stderr
+
+
+@pytest.mark.serial  # the hangup is timed against the rounds
+@pytest.mark.parametrize("with_output", [True, False], ids=["-o", "no -o"])
+def test_a_closed_terminal_keeps_the_results(tmp_path, with_output):
+    """bridge on a terminal of its own (a pty, its controlling terminal)
+    that closes mid-run: the kernel sends SIGHUP, and every later write to
+    the terminal fails. The report is written to -o, or, with no -o, kept
+    in a file of its own (its results had only that terminal to go to); the
+    status is 129 and nothing is left running."""
+    import fcntl
+    import pty
+    import termios
+
+    from bridge.system import otp
+
+    out = tmp_path / "r.json"
+    unsaved = otp.cache_root() / "unsaved"  # this session's (BRIDGE_CACHE_DIR)
+    kept_before = set(unsaved.glob("report-*.json"))
+    leader, follower = pty.openpty()
+
+    def own_terminal() -> None:
+        _default_signals()
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    args = ["--processes", "1", "--samples", "200", "--sample-ms", "20", "--hw", "on"]
+    before = worker_pids()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bridge", "run", "hmac-sha1", *args]
+        + (["-o", str(out)] if with_output else []),
+        cwd=ROOT,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        preexec_fn=own_terminal,
+    )
+    os.close(follower)
+    # What bridge writes to its terminal is read, as a terminal would.
+    stop = threading.Event()
+    reader = threading.Thread(target=_drain, args=(leader, stop))
+    reader.start()
+    try:
+        _wait_for_worker(b"-m\x00bridge.pyworker.worker")  # every runtime is up
+        time.sleep(2.5)
+    finally:
+        stop.set()
+        reader.join()
+        os.close(leader)  # the terminal closes: SIGHUP
+        try:
+            assert proc.wait(timeout=60) == 129
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    if with_output:
+        text = out.read_text()
+    else:
+        (kept,) = set(unsaved.glob("report-*.json")) - kept_before
+        text = kept.read_text()
+        kept.unlink()
+    report = json.loads(text)
+    assert any(e["kind"] == "interrupted" for e in report["errors"])
+    erlang = [r for r in report["results"] if r["runtime"].startswith("erlang")]
+    assert erlang and 0 < len(erlang[0]["samples"]) < 200
     assert not wait_gone(worker_pids() - before)
 
 

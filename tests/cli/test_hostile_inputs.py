@@ -397,3 +397,108 @@ def test_scenario_calls_have_the_timeout_too(tmp_path):
     )
     _refused(done, f"sh:sleep {tok}: a sample ran past the 2-s limit (--timeout 2)")
     assert not procutil.left_behind(canary, tok)
+
+
+# -- inputs are never overwritten (issue 33) -------------------------------------
+
+
+def _linked(tmp: Path, how: str, suffix: str = ".json") -> tuple[Path, Path]:
+    """A report, and a name for it: itself, a symlink, or a hard link."""
+    report = tmp / f"r{suffix}"
+    if not report.exists():
+        report.write_bytes(Path(REPORT).read_bytes())
+    if how == "same":
+        return report, report
+    other = tmp / f"{how}{suffix}"
+    if how == "symlink":
+        other.symlink_to(report.name)
+    else:
+        os.link(report, other)
+    return report, other
+
+
+def overwriting(tmp: Path, how: str) -> dict[str, list[str]]:
+    """Every command and output option given a name of its own input."""
+    report, out = _linked(tmp, how)
+    png, png_out = _linked(tmp, how, ".png")
+    svg, svg_out = _linked(tmp, how, ".svg")
+    return {
+        "run --replay -o": ["run", "--replay", str(report), "-o", str(out)],
+        "run --replay --export-json": ["run", "--replay", str(report), "--export-json", str(out)],
+        "report -o": ["report", str(report), "-o", str(out)],
+        "report --export-markdown": ["report", str(report), "--export-markdown", str(out)],
+        "report --export-text": ["report", str(report), "--export-text", str(out)],
+        "compare -o": ["compare", REPORT, str(report), "-o", str(out)],
+        "compare --export-markdown": [
+            "compare",
+            str(report),
+            REPORT,
+            "--export-markdown",
+            str(out),
+        ],
+        "plot --svg": ["plot", str(svg), "--svg", str(svg_out)],
+        "plot --compare, --png": ["plot", REPORT, "--compare", str(png), "--png", str(png_out)],
+        "import-speed -o": ["import-speed", str(report), "-o", str(out)],
+    }
+
+
+@pytest.mark.parametrize("how", ["same", "symlink", "hard-link"])
+def test_an_output_naming_an_input_is_refused_before_anything_runs(tmp_path, how):
+    kept = Path(REPORT).read_bytes()
+    for name, argv in overwriting(tmp_path, how).items():
+        done = bridge_cmd(*argv, stdin=subprocess.DEVNULL, timeout=60)
+        line = one_line_error(done, "is the same file as", "choose another file")
+        assert line.startswith(("bridge: error: --", "bridge: error: -o ")), (name, line)
+    for suffix in (".json", ".png", ".svg"):
+        assert (tmp_path / f"r{suffix}").read_bytes() == kept
+        if how == "symlink":
+            assert (tmp_path / f"symlink{suffix}").is_symlink()
+
+
+def test_time_and_run_never_overwrite_the_scenario_file_they_read(tmp_path):
+    scenario_file = tmp_path / "mine.toml"
+    scenario_file.write_text(
+        'name = "mine"\ndescription = "x"\nkind = "hash"\ndigest = "sha256"\nsizes = [16]\n'
+        '[calls]\npython = ["hashlib"]\n'
+    )
+    kept = scenario_file.read_bytes()
+    for argv in (
+        ["time", "--scenario", str(scenario_file), "-o", str(scenario_file), "py:data"],
+        ["run", str(scenario_file), "--export-text", str(scenario_file)],
+        ["run", "mine", "--scenario-dir", str(tmp_path), "-o", str(scenario_file)],
+    ):
+        one_line_error(bridge_cmd(*argv, timeout=60), "is the same file as ", str(scenario_file))
+        assert scenario_file.read_bytes() == kept
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path):
+    out = tmp_path / "o.json"
+    (tmp_path / "link.json").symlink_to(out.name)
+    done = bridge_cmd(
+        "report", REPORT, "-o", str(out), "--export-json", str(tmp_path / "link.json")
+    )
+    one_line_error(done, "-o and --export-json both name")
+    assert not out.exists()
+
+
+def test_outputs_in_place_are_not_inputs(tmp_path):
+    """A device is written in place, never replaced: the same terminal or
+    /dev/null for two outputs is fine."""
+    done = bridge_cmd(
+        "report", REPORT, "--export-markdown", "/dev/null", "--export-text", "/dev/null"
+    )
+    assert done.returncode == 0, done.stderr
+
+
+# -- the command line's lists are bounded as scenario files are (issue 33) --------
+
+
+def test_sizes_and_levels_are_capped_as_in_scenario_files():
+    sizes = ",".join(str(n) for n in range(1, 20_001))
+    done, took = timed("run", "hmac-sha1", "--sizes", sizes)
+    one_line_error(done, "--sizes: more than 64 sizes; at most 64, as in a scenario file")
+    levels = ",".join(str(n) for n in range(1, 40))
+    done, took = timed("run", "hmac-sha1", "--concurrency", levels)
+    one_line_error(done, "--concurrency: 39 levels; at most 16, as in a scenario file")
+    done, _ = timed("time", "--concurrency", levels, "py:data")
+    one_line_error(done, "--concurrency: 39 levels")

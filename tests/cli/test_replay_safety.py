@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bridge.report import schema
-from tests.conftest import FIXTURES, ROOT, bridge_cmd, needs_erl, needs_openssl
+from tests.conftest import FIXTURES, ROOT, bridge_cmd, needs_erl, needs_openssl, worker_pids
 from tests.integration.test_workers import _listening_inodes
 
 pytestmark = [needs_erl, needs_openssl]
@@ -321,3 +321,141 @@ def test_as_recorded_asks_on_a_terminal_and_runs_nothing_when_declined(base, tmp
         .endswith("bridge: error: --as-recorded: not confirmed; nothing was run")
     )
     assert not marker.exists()
+
+
+# -- a replay costs what the user agreed to (issue 33) ---------------------------
+
+
+def _with(base: dict, path: Path, settings: dict | None = None, levels=None, slow="") -> Path:
+    """The base report with other settings, levels, or a call (`slow`) that
+    took a second a call there."""
+    data = json.loads(json.dumps(base))
+    data["settings"].update(settings or {})
+    if levels is not None:
+        data["scenarios"][0]["concurrency"] = levels
+    for r in data["results"]:
+        if r["call_id"] == slow:
+            r["samples"], r["loops"] = [10**9] * len(r["samples"]), 1
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "settings, levels, message",
+    [
+        # The issue's report: 256 Python worker processes, 4.9 GB.
+        ({}, [1, 256], "scenarios[0] (hmac-sha1): concurrency 1,256 is more than a replay takes"
+         " from a report (at most 8 levels, up to 64); type --concurrency to run more"),
+        ({}, list(range(1, 10)), "concurrency 1,2,3,4,5,6,7,8,9 is more than a replay takes"),
+        # The issue's days-long report.
+        ({"samples": 10000, "rounds": 1000, "sample_ms": 10000, "warmup_ms": 60000},
+         None, "settings.samples: 10000 is more than a replay takes from a report (at most"
+         " 2000); type --samples 10000 to run that"),
+        ({"sample_ms": 10000}, None, "settings.sample_ms: 10000 is more than a replay takes"
+         " from a report (at most 1000); type --sample-ms 10000 to run that"),
+        ({"warmup_ms": 60000}, None, "settings.warmup_ms: 60000 is more than"),
+        ({"rewarm_ms": 60000}, None, "settings.rewarm_ms: 60000 is more than a replay takes"
+         " from a report (at most 1000); bridge itself sets it to 10"),
+        # The 6.6-GB Erlang worker.
+        ({"tc_calls": 100000000}, None, "settings.tc_calls: 100000000 is more than a replay"
+         " takes from a report (at most 1000000); type --tc-calls 100000000 to run that"),
+        ({"max_seconds": 86400, "until_stable": 0.01}, None, "settings.max_seconds: 86400 is"
+         " more than a replay takes from a report (at most 3600); type --max-time 86400"),
+        ({"samples": 2000, "rounds": 200}, None, "settings.samples x settings.rounds: 2000 x"
+         " 200 is more than a replay takes from a report (at most 100,000 samples x rounds)"),
+        ({"schedulers": 1024}, None, "settings.schedulers: 1024 is more than"),
+        ({"processes": 16}, None, "settings.processes: 16 is more than"),
+    ],
+)  # fmt: skip
+def test_settings_only_a_command_line_should_set_are_capped_in_a_report(
+    base, tmp_path, settings, levels, message
+):
+    report = _with(base, tmp_path / "r.json", settings, levels)
+    before = worker_pids()
+    done = bridge_cmd("run", "--replay", str(report), "--yes", timeout=60)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"bridge: error: {report}: ") and message in line, line
+    assert not worker_pids() - before  # refused before anything started
+
+
+@pytest.mark.parametrize(
+    "settings, levels, slow, why",
+    [
+        # 2000 samples of a second in each of 3 worker cells, 5 openssl runs.
+        (
+            {"samples": 2000, "rounds": 50, "sample_ms": 1000},
+            None,
+            "",
+            "the time is over an hour, mostly samples x sample_ms (2000 x 1000 ms) in each"
+            " of 3 cells",
+        ),
+        # Levels up to 64: 63 more Python processes, openssl speed -multi 64.
+        (
+            {},
+            [1, 2, 4, 8, 16, 32, 64],
+            "",
+            "worker processes are over 64, mostly 65 openssl processes (speed -multi at the"
+            " levels 1,2,4,8,16,32,64)",
+        ),
+        # Settings within the caps, but a call that took a second there.
+        (
+            {"samples": 1000},
+            None,
+            "hmac.digest",
+            "the time is over 10 min (the budget for a replay), mostly calls slower than"
+            " sample_ms (2 ms, as the report measured them): 1000 samples in each of 1 cell",
+        ),
+    ],
+)
+def test_a_costly_replay_is_refused_without_a_terminal_or_yes(
+    base, tmp_path, settings, levels, slow, why
+):
+    report = _with(base, tmp_path / "r.json", settings, levels, slow)
+    before = worker_pids()
+    done = bridge_cmd("run", "--replay", str(report), stdin=subprocess.DEVNULL, timeout=60)
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"bridge: error: replaying {report} would take about "), line
+    assert " worker processes at once and about " in line and " of memory: " in line
+    assert why in line, line
+    assert line.endswith("; confirm on a terminal, or add --yes to run it")
+    assert not worker_pids() - before
+
+
+def test_a_costly_replay_asks_on_a_terminal_and_runs_nothing_when_declined(base, tmp_path):
+    import pty
+
+    report = _with(base, tmp_path / "r.json", {"samples": 2000, "rounds": 50, "sample_ms": 1000})
+    leader, follower = pty.openpty()
+    before = worker_pids()
+    try:
+        os.write(leader, b"n\n")
+        done = bridge_cmd("run", "--replay", str(report), stdin=follower, timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith(f"replaying {report} would take about 1 h 40 min, "), lines
+    assert lines[1].startswith("  the time is over an hour, mostly samples x sample_ms")
+    assert "Run it? [y/N]" in done.stderr
+    assert lines[-1].endswith(
+        "bridge: error: --replay: the cost was not confirmed; nothing was run"
+    )
+    assert not worker_pids() - before
+
+
+def test_yes_runs_a_replay_past_the_budget_and_says_what_it_costs(base, tmp_path):
+    """Levels 1 and 17: 16 more Python processes and openssl speed -multi 17
+    beside the nodes, 36 workers (the budget is 32): said, then run."""
+    report = _with(base, tmp_path / "r.json", levels=[1, 17])
+    again = tmp_path / "again.json"
+    done, started = _watched("run", "--replay", str(report), "--yes", "-o", str(again))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    (said,) = [i for i, line in enumerate(lines) if line.startswith(f"replaying {report}")]
+    assert "up to 36 worker processes at once" in lines[said]
+    assert lines[said + 1].startswith("  36 worker processes are over 32, mostly ")
+    levels = json.loads(again.read_text())["concurrency"]["levels"]
+    assert levels == [1, 17]

@@ -50,21 +50,40 @@ def test_files_count_only_for_file_digest_scenarios_that_run():
 
 def test_messages_beyond_available_memory_are_refused():
     # hmac-sha1 with the A/B: erlang 1 call, python 2, openssl 1, each on a
-    # runtime as found and a masked twin: 8 cells keep a copy of each message.
+    # runtime as found and a masked twin: 8 cells keep a copy of each
+    # message; 3 nodes and 3 Python workers per runtime, twins included, hold
+    # copies in flight (bridge.measure.cost).
+    from bridge.measure import cost
+
     p = plan("hmac-sha1", sizes=f"{GiB},{GiB // 2}")
-    kept, workers, largest = plans._memory_use(p)
-    assert (kept, workers, largest) == (8 * (GiB + GiB // 2), 4, GiB)
+    c = cost.estimate(p, cpus=2)
+    (messages,) = [x for x in c.memory_parts if x.part is cost.Part.MESSAGES]
+    assert messages.amount == 8 * (GiB + GiB // 2) + GiB * (2 + 2 * 12)
+    assert c.largest_message == GiB
     with pytest.raises(UsageError) as refused:
-        plans.check_memory(p, 8 * GiB)
+        plans.check_memory(p, 8 * GiB, cpus=2)
     assert refused.value.one_line() == (
-        "the generated messages (largest 1.0 GiB) need about 22.0 GiB of memory: 12.0 GiB"
-        " kept for the cells, plus copies in flight in the driver and 4 worker processes;"
-        " 8.0 GiB is available (MemAvailable); use smaller --sizes or fewer runtimes"
+        f"this run needs about {plans.size_text(c.memory)} of memory, 38.0 GiB of it for the"
+        " generated messages (largest 1.0 GiB); 8.0 GiB is available (MemAvailable); use"
+        " smaller --sizes or fewer runtimes"
     )
-    plans.check_memory(p, 64 * GiB)
-    plans.check_memory(p, None)
-    # --hw on halves it: no masked twins.
-    assert plans._memory_use(plan("hmac-sha1", sizes=str(GiB), hw="on")) == (4 * GiB, 2, GiB)
+    plans.check_memory(p, 64 * GiB, cpus=2)
+    plans.check_memory(p, None, cpus=2)
+    # --hw on: no masked twins, half the cells and processes.
+    on = cost.estimate(plan("hmac-sha1", sizes=str(GiB), hw="on"), cpus=2)
+    (messages,) = [x for x in on.memory_parts if x.part is cost.Part.MESSAGES]
+    assert messages.amount == 4 * GiB + GiB * (2 + 2 * 6)
+
+
+def test_worker_processes_beyond_available_memory_are_refused():
+    """--concurrency 1,1024 typed: 1023 more Python processes (the issue's
+    256 took 4.9 GB) are refused where the machine has not the memory."""
+    p = plan("hmac-sha1", concurrency="1,1024", runtimes="python", hw="on", quick=True)
+    with pytest.raises(UsageError) as refused:
+        plans.check_memory(p, 4 * GiB, cpus=2)
+    line = refused.value.one_line()
+    assert line.startswith("this run needs about 12.") and "of it for 1023 Python processes" in line
+    assert line.endswith("4.0 GiB is available (MemAvailable); use lower --concurrency levels")
 
 
 def test_mem_available_is_read_from_meminfo(tmp_path):

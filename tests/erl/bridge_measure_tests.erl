@@ -66,6 +66,35 @@ tc_test() ->
 drain_called() ->
     receive called -> [called | drain_called()] after 0 -> [] end.
 
+%% The figures are the posted code's, computed from counts per microsecond:
+%% the same as the thread's list code on any list, ties and zeros included.
+thread_stats_match_the_posted_code_test() ->
+    rand:seed(exsss, {1, 2, 3}),
+    Lists = [[3, 4], [0, 0, 0], [5, 1, 5, 1, 2], lists:seq(1, 9)]
+            ++ [[rand:uniform(40) - 1 || _ <- lists:seq(1, 2 + rand:uniform(300))]
+                || _ <- lists:seq(1, 200)],
+    lists:foreach(fun(L) -> ?assertEqual(posted(L), bridge_measure:thread_stats(L)) end, Lists).
+
+%% The thread's code as posted, on the list it keeps (the first call dropped).
+posted(TcL) ->
+    N = length(TcL) + 1,
+    [{min_us, lists:min(TcL)},
+     {max_us, lists:max(TcL)},
+     {median_us, lists:nth(max(1, round((N - 1) / 2)), lists:sort(TcL))},
+     {avg_us, round(lists:sum(TcL) / (N - 1))},
+     {zero_us_calls, length([T || T <- TcL, T =:= 0])}].
+
+%% A million calls in a process whose heap may not pass 1 M words (8 MB on
+%% 64 bits): the posted list of times alone needs twice that, so a harness
+%% that kept it would be killed.
+tc_runs_in_bounded_memory_test() ->
+    Limit = #{size => 1000000, kill => true, error_logger => false},
+    Self = self(),
+    Run = fun() -> Self ! {stats, self(), bridge_measure:tc({erlang, abs, [-1]}, 1000000)} end,
+    {Pid, Ref} = spawn_opt(Run, [monitor, {max_heap_size, Limit}]),
+    receive {'DOWN', Ref, process, Pid, Reason} -> ?assertEqual(normal, Reason) end,
+    receive {stats, Pid, Stats} -> ?assertEqual(5, length(Stats)) after 0 -> ?assert(false) end.
+
 %% Under a duty cycle of 250/1000 the measurement sleeps between timed runs
 %% until its busy time is at most a quarter of the time elapsed: the wall
 %% time is at least four times the busy time (less the last sub-millisecond
