@@ -215,6 +215,11 @@ REPORT_CAPS: dict[str, float] = {
     "tc_calls": 1_000_000,  # the erlang-questions thread's own count (the default)
     "processes": 8,
     "schedulers": 64,
+    # User code's fences (bridge.system.fence): a report may widen them only
+    # so far, 10x the default per sample and 4x the memory; an expression in a
+    # report runs only after the user says yes to it, and still within these.
+    "user_timeout_s": 600,
+    "memory_limit_mib": 16_384,
 }
 # samples x rounds: every round is one request per cell, each with its
 # share of the samples; 50x the default 100 x 20.

@@ -111,8 +111,10 @@ def _check_caps(settings: Settings, path: Path) -> None:
         if value is None or value <= cap:
             continue
         option = BOUNDS[name].option
+        # --memory-limit takes a size with its unit; the setting is in MiB.
+        typed = f"{value}M" if name == "memory_limit_mib" else _number(value)
         how = (
-            f"type {option} {_number(value)} to run that"
+            f"type {option} {typed} to run that"
             if option
             else f"bridge itself sets it to {_number(getattr(DEFAULT, name))}"
         )

@@ -365,6 +365,10 @@ def _with(base: dict, path: Path, settings: dict | None = None, levels=None, slo
          " 200 is more than a replay takes from a report (at most 100,000 samples x rounds)"),
         ({"schedulers": 1024}, None, "settings.schedulers: 1024 is more than"),
         ({"processes": 16}, None, "settings.processes: 16 is more than"),
+        ({"user_timeout_s": 86400}, None, "settings.user_timeout_s: 86400 is more than a"
+         " replay takes from a report (at most 600); type --timeout 86400 to run that"),
+        ({"memory_limit_mib": 1 << 20}, None, "settings.memory_limit_mib: 1048576 is more"
+         " than a replay takes from a report (at most 16384); type --memory-limit 1048576M"),
     ],
 )  # fmt: skip
 def test_settings_only_a_command_line_should_set_are_capped_in_a_report(
