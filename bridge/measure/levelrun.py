@@ -134,7 +134,7 @@ def cells(live: Live, jobs: Iterator[Job]) -> Iterator[LevelCell]:
             continue
         ones: dict[str, LevelCell] = {}
         for n in sc.concurrency:  # level 1 first (bridge.catalog.scenario)
-            for m in concurrency.MODES.get(live.kind, ()):
+            for m in concurrency.modes_for(live.kind, sc):
                 cell = LevelCell(live, job, n, m, base=ones.get(m.name))
                 if n == 1:
                     ones[m.name] = cell

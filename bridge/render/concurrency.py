@@ -115,7 +115,8 @@ def level_mark(cell: LevelResult) -> str:
 
 
 def mode_name(cell: LevelResult) -> str:
-    return {"processes": "procs", "threads": "threads", "multi": "-multi"}.get(cell.mode, cell.mode)
+    names = {"processes": "procs", "threads": "threads", "multi": "-multi", "clients": "clients"}
+    return names.get(cell.mode, cell.mode)
 
 
 def problem(cell: LevelResult, marks: dict[str, str]) -> str:
@@ -286,6 +287,9 @@ def note_lines(
     notes = {cell.raw.latency_note for cell in c.cells if cell.raw.latency_note}
     for note in sorted(notes):
         out += textwrap.wrap(f"No latency for openssl: {note}.", width)
+    raced = any(cell.raw.race_ns for cell in c.cells)
+    if raced and any(cell.ok and cell.mode in FIXED_TIME for cell in c.cells):
+        out += textwrap.wrap(NO_RACE, width)
     for w in c.warnings:
         out += textwrap.wrap(f"warning: {w}", width, subsequent_indent="  ")
     return out
@@ -485,6 +489,8 @@ def _who(kind: str, cell: LevelResult, level: int, named: bool = False) -> str:
     if kind == "python":
         how = "threads of one interpreter" if cell.mode == "threads" else "processes"
         return f"Python {base} in {level} {how}"
+    if cell.mode == "clients":
+        return f"{base}, {level} clients at once"
     return base
 
 
@@ -551,6 +557,11 @@ def _where(cell: LevelResult) -> str:
 # -- the slowest of N and CPU use --------------------------------------------------
 
 SLOWEST_WIDTH = 80
+FIXED_TIME = ("multi", "clients")  # openssl's modes: each worker counts for the same seconds
+NO_RACE = (
+    "No slowest of N for openssl: speed -multi's children and s_time's clients count calls for"
+    " a fixed time, not a fixed number; the slowest is the lowest of each worker's figures."
+)
 SLOWEST_TITLE = (
     "Slowest of N: each of the N makes the same calls from a common start; the time"
     " the last one finished, median over the races (95% CI), and against level 1."
@@ -695,6 +706,8 @@ def level_one_sentence(report: schema.Report, lo: LevelOne, ascii_only: bool = F
             " one thread at once, as a TLS client and its server in one node), while the"
             f" per-call cell ran pinned to one CPU for its batch{waits}."
         )
+    if lo.gap is Gap.FEW:
+        return f"{head}: too few runs at level 1 for a CI, so the gap may be their own spread."
     return (
         f"{head}, and neither the waits for a CPU nor the spread of the calls' times"
         f" explains it (the per-call cell's mean: {_rate(lo.mean_ops)}/s{waits})."

@@ -178,7 +178,7 @@ class LevelResult(Record):
     runtime: str
     call: str  # the call as a user writes it, with how N of them run
     call_id: str
-    mode: str  # processes | threads | multi (bridge.analysis.concurrency.MODES)
+    mode: str  # processes | threads | multi | clients (bridge.analysis.concurrency.MODES)
     semantics: str = jf(missing="")
     algorithm: str = jf(missing="")
     size: int
@@ -425,6 +425,9 @@ class Gap(enum.Enum):
     # Level 1 beat the per-call cell, which ran pinned to one CPU, by keeping
     # more than one CPU busy (the call works in more than one thread).
     PINNED = "pinned"
+    # Too few windows (openssl: runs) at level 1 for a CI: a gap this small
+    # may be the runs' own spread.
+    FEW = "few"
     UNEXPLAINED = "unexplained"
 
 

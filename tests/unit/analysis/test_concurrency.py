@@ -425,6 +425,10 @@ def test_level_one_agrees_or_says_why_not():
     # Slower, without waits to explain it, and not the mean either.
     (lo,) = concurrency.level_one([cell(1, (300,), **cpus(1.0))], [per_call(1e6)], pinned)
     assert lo.gap is Gap.UNEXPLAINED
+    # ... unless level 1 has too few windows for a CI (openssl: one run).
+    few = cell(1, (800,), windows=2, **cpus(1.0))
+    (lo,) = concurrency.level_one([few], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.FEW and lo.ops_ci95 is None
     # Only level 1, only with a per-call cell of the same call, size and hw.
     assert concurrency.level_one([cell(2, (500, 500))], [per_call(1e6)], pinned) == []
     other = dataclasses.replace(per_call(1e6), size=64)
@@ -439,3 +443,15 @@ def test_the_findings_are_worded_in_the_views(tmp_path):
     data = block.to_json()
     assert data["serialisation"][0]["shape"] == "serialised" and "level_one" in data
     assert Concurrency.from_json(json.loads(json.dumps(data))) == block
+
+
+def test_a_tls_level_checks_the_negotiated_protocol_and_suite():
+    from bridge.catalog import calls
+    from bridge.catalog.inputs import Inputs
+
+    sc = scenario.load("tls-handshake")
+    call = calls.lookup("python", "handshake-1.3")
+    data = Inputs(key=b"", data=b"", count=1)
+    good = b"TLSv1.3 TLS_AES_256_GCM_SHA384"
+    assert concurrency.output_ok(sc, call, data, good) is True
+    assert concurrency.output_ok(sc, call, data, b"TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384") is False
