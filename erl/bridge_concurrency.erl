@@ -27,14 +27,14 @@
 %%     the end of the last window, and records how late each wake-up was,
 %%     and how many processes were running or ready to run (probe_active);
 %%  6. the schedulers' wall time (active/total) is read before the
-%%     processes start warming up and after the windows: it says whether the work ran
-%%     on normal or on dirty CPU schedulers. So is what the kernel says of
-%%     the scheduler threads (normal and dirty CPU,
+%%     processes start warming up and after the windows: it says whether the
+%%     work ran on normal or on dirty CPU schedulers. So is what the kernel
+%%     says of the scheduler threads (normal and dirty CPU,
 %%     /proc/self/task/TID/schedstat): the ns they ran and the ns they waited
 %%     for a CPU (cpu_ns, wait_ns) over that span (span_ns);
 %%  7. the races (the slowest of N): after the windows, each of the N
-%%     processes makes the same fixed number of calls (race_calls; 0: half
-%%     the calls one process made in the median window of this request) from
+%%     processes makes the same fixed number of calls (race_calls; 0: the
+%%     calls one process made in the median window of this request) from
 %%     a common start a few milliseconds ahead, and reports when it finished,
 %%     counted from that start. The slowest one's time is the race's figure,
 %%     as in the ERL-1400 report (erlang/otp#4477), which timed how long the
@@ -46,8 +46,7 @@
 -module(bridge_concurrency).
 
 -export([run/3, calibrate_batch/2, windows/5, probe/2, probe_active/2, sched_util/4,
-         clock_cost/0, race_calls/1,
-         thread_times/1]).
+         clock_cost/0, race_calls/1, thread_times/1]).
 -export_type([params/0, window/0]).
 
 -type params() :: #{workers := pos_integer(),
@@ -299,8 +298,11 @@ races(Workers, Calls, Count, Acc) ->
     Start = now_ns() + ?RACE_LEAD_NS,
     _ = [P ! {race, Start, Calls} || {P, _} <- Workers],
     case race_collect(Workers, #{}) of
-        {ok, Times} -> races(Workers, Calls, Count - 1, [[maps:get(P, Times) || {P, _} <- Workers] | Acc]);
-        {error, _} = E -> E
+        {ok, Times} ->
+            Race = [maps:get(P, Times) || {P, _} <- Workers],
+            races(Workers, Calls, Count - 1, [Race | Acc]);
+        {error, _} = E ->
+            E
     end.
 
 race_collect(Workers, Times) when map_size(Times) =:= length(Workers) ->
@@ -316,13 +318,14 @@ race_collect(Workers, Times) ->
             end
     end.
 
-%% Half the calls one process made in the median window (at level 1, a race
-%% lasts about half a window), at least one.
+%% The calls one process made in the median window (at level 1, a race lasts
+%% about a window: long enough to take its share of a busy machine's time
+%% slices, as the windows do), at least one.
 -spec race_calls([[window()]]) -> pos_integer().
 race_calls(Windows) ->
     case lists:sort([C || Ws <- Windows, {C, _} <- Ws, C > 0]) of
         [] -> 1;
-        Cs -> max(1, lists:nth((length(Cs) + 1) div 2, Cs) div 2)
+        Cs -> lists:nth((length(Cs) + 1) div 2, Cs)
     end.
 
 %% The workers are done (or crashed, or killed): stop the live ones and

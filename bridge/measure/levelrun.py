@@ -5,8 +5,8 @@ A level cell is one call of a scenario at one size on one runtime, made by N
 workers at once in one mode (bridge.analysis.concurrency). Each round it gets its
 share of windows (openssl: of runs), after the runtime's ordinary cells, so a
 slow spell of a shared machine falls on every level alike, then its races
-(the slowest of N). Level 1's first round sets the race (half the calls of
-its median window) and calibrates the batch; every level of the call takes
+(the slowest of N). Level 1's first round sets the race (the calls of its
+median window) and calibrates the batch; every level of the call takes
 both from it, so that a race is the same calls at every level.
 
 Failure policy, per cell: a call the runtime cannot run at a level is

@@ -23,7 +23,7 @@ alike:
    its run-queue wait (schedstat): `cpu_ns`, `wait_ns`, summed, beside the
    windows' `span_ns`;
 6. the races (the slowest of N): after the windows, the N threads make the
-   same fixed number of calls (`race_calls`; 0: half the calls one thread
+   same fixed number of calls (`race_calls`; 0: the calls one thread
    made in the median window of this request) from a common start a few
    milliseconds ahead, each timing its finish from that start, `races`
    times. Worker processes race one
@@ -89,7 +89,8 @@ def conc(
     name = call.decode("utf-8", "replace") if isinstance(call, bytes) else ""
     api, once, loop = prepare(name, args)
     try:
-        once()
+        if count:  # a race alone follows this process's windows, which made the call
+            once()
     except ValueError as exc:  # hashlib: unsupported digest in this build
         raise OperationError("unsupported", str(exc)) from exc
     batch = batch or (calibrate_batch(loop, window_ns) if count else 1)
@@ -179,7 +180,7 @@ class Schedule:
 
 @dataclass(frozen=True)
 class Race:
-    """`count` races of `calls` calls each (0: half the calls one thread made
+    """`count` races of `calls` calls each (0: the calls one thread made
     in the median window, known once the windows are over)."""
 
     calls: int
@@ -267,10 +268,10 @@ class RaceStart:
 
 
 def race_calls(windows: list[list[Window]]) -> int:
-    """Half the calls one worker made in the median window (at level 1 a race
-    lasts about half a window), at least one; as erl/bridge_concurrency.erl."""
+    """The calls one worker made in the median window (at level 1 a race lasts
+    about a window), at least one; as erl/bridge_concurrency.erl."""
     calls = sorted(c for ws in windows for c, _ in ws if c > 0)
-    return max(1, calls[(len(calls) + 1) // 2 - 1] // 2) if calls else 1
+    return calls[(len(calls) + 1) // 2 - 1] if calls else 1
 
 
 def worker(plan: Plan, out: Outcome, race_once: Callable[[], int]) -> None:

@@ -111,7 +111,7 @@ class LevelPlan:
     -multi), after a common warm-up; the batch to reuse after the first
     round; how long the Erlang probe first watches the idle node; then
     `races` races of `race_calls` calls per worker (the slowest of N; 0:
-    the runtime takes half the calls of one worker's median window)."""
+    the runtime takes the calls of one worker's median window)."""
 
     level: int
     mode: str
@@ -462,7 +462,7 @@ class WorkerRuntime(Runtime):
         """Seconds to wait for a `conc` reply before declaring the worker hung:
         the planned time (warm-up, idle probe, the windows, and two windows
         for calibration and the workers' start), doubled, plus the slack.
-        A race lasts about half a window at level 1, and up to N times that
+        A race lasts about a window at level 1, and up to N times that
         when the N take turns."""
         planned_ms = plan.warmup_ms + plan.idle_probe_ms + extra_ms
         planned_ms += plan.window_ms * (plan.windows + 2)
@@ -479,11 +479,11 @@ def memory_words(settings: Settings) -> str:
 
 
 def race_calls_of(windows: tuple[tuple[tuple[int, int], ...], ...]) -> int:
-    """Half the calls one worker made in the median window, at least one: the
+    """The calls one worker made in the median window, at least one: the
     race the workers run when not told (erl/bridge_concurrency.erl,
     bridge.pyworker.conc)."""
     calls = sorted(c for window in windows for c, _ in window if c > 0)
-    return max(1, calls[(len(calls) + 1) // 2 - 1] // 2) if calls else 1
+    return calls[(len(calls) + 1) // 2 - 1] if calls else 1
 
 
 def level_batch(reply: dict[str, Any]) -> LevelRaw:

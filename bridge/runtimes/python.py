@@ -151,7 +151,7 @@ class PythonRuntime(WorkerRuntime):
         for _ in range(plan.races):
             each = self._on_all(pool, race, slack, timeout)
             finishes.append(tuple(r.race_ns[0][0] for r in each))
-        return dataclasses.replace(windows, race_calls=each[0].race_calls, race_ns=tuple(finishes))
+        return dataclasses.replace(windows, race_calls=calls, race_ns=tuple(finishes))
 
     def _on_all(
         self, pool: list[Worker], args: dict[str, Any], slack_ms: int, timeout: float

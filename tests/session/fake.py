@@ -181,7 +181,7 @@ class FakeRuntime(Runtime):
             )
         # Races: each worker's finish of the race's calls at its own rate
         # (a nanosecond apart, so that the slowest is the last).
-        race_calls = plan.race_calls or max(1, calls // 2)
+        race_calls = plan.race_calls or calls
         race_ns = tuple(
             tuple(round(race_calls * 1e9 / ops) + k for k in range(plan.level))
             for _ in range(plan.races)

@@ -75,7 +75,7 @@ def test_what_each_round_asks_of_a_level_cell():
     assert [p.warmup_ms for p in one] == [7, 3, 3] and [p.warmup_ms for p in erl] == [7, 3, 3]
     assert one[0].batch is None and one[0].race_calls == 0
     assert {p.batch for p in one[1:] + erl} == {10}
-    assert {p.race_calls for p in one[1:] + erl} == {50}  # 100 calls a window, halved
+    assert {p.race_calls for p in one[1:] + erl} == {100}  # the calls of a window
     assert {p.races for p in one + erl} == {2}
     assert erl[0].idle_probe_ms > 0 and all(p.idle_probe_ms == 0 for p in erl[1:])
     # Windows are spread over the rounds like samples; at least 50 ms each.
@@ -87,21 +87,22 @@ def test_what_each_round_asks_of_a_level_cell():
 
 
 def test_the_slowest_of_n_and_the_cpus_per_level():
-    # Two workers at 1000/2^0.2 calls/s each, one at 1000: a race of 50 calls
-    # takes 50 ms alone and 57.4 ms at level 2 (the slowest, a ns behind).
+    # Two workers at 1000/2^0.2 calls/s each, one at 1000: a race of 100
+    # calls takes 100 ms alone and 114.9 ms at level 2 (the slowest, a ns behind).
     erl = Script(kind="erlang", version="25.2.3", level_ops=lambda job, n, mode: 1000.0 / n**0.2)
     outcome, _ = run(level_plan(), [erl])
     got = cells(outcome.report)
     one, two = got[("erlang", "processes", 1)], got[("erlang", "processes", 2)]
     s1, s2 = one.slowest(), two.slowest()
     assert s1 is not None and s2 is not None
-    assert (s1.calls, s1.races, s2.calls, s2.races) == (50, 6, 50, 6)
-    assert s1.median_ns == 50_000_000 and s2.median_ns == round(50 * 1e9 / (1000 / 2**0.2)) + 1
+    assert (s1.calls, s1.races, s2.calls, s2.races) == (100, 6, 100, 6)
+    assert s1.median_ns == 100_000_000
+    assert s2.median_ns == round(100 * 1e9 / (1000 / 2**0.2)) + 1
     assert s1.ci95 is not None  # six races: a CI of the median
     assert one.cpu_use().cpus == 1 and two.cpu_use().cpus == 2
     assert abs(two.cpu_use().wait_share - 0.1) < 1e-9
     data = two.to_json()
-    assert data["slowest"]["calls"] == 50 and data["cpu_use"]["cpus"] == 2
+    assert data["slowest"]["calls"] == 100 and data["cpu_use"]["cpus"] == 2
     assert len(data["race_ns"]) == 6 and all(len(r) == 2 for r in data["race_ns"])
 
 
