@@ -641,7 +641,10 @@ def slowest_lines(
     rows, headers = slowest_table(report, c, cells, ascii_only, label)
     if not rows:
         return []
-    title = textwrap.wrap(SLOWEST_TITLE, width, break_on_hyphens=False)
+    # The explanation once, under the first scenario's table.
+    first = next((x for x in c.cells if x.slowest() or x.cpu_use()), None)
+    said = SLOWEST_TITLE if first is not None and first in cells else "Slowest of N, CPUs:"
+    title = textwrap.wrap(said, width, break_on_hyphens=False)
     return ["", *title, *common.simple_table(rows, headers, width)]
 
 

@@ -415,9 +415,9 @@ class Gap(enum.Enum):
     """Why level 1's rate and the per-call median disagree (or that they agree)."""
 
     AGREE = "agree"  # within 10%, or the median inside the rate's CI
-    # Level 1's threads waited for a CPU, and without those waits its rate
-    # comes within 15% of the per-call median: a rate counts all the time,
-    # the median of short samples keeps the samples that did not wait.
+    # Level 1's threads waited for a CPU, and those waits make at least three
+    # quarters of the gap (as ratios, on a log scale): a rate counts all the
+    # time, the median of short samples keeps the samples that did not wait.
     WAITED = "waited"
     # No waits: the rate agrees with the per-call cell's mean, and the call's
     # own times vary (a rate is a mean, the table's figure a median).

@@ -422,8 +422,16 @@ def test_level_one_agrees_or_says_why_not():
     assert lo.gap is Gap.PINNED
     (lo,) = concurrency.level_one([fast], [per_call(1e6)], Machine(pinned=False))
     assert lo.gap is Gap.UNEXPLAINED
+    # Waits that make most of the gap on a log scale: 0.77 of the time, 4.3x,
+    # against a gap of 5.1x (the rest is the calls' own spread).
+    mostly = cell(1, (196,), **cpus(1.0, wait=0.77))
+    (lo,) = concurrency.level_one([mostly], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.WAITED
     # Slower, without waits to explain it, and not the mean either.
     (lo,) = concurrency.level_one([cell(1, (300,), **cpus(1.0))], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.UNEXPLAINED
+    # ... or with waits that make only a little of it (1.25x of 3.3x).
+    (lo,) = concurrency.level_one([cell(1, (300,), **cpus(1.0, 0.2))], [per_call(1e6)], pinned)
     assert lo.gap is Gap.UNEXPLAINED
     # ... unless level 1 has too few windows for a CI (openssl: one run).
     few = cell(1, (800,), windows=2, **cpus(1.0))
