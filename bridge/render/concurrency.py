@@ -705,8 +705,8 @@ def level_one_sentence(report: schema.Report, lo: LevelOne, ascii_only: bool = F
         )
     if lo.gap is Gap.PINNED:
         return (
-            f"{head}: level 1 kept {lo.cpus or 0:.1f} CPUs busy (its work runs in more than"
-            " one thread at once, as a TLS client and its server in one node), while the"
+            f"{head}: level 1's work wanted {lo.cpus or 0:.1f} CPUs at once (it runs in more"
+            " than one thread, as a TLS client and its server in one node), while the"
             f" per-call cell ran pinned to one CPU for its batch{waits}."
         )
     if lo.gap is Gap.FEW:
