@@ -302,8 +302,10 @@ def _shape(base: LevelResult, cell: LevelResult) -> Serialisation:
         shape = Shape.UNKNOWN
     elif per_ci[0] > cpu_ratio * SERIALISED_MARGIN:
         shape = Shape.SERIALISED
-    else:
+    elif per_ci[1] <= cpu_ratio * SERIALISED_MARGIN:
         shape = Shape.WORK
+    else:  # the CI reaches both sides of the margin
+        shape, why = Shape.UNKNOWN, [Missing.WIDE_CI]
     return Serialisation(
         scenario=cell.scenario,
         runtime=cell.runtime,

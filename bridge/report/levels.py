@@ -385,6 +385,9 @@ class Missing(enum.Enum):
 
     NO_CPU_USE = "no-cpu-use"  # the runtime does not say what CPU it used (openssl -multi)
     NO_CI = "no-ci"  # too few windows for a CI of the per-call time
+    # The per-call time's CI reaches both sides of the margin (a busy
+    # machine's windows vary): more windows would tell.
+    WIDE_CI = "wide-ci"
 
 
 @dataclass(frozen=True)

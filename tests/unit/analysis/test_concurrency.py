@@ -371,6 +371,14 @@ def test_the_margin_and_the_ci_decide_and_missing_figures_withhold_the_word():
     # Per-call time 1.3x the CPU use: inside the 1.25 margin at its CI's low end.
     near = [cell(1, (1000,), **cpus(1.0)), cell(2, (1000 / 1.3,) * 2, **cpus(1.2))]
     assert concurrency.serialisation(near)[0].shape is Shape.WORK
+    # Windows of a busy machine: some got a CPU, some hardly any; the CI of the
+    # per-call time reaches both sides of the margin, and the word is withheld.
+    varied = cell(2, (500, 500), **cpus(1.2))
+    spread = tuple(((c, 10**9), (c, 10**9)) for c in (250, 1000) * 10)
+    varied = dataclasses.replace(varied, raw=dataclasses.replace(varied.raw, windows=spread))
+    (f,) = concurrency.serialisation([cell(1, (1000,), **cpus(1.0)), varied])
+    assert f.shape is Shape.UNKNOWN and f.why == (Missing.WIDE_CI,)
+    assert f.per_call_ci95[0] < 1.5 < f.per_call_ci95[1]
     none = concurrency.serialisation([cell(1, (1000,)), cell(2, (500, 500))])[0]
     assert none.shape is Shape.UNKNOWN and none.why == (Missing.NO_CPU_USE,)
     few = [cell(1, (1000,), windows=2, **cpus(1.0)), cell(2, (250, 250), windows=2, **cpus(1.0))]
