@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from bridge import plain, stats
 from bridge.analysis import interop
-from bridge.catalog import calls
+from bridge.catalog import calls, negotiated
 from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import FileDigestScenario, Scenario, SignatureScenario, TlsScenario
 from bridge.crypto import ec
@@ -215,8 +215,10 @@ def output_ok(sc: Scenario, call: calls.Call, data: Inputs, output: bytes) -> bo
         return output == b"\x01"
     if call.check is calls.Check.SIGNATURE and isinstance(sc, SignatureScenario):
         return ec.verify(sc.curve, data.pub, sc.digest, data.data, output)
-    # A scenario's reference bytes, or a per-call kind's own (a TLS
-    # handshake's negotiated protocol and suite).
+    if call.check is calls.Check.NEGOTIATED and isinstance(sc, TlsScenario):
+        # What a handshake negotiated: protocol, suite, group, certificates.
+        return negotiated.agrees(output, interop.tls_expected(sc, call, data))
+    # A scenario's reference bytes, or a per-call kind's own.
     expected = interop.reference(sc, data)
     if expected is None and call.check is calls.Check.REFERENCE:
         expected = interop.expected(sc, call, data)

@@ -461,13 +461,17 @@ def test_the_findings_are_worded_in_the_views(tmp_path):
     assert Concurrency.from_json(json.loads(json.dumps(data))) == block
 
 
-def test_a_tls_level_checks_the_negotiated_protocol_and_suite():
-    from bridge.catalog import calls
-    from bridge.catalog.inputs import Inputs
+def test_a_tls_level_checks_what_was_negotiated():
+    from bridge.analysis import interop
+    from bridge.catalog import calls, negotiated
+    from bridge.catalog.inputs import Inputs, TlsFiles
 
     sc = scenario.load("tls-handshake")
     call = calls.lookup("python", "handshake-1.3")
-    data = Inputs(key=b"", data=b"", count=1)
-    good = b"TLSv1.3 TLS_AES_256_GCM_SHA384"
+    files = TlsFiles(cert="c.pem", key="k.pem", ca="ca.pem", cert_print="ab12")
+    data = Inputs(key=b"", data=b"", count=1, tls=files)
+    want = interop.tls_expected(sc, call, data)
+    good = negotiated.encode(want)
     assert concurrency.output_ok(sc, call, data, good) is True
-    assert concurrency.output_ok(sc, call, data, b"TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384") is False
+    wrong = negotiated.encode({**want, "protocol": "TLSv1.2"})
+    assert concurrency.output_ok(sc, call, data, wrong) is False
