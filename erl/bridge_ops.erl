@@ -455,9 +455,11 @@ with_curve(Args, Fun) ->
 %% conc: one call made by N processes at once over common time windows
 %% (bridge_concurrency). Reply: api, level, batch, windows, latency_ns,
 %% probe_ns, probe_idle_ns, sched, schedulers_online,
-%% dirty_cpu_schedulers_online, output.
+%% dirty_cpu_schedulers_online, clock_ns, output, span_ns (with cpu_ns and
+%% wait_ns where /proc says), and with races > 0, race_calls and race_ns.
 
 -define(MAX_WORKERS, 1024).
+-define(MAX_RACES, 1000).
 
 conc(Args) ->
     try
@@ -467,7 +469,9 @@ conc(Args) ->
                    windows => pos_int(<<"windows">>, Args, 1, ?MAX_SAMPLES),
                    batch => opt_int(<<"batch">>, Args, 0, 0, ?MAX_LOOPS),
                    idle_probe_ms => opt_int(<<"idle_probe_ms">>, Args, 0, 0, 10000),
-                   same_output => opt_int(<<"same_output">>, Args, 1, 0, 1) =:= 1},
+                   same_output => opt_int(<<"same_output">>, Args, 1, 0, 1) =:= 1,
+                   race_calls => opt_int(<<"race_calls">>, Args, 0, 0, ?MAX_LOOPS),
+                   races => opt_int(<<"races">>, Args, 0, 0, ?MAX_RACES)},
         case prepare_call(arg(<<"call">>, Args), Args) of
             {ok, Api, {Once, Loop}} ->
                 case safe_once(Once) of

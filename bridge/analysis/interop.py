@@ -288,7 +288,7 @@ def _call_ok(sc: Scenario, call: calls.Call, out: bytes, data: Inputs, size: int
             assert isinstance(sc, TlsScenario)
             return negotiated.agrees(out, tls_expected(sc, call, data))
         case calls.Check.REFERENCE:
-            return out == _expected(sc, call, data)
+            return out == expected(sc, call, data)
     return False
 
 
@@ -301,7 +301,7 @@ def tls_expected(sc: TlsScenario, call: calls.Call, data: Inputs) -> dict[str, s
     return negotiated.expected(version, sc.spec, sc.cert_spec, resumed, prints)
 
 
-def _expected(sc: Scenario, call: calls.Call, data: Inputs) -> bytes | None:
+def expected(sc: Scenario, call: calls.Call, data: Inputs) -> bytes | None:
     """The bytes a deterministic call of a per-call kind must give."""
     if isinstance(sc, AgreementScenario):
         return shared_secret(sc.curve, data.key, data.pub)

@@ -4,7 +4,10 @@ windows per round interleaved with the other cells, and the failure policy.
 A level cell is one call of a scenario at one size on one runtime, made by N
 workers at once in one mode (bridge.analysis.concurrency). Each round it gets its
 share of windows (openssl: of runs), after the runtime's ordinary cells, so a
-slow spell of a shared machine falls on every level alike.
+slow spell of a shared machine falls on every level alike, then its races
+(the slowest of N). Level 1's first round sets the race (the calls of its
+median window) and calibrates the batch; every level of the call takes
+both from it, so that a race is the same calls at every level.
 
 Failure policy, per cell: a call the runtime cannot run at a level is
 `unsupported`; a worker that dies, hangs or crashes at level N (an Erlang
@@ -24,6 +27,7 @@ from bridge.errors import OperationError, WorkerError
 from bridge.hw import verdicts
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine
+from bridge.runtimes import pinning
 from bridge.runtimes.base import Job, LevelPlan, Live
 from bridge.settings import Settings
 from bridge.system import topology
@@ -44,6 +48,8 @@ class LevelCell:
     output_ok: bool | None = None
     unsupported: str = ""
     failed: str = ""
+    # Level 1 of the same call, size and mode (None: this is level 1).
+    base: LevelCell | None = None
 
     @property
     def active(self) -> bool:
@@ -63,9 +69,16 @@ class LevelCell:
     def describe(self) -> str:
         return f"{self.job.call.id} {self.where}, {self.level} {self.mode.noun} ({self.mode.name})"
 
+    @property
+    def batch(self) -> int | None:
+        """Level 1's batch where it has one, else this cell's own; None: the
+        runtime calibrates it (level 1's first round)."""
+        return (self.base.raw.batch if self.base else 0) or self.raw.batch or None
+
     def plan(self, settings: Settings, round_index: int) -> LevelPlan:
         first = self.rounds == 0
-        if self.live.driver.samples_are_processes:
+        timed_by_itself = self.live.driver.samples_are_processes  # openssl: no races
+        if timed_by_itself:
             count = settings.openssl_runs_in_round(round_index)
         else:
             count = settings.samples_in_round(round_index)
@@ -75,9 +88,11 @@ class LevelCell:
             windows=count,
             window_ms=concurrency.window_ms(settings.sample_ms),
             warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
-            batch=self.raw.batch or None,  # None: the runtime calibrates it
+            batch=self.batch,
             idle_probe_ms=IDLE_PROBE_MS if first and self.live.kind == "erlang" else 0,
             same_output=not self.job.call.randomised,
+            races=0 if timed_by_itself else concurrency.RACES_PER_ROUND,
+            race_calls=(self.base.raw if self.base else self.raw).race_calls,
         )
 
     def add(self, b: LevelRaw) -> None:
@@ -117,9 +132,13 @@ def cells(live: Live, jobs: Iterator[Job]) -> Iterator[LevelCell]:
         sc = job.scenario
         if not sc.concurrency or not concurrency.runs_levels(sc):
             continue
-        for n in sc.concurrency:
-            for m in concurrency.MODES.get(live.kind, ()):
-                yield LevelCell(live, job, n, m)
+        ones: dict[str, LevelCell] = {}
+        for n in sc.concurrency:  # level 1 first (bridge.catalog.scenario)
+            for m in concurrency.modes_for(live.kind, sc):
+                cell = LevelCell(live, job, n, m, base=ones.get(m.name))
+                if n == 1:
+                    ones[m.name] = cell
+                yield cell
 
 
 def run_round(
@@ -178,15 +197,19 @@ def block(
     settings: Settings,
     machine: Machine | None,
     results: Iterable[LevelResult],
+    per_call: Sequence[schema.Result] = (),
 ) -> Concurrency | None:
     """The report's concurrency block: the levels, the machine (with the load
-    average at the end too), each result marked oversubscribed or not."""
+    average at the end too, and whether per-call cells ran pinned), each
+    result marked oversubscribed or not; level 1 against `per_call`, the
+    run's per-call cells."""
     if machine is None:
         return None
-    machine = dataclasses.replace(machine, loadavg_end=topology.loadavg())
+    pinned = pinning.Pinning.from_env().on
+    machine = dataclasses.replace(machine, loadavg_end=topology.loadavg(), pinned=pinned)
     marked = [mark(r, concurrency.oversubscribed(r.level, machine)) for r in results]
     window = concurrency.window_ms(settings.sample_ms)
-    return concurrency.block(wanted, window, settings.schedulers, machine, marked)
+    return concurrency.block(wanted, window, settings.schedulers, machine, marked, per_call)
 
 
 def mark(result: LevelResult, oversubscribed: bool) -> LevelResult:

@@ -109,7 +109,9 @@ def execute(
         created=_now(),
         command=plan.command,
         reproduce=plan.reproduce,
-        concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),
+        concurrency=levelrun.block(
+            wanted_levels, plan.settings, machine, outcome.levels, outcome.results
+        ),
         cpu_time=cpu_time,
         windows=windows,
     )

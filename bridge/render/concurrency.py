@@ -1,19 +1,33 @@
 """The concurrency views (--concurrency): per scenario, one row per level
-cell with its throughput, scaling, latency and (Erlang) probe lateness, the
-notes on what each mode runs, the warnings, and the summary sentences. One
-function per format; each returns lines and reads records only."""
+cell with its throughput, scaling, latency and (Erlang) probe lateness; a
+second, narrow table with the slowest of N and the CPUs the work wanted; the
+notes on what each mode runs, the warnings, and the summary sentences (the
+scaling, the probe, a serialised level, level 1 against the per-call
+median). One function per format; each returns lines and reads records only."""
 
 from __future__ import annotations
 
 import re
 import textwrap
 from collections import defaultdict
+from collections.abc import Callable
 
 from bridge.analysis import concurrency
 from bridge.render import answers, common, units
 from bridge.render.escape import Md, md, md_cell_code, md_table
 from bridge.report import schema
-from bridge.report.levels import Concurrency, LevelResult, Machine, Scaling, Spread
+from bridge.report.levels import (
+    Concurrency,
+    Gap,
+    LevelOne,
+    LevelResult,
+    Machine,
+    Scaling,
+    Serialisation,
+    Shape,
+    Slowest,
+    Spread,
+)
 
 HOW = (
     "N workers of the same call, started together, over the same {window} ms windows;"
@@ -101,7 +115,8 @@ def level_mark(cell: LevelResult) -> str:
 
 
 def mode_name(cell: LevelResult) -> str:
-    return {"processes": "procs", "threads": "threads", "multi": "-multi"}.get(cell.mode, cell.mode)
+    names = {"processes": "procs", "threads": "threads", "multi": "-multi", "clients": "clients"}
+    return names.get(cell.mode, cell.mode)
 
 
 def problem(cell: LevelResult, marks: dict[str, str]) -> str:
@@ -173,6 +188,7 @@ def table_lines(report: schema.Report) -> list[str]:
             "schedulers busy",
         ]
         out += ["", f"-- {scenario}", *common.simple_table(rows, headers)]
+        out += slowest_lines(report, c, cells, SLOWEST_WIDTH)
     out += note_lines(report, c, marks)
     sentences_ = sentences(report)
     if sentences_:
@@ -271,6 +287,9 @@ def note_lines(
     notes = {cell.raw.latency_note for cell in c.cells if cell.raw.latency_note}
     for note in sorted(notes):
         out += textwrap.wrap(f"No latency for openssl: {note}.", width)
+    raced = any(cell.raw.race_ns for cell in c.cells)
+    if raced and any(cell.ok and cell.mode in FIXED_TIME for cell in c.cells):
+        out += textwrap.wrap(NO_RACE, width)
     for w in c.warnings:
         out += textwrap.wrap(f"warning: {w}", width, subsequent_indent="  ")
     return out
@@ -325,6 +344,11 @@ def markdown_lines(report: schema.Report) -> list[Md]:
             "probe late p50 / p99 / max",
         ]
         out += [blank, md("##### {}", scenario), blank, *md_table(rows, headers)]
+        slow_rows, slow_headers = slowest_table(
+            report, c, cells, label=lambda x: md_cell_code(_short_who(report, x))
+        )
+        if slow_rows:
+            out += [blank, md("{}", SLOWEST_TITLE), blank, *md_table(slow_rows, slow_headers)]
     notes = note_lines(report, c, marks, width=10_000)
     out += [md("{}  ", line) if line else blank for line in notes]
     return out
@@ -352,7 +376,9 @@ def text_lines(report: schema.Report, width: int = 72) -> list[str]:
         for cell in cells:
             keys.setdefault((cell.runtime, cell.call_id, cell.mode), answers.letter(len(keys)))
         out += ["", f"-- {scenario}"]
-        column = units.column_of(report, scenario)
+        # One size (a handshake, a key): its column says nothing, and is left
+        # out so that the tables fit.
+        column = [units.column_of(report, scenario)] if len({x.size for x in cells}) > 1 else []
         for (runtime, _, _), n in keys.items():
             cell = next(x for x in cells if keys[(x.runtime, x.call_id, x.mode)] == n)
             label = _n_label(report, cell)
@@ -360,7 +386,7 @@ def text_lines(report: schema.Report, width: int = 72) -> list[str]:
         speed, times = [], []
         for cell in cells:
             ref = f"({keys[(cell.runtime, cell.call_id, cell.mode)]})"
-            head = [ref, _size(report, cell), level_mark(cell)]
+            head = [ref, *([_size(report, cell)] if column else []), level_mark(cell)]
             if not cell.ok:
                 speed.append([*head, problem(cell, marks), "", "", ""])
                 continue
@@ -380,12 +406,17 @@ def text_lines(report: schema.Report, width: int = 72) -> list[str]:
         out += [
             "",
             *common.simple_table(
-                speed, ["call", column, "N", "ops/s", "95% CI", "scaling", "95% CI"], width
+                speed, ["call", *column, "N", "ops/s", "95% CI", "scaling", "95% CI"], width
             ),
         ]
         if times:
             out += ["", "Latency of sampled calls and probe lateness (p50/p99/max):"]
-            out += common.simple_table(times, ["call", column, "N", "latency", "probe late"], width)
+            out += common.simple_table(
+                times, ["call", *column, "N", "latency", "probe late"], width
+            )
+        out += slowest_lines(
+            report, c, cells, width, lambda x, k=keys: f"({k[(x.runtime, x.call_id, x.mode)]})"
+        )
     for line in note_lines(report, c, marks, width=width):
         out += wrap(line, indent="  ") if len(line) > width else [line]
     return out
@@ -430,6 +461,12 @@ def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
             f" one: {'; '.join(clauses)}."
         )
     out += _probe_sentences(report, c, ascii_only)
+    for finding in c.serialisation:
+        if finding.shape is Shape.SERIALISED:
+            out.append(serialised_sentence(report, c, finding, ascii_only))
+    for lo in c.level_one:
+        if lo.gap is not Gap.AGREE:
+            out.append(level_one_sentence(report, lo, ascii_only))
     failed = [cell for cell in c.cells if cell.status == "failed"]
     for cell in failed:
         out.append(
@@ -452,6 +489,8 @@ def _who(kind: str, cell: LevelResult, level: int, named: bool = False) -> str:
     if kind == "python":
         how = "threads of one interpreter" if cell.mode == "threads" else "processes"
         return f"Python {base} in {level} {how}"
+    if cell.mode == "clients":
+        return f"{base}, {level} clients at once"
     return base
 
 
@@ -513,3 +552,179 @@ def _where(cell: LevelResult) -> str:
         f"; the normal schedulers were only {normal:.0%} busy: the calls ran on dirty CPU"
         " schedulers"
     )
+
+
+# -- the slowest of N and CPU use --------------------------------------------------
+
+SLOWEST_WIDTH = 80
+FIXED_TIME = ("multi", "clients")  # openssl's modes: each worker counts for the same seconds
+NO_RACE = (
+    "No slowest of N for openssl: speed -multi's children and s_time's clients count calls for"
+    " a fixed time, not a fixed number; the slowest is the lowest of each worker's figures."
+)
+SLOWEST_TITLE = (
+    "Slowest of N: each of the N makes the same calls from a common start; the time"
+    " the last one finished, median over the races (95% CI), and against level 1."
+    " CPUs: how many CPUs the work wanted (running, or ready to run and waiting for"
+    " one), not counting workers blocked on each other."
+)
+
+
+def _base(c: Concurrency, cell: LevelResult) -> LevelResult | None:
+    """Level 1 of the cell's group."""
+    return next((x for x in c.cells if x.ok and x.group == cell.group and x.level == 1), None)
+
+
+def _short_who(report: schema.Report, cell: LevelResult) -> str:
+    """ "erlang handshake-1.3 procs": the runtime's id only where the run has
+    two of its kind."""
+    kind = report.kind_of(cell.runtime)
+    who = cell.runtime if common.several_of_kind(report, cell.runtime) else kind
+    return f"{who} {cell.call_id} {mode_name(cell)}"
+
+
+def slowest_table(
+    report: schema.Report,
+    c: Concurrency,
+    cells: list[LevelResult],
+    ascii_only: bool = False,
+    label: Callable[[LevelResult], str] | None = None,
+) -> tuple[list[list[str]], list[str]]:
+    """Rows of the cells that raced or say what CPU they used; `label`
+    names a cell's call and mode (default: "erlang handshake-1.3 procs")."""
+    x = "x" if ascii_only else "×"
+    name = label or (lambda cell: _short_who(report, cell))
+    sizes = {cell.size for cell in cells}
+    rows = []
+    for cell in cells:
+        slow, use = (cell.slowest(), cell.cpu_use()) if cell.ok else (None, None)
+        if slow is None and use is None:
+            continue
+        base = _base(c, cell)
+        base_slow = base.slowest() if base else None
+        ratio = "-"
+        if slow and base_slow and base_slow.median_ns > 0:
+            ratio = f"{slow.median_ns / base_slow.median_ns:.2f}{x}"
+        row = [name(cell)] + ([_size(report, cell)] if len(sizes) > 1 else [])
+        row += [level_mark(cell), str(slow.calls) if slow else "-"]
+        row += [_slowest_text(slow, ascii_only), ratio, f"{use.cpus:.1f}" if use else "-"]
+        rows.append(row)
+    headers = ["call" if label else "call (mode)"] + (["size"] if len(sizes) > 1 else [])
+    headers += ["N", "calls", "slowest (95% CI)", f"{x} N=1", "CPUs"]
+    return rows, headers
+
+
+def _slowest_text(slow: Slowest | None, ascii_only: bool) -> str:
+    """ "41.5 ms (13.0-83.4)": the CI in the median's unit where both ends
+    have it."""
+    if slow is None:
+        return "-"
+    head = dur(slow.median_ns, ascii_only)
+    if slow.ci95 is None:
+        return f"{head} (n={slow.races})"
+    sep = "-" if ascii_only else "–"
+    lo, hi = (dur(v, ascii_only) for v in slow.ci95)
+    unit = head.split(" ")[-1]
+    if lo.endswith(f" {unit}") and hi.endswith(f" {unit}"):
+        lo, hi = lo.removesuffix(f" {unit}"), hi.removesuffix(f" {unit}")
+    return f"{head} ({lo}{sep}{hi})"
+
+
+def slowest_lines(
+    report: schema.Report,
+    c: Concurrency,
+    cells: list[LevelResult],
+    width: int,
+    label: Callable[[LevelResult], str] | None = None,
+) -> list[str]:
+    ascii_only = label is not None  # the text view names calls by letter, in ASCII
+    rows, headers = slowest_table(report, c, cells, ascii_only, label)
+    if not rows:
+        return []
+    # The explanation once, under the first scenario's table.
+    first = next((x for x in c.cells if x.slowest() or x.cpu_use()), None)
+    said = SLOWEST_TITLE if first is not None and first in cells else "Slowest of N, CPUs:"
+    title = textwrap.wrap(said, width, break_on_hyphens=False)
+    return ["", *title, *common.simple_table(rows, headers, width)]
+
+
+def serialised_sentence(
+    report: schema.Report, c: Concurrency, f: Serialisation, ascii_only: bool = False
+) -> str:
+    """A level whose per-call time grew faster than the CPUs its work wanted."""
+    x, sep = ("x", "-") if ascii_only else ("×", "–")
+    cell = next((x_ for x_ in c.cells if (*x_.group, x_.level) == (*_group_of(f), f.level)), None)
+    call = cell.call.split(" ×")[0] if cell else f.call_id
+    m = concurrency.mode(report.kind_of(f.runtime), f.mode)
+    noun = m.noun if m else "workers"
+    ci = (
+        f" (95% CI {f.per_call_ci95[0]:.2f}{sep}{f.per_call_ci95[1]:.2f})"
+        if f.per_call_ci95
+        else ""
+    )
+    cpus = f" ({f.cpus[0]:.1f} to {f.cpus[1]:.1f})" if f.cpus else ""
+    slow = (
+        f"; the slowest of {f.level} took {f.slowest_ratio:.2f}{x} as long as one alone"
+        if f.slowest_ratio
+        else ""
+    )
+    return (
+        f"{f.scenario}{_at(report, f.scenario, f.size)}: from 1 to {f.level} {noun} of"
+        f" {f.runtime} {call}, per-call time grew {f.per_call_ratio or 0:.2f}{x}{ci} while"
+        f" the CPUs the work wanted grew {f.cpu_ratio or 0:.2f}{x}{cpus}{slow}: the {noun}"
+        " waited for each other (a lock, one process or thread doing the work, the GIL),"
+        " not for work or for a CPU."
+    )
+
+
+def _group_of(f: Serialisation) -> tuple:
+    return (f.scenario, f.runtime, f.call_id, f.mode, f.size, f.hw)
+
+
+def level_one_sentence(report: schema.Report, lo: LevelOne, ascii_only: bool = False) -> str:
+    """Why level 1's rate and the per-call median disagree."""
+    x = "x" if ascii_only else "×"
+    head = (
+        f"{lo.scenario}{_at(report, lo.scenario, lo.size)}: {lo.runtime} {lo.call_id}"
+        f" at level 1 ({lo.mode}) did {_rate(lo.ops)}/s, {lo.ratio:.2f}{x} the per-call"
+        f" median's {_rate(lo.median_ops)}/s"
+    )
+    waits = _waits(lo)
+    if lo.gap is Gap.WAITED and lo.level_wait_share is not None:
+        alone = lo.ops / (1 - lo.level_wait_share)
+        return (
+            f"{head}: its threads waited for a CPU {lo.level_wait_share:.0%} of the time they"
+            f" wanted one, and the rate counts that time (without it, {_rate(alone)}/s); the"
+            " median of the per-call cell's short samples keeps those that did not wait"
+            f" (their mean: {_rate(lo.mean_ops)}/s)."
+        )
+    if lo.gap is Gap.TAIL:
+        return (
+            f"{head}: the rate counts every call, the median the middle one, and this"
+            f" call's times vary (the per-call cell's mean: {_rate(lo.mean_ops)}/s{waits})."
+        )
+    if lo.gap is Gap.PINNED:
+        return (
+            f"{head}: level 1's work wanted {lo.cpus or 0:.1f} CPUs at once (it runs in more"
+            " than one thread, as a TLS client and its server in one node), while the"
+            f" per-call cell ran pinned to one CPU for its batch{waits}."
+        )
+    if lo.gap is Gap.FEW:
+        return f"{head}: too few runs at level 1 for a CI, so the gap may be their own spread."
+    return (
+        f"{head}, and neither the waits for a CPU nor the spread of the calls' times"
+        f" explains it (the per-call cell's mean: {_rate(lo.mean_ops)}/s{waits})."
+    )
+
+
+def _waits(lo: LevelOne) -> str:
+    parts = []
+    if lo.level_wait_share is not None:
+        parts.append(f"level 1 waited for a CPU {lo.level_wait_share:.0%}")
+    if lo.cell_wait_share is not None:
+        parts.append(f"the per-call samples {lo.cell_wait_share:.0%}")
+    return f"; {', '.join(parts)}" if parts else ""
+
+
+def _rate(ops: float) -> str:
+    return common.si(ops) if ops >= 1000 else f"{ops:,.0f}"

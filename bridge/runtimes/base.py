@@ -109,7 +109,9 @@ class LevelPlan:
     """What one round asks of a level cell: N workers in one mode, over
     `windows` windows of `window_ms` (openssl: `windows` runs of speed
     -multi), after a common warm-up; the batch to reuse after the first
-    round; how long the Erlang probe first watches the idle node."""
+    round; how long the Erlang probe first watches the idle node; then
+    `races` races of `race_calls` calls per worker (the slowest of N; 0:
+    the runtime takes the calls of one worker's median window)."""
 
     level: int
     mode: str
@@ -119,6 +121,8 @@ class LevelPlan:
     batch: int | None = None
     idle_probe_ms: int = 0
     same_output: bool = True
+    races: int = 0
+    race_calls: int = 0
 
 
 def level_windows(per_worker: list) -> tuple[tuple[tuple[int, int], ...], ...]:
@@ -450,14 +454,19 @@ class WorkerRuntime(Runtime):
         }
         if plan.batch:
             args["batch"] = plan.batch
+        if plan.races:
+            args |= {"races": plan.races, "race_calls": plan.race_calls}
         return args
 
     def conc_timeout(self, plan: LevelPlan, extra_ms: int = 0) -> float:
         """Seconds to wait for a `conc` reply before declaring the worker hung:
         the planned time (warm-up, idle probe, the windows, and two windows
-        for calibration and the workers' start), doubled, plus the slack."""
+        for calibration and the workers' start), doubled, plus the slack.
+        A race lasts about a window at level 1, and up to N times that
+        when the N take turns."""
         planned_ms = plan.warmup_ms + plan.idle_probe_ms + extra_ms
         planned_ms += plan.window_ms * (plan.windows + 2)
+        planned_ms += plan.races * plan.level * plan.window_ms
         return 2 * planned_ms / 1000 + self.settings.timeout_slack_s
 
 
@@ -467,6 +476,14 @@ def memory_words(settings: Settings) -> str:
     size = f"{mib / 1024:g} GiB" if mib >= 1024 else f"{mib} MiB"
     option = f"{mib // 1024}G" if mib % 1024 == 0 else f"{mib}M"
     return f"the worker ran out of its {size} memory limit (--memory-limit {option})"
+
+
+def race_calls_of(windows: tuple[tuple[tuple[int, int], ...], ...]) -> int:
+    """The calls one worker made in the median window, at least one: the
+    race the workers run when not told (erl/bridge_concurrency.erl,
+    bridge.pyworker.conc)."""
+    calls = sorted(c for window in windows for c, _ in window if c > 0)
+    return calls[(len(calls) + 1) // 2 - 1] if calls else 1
 
 
 def level_batch(reply: dict[str, Any]) -> LevelRaw:
@@ -480,10 +497,16 @@ def level_batch(reply: dict[str, Any]) -> LevelRaw:
         output=reply["output"],
         probe_ns=tuple(int(x) for x in reply.get("probe_ns", [])),
         probe_idle_ns=tuple(int(x) for x in reply.get("probe_idle_ns", [])),
+        probe_active=tuple(int(x) for x in reply.get("probe_active", [])),
         sched=None if sched is None else {str(k): (int(a), int(t)) for k, a, t in sched},
         schedulers_online=reply.get("schedulers_online"),
         dirty_cpu_schedulers_online=reply.get("dirty_cpu_schedulers_online"),
         clock_ns=reply.get("clock_ns"),
+        span_ns=reply.get("span_ns"),
+        cpu_ns=reply.get("cpu_ns"),
+        wait_ns=reply.get("wait_ns"),
+        race_calls=int(reply.get("race_calls", 0)),
+        race_ns=tuple(tuple(int(x) for x in race) for race in reply.get("race_ns", [])),
     )
 
 

@@ -338,11 +338,15 @@ class OpensslRuntime(Runtime):
         are the raw figures, one per worker. A run that fails costs this
         level's cell only."""
         sc, call, inputs, n = job.scenario, job.call, job.inputs, plan.level
+        if call.op in calls.TLS_OPS:  # N s_time clients against one s_server
+            from bridge.runtimes import openssl_tls
+
+            return openssl_tls.bench_level(self, job, plan)
         if call.op not in ("speed", "speed-evp"):
             raise OperationError(
                 "unsupported",
                 f"bridge runs openssl speed -multi for digests, MACs and"
-                f" ciphers only, not for {call.id}",
+                f" ciphers only (and s_time clients for TLS), not for {call.id}",
             )
         reason = self.unsupported_reason(call, sc)
         if reason:

@@ -4,7 +4,9 @@ cell only.
 
 A sample is one s_time process: its connection count over the wall-clock
 time it took (its own "real seconds" are whole seconds), and s_server's CPU
-time over the same span (bridge.system.cpustat.process_cpu_ns). A full
+time over the same span (bridge.system.cpustat.process_cpu_ns). At a level
+of --concurrency, N s_time processes run at once against the one s_server,
+each for the same seconds: a run is a window, each process a worker. A full
 handshake is `s_time -new`; a resumed one `s_time -reuse`, which offers the
 session of its first connection on every other (it counts those only, and
 each must say it resumed). s_time verifies the server's certificate
@@ -27,6 +29,7 @@ reads a reply, so every connection of its cells fetches a 2-byte file
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -194,12 +197,7 @@ def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
 
     sc, files = job.scenario, job.inputs.tls
     assert isinstance(sc, TlsScenario) and files is not None
-    if rt.version < (1, 1, 1):
-        raise OperationError("unsupported", "TLS 1.3 and s_server -groups need OpenSSL 1.1.1+")
-    version = vocab.TLS_VERSIONS[calls.TLS_OPS[job.call.op]]
-    resumed = job.call.op in calls.TLS_RESUME_OPS
-    conf = client_conf(os.path.dirname(files.cert), client_groups(sc, version), version.protocol)
-    env = {**rt.child_env(), "OPENSSL_CONF": conf}
+    version, resumed, env = _client_side(rt, job)
     tail = server_args(sc, version, files)
     output = _negotiated(rt, env, (sc, version, files), resumed)
     seconds = rt.settings.openssl_seconds
@@ -210,10 +208,7 @@ def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
             rt.executable, rt.child_env(), [*tail, "-quiet", *(["-WWW"] if www else [])], www
         ) as (port, child),
     ):
-        argv = [rt.executable, "s_time", "-connect", f"127.0.0.1:{port}"]
-        argv += ["-reuse" if resumed else "-new", "-time", str(seconds)]
-        argv += ["-CAfile", files.ca, "-verify", "1", *client_cert_args(sc, files)]
-        argv += ["-www", f"/{PAGE}"] if www else []
+        argv = _s_time(rt, job, port, www)
         for _ in range(plan.samples):
             c0, t0 = cpustat.process_cpu_ns(child.pid), time.perf_counter_ns()
             # 1.1.1's s_time exits with status 1 after a good run: its count says.
@@ -225,6 +220,69 @@ def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
     flag = "-reuse" if resumed else "-new"
     api = f"openssl s_time {flag} {version.flag} / s_server (two processes, loopback)"
     return Batch(api=api, samples=samples, loops=loops, output=output, server_cpu_ns=server_ns)
+
+
+def bench_level(rt, job, plan):  # (OpensslRuntime, Job, LevelPlan) -> LevelRaw
+    """N s_time processes at once against one s_server, each for the same
+    seconds: one window per run, each process's (connections, ns) in it."""
+    from bridge.report.levels import LevelRaw
+
+    sc, files = job.scenario, job.inputs.tls
+    assert isinstance(sc, TlsScenario) and files is not None
+    version, resumed, env = _client_side(rt, job)
+    tail = server_args(sc, version, files)
+    output = _negotiated(rt, env, (sc, version, files), resumed)
+    timeout = 3 * rt.settings.openssl_seconds + rt.settings.timeout_slack_s
+    n, windows = plan.level, []
+
+    def client(argv: list[str]) -> tuple[int, int]:
+        t0 = time.perf_counter_ns()
+        # 1.1.1's s_time exits with status 1 after a good run: its count says.
+        done = _exec(argv, env, timeout, "s_time", True)
+        elapsed = time.perf_counter_ns() - t0
+        return _connections(done, resumed), elapsed
+
+    with (
+        page_dir(sc) as www,
+        server(
+            rt.executable, rt.child_env(), [*tail, "-quiet", *(["-WWW"] if www else [])], www
+        ) as (port, _child),
+        concurrent.futures.ThreadPoolExecutor(max_workers=n) as pool,
+    ):
+        argv = _s_time(rt, job, port, www)
+        for _ in range(plan.windows):
+            runs = [pool.submit(client, argv) for _ in range(n)]
+            windows.append(tuple(run.result() for run in runs))
+    flag = "-reuse" if resumed else "-new"
+    return LevelRaw(
+        api=f"openssl s_time {flag} {version.flag} x{n} / one s_server (loopback)",
+        batch=0,
+        windows=tuple(windows),
+        output=output,
+        latency_note="openssl s_time counts connections for a fixed time; it times no single one",
+    )
+
+
+def _client_side(rt, job) -> tuple[vocab.TlsVersion, bool, dict[str, str]]:
+    """The protocol version, whether the call resumes, and the clients'
+    environment (their one group and version in a configuration file)."""
+    sc, files = job.scenario, job.inputs.tls
+    if rt.version < (1, 1, 1):
+        raise OperationError("unsupported", "TLS 1.3 and s_server -groups need OpenSSL 1.1.1+")
+    version = vocab.TLS_VERSIONS[calls.TLS_OPS[job.call.op]]
+    resumed = job.call.op in calls.TLS_RESUME_OPS
+    conf = client_conf(os.path.dirname(files.cert), client_groups(sc, version), version.protocol)
+    return version, resumed, {**rt.child_env(), "OPENSSL_CONF": conf}
+
+
+def _s_time(rt, job, port: int, www: str | None) -> list[str]:
+    """One s_time client of the cell's call against the server on `port`."""
+    sc, files = job.scenario, job.inputs.tls
+    resumed = job.call.op in calls.TLS_RESUME_OPS
+    argv = [rt.executable, "s_time", "-connect", f"127.0.0.1:{port}"]
+    argv += ["-reuse" if resumed else "-new", "-time", str(rt.settings.openssl_seconds)]
+    argv += ["-CAfile", files.ca, "-verify", "1", *client_cert_args(sc, files)]
+    return argv + (["-www", f"/{PAGE}"] if www else [])
 
 
 def _connections(done: subprocess.CompletedProcess, resumed: bool) -> int:

@@ -12,8 +12,10 @@ included) as the first.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from bridge.errors import OperationError, WorkerError
@@ -26,6 +28,7 @@ from bridge.runtimes.base import (
     LevelPlan,
     WorkerRuntime,
     level_batch,
+    race_calls_of,
     text,
 )
 from bridge.settings import Settings
@@ -128,13 +131,37 @@ class PythonRuntime(WorkerRuntime):
     def _processes(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """N processes, each given the same start on CLOCK_MONOTONIC. A process
         other than the first that dies or hangs costs this level's cell only:
-        the extra processes are stopped and started afresh when next needed."""
+        the extra processes are stopped and started afresh when next needed.
+        The races follow, one request per process per race, each with its
+        common start (processes share no barrier)."""
         assert self.worker is not None
         pool = [self.worker, *self._extras(plan.level - 1)]
         slack = START_SLACK_MS + START_SLACK_PER_PROCESS_MS * plan.level
-        start_at = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + slack * 1_000_000
-        args = {**self.conc_args(job, plan, 1), "start_at_ns": start_at}
+        args = self.conc_args(job, plan, 1)
+        for key in ("races", "race_calls"):
+            args.pop(key, None)
         timeout = self.conc_timeout(plan, extra_ms=slack)
+        replies = self._on_all(pool, args, slack, timeout)
+        windows = _merge(replies, plan)
+        if not plan.races:
+            return windows
+        calls = plan.race_calls or race_calls_of(windows.windows)
+        race = {**args, "windows": 0, "races": 1, "race_calls": calls}
+        finishes = []
+        for _ in range(plan.races):
+            each = self._on_all(pool, race, slack, timeout)
+            finishes.append(tuple(r.race_ns[0][0] for r in each))
+        return dataclasses.replace(windows, race_calls=calls, race_ns=tuple(finishes))
+
+    def _on_all(
+        self, pool: list[Worker], args: dict[str, Any], slack_ms: int, timeout: float
+    ) -> list[LevelRaw]:
+        """One `conc` request to every process of the pool, all with the same
+        start `slack_ms` ahead; their replies, or the failure policy."""
+        assert self.worker is not None
+        start_at = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + slack_ms * 1_000_000
+        args = {**args, "start_at_ns": start_at}
+        level = len(pool)
         sent = []
         for w in pool:
             try:
@@ -153,7 +180,7 @@ class PythonRuntime(WorkerRuntime):
                 if w is self.worker:
                     self._close_extras()
                     raise  # the runtime itself is gone: the session's failure policy
-                failures.append(_died(exc, plan.level))
+                failures.append(_died(exc, level))
             except OperationError as exc:
                 (unsupported if exc.kind == "unsupported" else failures).append(exc.message)
         if failures:
@@ -161,7 +188,7 @@ class PythonRuntime(WorkerRuntime):
             raise OperationError("failed", "; ".join(dict.fromkeys(failures)))
         if unsupported:
             raise OperationError("unsupported", unsupported[0])
-        return _merge(replies, plan)
+        return replies
 
     def _extras(self, n: int) -> list[Worker]:
         while len(self.extras) < n:
@@ -187,7 +214,8 @@ def _died(exc: WorkerError, level: int) -> str:
 
 
 def _merge(replies: list[LevelRaw], plan: LevelPlan) -> LevelRaw:
-    """One process's reply per worker: their windows side by side."""
+    """One process's reply per worker: their windows side by side, their CPU
+    time and waits added up over the longest span."""
     first = replies[0]
     if plan.same_output and any(r.output != first.output for r in replies):
         raise OperationError("failed", "the worker processes computed different bytes")
@@ -202,4 +230,18 @@ def _merge(replies: list[LevelRaw], plan: LevelPlan) -> LevelRaw:
         latency_ns=tuple(x for r in replies for x in r.latency_ns),
         output=first.output,
         clock_ns=first.clock_ns,
+        span_ns=_most(r.span_ns for r in replies),
+        cpu_ns=_total(r.cpu_ns for r in replies),
+        wait_ns=_total(r.wait_ns for r in replies),
     )
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    """The sum, or None if any process could not say."""
+    xs = list(values)
+    return None if any(x is None for x in xs) else sum(x for x in xs if x is not None)
+
+
+def _most(values: Iterable[int | None]) -> int | None:
+    xs = list(values)
+    return None if any(x is None for x in xs) else max(x for x in xs if x is not None)

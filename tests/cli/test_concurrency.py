@@ -1,8 +1,11 @@
 """--concurrency end to end, on the real runtimes with short settings: every
 runtime gives throughput by level with scaling, latency percentiles and (Erlang)
-the probe, in every format and in the JSON; --schedulers; a worker process
-that dies at a level costs that level only; Ctrl-C stops all N; and the
-`speed -multi` parser against the live 3.x and 1.1.1 binaries.
+the probe, in every format and in the JSON; the slowest of N and the CPUs each
+level's work wanted (Erlang and Python); a real lock convoy called serialised
+and real crypto not; TLS handshakes per second at levels 1, 2 and 4 with level
+1 beside the per-call median; --schedulers; a worker process that dies at a
+level costs that level only; Ctrl-C stops all N; and the `speed -multi`
+parser against the live 3.x and 1.1.1 binaries.
 
 Timings are asserted only where the effect is large: two Python worker
 processes hashing 16 KiB do more than 1.15x the work of one (on an idle 2-core
@@ -74,6 +77,13 @@ def test_sha256_at_16k_every_runtime_every_format(tmp_path, no_leftovers):
         if key[0] == "erlang":
             assert c["probe"]["n"] > 0 and c["schedulers_online"] >= 1
             assert c["scheduler_utilisation"]["normal"] > 0
+            assert len(c["probe_active"]) == len(c["probe_ns"])
+        if key[0] == "openssl":  # speed -multi counts for a time: no race, no CPU figure
+            assert "slowest" not in c and "cpu_use" not in c
+        else:  # one race a round (SHORT: one round), finished by each of the N
+            assert c["slowest"]["races"] == 2 and c["slowest"]["calls"] >= 1
+            assert all(len(race) == c["level"] for race in c["race_ns"])
+            assert c["cpu_use"]["cpus"] > 0 and c["span_ns"] > 0
     scaling = {
         (s["runtime"].split("@")[0], s["call_id"], s["mode"], s["level"])
         for s in report["concurrency"]["scaling"]
@@ -82,6 +92,7 @@ def test_sha256_at_16k_every_runtime_every_format(tmp_path, no_leftovers):
     machine = report["concurrency"]["machine"]
     assert machine["logical_cpus"] >= 1 and machine["loadavg_start"] is not None
     assert "== Concurrency: 1, 2 workers at once" in done.stdout
+    assert "Slowest of N" in done.stdout
     assert max(map(len, done.stdout.splitlines())) <= 72
     for fmt, marker in (("table", "scaling (95% CI)"), ("markdown", "#### Concurrency")):
         shown = bridge_cmd("report", str(out), "--format", fmt)
@@ -120,6 +131,103 @@ def test_two_python_processes_hash_16k_faster_than_one(tmp_path, no_leftovers):
     # 2-core machine would give about 1.9x); these settings gave 1.34-1.45x in
     # four runs at a load average of 2.4 (fewer windows: 1.12-1.28x).
     assert two["scaling"] > 1.15, report["concurrency"]["machine"]
+
+
+@pytest.mark.serial  # judges a measured effect
+def test_a_real_lock_convoy_is_serialised_and_real_crypto_is_not(tmp_path, no_leftovers):
+    # convoy:mac computes the HMAC in one registered process for every caller
+    # (tests/fixtures/convoy/convoy.erl): four callers queue. crypto:mac itself
+    # runs in each caller. Judged on what load does not fake: a queue keeps
+    # one process running or ready to run (the probe's count) at every level,
+    # four workers keep four, however few CPUs the machine gives them. The
+    # per-call time's CI is what load widens: --quick's 24 windows a level at
+    # a load of 17 gave the convoy 4.41x (CI 1.38-9.30) against CPUs 1.26x,
+    # too wide for a word; these 48 windows and 12 races per level cell.
+    # At a load of 10 (--quick): the convoy's per-call time grew 4.6x (CI
+    # 2.9-8.0) with its CPUs 1.07x; crypto:mac's 2.7x with its CPUs 4.0x.
+    beams = tmp_path / "ebin"
+    beams.mkdir()
+    compiled = subprocess.run(
+        ["erlc", "-o", str(beams), str(ROOT / "tests" / "fixtures" / "convoy" / "convoy.erl")],
+        capture_output=True,
+        text=True,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "time",
+        "--pa",
+        str(beams),
+        "convoy:mac(Key, Data)",
+        "crypto:mac(hmac, sha256, Key, Data)",
+        "py:hmac.digest(key, data, 'sha256')",
+        "--sizes",
+        "64k",
+        "--concurrency",
+        "1,4",
+        *("--samples", "48", "--rounds", "6", "--sample-ms", "5", "--warmup-ms", "20"),
+        "-o",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    exprs = {c["call_id"]: c["call"].split(" ×")[0] for c in report["concurrency"]["cells"]}
+    shapes = {(exprs[f["call_id"]], f["mode"]): f for f in report["concurrency"]["serialisation"]}
+    convoy = shapes[("convoy:mac(Key, Data)", "processes")]
+    mac = shapes[("crypto:mac(hmac, sha256, Key, Data)", "processes")]
+    assert convoy["shape"] == "serialised", convoy
+    assert convoy["cpu_ratio"] < 1.5 and mac["cpu_ratio"] > 3, (convoy, mac)
+    # Real crypto is never called serialised (its CI may withhold the word).
+    assert mac["shape"] != "serialised", mac
+    assert shapes[("py:hmac.digest(key, data, 'sha256')", "processes")]["shape"] != "serialised"
+    assert "waited for each other" in done.stdout
+
+
+def test_tls_handshakes_per_second_at_levels_with_the_slowest_of_n(tmp_path, no_leftovers):
+    """N clients against one server (Erlang: one listener in the node, a
+    process per connection; openssl: N s_time processes against one
+    s_server; Python: N client and server pairs over memory BIOs):
+    handshakes per second at 1, 2 and 4, the slowest of N where the workers
+    race (not openssl's, which count for a fixed time), and level 1 beside the
+    per-call median, agreeing or saying why not."""
+    out = tmp_path / "r.json"
+    done = bridge_cmd(
+        "run", "tls-handshake", "--concurrency", "1,2,4", "--quick", "--hw", "on", "-o", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    cells = cells_of(report)
+    modes = (
+        ("erlang", "processes"),
+        ("python", "threads"),
+        ("python", "processes"),
+        ("openssl", "clients"),
+    )
+    for kind, mode in modes:
+        for version in ("handshake-1.3", "handshake-1.2"):
+            for n in (1, 2, 4):
+                c = cells[(kind, version, mode, 1, n)]
+                assert c["status"] == "ok" and c["output_ok"] is True, c.get("reason")
+                assert c["ops_per_s"]["median"] > 0
+                assert all(len(w) == n for w in c["windows"])  # N clients, one server
+                if kind == "openssl":
+                    assert "slowest" not in c
+                    continue
+                assert c["slowest"]["median_ns"] > 0 and c["slowest"]["races"] >= 2
+                # every level races the same handshakes, level 1's
+                assert c["race_calls"] == cells[(kind, version, mode, 1, 1)]["race_calls"]
+    ones = report["concurrency"]["level_one"]
+    assert {(lo["runtime"].split("@")[0], lo["call_id"], lo["mode"]) for lo in ones} == {
+        (k, v, m) for k, m in modes for v in ("handshake-1.3", "handshake-1.2")
+    }
+    said = bridge_cmd("report", str(out), "--format", "markdown").stdout  # sentences unwrapped
+    for lo in ones:
+        assert lo["gap"] in ("agree", "waited", "tail", "pinned", "few", "unexplained")
+        if lo["gap"] != "agree":  # the report says why they differ
+            assert f"{lo['runtime']} {lo['call_id']} at level 1 ({lo['mode']})" in said
+    assert "Slowest of N" in done.stdout
+    shown = bridge_cmd("report", str(out), "--format", "text")
+    assert shown.returncode == 0, shown.stderr  # the 72-column view of one-size levels
 
 
 def test_hmac_sha1_with_one_scheduler(tmp_path, no_leftovers):

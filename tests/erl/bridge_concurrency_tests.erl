@@ -1,6 +1,8 @@
 %% EUnit tests for bridge_concurrency: the barrier and the common windows,
-%% the sampled latencies, the probe, a crashing process, different outputs,
-%% and the scheduler wall-time sums.
+%% the sampled latencies, the probe, the races (the slowest of N), the
+%% scheduler threads' CPU time, a crashing process, different outputs, and
+%% the scheduler wall-time sums. What is asserted holds however busy the
+%% machine is: counts that follow from the procedure, not from how fast it ran.
 -module(bridge_concurrency_tests).
 
 -include_lib("eunit/include/eunit.hrl").
@@ -13,11 +15,13 @@ params(Over) ->
                  batch => 0, idle_probe_ms => 3, same_output => true}, Over).
 
 %% N processes, M windows each, every window with calls and a duration close
-%% to the window; one sampled latency per batch; the probe woke during the run.
+%% to the window; one sampled latency per batch; the probe covered the run;
+%% every process finished every race; the scheduler threads' times.
 run_test() ->
     Loop = fun(N) -> spin(N) end,
     Once = fun() -> <<"out">> end,
-    {ok, Reply} = bridge_concurrency:run(Once, Loop, params(#{workers => 3})),
+    {ok, Reply} = bridge_concurrency:run(Once, Loop,
+                                         params(#{workers => 3, races => 2})),
     ?assertEqual(3, proplists:get_value(level, Reply)),
     Windows = proplists:get_value(windows, Reply),
     ?assertEqual(3, length(Windows)),
@@ -34,11 +38,60 @@ run_test() ->
     [?assertEqual(lists:sum([C div Batch || {C, _} <- Ws]), length(L))
      || {Ws, L} <- lists:zip(Windows, Lat)],
     ?assert(is_integer(proplists:get_value(clock_ns, Reply))),
-    ?assert(length(proplists:get_value(probe_ns, Reply)) >= 5),
+    %% The probe's wake-ups account for the 20 ms of windows, each either
+    %% woken at or passed in a lateness (probe/2), however late it ran.
+    ?assert(probe_covers(proplists:get_value(probe_ns, Reply), 20)),
+    ?assert(length(proplists:get_value(probe_ns, Reply)) =< 21),
     ?assert(length(proplists:get_value(probe_idle_ns, Reply)) >= 1),
+    ?assertEqual(length(proplists:get_value(probe_ns, Reply)),
+                 length(proplists:get_value(probe_active, Reply))),
     ?assertEqual(<<"out">>, proplists:get_value(output, Reply)),
     [{normal, A, T}, {dirty_cpu, _, _}] = proplists:get_value(sched, Reply),
-    ?assert(A =< T).
+    ?assert(A =< T),
+    %% Two races of the median window's calls, each finished by all three
+    %% processes, after their common start.
+    ?assertEqual(bridge_concurrency:race_calls(Windows), proplists:get_value(race_calls, Reply)),
+    Races = proplists:get_value(race_ns, Reply),
+    ?assertEqual(2, length(Races)),
+    [?assertEqual(3, length(R)) || R <- Races],
+    [?assert(F > 0) || R <- Races, F <- R],
+    %% The span of the readings on the node's clock (the warm-up and the
+    %% 20 ms of windows, whenever the coordinator got to run)
+    %% and what the scheduler threads ran and waited in it.
+    ?assert(proplists:get_value(span_ns, Reply) >= 20000000),
+    case filelib:is_file("/proc/self/task") of
+        true ->
+            ?assert(proplists:get_value(cpu_ns, Reply) > 0),
+            ?assert(proplists:get_value(wait_ns, Reply) >= 0);
+        false ->
+            ok
+    end.
+
+%% No races unless asked: no race keys in the reply.
+no_race_test() ->
+    {ok, Reply} = bridge_concurrency:run(fun() -> <<>> end, fun(N) -> spin(N) end,
+                                         params(#{workers => 1, windows => 1})),
+    ?assertEqual(undefined, proplists:get_value(race_ns, Reply)),
+    ?assertEqual(undefined, proplists:get_value(race_calls, Reply)).
+
+%% A process that crashes in a race fails the level; none of the processes
+%% outlives it.
+race_crash_test() ->
+    Self = self(),
+    Loop = fun(N) ->
+               Self ! {pid, self()},
+               case N of
+                   26 -> erlang:error(race_boom);
+                   _ -> spin(N)
+               end
+           end,
+    {error, {failed, Message}} =
+        bridge_concurrency:run(fun() -> <<>> end, Loop,
+                               params(#{windows => 1, batch => 13, race_calls => 26, races => 1})),
+    ?assertNotEqual(nomatch, binary:match(Message, <<"race_boom">>)),
+    Pids = lists:usort(drain()) -- [self()],
+    timer:sleep(50),
+    ?assertEqual([], [P || P <- Pids, is_process_alive(P)]).
 
 %% A later round passes the batch it got; no idle probe.
 fixed_batch_test() ->
@@ -83,12 +136,43 @@ missed_window_test() ->
                                                5000000, 5),
     ?assertEqual([{0, 0}, {0, 0}, {0, 0}, {0, 0}], lists:sublist(Windows, 4)).
 
-%% The probe wakes about once a millisecond.
+%% The probe wakes at each millisecond boundary, or passes it in a lateness:
+%% its wake-ups cover the span, however busy the machine.
 probe_test() ->
-    Late = bridge_concurrency:probe(erlang:monotonic_time(nanosecond) + 20000000),
-    ?assert(length(Late) >= 5),
+    Now = erlang:monotonic_time(nanosecond),
+    Late = bridge_concurrency:probe(Now, Now + 20000000),
+    ?assert(probe_covers(Late, 20)),
     ?assert(length(Late) =< 21),
     ?assert(lists:all(fun(L) -> L >= 0 end, Late)).
+
+%% A probe that ran only after the span it was to watch still says how late
+%% it was: one wake-up, late by at least the span.
+late_probe_test() ->
+    Now = erlang:monotonic_time(nanosecond),
+    Late = bridge_concurrency:probe(Now - 30000000, Now - 10000000),
+    ?assertMatch([L] when L >= 20000000, Late).
+
+%% The probe counts the processes running or ready to run, not those blocked
+%% in a receive: two that spin until told to stop, three that wait.
+probe_active_test() ->
+    Spin = fun Spin() -> receive stop -> ok after 0 -> spin(1000), Spin() end end,
+    Busy = [spawn(Spin) || _ <- [1, 2]],
+    Idle = [spawn(fun() -> receive stop -> ok end end) || _ <- [1, 2, 3]],
+    Now = erlang:monotonic_time(nanosecond),
+    {Late, Active} = bridge_concurrency:probe_active(Now, Now + 20000000),
+    [P ! stop || P <- Busy ++ Idle],
+    ?assertEqual(length(Late), length(Active)),
+    ?assert(lists:min(Active) >= 2),
+    ?assert(lists:nth((length(Active) + 1) div 2, lists:sort(Active)) < 5).
+
+%% A race is the median window's calls of one process, at least one.
+race_calls_test() ->
+    ?assertEqual(1, bridge_concurrency:race_calls([[{0, 0}]])),
+    ?assertEqual(1, bridge_concurrency:race_calls([[{1, 5}]])),
+    ?assertEqual(20, bridge_concurrency:race_calls([[{20, 5}, {0, 0}, {30, 5}], [{10, 5}]])).
+
+probe_covers(Late, SpanMs) ->
+    lists:sum([L div 1000000 + 1 || L <- Late]) >= SpanMs - 1.
 
 %% Normal schedulers are ids 1..S, dirty CPU ones follow all normal ones.
 sched_util_test() ->

@@ -52,6 +52,9 @@ class Script:
     # and what a level raises instead of measuring ({level: exception}).
     level_ops: Callable[[Job, int, str], float] = lambda job, level, mode: 1000.0
     level_failure: dict[int, Exception] = field(default_factory=dict)
+    # ... and the CPUs its work wants at a level (Erlang: the processes the
+    # probe finds running or ready to run; Python: CPU and run-queue wait).
+    level_cpus: Callable[[int, str], float] = lambda level, mode: float(min(level, 2))
     # Settings.processes: more processes of it may be started (as a real
     # worker runtime); the k-th process made of it (per hw) times its calls
     # by process_factors[k] (a process effect), and its start raises
@@ -164,21 +167,44 @@ class FakeRuntime(Runtime):
             raise self.script.level_failure[plan.level]
         if job.call.id in self.script.unsupported:
             raise OperationError("unsupported", self.script.unsupported[job.call.id])
-        calls = round(self.script.level_ops(job, plan.level, plan.mode) / 10)
+        ops = self.script.level_ops(job, plan.level, plan.mode)
+        calls = round(ops / 10)
         window = tuple((calls, 100_000_000) for _ in range(plan.level))
         erlang = self.script.kind == "erlang"
+        if self.script.kind == "openssl":
+            return LevelRaw(
+                api=f"fake {job.call.op}",
+                batch=0,
+                windows=(window,) * plan.windows,
+                output=interop.reference(job.scenario, job.inputs) or b"",
+                latency_note="counts only",
+            )
+        # Races: each worker's finish of the race's calls at its own rate
+        # (a nanosecond apart, so that the slowest is the last).
+        race_calls = plan.race_calls or calls
+        race_ns = tuple(
+            tuple(round(race_calls * 1e9 / ops) + k for k in range(plan.level))
+            for _ in range(plan.races)
+        )
+        span = plan.windows * 100_000_000
+        cpus = self.script.level_cpus(plan.level, plan.mode)
         return LevelRaw(
             api=f"fake {job.call.op}",
             batch=plan.batch or 10,
             windows=(window,) * plan.windows,
-            latency_ns=() if self.script.kind == "openssl" else (1000, 2000, 3000),
+            latency_ns=(1000, 2000, 3000),
             output=interop.reference(job.scenario, job.inputs) or b"",
-            latency_note="counts only" if self.script.kind == "openssl" else "",
             probe_ns=(50_000, 60_000) if erlang else (),
             probe_idle_ns=(40_000,) if erlang and plan.idle_probe_ms else (),
+            probe_active=(round(cpus),) * 2 if erlang else (),
             sched={"normal": (90, 100), "dirty_cpu": (0, 100)} if erlang else None,
             schedulers_online=2 if erlang else None,
             dirty_cpu_schedulers_online=2 if erlang else None,
+            span_ns=span,
+            cpu_ns=round(span * cpus * 0.9),
+            wait_ns=round(span * cpus * 0.1),
+            race_calls=race_calls if race_ns else 0,
+            race_ns=race_ns,
         )
 
     def tc(self, job: Job, n: int) -> dict[str, Any]:

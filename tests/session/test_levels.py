@@ -1,7 +1,8 @@
 """The fast tier for --concurrency: level cells interleaved with the other
-cells round by round, what each round asks of them, the per-level failure
-policy, Ctrl-C, oversubscription, and that a run without levels is the run
-it always was."""
+cells round by round, what each round asks of them (level 1's batch and race
+for every level), the races and the CPUs each level's work wanted, the
+serialised and level-1 findings, the per-level failure policy, Ctrl-C,
+oversubscription, and that a run without levels is the run it always was."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import json
 
 from bridge.catalog import scenario
 from bridge.errors import OperationError, WorkerError
-from bridge.report import schema
+from bridge.render import concurrency as concurrency_view
+from bridge.report import levels, schema
 from bridge.settings import Settings
 from tests.session.fake import Log, Script
 from tests.session.test_session import ERL, PY, plan, run
@@ -64,17 +66,89 @@ def test_level_cells_come_after_the_ordinary_cells_in_every_round():
 
 def test_what_each_round_asks_of_a_level_cell():
     _, log = run(level_plan(), [ERL, OPENSSL])
+    one = [e[5] for e in log.of("level") if e[1].startswith("erlang") and e[4] == 1]
     erl = [e[5] for e in log.of("level") if e[1].startswith("erlang") and e[4] == 2]
-    # Round 1 warms up for warmup_ms, calibrates the batch and lets the probe
-    # watch the idle node; later rounds reuse the batch and re-warm briefly.
-    assert [p.warmup_ms for p in erl] == [7, 3, 3]
-    assert erl[0].batch is None and {p.batch for p in erl[1:]} == {10}
+    # Round 1 of level 1 warms up for warmup_ms, calibrates the batch, sets
+    # the race (race_calls 0: half its median window's calls) and lets the
+    # probe watch the idle node; every later plan of the call, level 2's
+    # first included, takes level 1's batch and race.
+    assert [p.warmup_ms for p in one] == [7, 3, 3] and [p.warmup_ms for p in erl] == [7, 3, 3]
+    assert one[0].batch is None and one[0].race_calls == 0
+    assert {p.batch for p in one[1:] + erl} == {10}
+    assert {p.race_calls for p in one[1:] + erl} == {100}  # the calls of a window
+    assert {p.races for p in one + erl} == {2}
     assert erl[0].idle_probe_ms > 0 and all(p.idle_probe_ms == 0 for p in erl[1:])
     # Windows are spread over the rounds like samples; at least 50 ms each.
     assert [p.windows for p in erl] == [2, 2, 2] and {p.window_ms for p in erl} == {50}
     ossl = [e[5] for e in log.of("level") if e[1].startswith("openssl")]
     assert [p.windows for p in ossl] == [1, 1, 1, 1, 1, 1]  # openssl_runs, one run a window
+    assert {p.races for p in ossl} == {0}  # speed -multi counts for a time: no races
     assert all(p.same_output for p in erl)
+
+
+def test_the_slowest_of_n_and_the_cpus_per_level():
+    # Two workers at 1000/2^0.2 calls/s each, one at 1000: a race of 100
+    # calls takes 100 ms alone and 114.9 ms at level 2 (the slowest, a ns behind).
+    erl = Script(kind="erlang", version="25.2.3", level_ops=lambda job, n, mode: 1000.0 / n**0.2)
+    outcome, _ = run(level_plan(), [erl])
+    got = cells(outcome.report)
+    one, two = got[("erlang", "processes", 1)], got[("erlang", "processes", 2)]
+    s1, s2 = one.slowest(), two.slowest()
+    assert s1 is not None and s2 is not None
+    assert (s1.calls, s1.races, s2.calls, s2.races) == (100, 6, 100, 6)
+    assert s1.median_ns == 100_000_000
+    assert s2.median_ns == round(100 * 1e9 / (1000 / 2**0.2)) + 1
+    assert s1.ci95 is not None  # six races: a CI of the median
+    assert one.cpu_use().cpus == 1 and two.cpu_use().cpus == 2
+    assert abs(two.cpu_use().wait_share - 0.1) < 1e-9
+    data = two.to_json()
+    assert data["slowest"]["calls"] == 100 and data["cpu_use"]["cpus"] == 2
+    assert len(data["race_ns"]) == 6 and all(len(r) == 2 for r in data["race_ns"])
+
+
+def test_a_level_whose_per_call_time_grows_without_cpu_is_serialised():
+    # A queue: N workers do together what one does alone, and the work wants
+    # one CPU at every level. Real work: each does as much as one alone, and
+    # wants a CPU each.
+    queued = Script(
+        kind="erlang",
+        version="25.2.3",
+        level_ops=lambda job, n, mode: 1000.0 / n,
+        level_cpus=lambda n, mode: 1.0,
+    )
+    outcome, _ = run(level_plan(levels=(1, 2, 4)), [queued, PY])
+    by = {
+        (f.runtime.split("@")[0], f.mode, f.level): f
+        for f in outcome.report.concurrency.serialisation
+    }
+    four = by[("erlang", "processes", 4)]
+    assert four.shape is levels.Shape.SERIALISED
+    assert abs(four.per_call_ratio - 4) < 0.01 and four.cpu_ratio == 1.0
+    assert four.per_call_ci95 is not None and four.per_call_ci95[0] > 1.25
+    assert abs(four.slowest_ratio - 4) < 0.01
+    assert by[("python", "threads", 2)].shape is levels.Shape.WORK
+    assert by[("python", "processes", 4)].shape is levels.Shape.WORK
+    text = "\n".join(concurrency_view.sentences(outcome.report))
+    assert "per-call time grew 4.00×" in text and "waited for each other" in text
+    assert text.count("waited for each other") == 2  # erlang at 2 and at 4, not python
+
+
+def test_level_one_against_the_per_call_median():
+    # The fake's per-call cell: 1000 ns a call; level 1: 1000 calls/s a worker.
+    agree = Script(kind="python", version="3.11.0", level_ops=lambda job, n, mode: 1e6)
+    outcome, _ = run(level_plan(levels=(1, 2)), [agree])
+    ones = outcome.report.concurrency.level_one
+    assert {(lo.mode, lo.gap) for lo in ones} == {
+        ("threads", levels.Gap.AGREE),
+        ("processes", levels.Gap.AGREE),
+    }
+    slow = Script(kind="python", version="3.11.0", level_ops=lambda job, n, mode: 3e5)
+    outcome, _ = run(level_plan(levels=(1, 2)), [slow])
+    (lo, _) = outcome.report.concurrency.level_one
+    # 0.3x the median, and the fake's windows waited 10% of their time: not
+    # enough waiting to explain it.
+    assert lo.gap is levels.Gap.UNEXPLAINED and abs(lo.ratio - 0.3) < 0.01
+    assert "neither the waits" in "\n".join(concurrency_view.sentences(outcome.report))
 
 
 def test_scaling_efficiency_and_figures_per_level():

@@ -1,7 +1,8 @@
 """--concurrency, the pure parts: window figures, scaling with its CI,
 percentiles, oversubscription and the warnings, the machine collectors, the
 scenario key and the options, the schema, the views (72-column ASCII text
-included), compare and plot."""
+included), compare and plot; the slowest of N, the CPUs a level's work
+wanted, the serialised finding and level 1 against the per-call median."""
 
 from __future__ import annotations
 
@@ -17,7 +18,17 @@ from bridge.errors import UsageError
 from bridge.render import RENDERERS
 from bridge.report import schema
 from bridge.report.hw import Hw
-from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine, Spread, percentile
+from bridge.report.levels import (
+    Concurrency,
+    Gap,
+    LevelRaw,
+    LevelResult,
+    Machine,
+    Missing,
+    Shape,
+    Spread,
+    percentile,
+)
 from bridge.system import topology
 from tests.conftest import FIXTURES
 
@@ -296,3 +307,171 @@ def test_plot_draws_throughput_against_concurrency(tmp_path):
     assert (tmp_path / "levels.png").stat().st_size > 0
     assert n >= 3  # the classic lines, then one per runtime, call, mode and size
     assert isinstance(report().concurrency, Concurrency)
+
+
+# -- the slowest of N, CPU use, serialisation, level 1 ----------------------------
+
+
+def cpus(n: float, wait: float = 0.0, span: int = 1_000_000_000) -> dict:
+    """Raw schedstat figures of n CPUs wanted, `wait` of that time waited."""
+    busy = round(n * span)
+    return {"span_ns": span, "cpu_ns": round(busy * (1 - wait)), "wait_ns": round(busy * wait)}
+
+
+def test_the_slowest_of_n_is_the_median_of_each_race_s_last_finish():
+    races = tuple((t, t + 5) for t in range(100, 106))  # six races of two
+    c = cell(2, (900, 900), race_calls=40, race_ns=races)
+    s = c.slowest()
+    assert (s.calls, s.races, s.median_ns, s.min_ns, s.max_ns) == (40, 6, 107.5, 105, 110)
+    assert s.ci95 == (105, 110)  # six races: the distribution-free CI is their range
+    few = cell(2, (900, 900), race_calls=40, race_ns=races[:5]).slowest()
+    assert few.ci95 is None and few.races == 5
+    assert cell(2, (900, 900)).slowest() is None
+
+
+def test_cpu_use_from_schedstat_or_from_the_erlang_probe():
+    c = cell(2, (900, 900), **cpus(1.5, wait=0.2))
+    assert c.cpu_use().cpus == pytest.approx(1.5) and c.cpu_use().wait_share == pytest.approx(0.2)
+    erl = cell(2, (900, 900), probe_ns=(1, 2, 3), probe_active=(2, 2, 1), **cpus(2.5, 0.5))
+    assert erl.cpu_use().cpus == pytest.approx(5 / 3)  # the probe's count, not the threads'
+    assert erl.cpu_use().wait_share == pytest.approx(0.5)
+    assert cell(2, (900, 900)).cpu_use() is None
+
+
+def test_rounds_add_up_and_a_round_without_cpu_figures_makes_them_unknown():
+    one = LevelRaw(windows=(((1, 1),),), race_calls=4, race_ns=((5,),), **cpus(1.0))
+    two = LevelRaw(windows=(((2, 1),),), race_calls=4, race_ns=((6,),), **cpus(1.0))
+    both = LevelRaw().merged(one).merged(two)
+    assert (both.span_ns, both.cpu_ns, both.race_calls) == (2 * 10**9, 2 * 10**9, 4)
+    assert both.race_ns == ((5,), (6,))
+    blind = LevelRaw().merged(one).merged(dataclasses.replace(two, cpu_ns=None))
+    assert blind.cpu_ns is None and blind.span_ns == 2 * 10**9
+
+
+def test_per_call_time_that_outgrows_cpu_use_is_serialised():
+    # A queue: four do together what one does alone, wanting one CPU throughout.
+    queue = [cell(1, (1000,), **cpus(1.0)), cell(4, (250,) * 4, **cpus(1.05))]
+    (f,) = concurrency.serialisation(queue)
+    assert f.shape is Shape.SERIALISED and f.level == 4
+    assert f.per_call_ratio == pytest.approx(4) and f.per_call_ci95 == pytest.approx((4, 4))
+    assert f.cpu_ratio == pytest.approx(1.05) and f.cpus == pytest.approx((1.0, 1.05))
+    # Work on two CPUs, four workers: per-call time doubles, and so do the CPUs
+    # wanted (four threads ready to run); on a busy machine that gave them one
+    # CPU, per-call time grows 4x while four threads still want one each.
+    work = [cell(1, (1000,), **cpus(1.0)), cell(4, (500,) * 4, **cpus(4.0, wait=0.5))]
+    other = "erlang@26.0"
+    busy = [
+        cell(1, (1000,), runtime=other, **cpus(1.0, 0.5)),
+        cell(4, (250,) * 4, runtime=other, **cpus(4.0, wait=0.75)),
+    ]
+    assert [f.shape for f in concurrency.serialisation(work + busy)] == [Shape.WORK] * 2
+
+
+def test_the_margin_and_the_ci_decide_and_missing_figures_withhold_the_word():
+    # Per-call time 1.3x the CPU use: inside the 1.25 margin at its CI's low end.
+    near = [cell(1, (1000,), **cpus(1.0)), cell(2, (1000 / 1.3,) * 2, **cpus(1.2))]
+    assert concurrency.serialisation(near)[0].shape is Shape.WORK
+    # Windows of a busy machine: some got a CPU, some hardly any; the CI of the
+    # per-call time reaches both sides of the margin, and the word is withheld.
+    varied = cell(2, (500, 500), **cpus(1.2))
+    spread = tuple(((c, 10**9), (c, 10**9)) for c in (250, 1000) * 10)
+    varied = dataclasses.replace(varied, raw=dataclasses.replace(varied.raw, windows=spread))
+    (f,) = concurrency.serialisation([cell(1, (1000,), **cpus(1.0)), varied])
+    assert f.shape is Shape.UNKNOWN and f.why == (Missing.WIDE_CI,)
+    assert f.per_call_ci95[0] < 1.5 < f.per_call_ci95[1]
+    none = concurrency.serialisation([cell(1, (1000,)), cell(2, (500, 500))])[0]
+    assert none.shape is Shape.UNKNOWN and none.why == (Missing.NO_CPU_USE,)
+    few = [cell(1, (1000,), windows=2, **cpus(1.0)), cell(2, (250, 250), windows=2, **cpus(1.0))]
+    (f,) = concurrency.serialisation(few)
+    assert f.shape is Shape.UNKNOWN and f.why == (Missing.NO_CI,) and f.per_call_ratio == 4
+
+
+def per_call(ns: float, samples: int = 20, waits: float | None = None, tail: float = 1.0):
+    """A per-call cell of `ns` a call (1 call a sample); the last quarter of
+    its samples `tail` times as long; `waits`: the share each sample waited."""
+    times = [round(ns * (tail if i >= samples * 3 // 4 else 1)) + i for i in range(samples)]
+    wait = () if waits is None else tuple(round(t * waits) for t in times)
+    return schema.Result(
+        scenario="sha256",
+        runtime="erlang@25.2.3",
+        call="crypto:hash(sha256, Data)",
+        call_id="hash",
+        api="crypto:hash/2",
+        semantics="s",
+        algorithm="sha256",
+        size=16384,
+        hw=Hw.ON,
+        samples=tuple(times),
+        loops=1,
+        output_hex="00",
+        sample_wait_ns=wait,
+    )
+
+
+def test_level_one_agrees_or_says_why_not():
+    pinned = Machine(pinned=True)
+    # 1000 calls/s at level 1 against 1 ms a call: agree.
+    (lo,) = concurrency.level_one([cell(1, (1000,), **cpus(1.0))], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.AGREE and lo.ratio == pytest.approx(1, rel=1e-3)
+    # 400/s while its thread waited for a CPU 60% of the time: 1000/s without.
+    waited = cell(1, (400,), **cpus(1.0, wait=0.6))
+    (lo,) = concurrency.level_one([waited], [per_call(1e6, waits=0.3)], pinned)
+    assert lo.gap is Gap.WAITED and lo.level_wait_share == pytest.approx(0.6)
+    assert lo.cell_wait_share == pytest.approx(0.3, abs=1e-3)
+    # 500/s and no waits, against calls of which a quarter take 5 ms: the
+    # rate is the mean's (2 ms a call), the median 1 ms.
+    (lo,) = concurrency.level_one(
+        [cell(1, (500,), **cpus(1.0))], [per_call(1e6, tail=5.0, waits=0.0)], pinned
+    )
+    assert lo.gap is Gap.TAIL and lo.mean_ops == pytest.approx(500, rel=1e-3)
+    # Faster than the per-call cell, pinned to one CPU, with 1.6 CPUs busy.
+    fast = cell(1, (2000,), **cpus(1.6))
+    (lo,) = concurrency.level_one([fast], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.PINNED
+    (lo,) = concurrency.level_one([fast], [per_call(1e6)], Machine(pinned=False))
+    assert lo.gap is Gap.UNEXPLAINED
+    # Waits that make most of the gap on a log scale: 0.77 of the time, 4.3x,
+    # against a gap of 5.1x (the rest is the calls' own spread).
+    mostly = cell(1, (196,), **cpus(1.0, wait=0.77))
+    (lo,) = concurrency.level_one([mostly], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.WAITED
+    # Slower, without waits to explain it, and not the mean either.
+    (lo,) = concurrency.level_one([cell(1, (300,), **cpus(1.0))], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.UNEXPLAINED
+    # ... or with waits that make only a little of it (1.25x of 3.3x).
+    (lo,) = concurrency.level_one([cell(1, (300,), **cpus(1.0, 0.2))], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.UNEXPLAINED
+    # ... unless level 1 has too few windows for a CI (openssl: one run).
+    few = cell(1, (800,), windows=2, **cpus(1.0))
+    (lo,) = concurrency.level_one([few], [per_call(1e6)], pinned)
+    assert lo.gap is Gap.FEW and lo.ops_ci95 is None
+    # Only level 1, only with a per-call cell of the same call, size and hw.
+    assert concurrency.level_one([cell(2, (500, 500))], [per_call(1e6)], pinned) == []
+    other = dataclasses.replace(per_call(1e6), size=64)
+    assert concurrency.level_one([cell(1, (1000,))], [other], pinned) == []
+
+
+def test_the_findings_are_worded_in_the_views(tmp_path):
+    queue = [cell(1, (1000,), **cpus(1.0)), cell(4, (250,) * 4, **cpus(1.05))]
+    block = concurrency.block([1, 4], 50, None, Machine(logical_cpus=2), queue, [per_call(1e6)])
+    assert block.serialisation[0].shape is Shape.SERIALISED
+    assert block.level_one[0].gap is Gap.AGREE
+    data = block.to_json()
+    assert data["serialisation"][0]["shape"] == "serialised" and "level_one" in data
+    assert Concurrency.from_json(json.loads(json.dumps(data))) == block
+
+
+def test_a_tls_level_checks_what_was_negotiated():
+    from bridge.analysis import interop
+    from bridge.catalog import calls, negotiated
+    from bridge.catalog.inputs import Inputs, TlsFiles
+
+    sc = scenario.load("tls-handshake")
+    call = calls.lookup("python", "handshake-1.3")
+    files = TlsFiles(cert="c.pem", key="k.pem", ca="ca.pem", cert_print="ab12")
+    data = Inputs(key=b"", data=b"", count=1, tls=files)
+    want = interop.tls_expected(sc, call, data)
+    good = negotiated.encode(want)
+    assert concurrency.output_ok(sc, call, data, good) is True
+    wrong = negotiated.encode({**want, "protocol": "TLSv1.2"})
+    assert concurrency.output_ok(sc, call, data, wrong) is False

@@ -118,8 +118,17 @@ def test_every_record_is_reached_from_the_report():
         for obj in vars(module).values()
         if isinstance(obj, type) and issubclass(obj, codec.Record) and obj is not codec.Record
     }
-    # Spread is written inside derived figures (latency, probe), not as a field.
-    assert records - reached == {levels.Spread}
+    # Written inside derived figures, not as fields: Spread (latency, probe),
+    # Slowest (slowest), CpuUse (cpu_use); their places are walked below.
+    assert records - reached == {levels.Spread, levels.Slowest, levels.CpuUse}
+
+
+@pytest.mark.parametrize(
+    ("record", "key"), [(levels.Slowest, "slowest"), (levels.CpuUse, "cpu_use")]
+)
+def test_the_schema_describes_the_records_of_derived_figures(record, key):
+    cells = SCHEMA["properties"]["concurrency"]["oneOf"][1]["properties"]["cells"]["items"]
+    assert walk(record, cells["properties"][key], f"$.concurrency.cells[].{key}") == []
 
 
 def test_the_walk_finds_drift():
