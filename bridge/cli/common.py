@@ -5,6 +5,7 @@ examples, and printing on stdout."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import functools
 import os
@@ -19,9 +20,11 @@ import click
 from bridge import plain
 from bridge.analysis import versus
 from bridge.errors import BridgeError, UsageError
-from bridge.render import units
+from bridge.render import show
+from bridge.report import schema
 from bridge.settings import BOUNDS
 from bridge.system import output
+from bridge.view import Detail, units
 
 MAX_SAMPLES = int(BOUNDS["samples"].high)
 
@@ -49,7 +52,27 @@ def cell_text(report, u) -> str:
 def rebase(report, baseline: str | None):
     """The report compared against `baseline` (analysis.versus.rebased); a
     name the report does not have is a one-line error listing its runtimes."""
-    return report if baseline is None else versus.rebased(report, baseline)
+    return complete(report) if baseline is None else versus.rebased(report, baseline)
+
+
+def complete(report: schema.Report) -> schema.Report:
+    """A report with every finding the view reads: one written before a
+    finding existed (no `differences`) gets it computed here, before any
+    view is built (the view computes nothing)."""
+    if report.differences is None:
+        return dataclasses.replace(report, differences=versus.differences(report))
+    return report
+
+
+def rendered(
+    fmt: str,
+    report: schema.Report,
+    detail: Detail = Detail.NORMAL,
+    width: int | None = None,
+    omit: frozenset[str] = frozenset(),
+) -> str:
+    """The report in `fmt` (bridge.render.show), completed first."""
+    return show(fmt, complete(report), detail, width, omit)
 
 
 class IntRange(click.IntRange):
@@ -176,7 +199,7 @@ def called(line: str, prog: str) -> str:
 
 # Every command that renders a report offers these, in this order; the
 # commands that list or describe (list, show, env, otp list) offer table and json.
-FORMATS = ("table", "markdown", "text", "json")
+FORMATS = ("table", "markdown", "text", "json", "summary")
 DATA_FORMATS = ("table", "json")
 
 
@@ -470,7 +493,7 @@ def keep_report(text: str, name: str) -> Path | None:
 
 
 def verbosity_options(command):
-    """-v/--verbose and -q/--quiet: how much the terminal view says (bridge.render.table)."""
+    """-v/--verbose and -q/--quiet: how much every view says (bridge.view.Detail)."""
     command = click.option(
         "-q",
         "--quiet",

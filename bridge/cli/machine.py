@@ -95,7 +95,8 @@ def env(
             data["quietness"] = quiet.to_json()
         out(json.dumps(data, indent=1))
         return
-    out(render_env(environment_block, runtimes, hw, quiet), nl=False)
+    said = quietness_lines(quiet) if quiet is not None else []
+    out(render_env(environment_block, runtimes, hw, said), nl=False)
 
 
 def _env_nodes(plan, fmt: str) -> None:
@@ -146,3 +147,26 @@ def otp_list(fmt) -> None:
         out(json.dumps([f.to_json() for f in found], indent=1))
         return
     out(render_otp(found))
+
+
+def quietness_lines(q) -> list[str]:
+    """How quiet the machine is, as `bridge env` says it."""
+    from bridge.analysis import quietness
+
+    ms = quietness.SAMPLE_S * 1000
+    lines = [f"Quietness ({q.seconds:g} s of a fixed {ms:g} ms loop, back to back):"]
+    for c in q.cpus:
+        where = f"CPU {c.cpu}" if c.cpu is not None else "any CPU"
+        lines.append(
+            f"  {where}: CV {c.cv:.1%}, robust CV {c.robust_cv:.1%},"
+            f" {c.slow:.0%} of {c.samples} samples over 5% slow, worst {c.worst:.2f}x the median"
+        )
+    u = q.usage
+    if u is not None and u.others_cpus is not None:
+        load = f"load average {u.load_after[0]:.2f}, " if u.load_after else ""
+        lines.append(
+            f"  meanwhile: {load}other processes {u.others_cpus:.2f} CPUs, steal {u.steal or 0:.1%}"
+        )
+    lines.append(f"verdict: {q.verdict}")
+    lines += [f"- {a}" for a in q.advice]
+    return lines

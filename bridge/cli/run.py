@@ -31,6 +31,7 @@ from bridge.cli.common import (
     output_option,
     rebase,
     redact,
+    rendered,
     save_report,
     show_results,
     verbosity_options,
@@ -39,10 +40,11 @@ from bridge.cli.scenarios import complete_scenarios
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.measure import cost, runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS, terminal_width, view
+from bridge.render import terminal_width
 from bridge.report import schema
 from bridge.settings import BOUNDS, DEFAULT
 from bridge.system import runenv, signals
+from bridge.view import Detail
 
 UNTIL_STABLE = "--until-stable"
 DEFAULT_CI = 0.02
@@ -449,7 +451,8 @@ def run(
         from bridge.render.compare import render as render_compare
 
         pairs = comparison.compare([old, outcome.report], [f"{replay.name} (then)", "now"])
-        out("\n" + render_compare(pairs, "table" if fmt == "json" else fmt), nl=False)
+        shown = "table" if fmt == "json" else fmt
+        out("\n" + render_compare(pairs, shown, terminal_width(), shape.detail), nl=False)
     if failure is not None:
         raise failure
     _exit_status(outcome)
@@ -597,7 +600,7 @@ def _execute(
             raise
         failure = save_report(text, output, shown)
         exported = (exports or Exports()).write(
-            lambda f: text if f == "json" else RENDERERS[f](outcome.report)
+            lambda f: text if f == "json" else rendered(f, outcome.report, shape.detail)
         )
         failure = failure or exported
         if failure is None and signals.hung_up():
@@ -655,18 +658,15 @@ class Shape:
 
     @property
     def warns_on_stderr(self) -> bool:
-        return self.fmt == "json" and not self.quiet
+        return self.fmt in ("json", "summary") and not self.quiet
+
+    @property
+    def detail(self) -> Detail:
+        return Detail.of(self.verbose, self.quiet)
 
     def render(self, report: schema.Report, omit: frozenset[str] = frozenset()) -> str:
         """The view; without the scenarios in `omit`, printed as each finished."""
-        return view(
-            self.fmt,
-            report,
-            width=terminal_width(),
-            verbose=self.verbose,
-            quiet=self.quiet,
-            omit=omit,
-        )
+        return rendered(self.fmt, report, self.detail, terminal_width(), omit)
 
 
 def _stderr_warnings(report: schema.Report) -> None:

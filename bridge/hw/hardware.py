@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bridge.catalog import vocab
 from bridge.catalog.vocab import FEATURE_NAMES, FEATURES  # noqa: F401 (the names live in vocab)
 
 # The capability masks bridge sets for hw "off" runs: the only environment
 # variables a report records beside the user's own --env.
-MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
+MASK_VARS = vocab.MASK_VARS
 
 # /proc/cpuinfo flags that mean the CPU offers a feature (all must be present).
 CPU_FLAGS = {

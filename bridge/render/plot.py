@@ -41,12 +41,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bridge.errors import BridgeWarning, UsageError
-from bridge.hw import verdicts
-from bridge.render import answers, plot_levels
+from bridge.render import plot_levels
 from bridge.render.escape import svg_text, term_text
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.system import output
+from bridge.view import series as view_series
+from bridge.view import units
 
 INSTALL = (
     "plotting needs matplotlib: pip install 'crypto-bridge[plot]'"
@@ -123,7 +124,7 @@ def series(reports: list[tuple[str, schema.Report]]) -> list[Series]:
     for scenario in scenarios(reports):
         marker_of: dict[tuple[str, str], str] = {}
         for n, (label, rep) in enumerate(reports):
-            metric = MBS if answers.bytes_flow(rep, scenario) else OPS
+            metric = MBS if view_series.bytes_flow(rep, scenario) else OPS
             groups: dict[tuple[str, str, Hw], list[schema.Result]] = {}
             for r in rep.results:
                 if r.scenario == scenario and r.ok and r.size > 0 and r.median() > 0:
@@ -159,12 +160,12 @@ def ratio_series(
     reports: list[tuple[str, schema.Report]], drawn: list[Series]
 ) -> list[RatioSeries]:
     """hw off / hw on per runtime, call and size, where both were measured:
-    the verdict's figure and CI (bridge.render.answers.Cell.off_on)."""
+    the verdict's figure and CI (bridge.view.series.Pair.off_on)."""
     style = {(s.scenario, s.runtime, s.call): s for s in drawn}
     out = []
     for n, (label, rep) in enumerate(reports):
         by_call: dict[tuple[str, str, str], list[tuple[int, float, tuple | None]]] = {}
-        for c in answers.cells(rep, [r for r in rep.results if r.size > 0]):
+        for c in view_series.pairs(rep, [r for r in rep.results if r.size > 0]):
             figure = c.off_on() if c.on is not None and c.off is not None else None
             if figure is None or figure[0] <= 0:
                 continue
@@ -513,4 +514,4 @@ def _said(heard: list[str | BridgeWarning]) -> list[str]:
 
 
 def _size(n: int) -> str:
-    return verdicts.size_text(n).replace(" bytes", " B")
+    return units.short(n)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from bridge.render import home
+from bridge.view import home
 
 
 def lines(argv: Sequence[str], width: int, indent: str = "", more: str = "  ") -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bridge.analysis import noise, quietness
+from bridge.cli.machine import quietness_lines
 from bridge.render.env import render_env
 from bridge.report import schema
 
@@ -71,7 +72,7 @@ def test_evenly_spread_noise_is_not_helped_by_pinning():
 def test_bridge_env_shows_the_check_per_cpu_with_the_verdict_and_advice():
     cpus = (quietness.summarize(0, steady()), quietness.summarize(1, steady()))
     q = quietness.Quietness(0.5, cpus, None, "quiet", ("quiet enough",))
-    text = render_env({"cpu_model": "Fake", "smt_siblings": []}, [], {}, q)
+    text = render_env({"cpu_model": "Fake", "smt_siblings": []}, [], {}, quietness_lines(q))
     assert "SMT siblings: none (one thread per core)" in text
     assert text.endswith(
         "Quietness (0.5 s of a fixed 5 ms loop, back to back):\n"

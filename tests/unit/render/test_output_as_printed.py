@@ -63,7 +63,7 @@ REPRODUCE = [
 def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width, monkeypatch, tmp_path):
     import subprocess
 
-    from bridge.render import home as home_module
+    from bridge.view import home as home_module
     from bridge.render import shell
 
     # Paths in the home directory are written from ~/ (which the shell

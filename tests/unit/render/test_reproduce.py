@@ -1,5 +1,5 @@
 """The command a view shows to measure a report again: rebuilt from the
-report's checked fields (bridge.render.reproduce), the same words as the line
+report's checked fields (bridge.view.reproduce), the same words as the line
 `bridge run` wrote (bridge.cli.plans.reproduce) when nothing is amiss, and
 never the report's own string."""
 
@@ -13,8 +13,9 @@ import pytest
 
 from bridge.catalog import calls
 from bridge.cli import plans
-from bridge.render import markdown, reproduce, text
-from bridge.render.reproduce import Left
+from bridge.render import markdown, text
+from bridge.view import reproduce
+from bridge.view.reproduce import Left
 from bridge.report import schema
 from tests.conftest import FIXTURES
 

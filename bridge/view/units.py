@@ -1,9 +1,8 @@
-"""What a scenario's sizes count, for the renderers: bytes for most kinds,
-iterations for PBKDF2, "per call" for the fixed-size operations (sign,
-verify, key agreement) (scenario.Scenario.size_unit). The wording itself is
-hw.verdicts' (size_text, short, at), so that a verdict stored in a report and
-every view say a size the same way: "1,024 iterations", never "1024 B";
-sign rows are timed per call and show no MB/s."""
+"""What a scenario's sizes count: bytes for most kinds, iterations for
+PBKDF2, "per call" for the fixed-size operations (sign, verify, key
+agreement) (scenario.Scenario.size_unit), and how a view says a size: "1,024
+iterations", never "1024 B"; sign rows are timed per call and show no MB/s.
+One time unit per column of times (TimeScale)."""
 
 from __future__ import annotations
 
@@ -11,10 +10,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bridge.catalog.scenario import KINDS
-from bridge.hw import verdicts
 from bridge.report import schema
 
-BYTES, ITERATIONS, PER_CALL = verdicts.BYTES, verdicts.ITERATIONS, verdicts.PER_CALL
+BYTES = "bytes"  # message, file or output sizes: MB/s means something
+ITERATIONS = "iterations"  # PBKDF2: the size axis is the iteration count
+PER_CALL = "per call"  # fixed-size operations (sign, verify, key agreement)
 COLUMNS = {BYTES: "bytes", ITERATIONS: "iterations", PER_CALL: "message"}
 
 
@@ -45,13 +45,32 @@ def throughput(unit: str) -> bool:
 
 
 def size_text(n: int, unit: str = BYTES) -> str:
-    """16 bytes, 1 KiB; 1,024 iterations."""
-    return verdicts.size_text(n, unit)
+    """16 bytes, 1 KiB, 64 MiB: the unit a reader would say. Sizes that are
+    not bytes are counted: 1,024 iterations. A fixed-size operation's size is
+    the message it signs: a 64-byte message."""
+    if unit == PER_CALL:
+        return f"{n}-byte message"
+    if unit != BYTES:
+        return f"{n:,} {unit}"
+    for name, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {name}"
+    return f"{n} bytes"
 
 
 def short(n: int, unit: str = BYTES) -> str:
     """16 B, 1 KiB; 1,024 iterations: the form lists of sizes use."""
-    return verdicts.short(n, unit)
+    text = size_text(n, unit)
+    return text.replace(" bytes", " B") if unit == BYTES else text
+
+
+def at_size(n: int, unit: str = BYTES, several: bool = False, brief: bool = False) -> str:
+    """Where a cell is, for a sentence: "at 16 KiB", "at 1,024 iterations"
+    ("at 16 B" `brief`, for lists); a fixed-size operation is timed "per
+    call" (naming its message only when the scenario ran several)."""
+    if unit == PER_CALL:
+        return f"per call, {size_text(n, unit)}" if several else "per call"
+    return f"at {short(n, unit) if brief else size_text(n, unit)}"
 
 
 def cell_value(n: int, unit: str = BYTES) -> str:
@@ -68,7 +87,7 @@ def at(report: schema.Report, scenario: str, size: int, brief: bool = False) -> 
     report's scenario is, in a sentence ("at 16 B" `brief`, in lists)."""
     u = unit(report, scenario)
     several = u == PER_CALL and len(sizes_run(report, scenario)) > 1
-    return verdicts.at(size, u, several, brief)
+    return at_size(size, u, several, brief)
 
 
 def scenarios_run(report: schema.Report) -> list[str]:
