@@ -85,6 +85,16 @@ def fit(table: Table, width: int, esc: Callable[[str], str] = str, drop: bool = 
             cols.remove(i)
     if total(cols, w) <= width:
         return Fitted((tuple(cols),), short=True)
+    for short, widths in ((False, whole), (True, w)):
+        parts = _fold(table, cols, widths, width, total)
+        if parts is not None:
+            return Fitted(parts, short=short)
+    return Fitted((tuple(cols),), short=True, stacked=True)  # row by row, every column
+
+
+def _fold(table: Table, cols: list[int], w: list[int], width: int, total):
+    """The columns in parts of at most `width`, each with the columns that
+    name a row; None when a part cannot fit."""
     ident = [i for i in cols if table.columns[i].ident]
     rest = [i for i in cols if i not in ident]
     parts: list[tuple[int, ...]] = []
@@ -96,8 +106,9 @@ def fit(table: Table, width: int, esc: Callable[[str], str] = str, drop: bool = 
         part.append(i)
     if part or not parts:
         parts.append(tuple(ident + part))
-    stacked = any(total(list(p), w) > width for p in parts)
-    return Fitted(tuple(parts), short=True, stacked=stacked)
+    if any(total(list(p), w) > width for p in parts):
+        return None
+    return tuple(parts)
 
 
 def lay_out(table: Table, fitted: Fitted, width: int, esc: Callable[[str], str] = str) -> list[str]:

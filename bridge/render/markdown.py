@@ -22,7 +22,7 @@ from bridge.view.model import Note, Section, Table, View
 BLANK = Md("")
 # A GitHub comment shows about this many characters of a table row before
 # it scrolls: the columns kept in the open are the ones that fit.
-COMMENT_WIDTH = 100
+COMMENT_WIDTH = 72
 
 
 def render(view: View) -> str:

@@ -11,7 +11,7 @@ from bridge.view.model import Answer, AnswerLine, Note, NoteKind, Section, Table
 
 DEFAULT_WIDTH = 80  # when no width is known (not a terminal, no COLUMNS)
 PREFIX = {NoteKind.WARNING: "Warning: ", NoteKind.ADVICE: "Advice: "}
-PROPER = frozenset({"Linux", "Python", "Erlang", "Elixir", "OpenSSL", "Not"})
+PROPER = frozenset({"Linux", "Python", "Erlang", "Elixir", "OpenSSL"})
 
 
 def render(view: View, width: int = DEFAULT_WIDTH, omit: frozenset[str] = frozenset()) -> str:
@@ -62,7 +62,7 @@ def said(line: AnswerLine) -> str:
     — the machine was busy: rerun on a quieter machine'."""
     text = f"{line.subject}: {line.verdict.text}"
     if line.figure:
-        text += f", {line.figure}"
+        text += f" {line.figure}" if line.figure.startswith("(") else f", {line.figure}"
     if line.reason:
         text += f" — {line.reason}" + (f"; {line.rerun}" if line.rerun else "")
     elif line.rerun:

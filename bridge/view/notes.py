@@ -41,34 +41,38 @@ def outputs(ctx: Context, scenario: str) -> list[Note]:
     checked = {k.runtime for c in checks for k, v in c.outputs.items() if v}
     n = len(checked)
     out = []
-    what = count(n, "runtime")
+    what = "both runtimes" if n == 2 else count(n, "runtime")
     source = checks[0].reference_from
     if n == 0:
         pass
     elif source == codes.FROM_EC:
         out.append(
-            f"All {what} made signatures that the driver's own ECDSA verifies,"
+            f"{_all(what)} made signatures that the driver's own ECDSA verifies,"
             " and verified the driver's."
         )
     elif source == codes.FROM_AGREEMENT:
-        out.append(f"All {what} computed the same bytes (no reference: they agree).")
+        out.append(f"{_all(what)} computed the same bytes (no reference: they agree).")
     elif source == codes.FROM_OWN:
         out.append(
-            f"All {what} passed the driver's own checks: {_reference(ctx, scenario, checks[0])}."
+            f"{_all(what)} passed the driver's own checks: {_reference(ctx, scenario, checks[0])}."
         )
     elif source.startswith("the first expression"):
-        out.append(f"All {what} returned the same bytes as the first expression.")
+        out.append(f"{_all(what)} returned the same bytes as the first expression.")
     else:
         library = (
             "the cryptography package"
             if report.scenario_kind(scenario) == "cipher"
             else "Python's standard library"
         )
-        out.append(f"All {what} computed the same bytes as {library}.")
+        out.append(f"{_all(what)} computed the same bytes as {library}.")
     unchecked = _unchecked(ctx, scenario, checks)
     if unchecked:
         out.append(unchecked)
     return [Note(NoteKind.FINDING, t) for t in out]
+
+
+def _all(what: str) -> str:
+    return "Both runtimes" if what == "both runtimes" else f"All {what}"
 
 
 def _reference(ctx: Context, scenario: str, check: schema.InteropCheck) -> str:

@@ -72,9 +72,7 @@ def results(ctx: Context, scenario: str) -> Table | None:
     table_rows = []
     for r in rows:
         by = {"runtime": Cell(r.runtime)}
-        by["call"] = Cell(
-            f"{r.call} [{marks[r.semantics]}]" if verbose else short_names[(ctx.kind(r), r.call_id)]
-        )
+        by["call"] = Cell(short_names[(ctx.kind(r), r.call_id)])
         brief = unit == units.BYTES and not verbose
         by["size"] = Cell(units.short(r.size) if brief else units.cell_value(r.size, unit))
         by["hw"] = Cell(str(r.hw))
@@ -176,16 +174,11 @@ def _names(ctx: Context, rows: list[schema.Result]) -> dict[tuple[str, str], str
     taken: dict[str, int] = {}
     for name in short.values():
         taken[name] = taken.get(name, 0) + 1
-    return {
-        k: name if taken[name] == 1 or ctx.verbose else f"{lang[k]} {name}"
-        for k, name in short.items()
-    }
+    return {k: name if taken[name] == 1 else f"{lang[k]} {name}" for k, name in short.items()}
 
 
 def _legend(ctx, rows, short_names, marks) -> list[str]:
-    """Each short name and what it stands for; under -v, what each [n] means."""
-    if ctx.verbose:
-        return [f"[{m}] {s}" for s, m in marks.items()]
+    """Each short name, the call it stands for and what one call includes."""
     seen: dict[str, tuple[str, str]] = {}
     for r in rows:
         seen.setdefault(short_names[(ctx.kind(r), r.call_id)], (r.call, r.semantics))

@@ -43,8 +43,9 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from bridge.analysis import compare as comparison
+from bridge.cli.common import rendered
 from bridge.errors import BridgeWarning
-from bridge.render import RENDERERS, escape, table
+from bridge.render import escape, table
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
 from tests.conftest import FIXTURES
@@ -360,14 +361,14 @@ def check_plain(text: str) -> None:
 def check_every_writer(report: schema.Report, label: str) -> None:
     check_plain(table.render(report, width=80))
     check_plain(table.render(report, width=100, verbose=True))
-    md, text = RENDERERS["markdown"](report), RENDERERS["text"](report)
+    md, text = rendered("markdown", report), rendered("text", report)
     check_markdown(md)
     check_text(text)
     # The command to paste: one command, the same words in both views (the
     # text view, ASCII only, leaves out one that names a path outside it).
     command, said = _one_command(md), _text_command(text)
     assert said == command or (said is None and not all(w.isascii() for w in command))
-    dumped = RENDERERS["json"](report)
+    dumped = rendered("json", report)
     assert dumped.isascii() and json.loads(dumped)["schema"] == schema.SCHEMA
     both = comparison.compare([schema.load(BASELINE), report], ["base.json", label])
     check_markdown(render_compare(both, "markdown"))

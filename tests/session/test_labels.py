@@ -16,10 +16,11 @@ import pytest
 
 from bridge.analysis import upgrade, versus
 from bridge.catalog import scenario
+from bridge.cli.common import rendered
 from bridge.errors import UsageError
 from bridge.measure import runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS, common, ratios, summary, units
+from bridge.render import common, ratios, summary, units
 from bridge.render import concurrency as concurrency_view
 from bridge.render import noise as noise_view
 from bridge.report import schema
@@ -66,7 +67,7 @@ def test_each_built_in_scenario_says_its_sizes_in_its_unit(name):
     report = run([sc], one_of_each())
     unit = units.unit(report, sc.name)
     assert unit == sc.size_unit
-    shown = {fmt: RENDERERS[fmt](report) for fmt in VIEWS}
+    shown = {fmt: rendered(fmt, report) for fmt in VIEWS}
     for fmt, text in shown.items():
         assert "at 0 bytes" not in text and " 0 B" not in text, fmt
         if unit == units.ITERATIONS:
@@ -102,7 +103,7 @@ def test_iterations_and_sizes_given_by_hand_are_said_everywhere():
         "Random bytes per call: 20 B"
     )
     for fmt in VIEWS:
-        text = RENDERERS[fmt](report)
+        text = rendered(fmt, report)
         kdf_part = [line for line in text.splitlines() if "pbkdf2" in line]
         assert kdf_part and not any(BYTE_WORDS.search(line) for line in kdf_part), fmt
 
@@ -202,11 +203,11 @@ def test_the_sizes_hint_is_said_once_and_only_for_byte_scenarios(two_otps):
     for fmt in VIEWS:
         # Said once; the Markdown folds the upgrade view's details and may leave it out.
         wanted = (0, 1) if fmt == "markdown" else (1,)
-        assert RENDERERS[fmt](two_otps).count("--sizes 16,16384") in wanted, fmt
+        assert rendered(fmt, two_otps).count("--sizes 16,16384") in wanted, fmt
     signs = run([scenario.load("ecdsa-p256"), scenario.load("x25519")], two_of_a_kind())
     assert signs.upgrades
     for fmt in VIEWS:
-        assert "--sizes 16,16384" not in RENDERERS[fmt](signs), fmt
+        assert "--sizes 16,16384" not in rendered(fmt, signs), fmt
     assert upgrade.SPLIT_HINT not in " ".join(summary.sentences(signs))
 
 
@@ -242,7 +243,7 @@ def test_baseline_and_the_neighbour_of_a_version_matrix():
     assert "time relative to erlang@25.2.3" in " ".join(summary.sentences(rebased))
     assert ratios.Ratios(report).first_heading() == "× first named"
     assert ratios.Ratios(rebased).first_heading() == "× baseline"
-    assert "× baseline" in RENDERERS["table"](rebased)
+    assert "× baseline" in rendered("table", rebased)
     with pytest.raises(UsageError) as bad:
         versus.rebased(report, "erlang@26")
     assert "erlang@23.3, erlang@25.2.3, erlang@27.1" in str(bad.value)

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
-from bridge.render import RENDERERS
+from bridge.cli.common import rendered
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = "tests/fixtures/report-hmac-sha1-v1.json"
@@ -73,7 +73,7 @@ def test_the_findings_have_render_blocks_and_their_reports_exist():
 def test_a_block_is_rewritten_with_exactly_what_the_renderer_prints(tmp_path):
     page = _page(tmp_path, _block(inner="```\nan old figure: 1,234 ns\n```"))
     rendered = gen_docs.render_page(page)
-    want = RENDERERS["table"](load(ROOT / FIXTURE)).rstrip("\n")
+    want = rendered("table", load(ROOT / FIXTURE)).rstrip("\n")
     assert f"```\n{want}\n```" in rendered
     assert "an old figure" not in rendered
     assert rendered.startswith("Before.\n") and rendered.endswith("After.\n")
@@ -83,7 +83,7 @@ def test_a_block_is_rewritten_with_exactly_what_the_renderer_prints(tmp_path):
 
 
 def test_a_block_that_differs_by_one_character_is_stale(tmp_path):
-    want = RENDERERS["text"](load(ROOT / FIXTURE)).rstrip("\n")
+    want = rendered("text", load(ROOT / FIXTURE)).rstrip("\n")
     drifted = want.replace("1", "2", 1)
     assert drifted != want
     page = _page(tmp_path, _block(fmt="text", inner=f"```\n{drifted}\n```"))

@@ -10,8 +10,8 @@ import pytest
 
 from bridge import plain
 from bridge.analysis import compare
+from bridge.cli.common import rendered
 from bridge.errors import BridgeError, UsageError
-from bridge.render import RENDERERS
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
 from tests.conftest import FIXTURES
@@ -78,7 +78,7 @@ def hostile_report(tmp_path) -> schema.Report:
 
 @pytest.mark.parametrize("fmt", sorted(RENDERERS))
 def test_no_view_of_a_report_emits_a_control_character(fmt, tmp_path):
-    out = RENDERERS[fmt](hostile_report(tmp_path))
+    out = rendered(fmt, hostile_report(tmp_path))
     assert not RAW.search(out), RAW.findall(out)
     if fmt == "markdown":
         # Shown, escaped; Markdown escapes the backslash and the bracket too,

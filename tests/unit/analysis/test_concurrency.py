@@ -14,8 +14,8 @@ import pytest
 from bridge.analysis import compare, concurrency
 from bridge.catalog import scenario
 from bridge.cli import plans
+from bridge.cli.common import rendered
 from bridge.errors import UsageError
-from bridge.render import RENDERERS
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import (
@@ -274,15 +274,15 @@ def test_the_block_reads_back_byte_for_byte():
 
 def test_views_show_levels_scaling_latency_and_the_probe():
     r = report()
-    table = RENDERERS["table"](r)
+    table = rendered("table", r)
     assert "== Concurrency: 1, 2, 4 workers at once" in table
     assert "1.80× (1.80–1.80)" in table and "4*" in table and "failed [f1]" in table
     assert "process 2 of 2 exited" in table
-    md = RENDERERS["markdown"](r)
+    md = rendered("markdown", r)
     assert "#### Concurrency" in md and "| erlang@25.2.3" in md
     assert "Erlang crypto:hash(sha256, Data) in 2 processes on 2 schedulers 1.80×" in md
     assert "woke p99 50 µs late" in md and "the calls ran on them" in md
-    text = RENDERERS["text"](r)
+    text = rendered("text", r)
     assert text.isascii() and max(map(len, text.splitlines())) <= 72
     assert "(a) erlang@25.2.3: crypto:hash(sha256, Data) xN processes" in text
 

@@ -8,7 +8,7 @@ import pytest
 
 from bridge.analysis import decompose
 from bridge.catalog import scenario
-from bridge.render import RENDERERS
+from bridge.cli.common import rendered
 from bridge.render import decompose as render
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -149,7 +149,7 @@ def test_sizes_of_one_call_share_a_sentence():
     assert "seals in 0.80 µs, 1.20 µs at 64 B, 1200 B." in sentence
     # Every view says it; the JSON keeps the records.
     for fmt in ("table", "markdown", "text"):
-        assert "3.20" in RENDERERS[fmt](report)
+        assert "3.20" in rendered(fmt, report)
     again = schema.Report.from_json(report.to_json())
     assert again.decompositions == report.decompositions
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from bridge.analysis import noise
-from bridge.render import RENDERERS
+from bridge.cli.common import rendered
 from bridge.render import noise as noise_view
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -237,10 +237,10 @@ def test_every_view_shows_the_noise():
     assert paragraphs[2].startswith("Warning: other processes used 1.2 of 2 CPUs")
     assert paragraphs[3].startswith("Advice: run again on a quieter machine")
     for fmt in ("table", "markdown", "text"):
-        shown = RENDERERS[fmt](report)
+        shown = rendered(fmt, report)
         assert "other processes used 1.2 of 2 CPUs" in shown
         assert "speed-evp hw on" in shown
-    assert "+/-3.1% at 64 B" in RENDERERS["text"](report)  # ASCII for email
+    assert "+/-3.1% at 64 B" in rendered("text", report)  # ASCII for email
 
 
 def test_smt_siblings_come_from_sysfs(tmp_path):

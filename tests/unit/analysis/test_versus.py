@@ -9,7 +9,8 @@ import random
 import pytest
 
 from bridge.analysis import versus
-from bridge.render import RENDERERS, common, plot, ratios, summary
+from bridge.cli.common import rendered
+from bridge.render import common, plot, ratios, summary
 from bridge.report import schema
 from bridge.report.hw import Hw
 
@@ -111,7 +112,7 @@ def test_too_few_rounds_is_unresolved_not_significant():
     )
     d = first_named(rep)
     assert d.verdict == versus.UNRESOLVED and d.rounds == 2 and not d.significant
-    text = RENDERERS["text"](rep)
+    text = rendered("text", rep)
     assert "--quick measures 2 rounds per cell" in " ".join(text.split())
     assert "0.70x ?" in text
 
@@ -312,4 +313,4 @@ def test_a_pasted_line_with_no_operations_makes_no_ratio():
     rep, _ = importer.to_report(doc, "doc", [])
     assert all(d.ratio > 0 for d in rep.differences)
     for fmt in ("table", "markdown", "text"):
-        RENDERERS[fmt](rep)  # renders, no ZeroDivisionError
+        rendered(fmt, rep)  # renders, no ZeroDivisionError

@@ -9,9 +9,10 @@ import json
 import pytest
 
 from bridge.analysis import compare
+from bridge.cli.common import rendered
 from bridge.hw import hardware
 from bridge.nodes import probe
-from bridge.render import RENDERERS, common
+from bridge.render import common
 from bridge.render.nodes import render_nodes
 from bridge.report import schema
 from tests.conftest import FIXTURES
@@ -154,7 +155,7 @@ def test_node_report_reads_back_unchanged():
 
 def test_nodes_render_with_their_own_host(tmp_path):
     report = schema.load(NODES)
-    text = RENDERERS["text"](report)
+    text = rendered("text", report)
     assert max(len(line) for line in text.splitlines()) <= 72
     flat = " ".join(text.split())
     assert "running node t23@vm (os pid" in flat and "on host vm: AMD EPYC" in flat

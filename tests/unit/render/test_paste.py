@@ -21,7 +21,8 @@ import re
 
 import pytest
 
-from bridge.render import RENDERERS, env, home, markdown, plot
+from bridge.cli.common import rendered
+from bridge.render import env, home, markdown, plot
 from bridge.report import schema
 from tests.conftest import FIXTURES, ROOT
 
@@ -63,7 +64,7 @@ def one_scenario(path, scenario: str, drop: str = "") -> schema.Report:
 
 @pytest.mark.parametrize("fmt, suffix", [("markdown", "md"), ("text", "txt")])
 def test_golden_ecdsa_on_two_otps_and_two_openssl_builds(fmt, suffix):
-    rendered = RENDERERS[fmt](load(ECDSA))
+    rendered = rendered(fmt, load(ECDSA))
     golden = GOLDEN / f"ecdsa-2otp-2openssl.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
         golden.write_text(rendered)
@@ -71,19 +72,19 @@ def test_golden_ecdsa_on_two_otps_and_two_openssl_builds(fmt, suffix):
 
 
 def test_the_markdown_fits_a_post():
-    ecdsa = RENDERERS["markdown"](load(ECDSA))
+    ecdsa = rendered("markdown", load(ECDSA))
     assert len(ecdsa.splitlines()) < 120  # it was 251 lines
     # One scenario on three runtimes, two of them in two versions.
-    sha256 = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256", drop="erlang@25.2.3#2"))
+    sha256 = rendered("markdown", one_scenario(VERSIONS, "sha256", drop="erlang@25.2.3#2"))
     assert len(sha256.splitlines()) <= 80
     # With a third OTP, its answer line, its rows and its cost model lines.
-    assert len(RENDERERS["markdown"](one_scenario(VERSIONS, "sha256")).splitlines()) <= 95
-    assert len(RENDERERS["markdown"](load(HMAC)).splitlines()) <= 50
+    assert len(rendered("markdown", one_scenario(VERSIONS, "sha256")).splitlines()) <= 95
+    assert len(rendered("markdown", load(HMAC)).splitlines()) <= 50
 
 
 def test_the_markdown_opens_with_one_answer_line_per_call_and_runtime():
     report = load(ECDSA)
-    lines = RENDERERS["markdown"](report).splitlines()
+    lines = rendered("markdown", report).splitlines()
     assert lines[0].startswith("### ecdsa-p256: bridge ") and lines[1] == ""
     calls = {(r.runtime, r.call) for r in report.results}
     answers = lines[2 : 2 + len(calls)]
@@ -101,7 +102,7 @@ def calls_in(answers: list[str]) -> list[tuple[str, str]]:
 
 
 def test_the_hw_verdict_answers_with_its_ci():
-    md = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256"))
+    md = rendered("markdown", one_scenario(VERSIONS, "sha256"))
     line = next(x for x in md.splitlines() if x.startswith("- erlang@23.2.6 "))
     assert "uses SHA extensions: masked takes 1.39× (CI 1.26–1.59) at 16 B" in line
     assert "16.11× (CI 4.13–21.26) at 16 KiB" in line
@@ -120,7 +121,7 @@ def table(md: str, header_start: str = "| runtime") -> tuple[list[str], list[str
 
 
 def test_numbers_are_right_aligned_and_ops_and_the_low_statistic_stand_beside_ns():
-    md = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256"))
+    md = rendered("markdown", one_scenario(VERSIONS, "sha256"))
     head, rule, body = table(md)
     assert head[:7] == ["runtime", "call", "bytes", "ns/op (hw on)", "95% CI", "p10", "ops/s"]
     assert "MB/s" in head and "ns/op (hw off)" in head and "off/on (95% CI)" in head
@@ -136,15 +137,15 @@ def test_numbers_are_right_aligned_and_ops_and_the_low_statistic_stand_beside_ns
 
 
 def test_no_mb_per_s_where_no_bytes_flow():
-    ecdsa = RENDERERS["markdown"](load(ECDSA))
+    ecdsa = rendered("markdown", load(ECDSA))
     head, _, body = table(ecdsa)
     assert "MB/s" not in head and "ops/s" in head
-    assert "MB/s" not in RENDERERS["text"](load(ECDSA))
-    assert "MB/s" in table(RENDERERS["markdown"](load(HMAC)))[0]
+    assert "MB/s" not in rendered("text", load(ECDSA))
+    assert "MB/s" in table(rendered("markdown", load(HMAC)))[0]
 
 
 def test_folded_blocks_render_on_github():
-    md = RENDERERS["markdown"](load(ECDSA))
+    md = rendered("markdown", load(ECDSA))
     lines = md.splitlines()
     opened = [n for n, x in enumerate(lines) if x.startswith("<details><summary>")]
     summaries = [lines[n] for n in opened]
@@ -158,12 +159,12 @@ def test_folded_blocks_render_on_github():
 
 def test_no_trailing_space_line_breaks_and_no_code_block_but_the_command():
     for path in ALL:
-        md = RENDERERS["markdown"](load(path))
+        md = rendered("markdown", load(path))
         assert not [x for x in md.splitlines() if x != x.rstrip()], path.name
         # An error's stderr tail is a code block inside its (folded) list item.
         fences = [x for x in md.splitlines() if x.startswith("```")]
         assert fences == ["```sh", "```"] and "```sh\nbridge run " in md, path.name
-    md = RENDERERS["markdown"](load(VERSIONS))
+    md = rendered("markdown", load(VERSIONS))
     assert "| erlang@23.2.6   | `crypto:hash(sha256, Data)`" in md  # the cost model, a table
     assert re.search(r"\| +R² \|", md)
 
@@ -171,10 +172,10 @@ def test_no_trailing_space_line_breaks_and_no_code_block_but_the_command():
 def test_the_home_directory_reads_tilde(monkeypatch):
     report = load(ECDSA)
     for fmt in ("markdown", "text"):
-        out = RENDERERS[fmt](report)
+        out = rendered(fmt, report)
         assert "/root/" not in out, fmt
         assert "~/.cache/bridge/runtimes/bullseye/bin/openssl" in out
-    md = RENDERERS["markdown"](report)
+    md = rendered("markdown", report)
     assert "--erl ~/.cache/bridge/runtimes/bullseye/bin/erl --erl /usr/bin/erl" in md
     # bridge env, and a home elsewhere (the python in a venv under it).
     monkeypatch.setattr(home, "_home", lambda: "/work/wt-i24-paste")
@@ -194,7 +195,7 @@ def test_masks_are_one_environment_line():
 
 
 def test_the_concurrency_block_pastes_too():
-    md = RENDERERS["markdown"](load(CONCURRENCY))
+    md = rendered("markdown", load(CONCURRENCY))
     head, rule, _ = table(md[md.index("#### Concurrency") :])
     assert rule[head.index("ops/s (95% CI)")].endswith(":")
     assert "- erlang procs: N Erlang processes in one node" in md
@@ -212,7 +213,7 @@ def test_align_right_aligns_other_modules_tables():
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
 def test_the_text_view_survives_mail(path):
-    text = RENDERERS["text"](load(path))
+    text = rendered("text", load(path))
     assert text.isascii() and max(map(len, text.splitlines())) <= 72
     assert text.splitlines()[2] == "Answer:"
     assert text.index("Answer:") < text.index("== ") < text.index("Findings:")
@@ -223,7 +224,7 @@ def test_one_meaning_of_a_number_in_brackets():
     """[n] is a note on what a row measures in every view; the text view's
     calls are lettered."""
     report = load(ECDSA)
-    text = RENDERERS["text"](report)
+    text = rendered("text", report)
     calls = [x for x in text.splitlines() if re.match(r"\([a-z]+\) \w+@", x)]
     assert len(calls) == len({(r.runtime, r.call) for r in report.results})
     assert calls[0].startswith("(a) erlang@23.2.6: crypto:sign(")
@@ -231,7 +232,7 @@ def test_one_meaning_of_a_number_in_brackets():
         r"\(a\) erlang@23\.2\.6: crypto:sign\([^()]*\) \[1\] \(b\)", " ".join(text.split())
     )
     notes = [x for x in text.splitlines() if re.match(r"\[\d+\] ", x)]
-    table_notes = [x for x in RENDERERS["table"](report).splitlines() if re.match(r"\[\d+\] ", x)]
+    table_notes = [x for x in rendered("table", report).splitlines() if re.match(r"\[\d+\] ", x)]
     assert notes
     # The terminal view names its calls in a legend; where it numbers notes, the same numbers.
     assert not table_notes or [n.split()[0] for n in notes] == [n.split()[0] for n in table_notes]

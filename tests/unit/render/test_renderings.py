@@ -13,7 +13,7 @@ import os
 import pytest
 
 from bridge.analysis import compare
-from bridge.render import RENDERERS
+from bridge.cli.common import rendered
 from bridge.report import schema
 from tests.conftest import FIXTURES
 
@@ -28,7 +28,7 @@ GOLDEN = FIX / "golden"
 
 @pytest.mark.parametrize("fmt, suffix", [("markdown", "md"), ("text", "txt")])
 def test_golden_renderings(fmt, suffix):
-    rendered = RENDERERS[fmt](schema.load(REPORT))
+    rendered = rendered(fmt, schema.load(REPORT))
     golden = GOLDEN / f"report-hmac-sha1.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
         golden.write_text(rendered)
@@ -36,7 +36,7 @@ def test_golden_renderings(fmt, suffix):
 
 
 def test_text_view_is_mail_safe():
-    text = RENDERERS["text"](schema.load(REPORT))
+    text = rendered("text", schema.load(REPORT))
     assert max(len(line) for line in text.splitlines()) <= 72
     assert text.isascii()
     # The answer first, then tables, the findings, provenance, reproduce.
@@ -48,7 +48,7 @@ def test_text_view_is_mail_safe():
 
 
 def test_markdown_opens_with_the_answer_and_ends_with_reproduce():
-    md = RENDERERS["markdown"](schema.load(REPORT))
+    md = rendered("markdown", schema.load(REPORT))
     first_items = [line for line in md.splitlines() if line.startswith("- ")][:2]
     assert md.splitlines()[2] == first_items[0]  # right under the title
     assert first_items[0].startswith("- erlang@25.2.3 `crypto:macN(hmac, sha, Key, Data, 10)`: ")
@@ -106,6 +106,6 @@ def test_the_text_view_keeps_72_columns_whatever_the_figures():
             r["loops"] = 1
             for key in ("sample_cpus", "sample_cpu_ns", "sample_wait_ns", "sample_user_ns"):
                 r.pop(key, None)
-    text = RENDERERS["text"](schema.Report.from_json(data))
+    text = rendered("text", schema.Report.from_json(data))
     assert max(map(len, text.splitlines())) <= 72 and text.isascii()
     assert "(a) 64 on: s/op 9,223,372,037; 95% CI" in text

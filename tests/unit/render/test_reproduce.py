@@ -14,9 +14,9 @@ import pytest
 from bridge.catalog import calls
 from bridge.cli import plans
 from bridge.render import markdown, text
+from bridge.report import schema
 from bridge.view import reproduce
 from bridge.view.reproduce import Left
-from bridge.report import schema
 from tests.conftest import FIXTURES
 
 RUNS = [

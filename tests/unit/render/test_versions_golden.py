@@ -21,7 +21,8 @@ import re
 import pytest
 
 from bridge.analysis import compare, versus
-from bridge.render import RENDERERS, plot, view
+from bridge.cli.common import rendered
+from bridge.render import plot, view
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
 from tests.conftest import FIXTURES
@@ -38,7 +39,7 @@ def report() -> schema.Report:
 
 @pytest.mark.parametrize("fmt, suffix", VIEWS)
 def test_golden(report, fmt, suffix):
-    rendered = RENDERERS[fmt](report)
+    rendered = rendered(fmt, report)
     golden = GOLDEN / f"versions-3otp-2openssl.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
         golden.write_text(rendered)
@@ -66,7 +67,7 @@ def masked(report: schema.Report, text: str) -> list[str]:
 
 def test_no_two_lines_differ_only_in_their_numbers(report):
     # The answer, one line per scenario, call and runtime in the markdown view.
-    lines = [x for x in masked(report, RENDERERS["markdown"](report)) if x.startswith("- **")]
+    lines = [x for x in masked(report, rendered("markdown", report)) if x.startswith("- **")]
     assert len(lines) > 15
     repeated = {x for x in lines if lines.count(x) > 1}
     assert not repeated, repeated
@@ -77,7 +78,7 @@ def test_every_erlang_and_openssl_line_names_its_runtime(report):
     verdicts = [x for x in table.splitlines() if x.startswith(("- Erlang", "- openssl"))]
     assert verdicts and all(re.search(r" on (erlang|openssl)@", x) for x in verdicts)
     # The default view's answer, one line per call and runtime, names them too.
-    lines = RENDERERS["table"](report).splitlines()
+    lines = rendered("table", report).splitlines()
     answer = [x for x in lines if x.startswith(("  Erlang", "  openssl"))]
     # sha256: 3 OTPs, 2 openssl x 2 calls; hmac-sha1: 3 OTPs, openssl 3.0.19
     assert len(answer) == 7 + 4
@@ -88,7 +89,7 @@ def test_every_erlang_and_openssl_line_names_its_runtime(report):
         if re.match(r"(erlang|openssl|python)@\S+ +(crypto|openssl|hashlib|hmac)", x)
     ]
     assert len(fits) > 30  # table rows and cost-model rows alike start with the runtime
-    md = RENDERERS["markdown"](report)
+    md = rendered("markdown", report)
     sentences = [
         x
         for x in md.splitlines()
@@ -109,9 +110,9 @@ def test_differences_carry_cis_and_verdicts(report):
     assert all(d.ci95 and d.ci95[0] <= d.ratio <= d.ci95[1] for d in first)
     verdicts = {d.verdict for d in diffs}
     assert {"within noise", "slower"} <= verdicts and versus.UNRESOLVED not in verdicts
-    assert "× first named" in RENDERERS["markdown"](report)
+    assert "× first named" in rendered("markdown", report)
     assert "× first named" in view("table", report, verbose=True)
-    text = RENDERERS["text"](report)
+    text = rendered("text", report)
     assert "x first named" in text and " noise" in text and " sig" in text
 
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from bridge.render import RENDERERS
+from bridge.cli.common import rendered
 from bridge.report import schema
 from tests.conftest import FIXTURES
 
@@ -59,7 +59,7 @@ GOLDEN = [
 
 @pytest.mark.parametrize("name, fmt, suffix", GOLDEN)
 def test_golden_renderings_of_varied_reports(name, fmt, suffix):
-    rendered = RENDERERS[fmt](schema.load(ROUNDTRIP / f"{name}.json"))
+    rendered = rendered(fmt, schema.load(ROUNDTRIP / f"{name}.json"))
     golden = FIXTURES / "golden" / f"{name}.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
         golden.write_text(rendered)
@@ -70,4 +70,4 @@ def test_golden_renderings_of_varied_reports(name, fmt, suffix):
 
 def test_json_rendering_is_the_report():
     report = schema.load(ROUNDTRIP / "run-mix2.json")
-    assert json.loads(RENDERERS["json"](report)) == report.to_json()
+    assert json.loads(rendered("json", report)) == report.to_json()
