@@ -23,12 +23,17 @@ SCALE_MARGIN = 0.10
 
 
 def for_scenario(ctx: Context, scenario: str) -> tuple[Answer, ...]:
+    """The answers in the order of the questions; the question a scenario
+    exists for leads: a TLS scenario's handshakes, a --concurrency run's
+    scaling, before the hardware verdicts a default run measures beside."""
     out = [hardware(ctx, scenario), versions(ctx, scenario), scaling(ctx, scenario)]
     if ctx.report.scenario_kind(scenario) == "tls":
         out.append(handshakes(ctx, scenario))
     if not any(out):
         out.append(times(ctx, scenario))
-    return tuple(a for a in out if a is not None)
+    found = [a for a in out if a is not None]
+    lead = [a for a in found if a.kind in (AnswerKind.HANDSHAKES, AnswerKind.SCALING)]
+    return tuple(lead + [a for a in found if a not in lead])
 
 
 # -- 1. hardware ---------------------------------------------------------------------
@@ -103,6 +108,8 @@ def _off_on(v: schema.HwVerdict) -> str:
     spread = "one run each, no CI" if c is None or abs(c[1] - c[0]) < 1e-9 else ci(*c)
     if v.verdict == codes.NOT_USED:
         return f"{v.speedup:.2f}× without, within noise ({spread})"
+    if v.speedup < 1:  # the masked run was the faster: no "slower" beside a ratio under 1
+        return f"{v.speedup:.2f}× the time without ({spread})"
     return f"{v.speedup:.2f}× slower without ({spread})"
 
 
@@ -245,7 +252,7 @@ def _scaling_line(ctx: Context, s: Scaling, cell: LevelResult | None, at: str) -
         subject,
         Phrase("unclear", Tone.WARN),
         figure + over,
-        f"the CI spans {1 + SCALE_MARGIN:.2f}×",
+        f"the CI reaches both sides of {1 + SCALE_MARGIN:.2f}×",
         "rerun with more --rounds",
     )
 
@@ -323,15 +330,11 @@ def times(ctx: Context, scenario: str) -> Answer | None:
             lines.append(AnswerLine(subject, Phrase("the fastest", Tone.GOOD), _time(r)))
             continue
         line = difference_line(ctx, subject, d)
-        lines.append(
-            AnswerLine(
-                line.subject,
-                line.verdict,
-                f"{_time(r)}, {line.figure}".rstrip(", "),
-                line.reason,
-                line.rerun,
-            )
+        figure = line.figure
+        figure = _time(r) + (
+            f" {figure}" if figure.startswith("(") else f", {figure}" if figure else ""
         )
+        lines.append(AnswerLine(line.subject, line.verdict, figure, line.reason, line.rerun))
     return Answer(kind, head, tuple(lines))
 
 

@@ -21,7 +21,7 @@ class Names:
     def __init__(self, report: schema.Report) -> None:
         self.report = report
         self.several = several(report)
-        self._languages = _user_languages(report)
+        self._languages, self.expressions = _user_calls(report)
 
     def kind(self, runtime_id: str) -> str:
         return self.report.kind_of(runtime_id)
@@ -61,9 +61,11 @@ def several(report: schema.Report) -> dict[str, list[str]]:
     return {k: v for k, v in ids.items() if len(v) > 1}
 
 
-def _user_languages(report: schema.Report) -> dict[str, str]:
-    """call id -> language, for the user's expressions the scenarios record."""
+def _user_calls(report: schema.Report) -> tuple[dict[str, str], dict[str, str]]:
+    """call id -> language, and call id -> the expression as written (with
+    its prefix), for the user's expressions the scenarios record."""
     out: dict[str, str] = {}
+    shown: dict[str, str] = {}
     for sc in report.scenarios:
         for d in sc.get("user_calls") or ():
             if not isinstance(d, dict):
@@ -72,7 +74,8 @@ def _user_languages(report: schema.Report) -> dict[str, str]:
             if isinstance(runtime, str) and isinstance(expr, str):
                 cid = usercode.PREFIX + usercode.expr_key(runtime, expr)[:8]
                 out[cid] = usercode.NAMES.get(runtime, runtime)
-    return out
+                shown[cid] = usercode.SHOWN.get(runtime, "") + " ".join(expr.split())
+    return out, shown
 
 
 def short_call(r: schema.Result) -> str:

@@ -58,7 +58,8 @@ def results(ctx: Context, scenario: str) -> Table | None:
     cols.append(Column("ops", "ops/s", right=True, drop=2))
     if unit == units.BYTES:
         cols.append(Column("mbs", "MB/s", right=True, drop=1))
-    cols.append(Column("fastest", "× fastest", drop=drop_fastest))
+    if any(ctx.diff(codes.FASTEST, r) for r in rows):  # a row alone is compared with nothing
+        cols.append(Column("fastest", "× fastest", drop=drop_fastest))
     if first:
         cols.append(
             Column("first", "× baseline" if ctx.rebased else "× first named", drop=drop_first)
@@ -181,7 +182,12 @@ def _legend(ctx, rows, short_names, marks) -> list[str]:
     """Each short name, the call it stands for and what one call includes."""
     seen: dict[str, tuple[str, str]] = {}
     for r in rows:
-        seen.setdefault(short_names[(ctx.kind(r), r.call_id)], (r.call, r.semantics))
+        # A user's expression under its label (bridge time name=EXPR): the label and the code.
+        expr = ctx.names.expressions.get(r.call_id, r.call)
+        name = short_names[(ctx.kind(r), r.call_id)]
+        label = r.call if expr == r.call or name == r.call else f"{r.call} = {expr}"
+        label = expr if name == r.call and expr != r.call else label
+        seen.setdefault(short_names[(ctx.kind(r), r.call_id)], (label, r.semantics))
     out = []
     for name, (label, semantics) in seen.items():
         same = label == name or label.startswith(f"{name}(") or name.endswith(label)
