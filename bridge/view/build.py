@@ -16,6 +16,8 @@ def build(report: schema.Report, detail: Detail = Detail.NORMAL) -> View:
     provenance = (
         tuple(notes.environment(report)) if ctx.verbose else (notes.brief_provenance(report),)
     )
+    if ctx.quiet:  # -q: the answers and the tables
+        provenance = ()
     argv, said = _reproduce(report)
     return View(
         title=notes.title(report),
@@ -55,6 +57,10 @@ def section(ctx: Context, scenario: str) -> Section:
     said += notes.setup_costs(ctx, scenario)
     said += notes.cost(ctx, scenario)
     said += notes.verdict_details(ctx, scenario)
+    if ctx.quiet:
+        said = [
+            n for n in said if n.kind not in (NoteKind.WARNING, NoteKind.CAVEAT, NoteKind.ADVICE)
+        ]
     return Section(
         key=scenario,
         title=title,
