@@ -208,7 +208,7 @@ def caveats(ctx: Context) -> list[Note]:
     """Nothing under -q; otherwise what limits the numbers, each kind once."""
     if ctx.quiet:
         return []
-    out = runtime_warnings(ctx) + unmarked_unstable(ctx)
+    out = runtime_warnings(ctx) + unmarked_unstable(ctx) + sizes_hint(ctx)
     out += concurrency_warnings(ctx)
     n = ctx.report.noise
     if n is not None:
@@ -223,6 +223,21 @@ def caveats(ctx: Context) -> list[Note]:
 def _sentence(text: str) -> str:
     text = text.strip()
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+SPLIT_HINT = (
+    "Give --sizes 16,16384 to split a difference between versions into per call and per byte."
+)
+
+
+def sizes_hint(ctx: Context) -> list[Note]:
+    """Once per view, where it would work: two versions of a bytes scenario
+    measured at one size, so no cost model splits their difference."""
+    if any(
+        u.delta_a_ns is None and ctx.unit(u.scenario) == units.BYTES for u in ctx.report.upgrades
+    ):
+        return [Note(NoteKind.ADVICE, SPLIT_HINT)]
+    return []
 
 
 def machine_line(n: schema.Noise) -> str:
