@@ -154,11 +154,17 @@ def _setup(ctx: Context, ds: list[schema.Decomposition], unit: str) -> str:
     text = f"Set-up: {who} spends {'; '.join(parts)} {d0.setup}"
     if d0.method != codes.BY_DIFFERENCE:
         return text + " (timed alone)."
-    prepared = ", ".join(_us(d.prepared_ns) for d in split)
-    text += f"; done once, {d0.prepared} takes {prepared}"
-    alone = [d for d in split if d.alone_ns is not None]
+    def per_size(values: list[tuple[schema.Decomposition, float | None]]) -> str:
+        figures = ", ".join(_us(v) for _, v in values)
+        listed = ", ".join(units.short(d.size, unit) for d, _ in values)
+        return figures + (f" at {listed}" if several else "")
+
+    text += f"; done once, {d0.prepared} takes {per_size([(d, d.prepared_ns) for d in split])}"
+    if d0.prepared.endswith("on the same libcrypto"):
+        text += " (so the difference also counts the call's other per-call work)"
+    alone = [(d, d.alone_ns) for d in split if d.alone_ns is not None]
     if alone:
-        text += f"; {d0.alone} alone takes {', '.join(_us(d.alone_ns) for d in alone)}"
+        text += f"; {d0.alone} alone takes {per_size(alone)}"
     return text + "."
 
 

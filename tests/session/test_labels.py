@@ -49,7 +49,9 @@ def said(report: schema.Report) -> list[str]:
 
 
 def description(report: schema.Report, name: str) -> str:
-    return titles.sized(report.description(name), [r.size for r in report.results if r.scenario == name])
+    return titles.sized(
+        report.description(name), [r.size for r in report.results if r.scenario == name]
+    )
 
 
 def mbs_cells(report: schema.Report, scenario: str) -> dict[tuple, str]:
@@ -121,12 +123,8 @@ def test_iterations_and_sizes_given_by_hand_are_said_everywhere():
     kdf = scenario.load("pbkdf2-sha256").with_sizes((1024, 10000))
     rand = scenario.load("strong-rand-bytes").with_sizes((20,))
     report = run([kdf, rand], one_of_each())
-    assert description(report, "pbkdf2-sha256").endswith(
-        "1,024 and 10,000 iterations"
-    )
-    assert description(report, "strong-rand-bytes") == (
-        "Random bytes per call: 20 B"
-    )
+    assert description(report, "pbkdf2-sha256").endswith("1,024 and 10,000 iterations")
+    assert description(report, "strong-rand-bytes") == ("Random bytes per call: 20 B")
     for fmt in VIEWS:
         text = rendered(fmt, report)
         kdf_part = [line for line in text.splitlines() if "pbkdf2" in line]
@@ -167,7 +165,9 @@ def test_every_sentence_about_an_erlang_call_names_its_otp_when_there_are_two(tw
     # Sign and verify on each OTP: four set-up sentences, none alike.
     assert len(setups) == len(set(setups)) == 4
     view = build(two_otps)
-    scaling = [line.subject for a in view.answers() if a.kind.value == "scaling" for line in a.lines]
+    scaling = [
+        line.subject for a in view.answers() if a.kind.value == "scaling" for line in a.lines
+    ]
     erlang = [s for s in scaling if s.startswith("Erlang")]
     assert erlang and all(" on erlang@" in s for s in erlang)
 
@@ -186,7 +186,11 @@ def test_unstable_cells_name_their_scenario_and_unit_where_a_run_has_several(two
     marked = set()
     for section in view.sections:
         table = section.tables[0]
-        median, runtime, call = table.column("median"), table.column("runtime"), table.column("call")
+        median, runtime, call = (
+            table.column("median"),
+            table.column("runtime"),
+            table.column("call"),
+        )
         for row in table.rows:
             if row[median].mark == "!":
                 marked.add((section.key, row[runtime].text, row[call].text))

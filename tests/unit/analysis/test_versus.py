@@ -10,7 +10,9 @@ import pytest
 
 from bridge.analysis import versus
 from bridge.cli.common import rendered
-from bridge.render import common, plot, ratios, summary
+from bridge.render import plot
+from bridge.cli.common import complete
+from bridge.view import build as build_view
 from bridge.report import schema
 from bridge.report.hw import Hw
 
@@ -112,9 +114,10 @@ def test_too_few_rounds_is_unresolved_not_significant():
     )
     d = first_named(rep)
     assert d.verdict == versus.UNRESOLVED and d.rounds == 2 and not d.significant
-    text = rendered("text", rep)
-    assert "--quick measures 2 rounds per cell" in " ".join(text.split())
-    assert "0.70x ?" in text
+    text = " ".join(rendered("text", rep).split())
+    assert (
+        "0.70x ? (CI 0.69-0.71) - fewer than 3 rounds on both sides; rerun without --quick" in text
+    )
 
 
 def test_rounds_follow_the_session_schedule():
@@ -142,11 +145,12 @@ def test_rounds_follow_the_session_schedule():
 def test_the_fastest_row_is_not_named_inside_the_noise():
     level = [result("erlang@23.2.6", noisy(1000, spread=0.05))]
     level.append(result("erlang@25.2.3", noisy(1005, spread=0.05, seed=2)))
-    sentence = summary.sentences(report(level, TWO_OTPS))[0]
-    assert "no clear fastest" in sentence and "fastest is" not in sentence
+    (line,) = [x for a in view_of(report(level, TWO_OTPS)).answers() for x in a.lines]
+    assert line.verdict.text == "within noise"
     clear = [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1500, seed=2))]
-    sentence = summary.sentences(report(clear, TWO_OTPS))[0]
-    assert "fastest is crypto:hash(sha256, Data) on erlang@23.2.6" in sentence
+    (line,) = [x for a in view_of(report(clear, TWO_OTPS)).answers() for x in a.lines]
+    assert line.subject.startswith("erlang@25.2.3 against erlang@23.2.6")
+    assert line.verdict.text == "1.50× slower"
 
 
 def test_version_sentences_state_each_size():
@@ -159,9 +163,10 @@ def test_version_sentences_state_each_size():
         ],
         TWO_OTPS,
     )
-    (line,) = [s for s in summary.sentences(rep) if "relative to erlang@23.2.6" in s]
-    assert "at 16 bytes, erlang@25.2.3 0.80× (CI" in line and ": faster)" in line
-    assert "at 1 KiB, erlang@25.2.3 1.00× (CI" in line and ": within noise)" in line
+    small, large = [x for a in view_of(rep).answers() for x in a.lines]
+    assert small.subject.endswith("at 16 B") and small.verdict.text == "1.25× faster"
+    assert small.figure.startswith("0.80× the time (CI")
+    assert large.subject.endswith("at 1 KiB") and large.verdict.text == "within noise"
 
 
 def test_reports_keep_their_differences_and_older_ones_compute_them():
@@ -180,6 +185,14 @@ def test_reports_keep_their_differences_and_older_ones_compute_them():
 # -- names -------------------------------------------------------------------
 
 
+def view_of(rep):
+    """The view of a report as `bridge report` builds it: completed first."""
+    return build_view(complete(rep))
+
+
+NOT_USED = "does not use SHA extensions: 1.00× at 16 bytes, within noise"
+
+
 def verdict(rid: str) -> schema.HwVerdict:
     return schema.HwVerdict(
         "sha256",
@@ -195,26 +208,23 @@ def verdict(rid: str) -> schema.HwVerdict:
     )
 
 
-NOT_USED = "does not use SHA extensions: 1.00× at 16 bytes, within noise"
-
-
 def test_stored_explanations_name_their_runtime_when_a_kind_has_several():
     one = report(
         [result("erlang@23.2.6", noisy(1000))], TWO_OTPS[:1], verdicts=(verdict("erlang@23.2.6"),)
     )
-    assert common.explanation(one, one.verdicts[0]).startswith(
-        "Erlang crypto:hash(sha256, Data) does not"
-    )
+    (line,) = [x for a in view_of(one).answers() for x in a.lines]
+    assert line.subject == "Erlang crypto:hash"
     two = report(
         [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1000, seed=2))],
         TWO_OTPS,
         verdicts=(verdict("erlang@23.2.6"), verdict("erlang@25.2.3")),
     )
-    lines = common.verdict_lines(two, "sha256")[2:]
-    assert lines == [
-        f"- Erlang crypto:hash(sha256, Data) on erlang@23.2.6 {NOT_USED}",
-        f"- Erlang crypto:hash(sha256, Data) on erlang@25.2.3 {NOT_USED}",
+    hardware = [x for a in view_of(two).answers() if a.kind.value == "hardware" for x in a.lines]
+    assert [x.subject for x in hardware] == [
+        "Erlang crypto:hash on erlang@23.2.6",
+        "Erlang crypto:hash on erlang@25.2.3",
     ]
+    assert all(x.verdict.text == "does not use SHA extensions" for x in hardware)
 
 
 def test_fits_and_unstable_cells_name_their_runtime():
@@ -241,10 +251,12 @@ def test_fits_and_unstable_cells_name_their_runtime():
         fits=fits,
         unstable=unstable,
     )
-    table = common.fit_lines(rep, "sha256")
-    assert table[2].split()[0] == "runtime"
-    assert [line.split()[0] for line in table[4:]] == ["erlang@23.2.6", "erlang@25.2.3"]
-    assert any("erlang@25.2.3 hash at 16 B" in line for line in common.problem_lines(rep))
+    (section,) = view_of(rep).sections
+    results, fit = section.tables[0], section.tables[1]
+    assert fit.columns[0].key == "runtime"
+    assert [row[0].text for row in fit.rows] == ["erlang@23.2.6", "erlang@25.2.3"]
+    marked = [row[0].text for row in results.rows if row[results.column("median")].mark == "!"]
+    assert marked == ["erlang@25.2.3"]
 
 
 def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
@@ -267,22 +279,6 @@ def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
     assert "solid = machine as found" in title and "dashed = hardware feature masked" in title
     on_only = [s for s in drawn if s.hw == "on"]
     assert "dashed" not in plot.title("sha256", on_only, 1)
-
-
-def test_ratio_cells_say_what_they_are():
-    d = schema.Difference(
-        "s", 16, "on", versus.FIRST, "b", "c", "a", "c", 1.0625, (1.01, 1.08), "within noise", 5
-    )
-    assert ratios.text(d) == "1.06× (1.01–1.08) noise"
-    assert (
-        ratios.text(d.__class__(**{**d.__dict__, "verdict": "slower", "ci95": (1.04, 1.08)}))
-        == "1.06× (1.04–1.08) sig"
-    )
-    assert ratios.text(d.__class__(**{**d.__dict__, "verdict": versus.UNRESOLVED})) == "1.06× ?"
-    assert (
-        ratios.text(d.__class__(**{**d.__dict__, "verdict": versus.UNKNOWN, "ci95": None}))
-        == "1.06×"
-    )
 
 
 def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():

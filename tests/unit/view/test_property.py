@@ -85,12 +85,10 @@ def test_every_writer_says_what_the_view_says(report, detail, width):
         assert flat(term_text(s)) in term
         assert flat(text.ascii_text(s)) in mail
         assert md_text(s) in md
-    shown = [
-        line for sec in data["sections"] for a in sec["answers"] for line in a["lines"]
-    ]
-    assert [(x["subject"], x["verdict"]["text"], x["figure"], x["reason"], x["rerun"]) for x in shown] == [
-        (x.subject, x.verdict.text, x.figure, x.reason, x.rerun) for x in lines
-    ]
+    shown = [line for sec in data["sections"] for a in sec["answers"] for line in a["lines"]]
+    assert [
+        (x["subject"], x["verdict"]["text"], x["figure"], x["reason"], x["rerun"]) for x in shown
+    ] == [(x.subject, x.verdict.text, x.figure, x.reason, x.rerun) for x in lines]
     for sec in view.sections:
         for t in sec.tables:
             fitted = layout.fit(t, max(width, layout.MIN_WIDTH), term_text)
