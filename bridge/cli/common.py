@@ -71,8 +71,9 @@ def rendered(
     width: int | None = None,
     omit: frozenset[str] = frozenset(),
 ) -> str:
-    """The report in `fmt` (bridge.render.show), completed first."""
-    return show(fmt, complete(report), detail, width, omit)
+    """The report in `fmt` (bridge.render.show): a view of it completed
+    first; as JSON, the report as read."""
+    return show(fmt, report if fmt == "json" else complete(report), detail, width, omit)
 
 
 class IntRange(click.IntRange):

@@ -8,13 +8,13 @@ from __future__ import annotations
 import dataclasses
 
 from bridge.cli import live
+from bridge.cli.common import rendered
 from bridge.cli.run import Shape
 from bridge.measure import runner
-from bridge.cli.common import rendered
 from bridge.render import terminal
-from bridge.view import Detail, section_of
 from bridge.report.hw import Hw
 from bridge.settings import Settings
+from bridge.view import Detail, section_of
 from tests.session.fake import Log, Script, seams
 from tests.session.test_session import ERL, PY, SETTINGS, mac_scenario, plan
 

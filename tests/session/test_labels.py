@@ -22,9 +22,9 @@ from bridge.measure import runner
 from bridge.measure.plan import Plan
 from bridge.render import terminal
 from bridge.report import schema
-from bridge.view import build, titles, units
 from bridge.report.hw import HwMode
 from bridge.settings import Settings
+from bridge.view import build, titles, units
 from tests.session.fake import Log, Script, seams
 
 SETTINGS = Settings(warmup_ms=0, rewarm_ms=0, sample_ms=1, samples=3, rounds=1, openssl_runs=1)

@@ -9,10 +9,10 @@ import pytest
 from bridge.analysis import decompose
 from bridge.catalog import scenario
 from bridge.cli.common import rendered
-from bridge.view import Detail, notes
-from bridge.view.context import Context
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.view import Detail, notes
+from bridge.view.context import Context
 
 LIB = "OpenSSL 3.0.19 27 Jan 2026"
 

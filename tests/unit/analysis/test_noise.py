@@ -11,10 +11,10 @@ import pytest
 from bridge.analysis import noise
 from bridge.cli.common import rendered
 from bridge.render import terminal
-from bridge.view import Detail, build
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.system import environment
+from bridge.view import Detail, build
 
 STAT = """\
 cpu  1000 10 200 5000 30 4 6 50 0 0

@@ -9,12 +9,11 @@ import random
 import pytest
 
 from bridge.analysis import versus
-from bridge.cli.common import rendered
+from bridge.cli.common import complete, rendered
 from bridge.render import plot
-from bridge.cli.common import complete
-from bridge.view import build as build_view
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.view import build as build_view
 
 SETTINGS = {"samples": 20, "rounds": 5, "openssl_runs": 5, "quick": False}
 

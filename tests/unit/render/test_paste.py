@@ -64,11 +64,11 @@ def one_scenario(path, scenario: str, drop: str = "") -> schema.Report:
 
 @pytest.mark.parametrize("fmt, suffix", [("markdown", "md"), ("text", "txt")])
 def test_golden_ecdsa_on_two_otps_and_two_openssl_builds(fmt, suffix):
-    rendered = rendered(fmt, load(ECDSA))
+    out = rendered(fmt, load(ECDSA))
     golden = GOLDEN / f"ecdsa-2otp-2openssl.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
-        golden.write_text(rendered)
-    assert rendered == golden.read_text()
+        golden.write_text(out)
+    assert out == golden.read_text()
 
 
 def test_the_markdown_fits_a_post():
