@@ -62,7 +62,9 @@ def _table(t: Table) -> list[Md]:
     """The columns that fit a comment in the open; the whole table in
     <details> when any had to go."""
     fitted = layout.fit(t, COMMENT_WIDTH, _cell_width)
-    open_cols = fitted.parts[0]
+    # A part of a folded table alone would hide the median: the columns that
+    # stay at any width are all kept in the open, a comment scrolls them.
+    open_cols = tuple(sorted(fitted.shown())) if len(fitted.parts) > 1 else fitted.parts[0]
     out = [md("**{}:**", t.title), BLANK] if t.title else []
     out += _pipe(t, open_cols, fitted.short)
     shown = set(open_cols)

@@ -95,7 +95,7 @@ def _unchecked(ctx: Context, scenario: str, checks: list[schema.InteropCheck]) -
     reasons = {k: v for c in checks for k, v in c.unchecked_reasons.items()}
     keys = {k for c in checks for k in c.unchecked or () if (k.runtime, k.call_id) not in part}
     by_reason: dict[str, set[str]] = defaultdict(set)
-    for k in keys:
+    for k in sorted(keys):
         reason = reasons.get(k, "no output of their own to compare")
         if reason.startswith("not checked: the user call asks for no check"):
             reason = "no --same-output"
@@ -154,6 +154,7 @@ def _setup(ctx: Context, ds: list[schema.Decomposition], unit: str) -> str:
     text = f"Set-up: {who} spends {'; '.join(parts)} {d0.setup}"
     if d0.method != codes.BY_DIFFERENCE:
         return text + " (timed alone)."
+
     def per_size(values: list[tuple[schema.Decomposition, float | None]]) -> str:
         figures = ", ".join(_us(v) for _, v in values)
         listed = ", ".join(units.short(d.size, unit) for d, _ in values)

@@ -132,7 +132,7 @@ def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width, monkeyp
     ],
 )
 def test_titles_follow_the_sizes_run(description, sizes, title):
-    from bridge.render import titles
+    from bridge.view import titles
 
     assert titles.sized(description, sizes) == (title or description)
 
