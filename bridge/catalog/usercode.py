@@ -185,9 +185,8 @@ def syntax_error(uc: UserCall) -> str:
             quote = ch
         elif ch in "([{":
             stack.append(ch)
-        elif ch in _PAIRS:
-            if not stack or stack.pop() != _PAIRS[ch]:
-                return f"a {ch!r} that closes nothing"
+        elif ch in _PAIRS and (not stack or stack.pop() != _PAIRS[ch]):
+            return f"a {ch!r} that closes nothing"
     if quote:
         return f"a {quote} left open"
     if stack:

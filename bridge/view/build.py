@@ -39,6 +39,8 @@ def section_of(report: schema.Report, scenario: str, detail: Detail) -> Section:
 def section(ctx: Context, scenario: str) -> Section:
     report = ctx.report
     sizes = [r.size for r in report.results if r.scenario == scenario]
+    if not sizes and report.concurrency is not None:
+        sizes = [c.size for c in report.concurrency.cells if c.scenario == scenario]
     title = f"{scenario}: {titles.sized(report.description(scenario), sizes)}".rstrip(": ")
     found: list[Table | None] = [tables.results(ctx, scenario)]
     levels, level_notes = tables.levels(ctx, scenario)

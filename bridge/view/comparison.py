@@ -58,7 +58,9 @@ def _pair(c: Comparison, i: int, rows: list[Row], detail: Detail) -> Section:
         note = Note(NoteKind.PROBLEM, "No results line up (different scenarios, calls or sizes).")
         return Section(key=c.labels[i], title=title, notes=(note,))
     significant = sum(r.verdict in codes.SIGNIFICANT for r in rows)
-    head = f"{significant} of {count(len(rows), 'cell')} differ"
+    head = (
+        f"{significant} of {count(len(rows), 'cell')} {'differs' if len(rows) == 1 else 'differ'}"
+    )
     head += f" (B/A: the time of {c.labels[i]} over {c.labels[0]})"
     answer = Answer(AnswerKind.VERSIONS, head, tuple(_answer_lines(rows, named=_named(rows))))
     tables = tuple(

@@ -67,7 +67,10 @@ class Context:
 
 
 def scenarios(report: schema.Report) -> list[str]:
-    return list(dict.fromkeys(r.scenario for r in report.results))
+    """The scenarios measured, in order: per call, then by level only (--concurrency)."""
+    names = [r.scenario for r in report.results]
+    names += [c.scenario for c in report.concurrency.cells] if report.concurrency else []
+    return list(dict.fromkeys(names))
 
 
 def ordered(report: schema.Report, results: list[schema.Result]) -> list[schema.Result]:

@@ -45,9 +45,10 @@ from markdown_it import MarkdownIt
 from bridge.analysis import compare as comparison
 from bridge.cli.common import rendered
 from bridge.errors import BridgeWarning
-from bridge.render import escape, table
+from bridge.render import escape
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
+from bridge.view import Detail
 from tests.conftest import FIXTURES
 from tests.fuzz import fields
 
@@ -359,8 +360,9 @@ def check_plain(text: str) -> None:
 
 
 def check_every_writer(report: schema.Report, label: str) -> None:
-    check_plain(table.render(report, width=80))
-    check_plain(table.render(report, width=100, verbose=True))
+    check_plain(rendered("table", report, width=80))
+    check_plain(rendered("table", report, Detail.VERBOSE, width=100))
+    check_plain(rendered("summary", report))
     md, text = rendered("markdown", report), rendered("text", report)
     check_markdown(md)
     check_text(text)

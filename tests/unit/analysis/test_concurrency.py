@@ -274,17 +274,16 @@ def test_the_block_reads_back_byte_for_byte():
 
 def test_views_show_levels_scaling_latency_and_the_probe():
     r = report()
-    table = rendered("table", r)
-    assert "== Concurrency: 1, 2, 4 workers at once" in table
+    table = rendered("table", r, width=200)
+    assert "Scaling: throughput of N workers at once over one (1, 2, 4)" in table
     assert "1.80× (1.80–1.80)" in table and "4*" in table and "failed [f1]" in table
     assert "process 2 of 2 exited" in table
+    assert "50µs" in table  # the probe's p99 at level 2, at a width with room for it
     md = rendered("markdown", r)
-    assert "#### Concurrency" in md and "| erlang@25.2.3" in md
-    assert "Erlang crypto:hash(sha256, Data) in 2 processes on 2 schedulers 1.80×" in md
-    assert "woke p99 50 µs late" in md and "the calls ran on them" in md
+    assert "**Scaling:" in md and "| erlang@25.2.3" in md
+    assert "- Erlang crypto:hash, 2 processes: " in md and "1.80×" in md
     text = rendered("text", r)
     assert text.isascii() and max(map(len, text.splitlines())) <= 72
-    assert "(a) erlang@25.2.3: crypto:hash(sha256, Data) xN processes" in text
 
 
 def test_compare_lines_up_levels_across_reports():

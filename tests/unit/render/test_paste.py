@@ -23,8 +23,8 @@ import pytest
 
 from bridge.cli.common import rendered
 from bridge.render import env, plot
-from bridge.view import home
 from bridge.report import schema
+from bridge.view import home
 from tests.conftest import FIXTURES, ROOT
 
 ECDSA = FIXTURES / "roundtrip" / "ecdsa-2otp-2openssl.json"

@@ -18,8 +18,8 @@ import pytest
 
 from bridge import stats
 from bridge.cli.common import rendered as show
-from bridge.view import Detail
 from bridge.report import schema
+from bridge.view import Detail
 from tests.conftest import FIXTURES
 
 TERMINAL = FIXTURES / "terminal"

@@ -23,8 +23,8 @@ import pytest
 from bridge.analysis import compare, versus
 from bridge.cli.common import rendered
 from bridge.render import plot, terminal
-from bridge.view import Detail, build, comparison
 from bridge.report import schema
+from bridge.view import Detail, build, comparison
 from tests.conftest import FIXTURES
 
 REPORT = FIXTURES / "roundtrip" / "versions-3otp-2openssl.json"
