@@ -96,7 +96,21 @@ def env(
         out(json.dumps(data, indent=1))
         return
     said = quietness_lines(quiet) if quiet is not None else []
-    out(render_env(environment_block, runtimes, hw, said), nl=False)
+    out(render_env(environment_block, runtimes, hw, said, _libraries(hw)), nl=False)
+
+
+def _libraries(hw: dict) -> dict[str, str]:
+    """Per runtime, what its libcrypto says about its build (bridge.hw.whynot finds it)."""
+    from bridge.hw import whynot as hw_whynot
+    from bridge.report.whynot import LibraryBuild
+    from bridge.view import whynot
+
+    out = {}
+    for exp in hw.get("experiments", []):
+        if exp.get("library"):
+            build = LibraryBuild.from_json(exp["library"])
+            out[exp["runtime"]] = whynot.library(build, hw_whynot.library(build))
+    return out
 
 
 def _env_nodes(plan, fmt: str) -> None:

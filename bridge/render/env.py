@@ -3,7 +3,7 @@ user's home directory as ~ (bridge.view.home)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bridge import plain
@@ -19,7 +19,10 @@ def render_env(
     runtimes: list[schema.Runtime],
     hw: dict[str, Any],
     quiet: Sequence[str] = (),
+    libraries: Mapping[str, str] | None = None,
 ) -> str:
+    """`quiet`: how quiet the machine is, in lines; `libraries`: per runtime,
+    what its libcrypto says about its build (bridge.cli.machine words both)."""
     lines = [
         f"CPU: {env.get('cpu_model')} ({env.get('arch')}, {env.get('cpu_count')} CPUs)",
         f"virtualized: {'yes (hypervisor flag)' if env.get('virtualized') else 'no'}",
@@ -65,6 +68,8 @@ def render_env(
             )
         for feature, verdict in exp.get("untestable", {}).items():
             lines.append(f"{exp['runtime']}: {feature}: {verdict}")
+        if (libraries or {}).get(exp["runtime"]):
+            lines.append(f"{exp['runtime']}: {libraries[exp['runtime']]}")
     for s in hw.get("skipped", []):
         lines.append(f"skipped {s['runtime']}: {s['reason']}")
     for e in hw.get("errors", []):

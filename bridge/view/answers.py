@@ -10,11 +10,12 @@ itself, and a significance here is the same finding the tables show."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 
 from bridge.report import schema
 from bridge.report.levels import LevelResult, Scaling
-from bridge.view import codes, names, tables, units, words
+from bridge.view import codes, names, tables, units, whynot, words
 from bridge.view.context import Context, ci, fmt_ns, si3
 from bridge.view.model import Answer, AnswerKind, AnswerLine, Phrase, Tone
 
@@ -51,7 +52,8 @@ def hardware(ctx: Context, scenario: str) -> Answer | None:
     swept = len(units.sizes_run(ctx.report, scenario)) > 1
     one = len(features) == 1
     head = names.feature(features[0]) if one else "the feature"
-    lines = []
+    lines: list[AnswerLine] = []
+    said: set[str] = set()
     for (runtime, call_id, feature), group in groups.items():
         group.sort(key=lambda v: v.size)
         top = group[-1]
@@ -59,7 +61,12 @@ def hardware(ctx: Context, scenario: str) -> Answer | None:
         subject = ctx.names.short_who(row) if row else f"{runtime} {call_id}"
         if not one:
             subject += f", {names.feature(feature, brief=True)}"
-        lines.append(_verdict_line(subject, group, top, swept, unit, names.feature(feature, True)))
+        line = _verdict_line(subject, group, top, swept, unit, names.feature(feature, True))
+        why = next((v.why for v in group[::-1] if v.why is not None), None)
+        if why is not None and line.reason in said:  # four rows on one library: said once
+            line = dataclasses.replace(line, reason=f"{whynot.why_not(why, brief=True)}, as above")
+        said.add(line.reason)
+        lines.append(line)
     return Answer(
         AnswerKind.HARDWARE, f"Hardware: hw off = {head} masked from process start", tuple(lines)
     )
@@ -82,6 +89,10 @@ def _verdict_line(subject, group, top, swept, unit, feature) -> AnswerLine:
         (v for v in [top, *group[::-1]] if v.verdict not in (codes.USED, codes.NOT_USED)), None
     )
     reason, rerun = words.verdict_reason(withheld) if withheld is not None else ("", "")
+    # Why a path does not use the hardware (bridge.hw.whynot's reason records).
+    why = next((v.why for v in [top, *group[::-1]] if v.why is not None), None)
+    if why is not None:
+        reason, rerun = whynot.why_not(why, unit), ""
     return AnswerLine(subject, word, figure, reason, rerun)
 
 
@@ -107,10 +118,17 @@ def _off_on(v: schema.HwVerdict) -> str:
     c = v.speedup_ci95
     spread = "one run each, no CI" if c is None or abs(c[1] - c[0]) < 1e-9 else ci(*c)
     if v.verdict == codes.NOT_USED:
-        return f"{v.speedup:.2f}× without, within noise ({spread})"
+        # A not-used decided by the library keeps figures that need not be within the margin.
+        noise = ", within noise" if _within(v.speedup_ci95) else ""
+        return f"{v.speedup:.2f}× without{noise} ({spread})"
     if v.speedup < 1:  # the masked run was the faster: no "slower" beside a ratio under 1
         return f"{v.speedup:.2f}× the time without ({spread})"
     return f"{v.speedup:.2f}× slower without ({spread})"
+
+
+def _within(ci95: tuple[float, float] | None, margin: float = 0.05) -> bool:
+    """A CI inside the verdicts' ±5% margin (bridge.hw.verdicts.MARGIN)."""
+    return ci95 is not None and ci95[0] >= 1 - margin and ci95[1] <= 1 + margin
 
 
 def _row(ctx: Context, scenario: str, runtime: str, call_id: str) -> schema.Result | None:
@@ -261,6 +279,22 @@ def _scaling_line(ctx: Context, s: Scaling, cell: LevelResult | None, at: str) -
 
 
 def handshakes(ctx: Context, scenario: str) -> Answer | None:
+    """Per runtime and call: handshakes per second (client and server), and
+    the server's CPU per handshake where the run measured it."""
+    block = ctx.report.tls
+    cells = [c for c in block.cells if c.scenario == scenario and not c.hw.masked] if block else []
+    if cells:
+        lines = []
+        for c in cells:
+            subject = f"{ctx.names.language(c.runtime)} {c.call_id} on {c.runtime}"
+            figure = f"{fmt_ns(c.wall_ns)} each"
+            if c.server_cpu_ns:
+                figure += f"; the server's CPU {fmt_ns(c.server_cpu_ns)} a handshake"
+            lines.append(
+                AnswerLine(subject, Phrase(f"{c.handshakes_per_s:,.0f} handshakes/s"), figure)
+            )
+        head = "Handshakes per second, client and server, per runtime and version"
+        return Answer(AnswerKind.HANDSHAKES, head, tuple(lines))
     rows = [r for r in ctx.results(scenario) if r.ok and not r.hw.masked and r.median() > 0]
     if not rows:
         return None

@@ -5,7 +5,8 @@ ran, the caveats and the problems. The writers (bridge.render) lay it out."""
 from __future__ import annotations
 
 from bridge.report import schema
-from bridge.view import answers, notes, reproduce, tables, titles
+from bridge.view import answers, notes, reproduce, tables, titles, tls
+from bridge.view import levels as level_findings
 from bridge.view.context import Context, scenarios
 from bridge.view.model import Detail, Note, NoteKind, Section, Table, View
 
@@ -45,6 +46,11 @@ def section(ctx: Context, scenario: str) -> Section:
     found: list[Table | None] = [tables.results(ctx, scenario)]
     levels, level_notes = tables.levels(ctx, scenario)
     found.append(levels)
+    c = report.concurrency
+    if c is not None and levels is not None:
+        mine = [cell for cell in c.cells if cell.scenario == scenario]
+        found.append(level_findings.slowest(report, c, mine))
+        level_notes += level_findings.findings(report, c, scenario)
     found.append(tables.fits(ctx, scenario))
     upgrade, upgrade_notes = tables.upgrades(ctx, scenario)
     found.append(upgrade)
@@ -57,6 +63,7 @@ def section(ctx: Context, scenario: str) -> Section:
     said += [Note(NoteKind.LEGEND, t) for t in level_notes]
     said += [Note(NoteKind.FINDING, t) for t in upgrade_notes]
     said += notes.setup_costs(ctx, scenario)
+    said += [Note(NoteKind.FINDING, t) for t in tls.sentences(report, scenario)]
     said += notes.cost(ctx, scenario)
     said += notes.verdict_details(ctx, scenario)
     if ctx.quiet:

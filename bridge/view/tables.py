@@ -334,7 +334,8 @@ def _level_order(cells):
 
 
 def mode_name(mode: str) -> str:
-    return {"processes": "procs", "threads": "threads", "multi": "-multi"}.get(mode, mode)
+    names = {"processes": "procs", "threads": "threads", "multi": "-multi", "clients": "clients"}
+    return names.get(mode, mode)
 
 
 def short_level_call(cell: LevelResult) -> str:
@@ -372,6 +373,8 @@ MODES = {
     ("python", "processes"): "N worker processes, one interpreter each, started together",
     ("openssl", "multi"): "openssl speed -multi N: N forked processes, each counting its own"
     " calls for the same seconds; the counts are summed",
+    ("openssl", "clients"): "N openssl s_time clients against one s_server, each counting its"
+    " own handshakes for the same seconds; the counts are summed",
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from bridge.analysis import tls
 from bridge.catalog import negotiated, scenario
-from bridge.render import tls as tls_view
+from bridge.view import tls as tls_view
 from bridge.report import schema
 from bridge.report import tls as rec
 from bridge.report.hw import Hw

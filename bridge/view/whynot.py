@@ -4,7 +4,6 @@ that every view says a reason, and what to do about it, the same way."""
 
 from __future__ import annotations
 
-from bridge.render import home, units
 from bridge.report.whynot import (
     BypassesEvp,
     Clue,
@@ -18,6 +17,7 @@ from bridge.report.whynot import (
     TooSmall,
     WhyNot,
 )
+from bridge.view import home, units
 
 _FROM = {
     Source.VERSION_A: "openssl version -a",
@@ -121,3 +121,19 @@ def _evidence(clues: tuple[Clue, ...]) -> str:
         f"{what} from {' and '.join(dict.fromkeys(sources))}" if sources else what
         for what, sources in said.items()
     )
+
+
+def library(build, found: WhyNot | None) -> str:
+    """What a runtime's libcrypto says about its build (bridge env): why no
+    mask can change what it runs (`found`, bridge.hw.whynot.library), or
+    what says it has assembler."""
+    if found is not None:
+        return why_not(found)
+    said = []
+    for sign, words in (
+        (Sign.ASM_CODE, "{} assembler modules in its file"),
+        (Sign.ASM_FLAG, "{} on its compiler line"),
+        (Sign.CAPVECTOR, "capability vector {}"),
+    ):
+        said += [words.format(c.text) for c in build.has(sign)[:1]]
+    return f"{build.file or 'libcrypto'}: {', '.join(said) or 'nothing could be read'}"
