@@ -82,6 +82,8 @@ def _verdict_line(subject, group, top, swept, unit, feature) -> AnswerLine:
             continue
         same = v.verdict == top.verdict
         tag = "" if same else f" ({_short_word(v)})"
+        if v.why is not None and (top.why is None or type(top.why) is not type(v.why)):
+            tag = f" ({whynot.why_not(v.why, brief=True)})"  # its own reason, briefly
         others.append(f"{v.speedup:.2f}× {units.at_size(v.size, unit, brief=True)}{tag}")
     if others:
         figure += "; " + ", ".join(others)
