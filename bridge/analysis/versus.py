@@ -111,9 +111,6 @@ def index(diffs: Sequence[schema.Difference]) -> dict[tuple, schema.Difference]:
     return {(d.against, d.scenario, d.runtime, d.call_id, d.size, d.hw): d for d in diffs}
 
 
-def key_of(against: str, r: schema.Result) -> tuple:
-    return (against, r.scenario, r.runtime, r.call_id, r.size, r.hw)
-
 
 def several(report: schema.Report) -> dict[str, list[str]]:
     """Runtime ids per kind, in the order they were named, for the kinds that
@@ -141,17 +138,6 @@ def _several(report: schema.Report) -> dict[str, list[str]]:
         if r.runtime not in ids[kind]:
             ids[kind].append(r.runtime)
     return {k: v for k, v in ids.items() if len(v) > 1}
-
-
-# How a sentence names a comparison group (calls.Call.role): rows of
-# different groups are never compared, nor put in one "fastest" sentence.
-GROUP_WORDS = {
-    "sign": "sign",
-    "verify": "verify",
-    "keygen": "with a fresh key pair per call",
-    "setup": "set-up alone",
-    "process": "whole process per call",
-}
 
 
 def group(report: schema.Report, r: schema.Result) -> str:

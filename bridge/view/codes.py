@@ -25,7 +25,7 @@ FROM_OWN = "the driver's own checks (bridge.rsa, bridge.curve25519, bridge.ec: p
 BY_DIFFERENCE = "by difference"
 
 # HwVerdict.verdict
-USED, NOT_USED, INCONCLUSIVE = "used", "not-used", "inconclusive"
+USED, NOT_USED = "used", "not-used"
 
 # A level cell's CI needs this many windows.
 MIN_FOR_CI = 3

@@ -129,7 +129,6 @@ class TimeScale:
 
 
 SCALES = (TimeScale("s", 1e9), TimeScale("ms", 1e6), TimeScale("µs", 1e3), TimeScale("ns", 1.0))
-NS = SCALES[-1]
 
 
 def time_scale(values: Iterable[float]) -> TimeScale:
