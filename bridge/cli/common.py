@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from bridge import plain
-from bridge.analysis import versus
+from bridge.analysis import findings, versus
 from bridge.errors import BridgeError, UsageError
 from bridge.render import units
 from bridge.settings import BOUNDS
@@ -47,9 +47,13 @@ def cell_text(report, u) -> str:
 
 
 def rebase(report, baseline: str | None):
-    """The report compared against `baseline` (analysis.versus.rebased); a
-    name the report does not have is a one-line error listing its runtimes."""
-    return report if baseline is None else versus.rebased(report, baseline)
+    """The report a view shows: with the findings it lacks (an older report,
+    bridge.analysis.findings.complete), compared against `baseline` when
+    given; a name the report does not have is a one-line error listing its
+    runtimes."""
+    if baseline is None:
+        return findings.complete(report)
+    return findings.rebased(report, baseline)
 
 
 class IntRange(click.IntRange):

@@ -109,8 +109,15 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
     check_outputs([("-o", output), *exports.flagged], [("the report", file)])
     if output is not None:
         plans.check_writable(output)
-    loaded = rebase(schema.load(file), baseline)
-    _print_and_export(shape.render(loaded), lambda f: RENDERERS[f](loaded), output, exports)
+    loaded = schema.load(file)
+    shown = rebase(loaded, baseline)
+    # The JSON is the report as it was written (re-serialised), or rebased.
+    written = loaded if baseline is None else shown
+
+    def render(fmt: str) -> str:
+        return RENDERERS[fmt](written if fmt == "json" else shown)
+
+    _print_and_export(shape.render(written if fmt == "json" else shown), render, output, exports)
 
 
 @click.command(

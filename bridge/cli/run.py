@@ -40,9 +40,11 @@ from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.measure import cost, runner
 from bridge.measure.plan import Plan
 from bridge.render import RENDERERS, terminal_width, view
+from bridge.render import noise as noise_view
 from bridge.report import schema
 from bridge.settings import BOUNDS, DEFAULT
 from bridge.system import runenv, signals
+from bridge.view import words
 
 UNTIL_STABLE = "--until-stable"
 DEFAULT_CI = 0.02
@@ -675,8 +677,9 @@ def _stderr_warnings(report: schema.Report) -> None:
             click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
     for line in _noise_warnings(report):
         click.echo(f"bridge: warning: {line}", err=True)
-    if report.noise and report.noise.advice:
-        click.echo(f"bridge: advice: {plain.printable(report.noise.advice)}", err=True)
+    advice = words.noise_advice(report.noise) if report.noise else ""
+    if advice:
+        click.echo(f"bridge: advice: {plain.printable(advice)}", err=True)
 
 
 def _noise_warnings(report: schema.Report) -> list[str]:
@@ -701,10 +704,7 @@ def _noise_warnings(report: schema.Report) -> list[str]:
             f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"
         ]
     # Process names (from /proc, any user's) are escaped like a report's text.
-    return [
-        plain.printable(line)
-        for line in lines + list(report.noise.warnings if report.noise else ())
-    ]
+    return [plain.printable(line) for line in lines + noise_view.warning_lines(report)]
 
 
 def _exit_status(outcome: runner.Outcome) -> None:

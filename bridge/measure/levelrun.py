@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 
 from bridge.analysis import concurrency
 from bridge.errors import OperationError, WorkerError
-from bridge.hw import verdicts
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine
 from bridge.runtimes import pinning
 from bridge.runtimes.base import Job, LevelPlan, Live
 from bridge.settings import Settings
 from bridge.system import topology
+from bridge.view import words
 
 # The Erlang probe first watches the idle node this long (first round only),
 # so that lateness under load has a baseline beside it.
@@ -63,8 +63,8 @@ class LevelCell:
 
     @property
     def where(self) -> str:
-        """ "at 16 B", "at 1,024 iterations", "per call" (hw.verdicts.at)."""
-        return verdicts.at(self.size, self.job.scenario.size_unit, brief=True)
+        """ "at 16 B", "at 1,024 iterations", "per call" (bridge.view.words.at)."""
+        return words.at(self.size, self.job.scenario.size_unit, brief=True)
 
     def describe(self) -> str:
         return f"{self.job.call.id} {self.where}, {self.level} {self.mode.noun} ({self.mode.name})"

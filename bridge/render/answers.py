@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bridge import stats
-from bridge.analysis import interop, versus
-from bridge.hw import ab
-from bridge.render import common, ratios, units, whynot
+from bridge.analysis import interop
+from bridge.render import common, ratios, units
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.view import words
 
 # Kinds whose calls move bytes through (a digest, a MAC, a cipher, random
 # bytes): MB/s means something there, and nothing on a sign, verify, key
@@ -153,13 +153,11 @@ def _verdicts(cs: list[Cell], unit: str, x: str, dash: str) -> list[str]:
             groups.setdefault((v.feature, v.verdict), []).append(v)
     out = []
     for (feature, word), vs in groups.items():
-        name = ab.feature_name(feature).split(" (")[0]
+        name = words.feature_short(feature)
         figures = ", ".join(_figure(v, unit, x, dash) for v in vs)
         masked = f"masked takes {figures}" if any(v.speedup is not None for v in vs) else ""
         # Why the path does not use it, once for the sizes that share a reason.
-        why = "; ".join(
-            dict.fromkeys(whynot.why_not(v.why, unit, x) for v in vs if v.why is not None)
-        )
+        why = "; ".join(dict.fromkeys(w for v in vs if (w := words.verdict_reason(v, unit, x))))
         if word == "used":
             out.append(f"uses {name}: {masked}")
         elif word == "not-used":
@@ -183,17 +181,8 @@ def _against_first(cs: list[Cell], ratio: ratios.Ratios, unit: str, x: str, dash
     if not ds:
         return []
     base = ds[0].baseline_runtime
-    each = ", ".join(f"{_prose(d, x, dash)}{_at(d.size, unit)}" for d in ds)
+    each = ", ".join(f"{words.difference(d, x, dash)}{_at(d.size, unit)}" for d in ds)
     return [f"time against {base}: {each}"]
-
-
-def _prose(d: schema.Difference, x: str, dash: str) -> str:
-    head = f"{d.ratio:.2f}{x}"
-    if d.ci95 is None:
-        return f"{head} (as posted)"
-    if d.verdict == versus.UNRESOLVED:
-        return f"{head} (too few rounds to tell)"
-    return f"{head} (CI {d.ci95[0]:.2f}{dash}{d.ci95[1]:.2f}, {d.verdict})"
 
 
 def outputs_line(report: schema.Report, scenario: str) -> str:

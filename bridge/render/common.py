@@ -12,12 +12,12 @@ from tabulate import tabulate
 from bridge import stats
 from bridge.analysis import versus
 from bridge.catalog import calls, vocab
-from bridge.hw import ab, verdicts
 from bridge.hw.hardware import (
     MASK_VARS,  # the other variables of an `env` record are the user's (--env)
 )
-from bridge.render import ratios, titles, units, whynot
+from bridge.render import ratios, titles, units
 from bridge.report import schema
+from bridge.view import words
 
 
 def title(report: schema.Report) -> str:
@@ -49,33 +49,22 @@ def who(report: schema.Report, runtime_id: str, call: str) -> str:
 
 
 def explanation(report: schema.Report, v: schema.HwVerdict) -> str:
-    """A verdict's stored explanation, naming its runtime where the report has
-    several of its kind, and why its path does not use the feature where the
-    verdict says (its reason replaces the stored one of a verdict without
-    numbers). Composed here from the record's fields, so reports written
-    before the names read right too."""
-    text = _named(report, v)
-    if v.why is None:
-        return text
-    reason = whynot.why_not(v.why, units.unit(report, v.scenario))
-    head, sep, _ = text.partition(f": {v.verdict}: ")
-    if v.speedup is None and sep:
-        return f"{head}{sep}{reason}"
-    return f"{text}; {reason}"
-
-
-def _named(report: schema.Report, v: schema.HwVerdict) -> str:
+    """A verdict in one line (bridge.view.words.explanation), naming its
+    runtime where the report has several of its kind. A report from before
+    the reasons keeps its stored sentence, named the same way."""
+    unit = units.unit(report, v.scenario)
+    several = unit == units.PER_CALL and len(units.sizes_run(report, v.scenario)) > 1
+    said = words.explanation(v, _kind_and_call(report, v.runtime, v.call), unit, several)
     if not _several(report, v.runtime):
-        return v.explanation
-    base = _kind_and_call(report, v.runtime, v.call)  # how ab.who began it
-    if v.explanation.startswith(base):
-        return who(report, v.runtime, v.call) + v.explanation[len(base) :]
-    return f"{v.runtime}: {v.explanation}"
+        return said
+    base = _kind_and_call(report, v.runtime, v.call)
+    if said.startswith(base):
+        return who(report, v.runtime, v.call) + said[len(base) :]
+    return f"{v.runtime}: {said}"
 
 
 def _kind_and_call(report: schema.Report, runtime_id: str, call: str) -> str:
-    kind = report.kind_of(runtime_id)
-    return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
+    return words.who(report.kind_of(runtime_id), call)
 
 
 def _several(report: schema.Report, runtime_id: str) -> bool:
@@ -138,7 +127,7 @@ def verdict_lines(report: schema.Report, scenario: str) -> list[str]:
     for vs in groups.values():
         if len(vs) > 1 and all(v.verdict == "used" for v in vs):
             v0 = vs[0]
-            head = f"{who(report, v0.runtime, v0.call)} uses {ab.feature_name(v0.feature)}"
+            head = f"{who(report, v0.runtime, v0.call)} uses {words.feature(v0.feature)}"
             sizes = ", ".join(
                 f"{v.speedup:.2f}× {units.at(report, scenario, v.size, brief=True)}" for v in vs
             )
@@ -149,7 +138,7 @@ def verdict_lines(report: schema.Report, scenario: str) -> list[str]:
 
 
 def size_text(n: int, unit: str = units.BYTES) -> str:
-    return verdicts.size_text(n, unit)
+    return words.size_text(n, unit)
 
 
 def provenance_items(report: schema.Report) -> list[str]:

@@ -8,9 +8,13 @@ import textwrap
 from tabulate import tabulate
 
 from bridge import plain, stats
-from bridge.analysis.compare import FEW, UNEQUAL, Comparison
 from bridge.render import common, units, upgrade
 from bridge.render.escape import Md, document, md, md_table
+from bridge.report.comparison import Comparison
+from bridge.report.findings import Significance
+from bridge.view import words
+
+FEW, UNEQUAL = Significance.FEW, Significance.UNEQUAL_LOAD
 
 
 @plain.escaped
@@ -35,13 +39,16 @@ def render(c: Comparison, fmt: str) -> str:
             " within noise or have no samples to tell.",
             ascii_only,
         )
-        if c.load_notes.get(i):
+        if i in c.unequal:
+            a, b = c.conditions[0], c.conditions[i]
+            differed = f"A: {words.conditions(a)}; B: {words.conditions(b)}"
             out += _wrap(
-                f"The machines differed ({c.load_notes[i]}): a difference in the direction"
+                f"The machines differed ({differed}): a difference in the direction"
                 " of the load is marked 'unequal load', not significant.",
                 ascii_only,
             )
-        for note in dict.fromkeys(r.note for r in rows if r.verdict == FEW and r.note):
+        few = (words.reasons(r.reasons) for r in rows if r.verdict == FEW and r.reasons)
+        for note in dict.fromkeys(few):
             out += _wrap(f"Too few samples: {note}.", ascii_only)
         out.append("")
         if ascii_only:

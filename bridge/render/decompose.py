@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from bridge.analysis import decompose
-from bridge.hw import verdicts
 from bridge.render import common, units
 from bridge.report import schema
+from bridge.view import words
 
 
 def sentences(report: schema.Report, scenario: str) -> list[str]:
@@ -37,7 +37,8 @@ def _sentence(report: schema.Report, ds: list[schema.Decomposition], unit: str) 
     who = common.who(report, d0.runtime, d0.call)
     split = [d for d in ds if d.setup_ns is not None]
     if not split:
-        return f"{who}: {d0.setup} cannot be timed apart here ({d0.note})."
+        why = words.reasons(d0.reasons) if d0.reasons else d0.note or ""
+        return f"{who}: {d0.setup} cannot be timed apart here ({why})."
     sizes = len(split) > 1
 
     def at(d: schema.Decomposition) -> str:
@@ -46,7 +47,7 @@ def _sentence(report: schema.Report, ds: list[schema.Decomposition], unit: str) 
         return (
             f" at {units.short(d.size, unit)}"
             if unit != units.PER_CALL
-            else f" {verdicts.at(d.size, unit, True)}"
+            else f" {words.at(d.size, unit, True)}"
         )
 
     def per_size(values: list[tuple[schema.Decomposition, float | None]]) -> str:

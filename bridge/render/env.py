@@ -11,9 +11,10 @@ from bridge.analysis import quietness
 from bridge.analysis.quietness import Quietness
 from bridge.catalog import vocab
 from bridge.hw import whynot as hw_whynot
-from bridge.render import common, home, whynot
+from bridge.render import common
 from bridge.report import schema
 from bridge.report.whynot import LibraryBuild, Sign
+from bridge.view import home, words
 
 
 @plain.escaped
@@ -84,14 +85,14 @@ def _library(build: LibraryBuild) -> str:
     change what it runs, or what says it has assembler."""
     found = hw_whynot.library(build)
     if found is not None:
-        return whynot.why_not(found)
+        return words.why_not(found)
     said = []
-    for sign, words in (
+    for sign, shown in (
         (Sign.ASM_CODE, "{} assembler modules in its file"),
         (Sign.ASM_FLAG, "{} on its compiler line"),
         (Sign.CAPVECTOR, "capability vector {}"),
     ):
-        said += [words.format(c.text) for c in build.has(sign)[:1]]
+        said += [shown.format(c.text) for c in build.has(sign)[:1]]
     return f"{build.file or 'libcrypto'}: {', '.join(said) or 'nothing could be read'}"
 
 
@@ -140,5 +141,5 @@ def quietness_lines(q: Quietness) -> list[str]:
             f"  meanwhile: {load}other processes {u.others_cpus:.2f} CPUs, steal {u.steal or 0:.1%}"
         )
     lines.append(f"verdict: {q.verdict}")
-    lines += [f"- {a}" for a in q.advice]
+    lines += [f"- {words.reason(a)}" for a in q.advice]
     return lines

@@ -8,7 +8,7 @@ that reproduces the run.
 
 Nothing depends on trailing spaces (a forum strips them): notes are list
 items. Inside <details> the Markdown is set off by blank lines, or GitHub
-shows it raw. The user's home directory reads `~` (bridge.render.home).
+shows it raw. The user's home directory reads `~` (bridge.view.home).
 
 Every line is Markdown made by bridge.render.escape: the view's own syntax
 is the literal template of `md`, and each value from the report is escaped
@@ -27,7 +27,6 @@ from bridge.render import (
     common,
     concurrency,
     decompose,
-    home,
     ratios,
     reproduce,
     units,
@@ -49,6 +48,7 @@ from bridge.render.escape import (
 )
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.view import home
 
 BLANK = Md("")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bridge.analysis import cputime
 from bridge.render import units
 from bridge.report import schema
+from bridge.view import words
 
 
 def target(report: schema.Report) -> float | None:
@@ -54,13 +54,22 @@ def lines(report: schema.Report) -> list[str]:
     out = unstable_lines(report)
     if report.noise is not None:
         out.append(machine_line(report.noise))
-        out += [f"Warning: {w}." for w in report.noise.warnings]
-        if report.noise.advice:
-            out.append(f"Advice: {report.noise.advice}.")
+        out += [f"Warning: {w}." for w in warning_lines(report)]
+        advice = words.noise_advice(report.noise)
+        if advice:
+            out.append(f"Advice: {advice}.")
     out += cost_lines(report)
     return out
 
 
+def warning_lines(report: schema.Report, verbose: bool = False) -> list[str]:
+    """What the machine and the cells did (bridge.view.words.noise_lines), and
+    the sizes off their cost line in reports from before those were findings."""
+    if report.noise is None:
+        return []
+    return words.noise_lines(report.noise, verbose) + words.fit_lines(report.fits)
+
+
 def cost_lines(report: schema.Report) -> list[str]:
     """Cycles per byte and the share of the machine's best (bridge.analysis.cputime)."""
-    return cputime.lines(report)
+    return words.cost_lines(report.cpu_time)

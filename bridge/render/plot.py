@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bridge.errors import BridgeWarning, UsageError
-from bridge.hw import verdicts
 from bridge.render import answers, plot_levels
 from bridge.render.escape import svg_text, term_text
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.system import output
+from bridge.view import words
 
 INSTALL = (
     "plotting needs matplotlib: pip install 'crypto-bridge[plot]'"
@@ -513,4 +513,4 @@ def _said(heard: list[str | BridgeWarning]) -> list[str]:
 
 
 def _size(n: int) -> str:
-    return verdicts.size_text(n).replace(" bytes", " B")
+    return words.short(n)

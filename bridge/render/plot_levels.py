@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from bridge.hw import verdicts
 from bridge.render.escape import svg_text
 from bridge.report import schema
 from bridge.report.levels import LevelResult
+from bridge.view import words
 
 
 def scenarios(reports: list[tuple[str, schema.Report]]) -> list[str]:
@@ -95,4 +95,4 @@ def draw(ax, reports: list[tuple[str, schema.Report]], scenario: str, colours, m
 
 
 def _size(n: int) -> str:
-    return verdicts.size_text(n).replace(" bytes", " B")
+    return words.short(n)

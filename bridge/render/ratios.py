@@ -10,12 +10,19 @@
 
 from __future__ import annotations
 
-from bridge.analysis import compare, versus
+from bridge.analysis import versus
 from bridge.catalog import calls
 from bridge.report import schema
+from bridge.report.findings import Significance
 
 FIRST, FASTEST = versus.FIRST, versus.FASTEST
-WORDS = {"faster": "sig", "slower": "sig", "within noise": "noise", versus.UNRESOLVED: "?"}
+WORDS = {
+    "faster": "sig",
+    "slower": "sig",
+    "within noise": "noise",
+    versus.UNRESOLVED: "?",
+    "too few samples": "?",
+}
 
 
 class Ratios:
@@ -69,7 +76,7 @@ class Ratios:
         words = {WORDS.get(d.verdict, "") for d in shown} - {""}
         if not words:
             return []
-        margin = f"{compare.MARGIN * 100:.0f}%"
+        margin = f"{versus.MARGIN * 100:.0f}%"
         parts = [
             f"{x} fastest, {self.first_heading(x)}: this row's median over the other's (95% CI)"
         ]
@@ -84,22 +91,14 @@ class Ratios:
 
 def text(d: schema.Difference, x: str = "×", dash: str = "–") -> str:
     head = f"{d.ratio:.2f}{x}"
-    if d.ci95 is None:
+    if d.ci95 is None and d.verdict != Significance.FEW:
         return head  # as posted: no samples, no CI
     word = WORDS.get(d.verdict, d.verdict)
+    if d.verdict == Significance.FEW:
+        return f"{head} ?"
     if word == "?":
         return f"{head} ?"
     return f"{head} ({d.ci95[0]:.2f}{dash}{d.ci95[1]:.2f}) {word}"
-
-
-def prose(d: schema.Difference, x: str = "×", dash: str = "–") -> str:
-    """The same for a sentence: words instead of marks."""
-    head = f"{d.ratio:.2f}{x}"
-    if d.ci95 is None:
-        return f"{head} (as posted)"
-    if d.verdict == versus.UNRESOLVED:
-        return f"{head} (too few rounds to tell)"
-    return f"{head} (CI {d.ci95[0]:.2f}{dash}{d.ci95[1]:.2f}: {d.verdict})"
 
 
 def resolution_warning(report: schema.Report, diffs) -> list[str]:

@@ -7,11 +7,11 @@ from collections import defaultdict
 
 from bridge.analysis import interop, versus
 from bridge.catalog import calls
-from bridge.hw import ab, verdicts
-from bridge.render import common, concurrency, ratios, units, upgrade, whynot
+from bridge.render import common, concurrency, ratios, units, upgrade
 from bridge.render import decompose as decomposition
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.view import words
 
 
 def sentences(report: schema.Report, ascii_only: bool = False) -> list[str]:
@@ -65,7 +65,7 @@ def _speed_sentence(
     for name, rows in groups.items():
         if len(rows) < 2:
             continue  # nothing to compare it with
-        label = f" ({versus.GROUP_WORDS.get(name, name)})" if name else ""
+        label = f" ({words.GROUP_WORDS.get(name, name)})" if name else ""
         at = units.at(report, scenario, size)
         where = f"{scenario}{label} {at}" if size or unit == units.PER_CALL else scenario + label
         out += _group_sentence(where, sorted(rows, key=lambda r: r.median()), ratio, x, dash)
@@ -102,7 +102,7 @@ def _group_sentence(
             parts = [f"{where}: fastest is {lead}"]
     for r in [r for r in others if r not in noise][:3]:
         d = ratio.get(ratios.FASTEST, r)
-        parts.append(f"{r.call} on {r.runtime} takes {ratios.prose(d, x, dash)}" if d else "")
+        parts.append(f"{r.call} on {r.runtime} takes {words.difference(d, x, dash)}" if d else "")
     sentence = "; ".join(p for p in parts if p) + "."
     if len({r.semantics for r in at_size}) > 1:
         sentence += " The rows do not all include the same work (see the notes under the table)."
@@ -117,7 +117,7 @@ def _verdict_sentences(report: schema.Report, scenario: str, x: str) -> list[str
     out, small_sizes = [], set()
     unit = units.unit(report, scenario)
     for (runtime, call, feature), vs in groups.items():
-        name = ab.feature_name(feature).split(" (")[0]
+        name = words.feature_short(feature)
         who = common.who(report, runtime, call)
         used = [v for v in vs if v.verdict == "used"]
         if used:
@@ -165,10 +165,10 @@ def _version_sentences(
         for size in sorted({d.size for d in ds}):
             each = []
             for d in (d for d in ds if d.size == size):
-                text = f"{d.runtime} {ratios.prose(d, x, dash)}"
+                text = f"{d.runtime} {words.difference(d, x, dash)}"
                 n = near.get((d.runtime, d.call_id, d.size, d.hw))
                 if n is not None:
-                    text += f", against {n.baseline_runtime} {ratios.prose(n, x, dash)}"
+                    text += f", against {n.baseline_runtime} {words.difference(n, x, dash)}"
                 each.append(text)
             at = units.at(report, scenario, size)
             # Per call, the title says so; size 0: a pasted line with no size.
@@ -271,7 +271,7 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
         groups[(v.runtime, v.call_id, v.feature)].append(v)
     sizes = {r.size for r in report.results if r.scenario == scenario}
     if len(features) == 1:
-        head = f"Answer: hw off = {ab.feature_name(features[0])} masked from process start"
+        head = f"Answer: hw off = {words.feature(features[0])} masked from process start"
     else:
         head = "Answer: hw off = the feature masked from process start"
     lines, said = [], set()
@@ -280,7 +280,7 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
         top = group[-1]
         row = _row_of(report, scenario, runtime, call_id)
         who = common.short_who(report, runtime, row) if row else f"{runtime} {call_id}"
-        name = ab.feature_name(feature).split(" (")[0]
+        name = words.feature_short(feature)
         at = f" at {units.short(top.size, unit)}" if len(sizes) > 1 else ""
         line = who + _verdict_phrase(top, name, x, dash, at, len(features) == 1, unit=unit)
         rest = [v for v in group[:-1] if v.speedup is not None]
@@ -299,9 +299,9 @@ def _verdict_answer(report, scenario, vs, x, dash) -> tuple[str, list[str]]:
 def _said_once(why, said: set, unit: str, x: str) -> str:
     """A reason in full the first time an answer gives it (four rows on one
     library without assembler), then briefly."""
-    full = whynot.why_not(why, unit, x)
+    full = words.why_not(why, unit, x)
     if full in said:
-        return f"{whynot.why_not(why, brief=True)}, as above"
+        return f"{words.why_not(why, brief=True)}, as above"
     said.add(full)
     return full
 
@@ -311,7 +311,7 @@ def _other_why(v: schema.HwVerdict, top: schema.HwVerdict) -> str:
     not the one the line already gives."""
     if v.why is None or (top.why is not None and top.why.reason is v.why.reason):
         return ""
-    return f" ({whynot.why_not(v.why, brief=True)})"
+    return f" ({words.why_not(v.why, brief=True)})"
 
 
 def _verdict_phrase(
@@ -323,8 +323,7 @@ def _verdict_phrase(
     all it says; the CI of one openssl run each is none."""
     of = ":" if named else f", {name}:"
     if v.speedup is None:  # the reason replaces the stored one; with figures, the line ends with it
-        what = v.explanation.split(f"{v.verdict}: ", 1)[-1] if v.explanation else ""
-        what = whynot.why_not(v.why, unit, x) if v.why is not None else what
+        what = words.verdict_reason(v, unit, x)
         return f"{of} {v.verdict}" + (f": {what}" if what else "")
     ci = v.speedup_ci95
     if ci is None or abs(ci[1] - ci[0]) < 1e-9:
@@ -335,9 +334,10 @@ def _verdict_phrase(
     if v.verdict == "used":
         return f" uses {name}: {ratio} slower without{at} ({spread})"
     if v.verdict == "not-used":
-        noise = ", within noise" if verdicts.within_margin(v.speedup_ci95) else ""
+        noise = ", within noise" if words.within_noise(v.speedup_ci95) else ""
         return f" does not use {name}: {ratio}{at}{noise} ({spread})"
-    return f"{of} {v.verdict}, {ratio} without{at} ({spread})"
+    why = words.verdict_reason(v, unit, x) if v.verdict == "inconclusive" else ""
+    return f"{of} {v.verdict}, {ratio} without{at} ({spread})" + (f": {why}" if why else "")
 
 
 def _row_of(report, scenario, runtime, call_id) -> schema.Result | None:
@@ -385,7 +385,7 @@ def _comparison_answer(report, scenario, x, dash) -> tuple[str, list[str]]:
         took = _ns(r.median())
         first = ratio.get(ratios.FIRST, r)
         if first is not None:
-            said = ratios.prose(first, x, dash)
+            said = words.difference(first, x, dash)
             times = f"{first.ratio:.2f}{x}"
             lines.append(f"{who}: {took}, {times} {first.baseline_runtime}{said[len(times) :]}")
             continue
@@ -398,7 +398,7 @@ def _comparison_answer(report, scenario, x, dash) -> tuple[str, list[str]]:
             lines.append(f"{who}: {took}, the {best}" if len(rows) > 1 else f"{who}: {took}")
             continue
         # The fastest is the line above (rows sorted by role, then time).
-        said = ratios.prose(d, x, dash)
+        said = words.difference(d, x, dash)
         times = f"{d.ratio:.2f}{x}"
         lines.append(f"{who}: {took}, {times} the fastest{said[len(times) :]}")
     return head + ":", lines

@@ -21,6 +21,7 @@ from bridge.render import decompose as decomposition
 from bridge.render import noise as noise_view
 from bridge.render import tls as tls_view
 from bridge.report import schema
+from bridge.view import words
 
 WIDE = 10_000  # --verbose: a table is as wide as its cells
 
@@ -266,12 +267,14 @@ class _View:
             lines += self.wrap(p)
         n = report.noise
         if n is not None:
-            if self.verbose or not n.warnings:
+            warned = noise_view.warning_lines(report, self.verbose)
+            if self.verbose or not warned:
                 lines += self.wrap(noise_view.machine_line(n))
-            for w in n.warnings:
+            for w in warned:
                 lines += self.wrap(f"Warning: {w}.")
-            if n.advice:
-                lines += self.wrap(f"Advice: {n.advice}.")
+            advice = words.noise_advice(n)
+            if advice:
+                lines += self.wrap(f"Advice: {advice}.")
         if self.verbose:  # cycles per byte, the share of the machine's best
             for p in noise_view.cost_lines(report):
                 lines += self.wrap(p)

@@ -23,7 +23,6 @@ from bridge.render import (
     answers,
     common,
     concurrency,
-    home,
     ratios,
     reproduce,
     shell,
@@ -36,6 +35,7 @@ from bridge.render import noise as noise_view
 from bridge.render import tls as tls_view
 from bridge.render.escape import term_text
 from bridge.report import schema
+from bridge.view import home
 
 WIDTH = 72
 

@@ -1,4 +1,5 @@
-"""The upgrade view in each format (bridge.analysis.upgrade computes it): one sentence
+"""The upgrade view in each format (bridge.analysis.upgrade computes it, bridge.view.words
+words it): one sentence
 per call saying where the difference between two versions lives, and a table
 of new/old per size beside the cost model of each version."""
 
@@ -7,10 +8,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from bridge.analysis import upgrade
 from bridge.render import common, units
 from bridge.render.escape import Md, md, md_table
 from bridge.report import schema
+from bridge.view import words
 
 HEADING = "Upgrade view: new against old, per size, and the cost model (ns per call = a + b·bytes)"
 
@@ -32,7 +33,7 @@ def sentences(
     that says it; a view showing both the summary and the upgrade block says
     it in the summary)."""
     unit = getattr(upgrades, "unit", units.BYTES)
-    out = [upgrade.sentence(u, "x" if ascii_only else "×", unit) for u in upgrades]
+    out = [words.upgrade_line(u, unit, "x" if ascii_only else "×") for u in upgrades]
     said = getattr(upgrades, "hint", "") if hint else ""
     return out + [said] if said else out
 
@@ -41,7 +42,7 @@ def of(report: schema.Report, scenario: str) -> Shown:
     shown = Shown(u for u in report.upgrades if u.scenario == scenario)
     shown.unit = units.unit(report, scenario)
     first = next((u.scenario for u in report.upgrades if _hint_works(report, u)), None)
-    shown.hint = upgrade.SPLIT_HINT if first == scenario else ""
+    shown.hint = words.SPLIT_HINT if first == scenario else ""
     return shown
 
 
@@ -79,7 +80,7 @@ def wide(upgrades: Sequence[schema.Upgrade], fmt: str = "table", width: int = 10
             ]
         )
     headers = ["new", "old", "call", "hw", "a ns/call", "b ns/byte"]
-    headers += [upgrade.size_text(n, getattr(upgrades, "unit", units.BYTES)) for n in sizes]
+    headers += [words.short(n, getattr(upgrades, "unit", units.BYTES)) for n in sizes]
     if markdown:
         lines += [Md(""), *md_table(rows, headers)]
     else:
@@ -93,7 +94,8 @@ def narrow(upgrades: Sequence[schema.Upgrade], width: int = 72) -> list[str]:
     lines: list[str] = []
     unit = getattr(upgrades, "unit", units.BYTES)
     for u in upgrades:
-        head = f"{upgrade.who(u)}, hw {u.hw}: {u.new} against {u.old}"
+        name = words.who(u.kind, u.call) if u.kind in ("erlang", "python") else u.call
+        head = f"{name}, hw {u.hw}: {u.new} against {u.old}"
         lines += ["", *textwrap.wrap(head, width, subsequent_indent="  ")]
         if u.old_a_ns is not None:
             lines += textwrap.wrap(

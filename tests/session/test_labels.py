@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from bridge.analysis import upgrade, versus
+from bridge.analysis import findings, versus
 from bridge.catalog import scenario
 from bridge.errors import UsageError
 from bridge.measure import runner
@@ -25,6 +25,7 @@ from bridge.render import noise as noise_view
 from bridge.report import schema
 from bridge.report.hw import HwMode
 from bridge.settings import Settings
+from bridge.view import words
 from tests.session.fake import Log, Script, seams
 
 SETTINGS = Settings(warmup_ms=0, rewarm_ms=0, sample_ms=1, samples=3, rounds=1, openssl_runs=1)
@@ -207,7 +208,7 @@ def test_the_sizes_hint_is_said_once_and_only_for_byte_scenarios(two_otps):
     assert signs.upgrades
     for fmt in VIEWS:
         assert "--sizes 16,16384" not in RENDERERS[fmt](signs), fmt
-    assert upgrade.SPLIT_HINT not in " ".join(summary.sentences(signs))
+    assert words.SPLIT_HINT not in " ".join(summary.sentences(signs))
 
 
 def test_concurrency_cells_carry_their_real_size(two_otps):
@@ -234,7 +235,7 @@ def test_baseline_and_the_neighbour_of_a_version_matrix():
     assert near[0].ratio == pytest.approx(1.5, rel=1e-3)
     (line,) = [s for s in summary.sentences(report) if "time relative to" in s]
     assert "time relative to erlang@23.3" in line and "against erlang@25.2.3 1.50×" in line
-    rebased = versus.rebased(report, "erlang@25.2.3")
+    rebased = findings.rebased(report, "erlang@25.2.3")
     first = {d.runtime: d for d in versus.of(rebased) if d.against == versus.FIRST}
     assert first["erlang@23.3"].ratio == pytest.approx(0.5, rel=1e-3)
     assert first["erlang@27.1"].ratio == pytest.approx(1.5, rel=1e-3)
@@ -244,5 +245,5 @@ def test_baseline_and_the_neighbour_of_a_version_matrix():
     assert ratios.Ratios(rebased).first_heading() == "× baseline"
     assert "× baseline" in RENDERERS["table"](rebased)
     with pytest.raises(UsageError) as bad:
-        versus.rebased(report, "erlang@26")
+        findings.rebased(report, "erlang@26")
     assert "erlang@23.3, erlang@25.2.3, erlang@27.1" in str(bad.value)

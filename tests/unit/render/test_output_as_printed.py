@@ -63,8 +63,8 @@ REPRODUCE = [
 def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width, monkeypatch, tmp_path):
     import subprocess
 
-    from bridge.render import home as home_module
     from bridge.render import shell
+    from bridge.view import home as home_module
 
     # Paths in the home directory are written from ~/ (which the shell
     # expands), long ones cut, one with a space quoted after the ~/.

@@ -65,7 +65,9 @@ def test_no_line_is_wider_than_the_width(reports, name, width):
 
 def test_the_headline_fits_a_screen_answer_first(reports):
     lines = table.render(reports["hmac-sha1-quick"], width=80).splitlines()
-    assert len(lines) <= 44  # of which 8 are this busy machine's noise warnings
+    # Of which 8 are this busy machine's noise warnings, and 2 say why the two
+    # inconclusive verdicts are (issue 34: every inconclusive says why).
+    assert len(lines) <= 46
     caveats = [x for x in lines if x.startswith(("Warning:", "Advice:", "  "))]
     assert len(lines) - len(caveats) <= 40
     erlang = [n for n, x in enumerate(lines) if x.startswith("  Erlang crypto:macN uses SHA")]

@@ -1,4 +1,4 @@
-"""Why a path is not using the hardware, in words (bridge.render.whynot): each
+"""Why a path is not using the hardware, in words (bridge.view.words.why_not): each
 reason says what applies and what to do next, and the verdict lines of
 every view carry it after the figures (a verdict without figures: instead
 of its stored reason)."""
@@ -11,7 +11,6 @@ import json
 import pytest
 
 from bridge.render import RENDERERS, common
-from bridge.render.whynot import why_not
 from bridge.report import schema
 from bridge.report.whynot import (
     BypassesEvp,
@@ -25,6 +24,7 @@ from bridge.report.whynot import (
     Source,
     TooSmall,
 )
+from bridge.view.words import why_not
 from tests.conftest import FIXTURES
 
 LIB = "/cache/noasm-openssl/lib/libcrypto.so.3"

@@ -1,0 +1,1 @@
+"""The view of a report: what every format says, worded once (words)."""
