@@ -22,10 +22,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bridge.analysis import cputime, decompose, fits, noise, tls, upgrade, versus
+from bridge.analysis import concurrency, cputime, decompose, fits, noise, tls, upgrade, versus
 from bridge.catalog.scenario import Facts
 from bridge.hw import ab, verdicts
 from bridge.report import schema
+from bridge.report.levels import Concurrency
 from bridge.report.tls import Tls as TlsBlock
 
 
@@ -40,6 +41,7 @@ class Findings:
     decompositions: tuple[schema.Decomposition, ...] = ()
     noise: schema.Noise | None = None
     tls: TlsBlock | None = None
+    concurrency: Concurrency | None = None
 
 
 def compute(base: schema.Report, baseline: str | None = None) -> Findings:
@@ -57,6 +59,11 @@ def compute(base: schema.Report, baseline: str | None = None) -> Findings:
         decompositions=tuple(decompose.decompose(scenarios, base.results, base.runtimes)),
         noise=_noise(base, units, found_fits),
         tls=tls.block(base, scenarios),
+        concurrency=None
+        if base.concurrency is None
+        else concurrency.with_findings(
+            base.concurrency, base.results, {rt.id: rt.kind for rt in base.runtimes}
+        ),
     )
 
 

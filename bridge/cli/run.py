@@ -673,7 +673,7 @@ class Shape:
 
 def _stderr_warnings(report: schema.Report) -> None:
     if report.concurrency is not None:
-        for warning in report.concurrency.warnings:
+        for warning in words.concurrency_lines(report.concurrency):
             click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
     for line in _noise_warnings(report):
         click.echo(f"bridge: warning: {line}", err=True)

@@ -197,19 +197,19 @@ def block(
     settings: Settings,
     machine: Machine | None,
     results: Iterable[LevelResult],
-    per_call: Sequence[schema.Result] = (),
 ) -> Concurrency | None:
-    """The report's concurrency block: the levels, the machine (with the load
-    average at the end too, and whether per-call cells ran pinned), each
-    result marked oversubscribed or not; level 1 against `per_call`, the
-    run's per-call cells."""
+    """The report's concurrency block as measured: the levels, the machine
+    (with the load average at the end too, and whether per-call cells ran
+    pinned), each result marked oversubscribed or not. What it says (scaling,
+    level 1 against the per-call cells...) is a finding
+    (bridge.analysis.findings)."""
     if machine is None:
         return None
     pinned = pinning.Pinning.from_env().on
     machine = dataclasses.replace(machine, loadavg_end=topology.loadavg(), pinned=pinned)
     marked = [mark(r, concurrency.oversubscribed(r.level, machine)) for r in results]
     window = concurrency.window_ms(settings.sample_ms)
-    return concurrency.block(wanted, window, settings.schedulers, machine, marked, per_call)
+    return concurrency.block(wanted, window, settings.schedulers, machine, marked)
 
 
 def mark(result: LevelResult, oversubscribed: bool) -> LevelResult:

@@ -110,9 +110,7 @@ def execute(
             created=_now(),
             command=plan.command,
             reproduce=plan.reproduce,
-            concurrency=levelrun.block(
-                wanted_levels, plan.settings, machine, outcome.levels, outcome.results
-            ),
+            concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),
             cpu_time=cpu_time,
             windows=windows,
         )

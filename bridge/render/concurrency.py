@@ -28,6 +28,7 @@ from bridge.report.levels import (
     Slowest,
     Spread,
 )
+from bridge.view import words
 
 HOW = (
     "N workers of the same call, started together, over the same {window} ms windows;"
@@ -290,7 +291,7 @@ def note_lines(
     raced = any(cell.raw.race_ns for cell in c.cells)
     if raced and any(cell.ok and cell.mode in FIXED_TIME for cell in c.cells):
         out += textwrap.wrap(NO_RACE, width)
-    for w in c.warnings:
+    for w in words.concurrency_lines(c):
         out += textwrap.wrap(f"warning: {w}", width, subsequent_indent="  ")
     return out
 

@@ -136,6 +136,13 @@ class Why(_Choice):
     CELL_BY_CPU = "cell-by-cpu"
     IMPLAUSIBLE_COST = "implausible-cost"
     NOISY_RUN = "noisy-run"  # what to do about a noisy run
+    # -- levels of concurrency (the concurrency block) -----------------------
+    OVERSUBSCRIBED = "oversubscribed"  # levels above the CPUs bridge may use
+    SMT_LEVELS = "smt-levels"  # hardware threads share each core
+    SCHEDULERS_OVER = "schedulers-over"  # --schedulers above the CPUs
+    BUSY_START = "busy-start"  # the machine was busy as the run started
+    AUTOGROUP = "autogroup"  # Linux autogroup on a busy machine
+    WINDOWS_DROPPED = "windows-dropped"  # a level cell lost a tenth of its windows
     # -- a set-up that cannot be split off (bridge.analysis.decompose) -------
     OTHER_LIBRARY = "other-library"
     UNSUPPORTED = "unsupported"  # the runtime's own words, as it gave them
@@ -205,6 +212,14 @@ PARAMS: dict[Why, frozenset[str]] = {
     Why.CELL_BY_CPU: CELL | {"cpus"},
     Why.IMPLAUSIBLE_COST: CELL | {"per_unit", "ratio", "b"},
     Why.NOISY_RUN: frozenset(),
+    Why.OVERSUBSCRIBED: frozenset({"levels", "cpus"}),
+    Why.SMT_LEVELS: frozenset({"siblings", "cores"}),
+    Why.SCHEDULERS_OVER: frozenset({"schedulers", "cpus"}),
+    Why.BUSY_START: frozenset({"load", "cpus"}),
+    Why.AUTOGROUP: frozenset(),
+    Why.WINDOWS_DROPPED: frozenset(
+        {"runtime", "call_id", "mode", "size", "level", "dropped", "windows"}
+    ),
     Why.OTHER_LIBRARY: frozenset({"runtime", "theirs", "ours"}),
     Why.UNSUPPORTED: frozenset({"reason"}),
     Why.NOTHING_TO_SUBTRACT: frozenset(),

@@ -435,6 +435,50 @@ WORDS: dict[Why, tuple[_Words, str]] = {
     Why.CELL_BY_CPU: (_cell_by_cpu, ""),
     Why.IMPLAUSIBLE_COST: (_implausible, ""),
     Why.NOISY_RUN: (lambda p, v: NOISY_ADVICE, ""),
+    Why.OVERSUBSCRIBED: (
+        lambda p, v: (
+            f"level {', '.join(map(str, p['levels']))} exceeds the {p['cpus']} CPUs"
+            " bridge may use: those cells are oversubscribed (the workers take turns on the CPUs,"
+            " so they cannot scale)"
+        ),
+        "",
+    ),
+    Why.SMT_LEVELS: (
+        lambda p, v: (
+            f"{p['siblings']} hardware threads share each core (SMT): a level above"
+            f" the {p['cores']} physical cores shares execution units"
+        ),
+        "",
+    ),
+    Why.SCHEDULERS_OVER: (
+        lambda p, v: f"--schedulers {p['schedulers']} is more than the {p['cpus']} CPUs",
+        "",
+    ),
+    Why.BUSY_START: (
+        lambda p, v: (
+            f"the machine was busy: load average {p['load']:.2f} on {p['cpus']} CPUs"
+            " when the run started; other work competes with every level"
+        ),
+        "",
+    ),
+    Why.AUTOGROUP: (
+        lambda p, v: (
+            "Linux autogroup is on, and on a busy machine it shares the CPU between"
+            " sessions before processes: each Python worker process runs in a session of its own"
+            " and gets a share of its own, while an Erlang node's schedulers, Python's threads"
+            " and openssl -multi's children share one. Scaling is then not like for like across"
+            " modes; compare them on an idle machine"
+        ),
+        "",
+    ),
+    Why.WINDOWS_DROPPED: (
+        lambda p, v: (
+            f"{p['runtime']} {p['call_id']} ({p['mode']}) at {p['size']} B, level"
+            f" {p['level']}: {p['dropped']} of {p['windows']} windows dropped (a worker missed a"
+            " whole window)"
+        ),
+        "",
+    ),
     Why.OTHER_LIBRARY: (
         lambda p, v: (
             f"{p['runtime']} uses {p['theirs'] or 'an unknown library'}, not this"
@@ -868,6 +912,14 @@ def noise_lines(block: schema.Noise, verbose: bool = False) -> list[str]:
     if not block.findings:
         return list(block.warnings or ())
     return [clause(r, verbose) for r in block.findings if r.why is not Why.NOISY_RUN]
+
+
+def concurrency_lines(block: Any, verbose: bool = False) -> list[str]:
+    """What a reader must see of the levels (bridge.report.levels.Concurrency),
+    one line each; a report from before the findings: its warnings."""
+    if not block.findings:
+        return list(block.warnings or ())
+    return [clause(r, verbose) for r in block.findings]
 
 
 def noise_advice(block: schema.Noise) -> str:
