@@ -118,7 +118,6 @@ class Why(_Choice):
     # -- a difference between two cells -------------------------------------
     FEW_ROUNDS = "few-rounds"  # fewer rounds on both sides than drift needs
     NO_SAMPLES = "no-samples"  # imported: as posted
-    PROCESSES_DIFFER = "processes-differ"  # a side's processes differ: a lopsided CI
     UNEQUAL_LOAD = "unequal-load"  # bridge compare: the busier side slower
     # -- the machine and the cells (the noise block) -------------------------
     OTHERS_BUSY = "others-busy"
@@ -193,7 +192,6 @@ PARAMS: dict[Why, frozenset[str]] = {
     Why.NO_MASK_BIT: frozenset({"variable", "features"}),
     Why.FEW_ROUNDS: frozenset({"rounds", "need"}),
     Why.NO_SAMPLES: frozenset(),
-    Why.PROCESSES_DIFFER: frozenset({"runtime", "spread", "processes"}),
     Why.UNEQUAL_LOAD: frozenset({"busier"}),
     Why.OTHERS_BUSY: frozenset({"others_cpus", "cpus", "load", "busiest"}),
     Why.STEAL: frozenset({"steal"}),
