@@ -61,9 +61,7 @@ from bridge.settings import DEFAULT
     show_default=True,
     help="How long to time a fixed loop to see how steady the machine is (0: skip).",
 )
-def env(
-    *, erl, openssl, node, cookie, cookie_given, connect_timeout, fmt, quietness_seconds
-) -> None:
+def env(*, erl, openssl, node, fmt, quietness_seconds, **reach) -> None:  # reach: --node options
     """Describe the machine and each runtime, without benchmarking: CPU features,
     virtualisation, OS, each runtime's libcrypto, the masks bridge would use, and
     how quiet the machine is (the spread of a fixed loop on each CPU), with advice.
@@ -74,9 +72,10 @@ def env(
             raise UsageError("--node probes running nodes: leave out --erl and --openssl")
         from bridge.nodes import distribution
 
-        _env_nodes(distribution.node_plan(node, cookie, connect_timeout=connect_timeout), fmt)
+        cookie, timeout = reach["cookie"], reach["connect_timeout"]
+        _env_nodes(distribution.node_plan(node, cookie, connect_timeout=timeout), fmt)
         return
-    if cookie_given:
+    if reach["cookie_given"]:
         raise UsageError("--cookie/--cookie-file goes with --node NAME@HOST")
     from bridge.analysis import quietness
     from bridge.measure.describe import describe

@@ -402,8 +402,6 @@ RUN_EXAMPLES = (
 @live.progress_option
 def run(
     replay: Path | None,
-    as_recorded: bool,
-    yes: bool,
     output: Path | None,
     fmt: str,
     exports: Exports,
@@ -413,6 +411,8 @@ def run(
     **params,
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
+    # --as-recorded and --yes (params: the signature keeps to 7 parameters).
+    as_recorded, yes = params.pop("as_recorded"), params.pop("yes")
     _check_as_recorded(replay, as_recorded, yes)
     shape = Shape(fmt, verbose, quiet, params.pop("progress"))
     baseline = params.pop("baseline")
