@@ -3,8 +3,9 @@
 `compute(base)` takes a report that holds only measurements (results,
 runtimes, settings, the machine's figures, the hardware experiments) and
 returns every finding: the hardware verdicts, the differences between
-runtimes, the upgrade view, the cost fits, the set-up decompositions and the
-noise block's cells and findings. `report(base, found)` is the report,
+runtimes, the upgrade view, the cost fits, the set-up decompositions, the
+noise block's cells and findings, the `tls` block, and the concurrency
+block's scaling, serialisation, level 1 and findings. `report(base, found)` is the report,
 constructed once from the two. bridge.measure.assemble calls both for a run
 (and for each scenario as it ends); `complete` gives a report read from disk
 the findings it lacks (older reports: no differences), with the same
