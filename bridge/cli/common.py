@@ -5,7 +5,6 @@ examples, and printing on stdout."""
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import functools
 import os
@@ -18,7 +17,7 @@ from pathlib import Path
 import click
 
 from bridge import plain
-from bridge.analysis import versus
+from bridge.analysis import findings, versus
 from bridge.errors import BridgeError, UsageError
 from bridge.render import show
 from bridge.report import schema
@@ -50,18 +49,13 @@ def cell_text(report, u) -> str:
 
 
 def rebase(report, baseline: str | None):
-    """The report compared against `baseline` (analysis.versus.rebased); a
-    name the report does not have is a one-line error listing its runtimes."""
-    return complete(report) if baseline is None else versus.rebased(report, baseline)
-
-
-def complete(report: schema.Report) -> schema.Report:
-    """A report with every finding the view reads: one written before a
-    finding existed (no `differences`) gets it computed here, before any
-    view is built (the view computes nothing)."""
-    if report.differences is None:
-        return dataclasses.replace(report, differences=versus.differences(report))
-    return report
+    """The report a view shows: with the findings it lacks (an older report,
+    bridge.analysis.findings.complete), compared against `baseline` when
+    given; a name the report does not have is a one-line error listing its
+    runtimes."""
+    if baseline is None:
+        return findings.complete(report)
+    return findings.rebased(report, baseline)
 
 
 def rendered(
@@ -72,8 +66,8 @@ def rendered(
     omit: frozenset[str] = frozenset(),
 ) -> str:
     """The report in `fmt` (bridge.render.show): a view of it completed
-    first; as JSON, the report as read."""
-    return show(fmt, report if fmt == "json" else complete(report), detail, width, omit)
+    first (the view computes nothing); as JSON, the report as read."""
+    return show(fmt, report if fmt == "json" else findings.complete(report), detail, width, omit)
 
 
 class IntRange(click.IntRange):

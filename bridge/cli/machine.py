@@ -61,9 +61,7 @@ from bridge.settings import DEFAULT
     show_default=True,
     help="How long to time a fixed loop to see how steady the machine is (0: skip).",
 )
-def env(
-    *, erl, openssl, node, cookie, cookie_given, connect_timeout, fmt, quietness_seconds
-) -> None:
+def env(*, erl, openssl, node, fmt, quietness_seconds, **reach) -> None:  # reach: --node options
     """Describe the machine and each runtime, without benchmarking: CPU features,
     virtualisation, OS, each runtime's libcrypto, the masks bridge would use, and
     how quiet the machine is (the spread of a fixed loop on each CPU), with advice.
@@ -74,9 +72,10 @@ def env(
             raise UsageError("--node probes running nodes: leave out --erl and --openssl")
         from bridge.nodes import distribution
 
-        _env_nodes(distribution.node_plan(node, cookie, connect_timeout=connect_timeout), fmt)
+        cookie, timeout = reach["cookie"], reach["connect_timeout"]
+        _env_nodes(distribution.node_plan(node, cookie, connect_timeout=timeout), fmt)
         return
-    if cookie_given:
+    if reach["cookie_given"]:
         raise UsageError("--cookie/--cookie-file goes with --node NAME@HOST")
     from bridge.analysis import quietness
     from bridge.measure.describe import describe
@@ -103,13 +102,13 @@ def _libraries(hw: dict) -> dict[str, str]:
     """Per runtime, what its libcrypto says about its build (bridge.hw.whynot finds it)."""
     from bridge.hw import whynot as hw_whynot
     from bridge.report.whynot import LibraryBuild
-    from bridge.view import whynot
+    from bridge.view import words
 
     out = {}
     for exp in hw.get("experiments", []):
         if exp.get("library"):
             build = LibraryBuild.from_json(exp["library"])
-            out[exp["runtime"]] = whynot.library(build, hw_whynot.library(build))
+            out[exp["runtime"]] = words.library(build, hw_whynot.library(build))
     return out
 
 
@@ -166,6 +165,7 @@ def otp_list(fmt) -> None:
 def quietness_lines(q) -> list[str]:
     """How quiet the machine is, as `bridge env` says it."""
     from bridge.analysis import quietness
+    from bridge.view import words
 
     ms = quietness.SAMPLE_S * 1000
     lines = [f"Quietness ({q.seconds:g} s of a fixed {ms:g} ms loop, back to back):"]
@@ -182,5 +182,5 @@ def quietness_lines(q) -> list[str]:
             f"  meanwhile: {load}other processes {u.others_cpus:.2f} CPUs, steal {u.steal or 0:.1%}"
         )
     lines.append(f"verdict: {q.verdict}")
-    lines += [f"- {a}" for a in q.advice]
+    lines += [f"- {words.reason(a)}" for a in q.advice]
     return lines

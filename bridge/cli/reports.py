@@ -111,9 +111,12 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
     check_outputs([("-o", output), *exports.flagged], [("the report", file)])
     if output is not None:
         plans.check_writable(output)
-    loaded = rebase(schema.load(file), baseline)
+    loaded = schema.load(file)
+    # The JSON is the report as it was written (re-serialised), or rebased;
+    # every other format shows it completed (bridge.cli.common.rendered).
+    written = loaded if baseline is None else rebase(loaded, baseline)
     _print_and_export(
-        shape.render(loaded), lambda f: rendered(f, loaded, shape.detail), output, exports
+        shape.render(written), lambda f: rendered(f, written, shape.detail), output, exports
     )
 
 

@@ -44,7 +44,7 @@ from bridge.render import terminal_width
 from bridge.report import schema
 from bridge.settings import BOUNDS, DEFAULT
 from bridge.system import runenv, signals
-from bridge.view import Detail
+from bridge.view import Detail, words
 
 UNTIL_STABLE = "--until-stable"
 DEFAULT_CI = 0.02
@@ -402,8 +402,6 @@ RUN_EXAMPLES = (
 @live.progress_option
 def run(
     replay: Path | None,
-    as_recorded: bool,
-    yes: bool,
     output: Path | None,
     fmt: str,
     exports: Exports,
@@ -413,6 +411,8 @@ def run(
     **params,
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
+    # --as-recorded and --yes (params: the signature keeps to 7 parameters).
+    as_recorded, yes = params.pop("as_recorded"), params.pop("yes")
     _check_as_recorded(replay, as_recorded, yes)
     shape = Shape(fmt, verbose, quiet, params.pop("progress"))
     baseline = params.pop("baseline")
@@ -671,12 +671,13 @@ class Shape:
 
 def _stderr_warnings(report: schema.Report) -> None:
     if report.concurrency is not None:
-        for warning in report.concurrency.warnings:
+        for warning in words.concurrency_lines(report.concurrency):
             click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
     for line in _noise_warnings(report):
         click.echo(f"bridge: warning: {line}", err=True)
-    if report.noise and report.noise.advice:
-        click.echo(f"bridge: advice: {plain.printable(report.noise.advice)}", err=True)
+    advice = words.noise_advice(report.noise) if report.noise else ""
+    if advice:
+        click.echo(f"bridge: advice: {plain.printable(advice)}", err=True)
 
 
 def _noise_warnings(report: schema.Report) -> list[str]:
@@ -701,10 +702,7 @@ def _noise_warnings(report: schema.Report) -> list[str]:
             f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"
         ]
     # Process names (from /proc, any user's) are escaped like a report's text.
-    return [
-        plain.printable(line)
-        for line in lines + list(report.noise.warnings if report.noise else ())
-    ]
+    return [plain.printable(line) for line in lines + words.warning_lines(report)]
 
 
 def _exit_status(outcome: runner.Outcome) -> None:

@@ -98,22 +98,22 @@ def execute(
     machine_block = seams.environment()
     cpu_time = _cpu_time(plan, outcome, machine_block, seams)
     report = assemble.report(
-        scenarios=plan.scenarios,
-        outcome=outcome,
-        contexts=starter.contexts,
-        checks=checks,
-        settings={**plan.settings.to_json(), "seed": plan.seed},
-        hw=plan.hw,
-        environment=machine_block,
-        usage=noise.usage(before, after, machine_block.get("cpu_count")),
-        created=_now(),
-        command=plan.command,
-        reproduce=plan.reproduce,
-        concurrency=levelrun.block(
-            wanted_levels, plan.settings, machine, outcome.levels, outcome.results
-        ),
-        cpu_time=cpu_time,
-        windows=windows,
+        assemble.Measured(
+            scenarios=plan.scenarios,
+            outcome=outcome,
+            contexts=starter.contexts,
+            checks=checks,
+            settings={**plan.settings.to_json(), "seed": plan.seed},
+            hw=plan.hw,
+            environment=machine_block,
+            usage=noise.usage(before, after, machine_block.get("cpu_count")),
+            created=_now(),
+            command=plan.command,
+            reproduce=plan.reproduce,
+            concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),
+            cpu_time=cpu_time,
+            windows=windows,
+        )
     )
     return Outcome(report=report, interrupted=interrupted)
 
@@ -152,20 +152,22 @@ class _Parts:
         cpu_time = _cpu_time(plan, outcome, self.environment, self.seams, best=False)
         wanted = sorted({n for sc in scenarios for n in sc.concurrency})
         return assemble.report(
-            scenarios=scenarios,
-            outcome=outcome,
-            contexts=self.starter.contexts,
-            checks=checks,
-            settings={**plan.settings.to_json(), "seed": plan.seed},
-            hw=plan.hw,
-            environment=self.environment,
-            usage=window,
-            created=_now(),
-            command=plan.command,
-            reproduce=plan.reproduce,
-            concurrency=levelrun.block(wanted, plan.settings, self.machine, outcome.levels),
-            cpu_time=cpu_time,
-            windows={name: window},
+            assemble.Measured(
+                scenarios=scenarios,
+                outcome=outcome,
+                contexts=self.starter.contexts,
+                checks=checks,
+                settings={**plan.settings.to_json(), "seed": plan.seed},
+                hw=plan.hw,
+                environment=self.environment,
+                usage=window,
+                created=_now(),
+                command=plan.command,
+                reproduce=plan.reproduce,
+                concurrency=levelrun.block(wanted, plan.settings, self.machine, outcome.levels),
+                cpu_time=cpu_time,
+                windows={name: window},
+            )
         )
 
 

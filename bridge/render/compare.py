@@ -5,14 +5,11 @@ the comparison itself."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from bridge.render import markdown, summary, terminal, text
+from bridge.report.comparison import Comparison
 from bridge.view import comparison
 from bridge.view.model import Detail
-
-if TYPE_CHECKING:
-    from bridge.analysis.compare import Comparison
 
 
 def render(

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 from bridge.report import schema
 from bridge.report.levels import LevelResult, Scaling
-from bridge.view import codes, names, tables, units, whynot, words
+from bridge.view import codes, names, tables, units, words
 from bridge.view.context import Context, ci, fmt_ns, si3
 from bridge.view.model import Answer, AnswerKind, AnswerLine, Phrase, Tone
 
@@ -64,7 +64,7 @@ def hardware(ctx: Context, scenario: str) -> Answer | None:
         line = _verdict_line(subject, group, top, swept, unit, names.feature(feature, True))
         why = next((v.why for v in group[::-1] if v.why is not None), None)
         if why is not None and line.reason in said:  # four rows on one library: said once
-            line = dataclasses.replace(line, reason=f"{whynot.why_not(why, brief=True)}, as above")
+            line = dataclasses.replace(line, reason=f"{words.why_not(why, brief=True)}, as above")
         said.add(line.reason)
         lines.append(line)
     return Answer(
@@ -73,7 +73,7 @@ def hardware(ctx: Context, scenario: str) -> Answer | None:
 
 
 def _verdict_line(subject, group, top, swept, unit, feature) -> AnswerLine:
-    at = f" {units.at_size(top.size, unit, brief=True)}" if swept else ""
+    at = f" {words.at(top.size, unit, brief=True)}" if swept else ""
     word = _verdict_word(top, feature)
     figure = _off_on(top) + (at if top.speedup is not None else "")
     others = []
@@ -83,18 +83,17 @@ def _verdict_line(subject, group, top, swept, unit, feature) -> AnswerLine:
         same = v.verdict == top.verdict
         tag = "" if same else f" ({_short_word(v)})"
         if v.why is not None and (top.why is None or type(top.why) is not type(v.why)):
-            tag = f" ({whynot.why_not(v.why, brief=True)})"  # its own reason, briefly
-        others.append(f"{v.speedup:.2f}× {units.at_size(v.size, unit, brief=True)}{tag}")
+            tag = f" ({words.why_not(v.why, brief=True)})"  # its own reason, briefly
+        others.append(f"{v.speedup:.2f}× {words.at(v.size, unit, brief=True)}{tag}")
     if others:
         figure += "; " + ", ".join(others)
     withheld = next(
         (v for v in [top, *group[::-1]] if v.verdict not in (codes.USED, codes.NOT_USED)), None
     )
-    reason, rerun = words.verdict_reason(withheld) if withheld is not None else ("", "")
-    # Why a path does not use the hardware (bridge.hw.whynot's reason records).
-    why = next((v.why for v in [top, *group[::-1]] if v.why is not None), None)
-    if why is not None:
-        reason, rerun = whynot.why_not(why, unit), ""
+    # Why a path does not use the hardware (bridge.hw.whynot's reason records),
+    # else why a verdict was withheld, and what would settle it.
+    said = next((v for v in [top, *group[::-1]] if v.why is not None), withheld)
+    reason, rerun = words.verdict_why(said, unit) if said is not None else ("", "")
     return AnswerLine(subject, word, figure, reason, rerun)
 
 
@@ -121,16 +120,11 @@ def _off_on(v: schema.HwVerdict) -> str:
     spread = "one run each, no CI" if c is None or abs(c[1] - c[0]) < 1e-9 else ci(*c)
     if v.verdict == codes.NOT_USED:
         # A not-used decided by the library keeps figures that need not be within the margin.
-        noise = ", within noise" if _within(v.speedup_ci95) else ""
+        noise = ", within noise" if words.within_noise(v.speedup_ci95) else ""
         return f"{v.speedup:.2f}× without{noise} ({spread})"
     if v.speedup < 1:  # the masked run was the faster: no "slower" beside a ratio under 1
         return f"{v.speedup:.2f}× the time without ({spread})"
     return f"{v.speedup:.2f}× slower without ({spread})"
-
-
-def _within(ci95: tuple[float, float] | None, margin: float = 0.05) -> bool:
-    """A CI inside the verdicts' ±5% margin (bridge.hw.verdicts.MARGIN)."""
-    return ci95 is not None and ci95[0] >= 1 - margin and ci95[1] <= 1 + margin
 
 
 def _row(ctx: Context, scenario: str, runtime: str, call_id: str) -> schema.Result | None:
@@ -170,7 +164,7 @@ def versions(ctx: Context, scenario: str) -> Answer | None:
         call = names.short_call(row) if row else call_id
         swept = len(units.sizes_run(ctx.report, scenario)) > 1
         for d in _telling(ds):
-            at = f" {units.at_size(d.size, unit, brief=True)}" if swept else ""
+            at = f" {words.at(d.size, unit, brief=True)}" if swept else ""
             subject = (
                 f"{runtime} against {baseline}: {ctx.names.language(runtime, call_id)} {call}{at}"
             )
@@ -193,7 +187,7 @@ def _telling(ds: list[schema.Difference]) -> list[schema.Difference]:
 
 
 def _sig(d: schema.Difference) -> str:
-    return d.verdict if not codes.is_drift(d.note) else codes.NOISE
+    return codes.NOISE if words.is_drift(d) else d.verdict
 
 
 def difference_line(ctx: Context, subject: str, d: schema.Difference) -> AnswerLine:
@@ -201,19 +195,25 @@ def difference_line(ctx: Context, subject: str, d: schema.Difference) -> AnswerL
     runtime's time over its baseline's, in the words of its finding."""
     ratio = f"{d.ratio:.2f}×"
     spread = f"({ci(*d.ci95)})" if d.ci95 else ""
-    reason, rerun = words.difference_reason(d, ctx.report.settings)
-    if codes.is_drift(d.note):
+    reason, rerun = words.difference_why(d, bool(ctx.report.settings.get("quick")))
+    if words.is_drift(d):
         return AnswerLine(
             subject, Phrase("within noise", Tone.MUTED), f"{ratio} {spread}", reason, rerun
         )
+    # A significant or noise verdict's reasons say what makes its CI lopsided.
     if d.verdict == codes.SLOWER:
-        return AnswerLine(subject, Phrase(f"{ratio} slower", Tone.BAD), spread)
+        return AnswerLine(subject, Phrase(f"{ratio} slower", Tone.BAD), spread, reason)
     if d.verdict == codes.FASTER:
         return AnswerLine(
-            subject, Phrase(f"{1 / d.ratio:.2f}× faster", Tone.GOOD), f"{ratio} the time {spread}"
+            subject,
+            Phrase(f"{1 / d.ratio:.2f}× faster", Tone.GOOD),
+            f"{ratio} the time {spread}",
+            reason,
         )
     if d.verdict == codes.NOISE:
-        return AnswerLine(subject, Phrase("within noise", Tone.MUTED), f"{ratio} {spread}".strip())
+        return AnswerLine(
+            subject, Phrase("within noise", Tone.MUTED), f"{ratio} {spread}".strip(), reason
+        )
     return AnswerLine(subject, Phrase(f"{ratio} ?", Tone.WARN), spread, reason, rerun)
 
 
@@ -241,7 +241,7 @@ def scaling(ctx: Context, scenario: str) -> Answer | None:
         if s.size not in ends:
             continue
         cell = cells.get((s.scenario, s.runtime, s.call_id, s.mode, s.size, s.hw, s.level))
-        at = f" {units.at_size(s.size, unit, brief=True)}" if len(sizes) > 1 else ""
+        at = f" {words.at(s.size, unit, brief=True)}" if len(sizes) > 1 else ""
         lines.append(_scaling_line(ctx, s, cell, at))
     head = f"Scaling: throughput of N workers at once over one ({', '.join(map(str, c.levels))})"
     return Answer(AnswerKind.SCALING, head, tuple(lines))
@@ -345,7 +345,7 @@ def times(ctx: Context, scenario: str) -> Answer | None:
     roles = sorted({ctx.role(r) for r in rows})
     unit = ctx.unit(scenario)
     swept = len(units.sizes_run(report, scenario)) > 1
-    where = f" {units.at_size(size, unit, brief=True)}" if size and swept else ""
+    where = f" {words.at(size, unit, brief=True)}" if size and swept else ""
     kind = AnswerKind.EXPRESSIONS if expressions else AnswerKind.TIMES
     if len(rows) == 1:
         r = rows[0]

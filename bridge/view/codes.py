@@ -1,20 +1,19 @@
-"""The strings reports hold for closed sets the view reads: what a
-difference is against, its significance, where an output check's reference
-came from. They are the report's values (old reports hold them too), named
-once here so that the view imports no analysis."""
+"""The values of closed sets the view reads, named once here so that the
+view imports no analysis: what a difference is against, its significance
+(bridge.report.findings), where an output check's reference came from."""
 
 from __future__ import annotations
+
+from bridge.report.findings import Significance, Verdict
 
 # Difference.against
 FIRST, FASTEST, NEIGHBOUR = "first-named", "fastest", "neighbour"
 # Difference.verdict (and a comparison row's)
-FASTER, SLOWER, NOISE = "faster", "slower", "within noise"
-UNRESOLVED, UNKNOWN = "unresolved", "unknown (no samples)"
-FEW, UNEQUAL = "too few samples", "unequal load"
+FASTER, SLOWER, NOISE = Significance.FASTER, Significance.SLOWER, Significance.NOISE
+UNRESOLVED, UNKNOWN = Significance.UNRESOLVED, Significance.UNKNOWN
+FEW, UNEQUAL = Significance.FEW, Significance.UNEQUAL_LOAD
 SIGNIFICANT = (FASTER, SLOWER)
-DRIFT = ": drift"  # how the note of a difference the rounds contradict ends
-MIN_ROUNDS = 3  # rounds with samples on both sides a difference needs
-MARGIN = 0.03  # a difference between cells must clear ±3%
+MARGIN = 0.03  # a difference between cells must clear ±3% (bridge.analysis.versus.MARGIN)
 
 # InteropCheck.reference_from
 FROM_AGREEMENT = "agreement between the runtimes (no reference here)"
@@ -25,11 +24,7 @@ FROM_OWN = "the driver's own checks (bridge.rsa, bridge.curve25519, bridge.ec: p
 BY_DIFFERENCE = "by difference"
 
 # HwVerdict.verdict
-USED, NOT_USED = "used", "not-used"
+USED, NOT_USED = Verdict.USED, Verdict.NOT_USED
 
 # A level cell's CI needs this many windows.
 MIN_FOR_CI = 3
-
-
-def is_drift(note: str) -> bool:
-    return note.endswith(DRIFT)

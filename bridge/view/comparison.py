@@ -8,11 +8,11 @@ bridge.analysis.compare's, read here as data."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 from bridge import stats
-from bridge.view import codes, units
-from bridge.view.context import ci, count, fmt_ns
+from bridge.report.comparison import Comparison, Row
+from bridge.view import codes, units, words
+from bridge.view.context import ci, count
 from bridge.view.model import (
     Answer,
     AnswerKind,
@@ -28,9 +28,6 @@ from bridge.view.model import (
     Tone,
     View,
 )
-
-if TYPE_CHECKING:  # the records only: the view computes nothing of a comparison
-    from bridge.analysis.compare import Comparison, Row
 
 SHORT = {codes.NOISE: "noise", codes.UNKNOWN: "n/a", codes.FEW: "few", codes.UNEQUAL: "load"}
 
@@ -67,15 +64,19 @@ def _pair(c: Comparison, i: int, rows: list[Row], detail: Detail) -> Section:
         _table(rows, scenario, detail) for scenario in dict.fromkeys(r.scenario for r in rows)
     )
     notes = []
-    if c.load_notes.get(i):
+    if i in c.unequal:
+        a, b = c.conditions[0], c.conditions[i]
+        differed = f"A: {words.conditions(a)}; B: {words.conditions(b)}"
         notes.append(
             Note(
                 NoteKind.CAVEAT,
-                f"The machines differed ({c.load_notes[i]}): a difference in the direction of"
+                f"The machines differed ({differed}): a difference in the direction of"
                 " the load is marked unequal load, not significant.",
             )
         )
-    few = dict.fromkeys(r.note for r in rows if r.verdict == codes.FEW and r.note)
+    few = dict.fromkeys(
+        words.reasons(r.reasons) for r in rows if r.verdict == codes.FEW and r.reasons
+    )
     notes += [Note(NoteKind.CAVEAT, f"Too few samples: {n}.") for n in few]
     notes += [Note(NoteKind.FINDING, s) for s in _upgrades(c.upgrades.get(i, []))]
     return Section(
@@ -136,17 +137,18 @@ def _line(subject: str, r: Row) -> AnswerLine:
         )
     if r.verdict == codes.NOISE:
         return AnswerLine(subject, Phrase("within noise", Tone.MUTED), f"{ratio} {spread}".strip())
+    reason, _ = words.difference_why(r)
     if r.verdict == codes.UNEQUAL:
         return AnswerLine(
             subject,
             Phrase(f"{ratio}, unequal load", Tone.WARN),
             spread,
-            r.note,
+            reason,
             "compare runs from equally loaded machines",
         )
     if r.verdict == codes.FEW:
         return AnswerLine(
-            subject, Phrase(f"{ratio} ?", Tone.WARN), "", r.note or "too few samples for a CI", ""
+            subject, Phrase(f"{ratio} ?", Tone.WARN), "", reason or "too few samples for a CI", ""
         )
     return AnswerLine(
         subject, Phrase(f"{ratio} ?", Tone.WARN), "", "as posted: no samples to tell", ""
@@ -202,16 +204,7 @@ def _low(low: float | None, median: float) -> float:
 
 
 def _upgrades(ups) -> list[str]:
-    out = []
-    for u in ups:
-        if u.delta_a_ns is None:
-            continue
-        new, old = (
-            (u.new, u.old) if u.new_version == u.old_version else (u.new_version, u.old_version)
-        )
-        more = "more" if u.delta_a_ns >= 0 else "less"
-        out.append(
-            f"{u.kind} {u.call_id}: {new} costs {fmt_ns(abs(u.delta_a_ns))} {more} per call"
-            f" than {old} ({u.per_call}), per byte {u.per_byte}."
-        )
-    return out
+    """Where each version's difference lives, per call and per byte."""
+    return [
+        words.upgrade_split(u, f"{u.kind} {u.call_id}") for u in ups if u.delta_a_ns is not None
+    ]

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from bridge.catalog import calls, vocab
 from bridge.report import schema
-from bridge.view import codes, units
+from bridge.view import codes, units, words
 from bridge.view.context import Context, count
 from bridge.view.model import Note, NoteKind
 
@@ -137,11 +137,12 @@ def _setup(ctx: Context, ds: list[schema.Decomposition], unit: str) -> str:
     who = ctx.names.who(d0.runtime, d0.call, d0.call_id)
     split = [d for d in ds if d.setup_ns is not None]
     if not split:
-        return f"{who}: {d0.setup} cannot be timed apart here ({d0.note})."
+        why = words.reasons(d0.reasons) if d0.reasons else d0.note or ""
+        return f"{who}: {d0.setup} cannot be timed apart here ({why})."
     several = len(split) > 1
 
     def at(d: schema.Decomposition) -> str:
-        return f" {units.at_size(d.size, unit, brief=True)}" if several else ""
+        return f" {words.at(d.size, unit, brief=True)}" if several else ""
 
     parts = []
     for d in split:
@@ -180,32 +181,9 @@ def _us(ns: float | None) -> str:
 
 def cost(ctx: Context, scenario: str) -> list[Note]:
     """-v: cycles per byte and the share of the machine's best."""
-    block = ctx.report.cpu_time
-    if block is None or not ctx.verbose:
+    if not ctx.verbose:
         return []
-    cells = [
-        c
-        for c in block.cells
-        if c.scenario == scenario
-        and not c.hw.masked
-        and (c.cycles_per_byte is not None or c.of_best is not None)
-    ]
-    if not cells:
-        return []
-    parts = []
-    for c in cells:
-        bits = []
-        if c.cycles_per_byte is not None:
-            bits.append(f"{c.cycles_per_byte:.2f} cycles/B")
-        if c.user_ns is not None and block.tsc_hz and c.size:
-            bits.append(f"(user CPU {c.user_ns * block.tsc_hz / 1e9 / c.size:.2f})")
-        if c.of_best is not None:
-            bits.append(f"{c.of_best:.2f}× the best")
-        parts.append(f"{c.runtime} {c.call_id} {c.size} B {' '.join(bits)}")
-    rate = f"TSC {block.tsc_hz / 1e9:.3f} GHz ({block.tsc_source})" if block.tsc_hz else "no TSC"
-    limits = ", ".join(f"{lim.algorithm} {lim.bytes_per_s / 1e6:,.0f} MB/s" for lim in block.limits)
-    best = f"; the best: openssl speed -evp at 16 KiB, {limits}" if limits else ""
-    return [Note(NoteKind.FINDING, f"Cost of {scenario} ({rate}{best}): " + "; ".join(parts) + ".")]
+    return [Note(NoteKind.FINDING, t) for t in words.cost_lines(ctx.report.cpu_time, scenario)]
 
 
 # -- the run's caveats -----------------------------------------------------------------
@@ -219,11 +197,16 @@ def caveats(ctx: Context) -> list[Note]:
     out += concurrency_warnings(ctx)
     n = ctx.report.noise
     if n is not None:
-        if ctx.verbose or not n.warnings:
+        # What the machine and the cells did (bridge.view.words; a report from
+        # before the findings: its stored warnings, their statistics' names
+        # left to -v).
+        warned = [plain(ctx, w) for w in words.noise_lines(n, ctx.verbose)]
+        if ctx.verbose or not warned:
             out.append(Note(NoteKind.CAVEAT, machine_line(n)))
-        out += [Note(NoteKind.WARNING, plain(ctx, _sentence(w))) for w in n.warnings]
-        if n.advice:
-            out.append(Note(NoteKind.ADVICE, _sentence(n.advice)))
+        out += [Note(NoteKind.WARNING, _sentence(w)) for w in warned]
+        advice = words.noise_advice(n)
+        if advice:
+            out.append(Note(NoteKind.ADVICE, _sentence(advice)))
     return out
 
 
@@ -232,18 +215,13 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
-SPLIT_HINT = (
-    "Give --sizes 16,16384 to split a difference between versions into per call and per byte."
-)
-
-
 def sizes_hint(ctx: Context) -> list[Note]:
     """Once per view, where it would work: two versions of a bytes scenario
     measured at one size, so no cost model splits their difference."""
     if any(
         u.delta_a_ns is None and ctx.unit(u.scenario) == units.BYTES for u in ctx.report.upgrades
     ):
-        return [Note(NoteKind.ADVICE, SPLIT_HINT)]
+        return [Note(NoteKind.ADVICE, words.SPLIT_HINT)]
     return []
 
 
@@ -342,8 +320,9 @@ def concurrency_warnings(ctx: Context) -> list[Note]:
         for cell in c.cells
     )
     out = []
-    for w in c.warnings:
-        if w.lower().startswith(_AUTOGROUP) and not python_procs:
+    for w in words.concurrency_lines(c, ctx.verbose):
+        # A report from before the findings said autogroup of every run.
+        if not c.findings and w.lower().startswith(_AUTOGROUP) and not python_procs:
             continue
         out.append(Note(NoteKind.WARNING, _sentence(w)))
     return out
@@ -486,11 +465,17 @@ def _node_summary(node) -> str:
 
 
 def verdict_details(ctx: Context, scenario: str) -> list[Note]:
-    """-v: each hardware verdict as hw stored it, one line per call and size."""
+    """-v: each hardware verdict in full, one line per call and size (a
+    report from before the reasons: as hw stored it)."""
     if not ctx.verbose:
         return []
+    unit = ctx.unit(scenario)
+    several = unit == units.PER_CALL and len(units.sizes_run(ctx.report, scenario)) > 1
     return [
-        Note(NoteKind.FINDING, v.explanation)
+        Note(
+            NoteKind.FINDING,
+            words.explanation(v, words.who(ctx.report.kind_of(v.runtime), v.call), unit, several),
+        )
         for v in ctx.report.verdicts
-        if v.scenario == scenario and v.explanation
+        if v.scenario == scenario
     ]

@@ -16,7 +16,13 @@ from bridge.view.context import LOW, Context, si
 from bridge.view.model import Cell, Column, Table, Tone
 from bridge.view.names import short_call
 
-WORDS = {codes.FASTER: "sig", codes.SLOWER: "sig", codes.NOISE: "noise", codes.UNRESOLVED: "?"}
+WORDS = {
+    codes.FASTER: "sig",
+    codes.SLOWER: "sig",
+    codes.NOISE: "noise",
+    codes.UNRESOLVED: "?",
+    codes.FEW: "?",
+}
 # Where the answer is a hardware verdict, the ratios between runtimes go
 # first; where it is the comparison, last, and the versions side by side
 # (× first named) last of all.
@@ -132,11 +138,11 @@ def ratio_cell(ctx: Context, against: str, r: schema.Result) -> Cell:
         baseline = against == codes.FASTEST or ctx.kind(r) in ctx.names.several
         return Cell("1.00×" if baseline else "")
     head = f"{d.ratio:.2f}×"
+    if d.verdict == codes.FEW:
+        return Cell(f"{head} ?", Tone.WARN)
     if d.ci95 is None:
         return Cell(head)
-    word = WORDS.get(d.verdict, d.verdict)
-    if codes.is_drift(d.note):
-        word = "noise"
+    word = "noise" if words.is_drift(d) else WORDS.get(d.verdict, d.verdict)
     if word == "?":
         return Cell(f"{head} ?", Tone.WARN)
     tone = Tone.BAD if word == "sig" and d.ratio > 1 else Tone.GOOD if word == "sig" else Tone.MUTED
@@ -155,9 +161,9 @@ def ratio_legend(ctx: Context, rows: list[schema.Result]) -> str:
     if "noise" in marks:
         parts.append("noise = within the noise, or the rounds disagree (drift)")
     if "?" in marks:
-        d = next(d for d in shown if d.verdict == codes.UNRESOLVED)
-        reason, rerun = words.difference_reason(d, ctx.report.settings)
-        parts.append(f"? = {reason}: {rerun}" if rerun else f"? = {reason}")
+        d = next(d for d in shown if WORDS.get(d.verdict) == "?")
+        reason, rerun = words.difference_why(d, bool(ctx.report.settings.get("quick")))
+        parts.append(f"? = {reason}; {rerun}" if rerun else f"? = {reason}")
     return "; ".join(parts) + "."
 
 
@@ -475,7 +481,7 @@ def _upgrade_diff(ctx: Context, u: schema.Upgrade, size: int) -> schema.Differen
 
 def _upgrade_cell(d: schema.Difference | None, s: schema.UpgradeSize) -> Cell:
     if d is not None:
-        word = "noise" if codes.is_drift(d.note) else WORDS.get(d.verdict, "")
+        word = "noise" if words.is_drift(d) else WORDS.get(d.verdict, "")
         return Cell(f"{d.ratio:.2f}× {word}".strip())
     return Cell(f"{s.ratio:.2f}×")
 
@@ -485,41 +491,14 @@ def upgrade_sentence(ctx: Context, u: schema.Upgrade) -> str:
     (the cost model's a and b); the per-size ratios are in the table."""
     if u.delta_a_ns is None:
         return ""
-    new, old = (u.new, u.old) if u.new_version == u.old_version else (u.new_version, u.old_version)
     who = f"{ctx.names.language(u.new, u.call_id)} {u.call}" if u.kind != "openssl" else u.call
-    da = abs(u.delta_a_ns)
-    spread = ""
-    if u.delta_a_ci95:
-        spread = f" (CI {_signed(u.delta_a_ci95[0])} to {_signed(u.delta_a_ci95[1])} ns)"
-    more = "more" if u.delta_a_ns >= 0 else "less"
-    per_call = {
-        "more": f"{_ns(da)} ns more per call{spread}",
-        "less": f"{_ns(da)} ns less per call{spread}",
-        "same": f"the same per call within noise ({_signed(u.delta_a_ns)} ns)",
-        codes.UNEQUAL: f"{_ns(da)} ns {more} per call (the unequal load can explain it)",
-    }.get(u.per_call, f"{_ns(da)} ns {more} per call (no CI: too few samples)")
-    rb = u.b_ratio or 0.0
-    per_byte = {
-        "more": f"{(rb - 1) * 100:.0f}% more per byte",
-        "less": f"{(1 - rb) * 100:.0f}% less per byte",
-        "same": "the same per byte",
-        codes.UNEQUAL: f"{rb:.2f}× per byte (the unequal load can explain it)",
-    }.get(u.per_byte, "an amount per byte the sizes cannot tell")
-    return f"{who}: {new} costs {per_call} and {per_byte} against {old}."
+    return words.upgrade_split(u, who)
 
 
 def _pair(old: float | None, new: float | None, fmt: str) -> str:
     if old is None or new is None:
         return "-"
     return f"{fmt.format(old)} → {fmt.format(new)}"
-
-
-def _ns(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.1f}"
-
-
-def _signed(value: float) -> str:
-    return ("+" if value >= 0 else "-") + _ns(abs(value))
 
 
 def tc(ctx: Context, scenario: str) -> Table | None:

@@ -1,8 +1,10 @@
-"""What a scenario's sizes count: bytes for most kinds, iterations for
-PBKDF2, "per call" for the fixed-size operations (sign, verify, key
-agreement) (scenario.Scenario.size_unit), and how a view says a size: "1,024
-iterations", never "1024 B"; sign rows are timed per call and show no MB/s.
-One time unit per column of times (TimeScale)."""
+"""What a scenario's sizes count, for the view: bytes for most kinds,
+iterations for PBKDF2, "per call" for the fixed-size operations (sign,
+verify, key agreement) (scenario.Scenario.size_unit). The wording itself is
+bridge.view.words' (size_text, short, at), so that a verdict stored in a report and
+every view say a size the same way: "1,024 iterations", never "1024 B";
+sign rows are timed per call and show no MB/s. One time unit per column of
+times (TimeScale)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,9 @@ from dataclasses import dataclass
 
 from bridge.catalog.scenario import KINDS
 from bridge.report import schema
+from bridge.view import words
 
-BYTES = "bytes"  # message, file or output sizes: MB/s means something
-ITERATIONS = "iterations"  # PBKDF2: the size axis is the iteration count
-PER_CALL = "per call"  # fixed-size operations (sign, verify, key agreement)
+BYTES, ITERATIONS, PER_CALL = words.BYTES, words.ITERATIONS, words.PER_CALL
 COLUMNS = {BYTES: "bytes", ITERATIONS: "iterations", PER_CALL: "message"}
 
 
@@ -45,32 +46,13 @@ def throughput(unit: str) -> bool:
 
 
 def size_text(n: int, unit: str = BYTES) -> str:
-    """16 bytes, 1 KiB, 64 MiB: the unit a reader would say. Sizes that are
-    not bytes are counted: 1,024 iterations. A fixed-size operation's size is
-    the message it signs: a 64-byte message."""
-    if unit == PER_CALL:
-        return f"{n}-byte message"
-    if unit != BYTES:
-        return f"{n:,} {unit}"
-    for name, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {name}"
-    return f"{n} bytes"
+    """16 bytes, 1 KiB; 1,024 iterations."""
+    return words.size_text(n, unit)
 
 
 def short(n: int, unit: str = BYTES) -> str:
     """16 B, 1 KiB; 1,024 iterations: the form lists of sizes use."""
-    text = size_text(n, unit)
-    return text.replace(" bytes", " B") if unit == BYTES else text
-
-
-def at_size(n: int, unit: str = BYTES, several: bool = False, brief: bool = False) -> str:
-    """Where a cell is, for a sentence: "at 16 KiB", "at 1,024 iterations"
-    ("at 16 B" `brief`, for lists); a fixed-size operation is timed "per
-    call" (naming its message only when the scenario ran several)."""
-    if unit == PER_CALL:
-        return f"per call, {size_text(n, unit)}" if several else "per call"
-    return f"at {short(n, unit) if brief else size_text(n, unit)}"
+    return words.short(n, unit)
 
 
 def cell_value(n: int, unit: str = BYTES) -> str:
@@ -87,7 +69,7 @@ def at(report: schema.Report, scenario: str, size: int, brief: bool = False) -> 
     report's scenario is, in a sentence ("at 16 B" `brief`, in lists)."""
     u = unit(report, scenario)
     several = u == PER_CALL and len(sizes_run(report, scenario)) > 1
-    return at_size(size, u, several, brief)
+    return words.at(size, u, several, brief)
 
 
 def scenarios_run(report: schema.Report) -> list[str]:

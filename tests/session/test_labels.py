@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from bridge.analysis import upgrade, versus
+from bridge.analysis import findings, versus
 from bridge.catalog import scenario
 from bridge.cli.common import rendered
 from bridge.errors import UsageError
@@ -24,7 +24,7 @@ from bridge.render import terminal
 from bridge.report import schema
 from bridge.report.hw import HwMode
 from bridge.settings import Settings
-from bridge.view import build, titles, units
+from bridge.view import build, titles, units, words
 from tests.session.fake import Log, Script, seams
 
 SETTINGS = Settings(warmup_ms=0, rewarm_ms=0, sample_ms=1, samples=3, rounds=1, openssl_runs=1)
@@ -227,7 +227,7 @@ def test_the_sizes_hint_is_said_once_and_only_for_byte_scenarios(two_otps):
     assert signs.upgrades
     for fmt in VIEWS:
         assert "--sizes 16,16384" not in rendered(fmt, signs), fmt
-    assert upgrade.SPLIT_HINT not in " ".join(said(signs))
+    assert words.SPLIT_HINT not in " ".join(said(signs))
 
 
 def test_concurrency_cells_carry_their_real_size(two_otps):
@@ -254,7 +254,7 @@ def test_baseline_and_the_neighbour_of_a_version_matrix():
     assert near[0].ratio == pytest.approx(1.5, rel=1e-3)
     subjects = [line.subject for a in build(report).answers() for line in a.lines]
     assert any(s.startswith("erlang@27.1 against erlang@23.3") for s in subjects), subjects
-    rebased = versus.rebased(report, "erlang@25.2.3")
+    rebased = findings.rebased(report, "erlang@25.2.3")
     first = {d.runtime: d for d in versus.of(rebased) if d.against == versus.FIRST}
     assert first["erlang@23.3"].ratio == pytest.approx(0.5, rel=1e-3)
     assert first["erlang@27.1"].ratio == pytest.approx(1.5, rel=1e-3)
@@ -264,5 +264,5 @@ def test_baseline_and_the_neighbour_of_a_version_matrix():
     assert "× first named" in rendered("table", report, width=200)
     assert "× baseline" in rendered("table", rebased, width=200)
     with pytest.raises(UsageError) as bad:
-        versus.rebased(report, "erlang@26")
+        findings.rebased(report, "erlang@26")
     assert "erlang@23.3, erlang@25.2.3, erlang@27.1" in str(bad.value)

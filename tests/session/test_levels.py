@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 
+from bridge.analysis.findings import complete
 from bridge.catalog import scenario
-from bridge.cli.common import complete
 from bridge.errors import OperationError, WorkerError
 from bridge.report import levels, schema
 from bridge.settings import Settings
-from bridge.view import build
+from bridge.view import build, words
 from tests.session.fake import Log, Script
 from tests.session.test_session import ERL, PY, plan, run
 
@@ -245,7 +245,8 @@ def test_levels_above_the_cpus_are_oversubscribed_and_said_so():
         False,
         True,
     ]
-    assert any("level 4 exceeds the 2 CPUs" in w for w in c.warnings)
+    assert any("level 4 exceeds the 2 CPUs" in w for w in words.concurrency_lines(c))
+    assert c.warnings is None  # findings, not sentences
     (four,) = [s for s in c.scaling if s.level == 4]
     assert four.oversubscribed
 

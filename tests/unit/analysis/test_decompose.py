@@ -10,6 +10,7 @@ from bridge.analysis import decompose
 from bridge.catalog import scenario
 from bridge.cli.common import rendered
 from bridge.report import schema
+from bridge.report.findings import Reason, Why
 from bridge.report.hw import Hw
 from bridge.view import Detail, notes
 from bridge.view.context import Context
@@ -102,7 +103,10 @@ def test_no_difference_is_taken_against_another_library():
     ]
     rts = [runtime("erlang", "OpenSSL 1.1.1w  11 Sep 2023"), runtime("openssl")]
     (d,) = decompose.decompose([ECDSA], results, rts)
-    assert d.setup_ns is None and "OpenSSL 3.0.19" in d.note and "1.1.1" in d.note
+    assert d.setup_ns is None and d.note is None
+    other = {"runtime": "openssl@1", "theirs": "OpenSSL 3.0.19", "ours": "OpenSSL 1.1.1"}
+    assert d.reasons == (Reason(Why.OTHER_LIBRARY, other),)
+    assert "no prepared call on the same library" in setup_sentence(d)
 
 
 def test_a_release_without_the_calls_says_why_per_size():
@@ -113,7 +117,7 @@ def test_a_release_without_the_calls_says_why_per_size():
         result(GCM, "erlang", "aead_init_only", 0, size=1200, status="unsupported", reason=why),
     ]
     (d,) = decompose.decompose([GCM], results, [runtime("erlang")])
-    assert d.setup_ns is None and d.note == why  # said once, not twice
+    assert d.setup_ns is None and d.reasons == (Reason(Why.UNSUPPORTED, {"reason": why}),)  # once
     assert why in setup_sentence(d)
 
 

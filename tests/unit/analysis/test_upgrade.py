@@ -9,11 +9,13 @@ import json
 
 import pytest
 
-from bridge.analysis import compare, upgrade
+from bridge.analysis import compare, upgrade, versus
 from bridge.render import show
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
+from bridge.report.findings import Significance, Why, reason
 from bridge.report.hw import Hw
+from bridge.view import words
 
 SIZES = (16, 64, 256, 1024, 8192, 16384)
 LOOPS = 1000
@@ -91,36 +93,67 @@ def test_a_fixed_cost_per_call_and_the_same_cost_per_byte():
     assert [s.size for s in u.sizes] == list(SIZES)
     assert u.sizes[0].ratio == pytest.approx(1616 / 1016, rel=0.01)
     assert u.sizes[-1].ratio == pytest.approx(17984 / 17384, rel=0.01)
-    assert upgrade.sentence(u) == (
-        "Erlang crypto:hash(sha256, Data): OTP 25.2.3 on OpenSSL 3.0.19 costs"
-        f" 600 ns more per call (95% CI {upgrade._signed(u.delta_a_ci95[0])} to"
-        f" {upgrade._signed(u.delta_a_ci95[1])}) and the same per byte (1.00×) as"
-        " OTP 23.2.6 on OpenSSL 1.1.1w: 1.59× at 16 B, 1.03× at 16 KiB."
+    assert all(s.significance is Significance.SLOWER for s in u.sizes)
+    assert words.upgrade_line(u) == (
+        "Erlang crypto:hash(sha256, Data): OTP 25.2.3 on OpenSSL 3.0.19 against"
+        " OTP 23.2.6 on OpenSSL 1.1.1w: 1.59× slower at 16 B, 1.03× slower at 16 KiB;"
+        f" it costs 600 ns more per call (95% CI {words._signed(u.delta_a_ci95[0])} to"
+        f" {words._signed(u.delta_a_ci95[1])}) and the same per byte (1.00×)."
     )
 
 
+def test_each_size_is_the_finding_the_table_shows():
+    # The sentence and the table's `× first named` say the same of a cell:
+    # one ratio, one CI, one significance.
+    r = report([OLD, NEW], sweep(OLD.id, 1000, 1.0) + sweep(NEW.id, 1600, 1.0, n=3))
+    diffs = versus.differences(r)
+    (u,) = upgrade.in_report(r, diffs)
+    first = {d.size: d for d in diffs if d.against == versus.FIRST}
+    for s in u.sizes:
+        d = first[s.size]
+        assert (s.ratio, s.ratio_ci95, s.significance) == (d.ratio, d.ci95, d.verdict)
+    # Named the other way round, the table's finding is read back inverted.
+    r2 = report([NEW, OLD], r.results)
+    (u2,) = upgrade.in_report(r2, versus.differences(r2))
+    d = next(d for d in versus.differences(r2) if d.against == versus.FIRST and d.size == 16)
+    assert u2.sizes[0].ratio == pytest.approx(1 / d.ratio)
+    assert d.verdict is Significance.FASTER and u2.sizes[0].significance is Significance.SLOWER
+
+
 @pytest.mark.parametrize(
-    "new_a, new_b, per_call, per_byte, words",
+    "new_a, new_b, per_call, per_byte, said",
     [
         (1000, 1.5, "same", "more", "the same per call within noise (+0"),
-        (1000, 0.5, "same", "less", "50% less per byte (0.50×) than"),
-        (700, 1.2, "less", "more", "300 ns less per call"),
+        (1000, 0.5, "same", "less", "1.89× faster at 16 KiB; it costs the same per call"),
+        (700, 1.2, "less", "more", "1.41× faster at 16 B, 1.17× slower at 16 KiB"),
     ],
 )
-def test_the_words_follow_the_fits(new_a, new_b, per_call, per_byte, words):
+def test_the_words_follow_the_fits(new_a, new_b, per_call, per_byte, said):
     r = report([OLD, NEW], sweep(OLD.id, 1000, 1.0) + sweep(NEW.id, new_a, new_b))
     (u,) = upgrade.in_report(r)
     assert (u.per_call, u.per_byte) == (per_call, per_byte)
-    assert words in upgrade.sentence(u)
+    assert said in words.upgrade_line(u)
 
 
-def test_too_few_samples_give_no_ci_and_say_so():
+def test_too_few_samples_give_the_split_no_ci_and_say_so():
     r = report([OLD, NEW], sweep(OLD.id, 1000, 1.0, n=3) + sweep(NEW.id, 1600, 1.0, n=3))
     (u,) = upgrade.in_report(r)
     assert u.delta_a_ci95 is None and u.b_ratio_ci95 is None
-    assert all(s.ratio_ci95 is None for s in u.sizes)
     assert u.per_call == "more"  # from the point estimates
-    assert upgrade.sentence(u).endswith("Too few samples for a CI: significance unknown.")
+    assert u.reasons == (reason(Why.TOO_FEW_SAMPLES, what="sample", have=3, need=6),)
+    # Each size keeps its own finding, as the table shows it.
+    assert u.sizes[0].significance is Significance.SLOWER
+    assert words.upgrade_line(u).endswith("(the split has no CI: 3 samples a side: a CI needs 6).")
+
+
+def test_imported_numbers_say_as_posted():
+    bare = [dataclasses.replace(x, samples=(), point_ns=x.median()) for x in sweep(OLD.id, 1000, 1)]
+    new = [dataclasses.replace(x, samples=(), point_ns=x.median()) for x in sweep(NEW.id, 1600, 1)]
+    r = report([OLD, NEW], bare + new)
+    (u,) = upgrade.in_report(r)
+    assert u.reasons == (reason(Why.NO_SAMPLES),)
+    assert {s.significance for s in u.sizes} == {Significance.UNKNOWN}
+    assert "1.59× slower at 16 B (as posted)" in words.upgrade_line(u)
 
 
 def test_one_size_gives_the_ratio_alone():
@@ -130,7 +163,7 @@ def test_one_size_gives_the_ratio_alone():
     )
     (u,) = upgrade.in_report(r)
     assert u.delta_a_ns is None and u.per_call == "unknown"
-    assert "1.10× at 1000 B (one size)." in upgrade.sentence(u)
+    assert words.upgrade_line(u).endswith("1.10× slower at 1000 B (one size).")
 
 
 def test_what_is_not_an_upgrade():

@@ -9,9 +9,11 @@ import random
 import pytest
 
 from bridge.analysis import versus
-from bridge.cli.common import complete, rendered
+from bridge.analysis.findings import complete
+from bridge.cli.common import rendered
 from bridge.render import plot
 from bridge.report import schema
+from bridge.report.findings import Significance, Why, reason
 from bridge.report.hw import Hw
 from bridge.view import build as build_view
 
@@ -99,7 +101,8 @@ def test_drift_in_one_round_is_not_a_difference():
     rep = report([result("erlang@23.2.6", base), result("erlang@25.2.3", hit)], TWO_OTPS)
     d = first_named(rep)
     assert d.ci95[0] > 1.03  # what compare alone would call slower
-    assert d.verdict == "within noise" and "drift" in d.note
+    assert d.verdict == "within noise" and versus.is_drift(d)
+    assert d.reasons == (reason(Why.ROUNDS_DISAGREE, agree=4, rounds=5),)
 
 
 def test_too_few_rounds_is_unresolved_not_significant():
@@ -113,10 +116,75 @@ def test_too_few_rounds_is_unresolved_not_significant():
     )
     d = first_named(rep)
     assert d.verdict == versus.UNRESOLVED and d.rounds == 2 and not d.significant
+    assert d.reasons == (reason(Why.FEW_ROUNDS, rounds=2, need=3),)
     text = " ".join(rendered("text", rep).split())
-    assert (
-        "0.70x ? (CI 0.69-0.71) - fewer than 3 rounds on both sides; rerun without --quick" in text
+    assert "0.70x ? (CI 0.69-0.71) - 2 rounds with samples on both sides" in text
+    assert "telling a difference from drift needs 3; rerun without --quick" in text
+
+
+def test_without_a_round_plan_too_few_samples_are_no_significance():
+    # A report that does not say how it sampled: the CI alone, which one or
+    # two samples a side cannot give.
+    rep = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", [700.0, 701.0])],
+        TWO_OTPS,
+        settings={},
     )
+    d = first_named(rep)
+    assert d.verdict is Significance.FEW and d.ci95 is None and not d.significant
+    assert d.reasons == (reason(Why.TOO_FEW_SAMPLES, what="sample", have=2, need=3),)
+    assert "0.70× ?" in rendered("table", rep, width=200)
+
+
+def test_numbers_as_posted_have_no_significance_and_say_so():
+    bare = [
+        schema.Result(**{**r.__dict__, "samples": (), "point_ns": r.median()})
+        for r in (result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(700)))
+    ]
+    d = first_named(report(bare, TWO_OTPS))
+    assert d.verdict is Significance.UNKNOWN and d.reasons == (reason(Why.NO_SAMPLES),)
+
+
+def two_speed(fast: float, slow_share: float, n: int = 24, seed: int = 3) -> list[float]:
+    """A cell of one process on a two-speed machine: `slow_share` of its
+    samples 1.5x slower, in no order."""
+    rng = random.Random(seed)
+    k = round(n * slow_share)
+    xs = [fast * 1.5 * (1 + rng.uniform(-0.01, 0.01)) for _ in range(k)]
+    xs += [fast * (1 + rng.uniform(-0.01, 0.01)) for _ in range(n - k)]
+    rng.shuffle(xs)
+    return xs
+
+
+def test_a_lopsided_ci_says_which_side_makes_it():
+    # "1.50x (CI 0.47-1.53: within noise)": a --quick cell (24 samples, one
+    # process) that caught a two-speed machine, just over half of its samples
+    # at the slow speed. Its median is a slow one; a resample's median is a
+    # fast one almost as often: the CI spans both speeds and the point sits
+    # at its top. The difference names the cell that makes it.
+    rep = report(
+        [
+            result("erlang@23.2.6", noisy(1000, n=24)),
+            result("erlang@25.2.3", two_speed(1000, 13 / 24)),
+        ],
+        TWO_OTPS,
+        settings={},
+    )
+    d = first_named(rep)
+    lo, hi = d.ci95
+    assert d.ratio == pytest.approx(1.49, abs=0.01) and lo < 1.01 and hi < 1.5, d
+    assert (d.ratio - lo) / (hi - lo) > 0.9 and d.verdict is Significance.NOISE
+    (why,) = d.reasons
+    assert why.why is Why.CELL_TWO_SPEEDS and why["runtime"] == "erlang@25.2.3"
+    assert why["low_share"] == pytest.approx(11 / 24, abs=0.001)
+    (line,) = [x for a in view_of(rep).answers() for x in a.lines if "against" in x.subject]
+    assert line.verdict.text == "within noise" and line.figure.startswith("1.49× (CI 1.00–1.50")
+    assert line.reason.startswith("erlang@25.2.3 hash at 16 B (hw on): two speeds: 46% of the")
+    # Both sides steady, the same ratio: nothing lopsided to say.
+    one = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1500))], TWO_OTPS
+    )
+    assert first_named(one).reasons == ()
 
 
 def test_rounds_follow_the_session_schedule():
@@ -297,7 +365,8 @@ def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():
         [result("erlang@23.2.6", base), result("erlang@25.2.3", other)], TWO_OTPS, settings
     )
     d = first_named(rep)
-    assert d.verdict == "within noise" and "19 of 30 rounds" in d.note
+    assert d.verdict == "within noise"
+    assert d.reasons == (reason(Why.ROUNDS_DISAGREE, agree=19, rounds=30),)
 
 
 def test_a_pasted_line_with_no_operations_makes_no_ratio():

@@ -15,6 +15,7 @@ import pytest
 from bridge.analysis import compare
 from bridge.cli.common import rendered
 from bridge.report import schema
+from bridge.report.findings import Why, reason
 from tests.conftest import FIXTURES
 
 FIX = FIXTURES
@@ -78,7 +79,10 @@ def test_compare_a_report_with_itself_is_all_noise():
     # A cell with fewer samples than a CI needs (an openssl cell of 2 runs)
     # says so instead of a verdict.
     few = [row for row in rows if row.verdict == compare.FEW]
-    assert all(row.ci95 is None and "2 openssl runs per side" in row.note for row in few)
+    assert few and all(row.ci95 is None for row in few)
+    assert {row.reasons for row in few} == {
+        (reason(Why.TOO_FEW_SAMPLES, what="openssl run", have=2, need=3),)
+    }
     assert rows and all(row.verdict == "within noise" for row in rows if row not in few)
     assert all(row.ratio == 1.0 for row in rows)
 

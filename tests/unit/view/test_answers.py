@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from bridge.cli.common import complete
+from bridge.analysis.findings import complete
 from bridge.render import layout, terminal
 from bridge.report import schema
 from bridge.view import Detail, build

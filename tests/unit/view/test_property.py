@@ -19,7 +19,7 @@ from functools import cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge.cli.common import complete
+from bridge.analysis.findings import complete
 from bridge.render import layout, markdown, summary, terminal, text
 from bridge.render.escape import md_cell, md_text, term_text
 from bridge.report import schema

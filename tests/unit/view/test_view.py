@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from bridge.cli.common import complete
+from bridge.analysis.findings import complete
 from bridge.render import markdown, terminal, text
 from bridge.report import schema
 from bridge.view import Detail, build

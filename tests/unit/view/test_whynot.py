@@ -26,7 +26,7 @@ from bridge.report.whynot import (
     TooSmall,
 )
 from bridge.view import build
-from bridge.view.whynot import why_not
+from bridge.view.words import why_not
 from tests.conftest import FIXTURES
 
 LIB = "/cache/noasm-openssl/lib/libcrypto.so.3"
