@@ -13,7 +13,9 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 
+from bridge.catalog import calls
 from bridge.report import schema
+from bridge.report.findings import Reason
 from bridge.report.levels import LevelResult, Scaling
 from bridge.view import codes, names, tables, units, words
 from bridge.view.context import Context, ci, fmt_ns, si3
@@ -195,7 +197,8 @@ def difference_line(ctx: Context, subject: str, d: schema.Difference) -> AnswerL
     runtime's time over its baseline's, in the words of its finding."""
     ratio = f"{d.ratio:.2f}×"
     spread = f"({ci(*d.ci95)})" if d.ci95 else ""
-    reason, rerun = words.difference_why(d, bool(ctx.report.settings.get("quick")))
+    named = dataclasses.replace(d, reasons=tuple(_labelled(ctx, r) for r in d.reasons))
+    reason, rerun = words.difference_why(named, bool(ctx.report.settings.get("quick")))
     if words.is_drift(d):
         return AnswerLine(
             subject, Phrase("within noise", Tone.MUTED), f"{ratio} {spread}", reason, rerun
@@ -215,6 +218,22 @@ def difference_line(ctx: Context, subject: str, d: schema.Difference) -> AnswerL
             subject, Phrase("within noise", Tone.MUTED), f"{ratio} {spread}".strip(), reason
         )
     return AnswerLine(subject, Phrase(f"{ratio} ?", Tone.WARN), spread, reason, rerun)
+
+
+def _labelled(ctx: Context, r: Reason) -> Reason:
+    """A reason that names a cell, naming a user's expression by its label
+    (bridge time's name=EXPR) rather than its id (expr:83f2aa0a)."""
+    if not str(r.params.get("call_id", "")).startswith(calls.USER_PREFIX):
+        return r
+    row = next(
+        (
+            x
+            for x in ctx.report.results
+            if (x.scenario, x.runtime, x.call_id) == (r["scenario"], r["runtime"], r["call_id"])
+        ),
+        None,
+    )
+    return r if row is None else Reason(r.why, {**r.params, "call_id": names.short_call(row)})
 
 
 # -- 3. scaling ----------------------------------------------------------------------
@@ -285,11 +304,13 @@ def handshakes(ctx: Context, scenario: str) -> Answer | None:
     the server's CPU per handshake where the run measured it."""
     block = ctx.report.tls
     cells = [c for c in block.cells if c.scenario == scenario and not c.hw.masked] if block else []
+    rows = [r for r in ctx.results(scenario) if r.ok and not r.hw.masked and r.median() > 0]
     if cells:
         lines = []
         for c in cells:
             subject = f"{ctx.names.language(c.runtime)} {c.call_id} on {c.runtime}"
-            figure = f"{fmt_ns(c.wall_ns)} each"
+            row = next((r for r in rows if (r.runtime, r.call_id) == (c.runtime, c.call_id)), None)
+            figure = f"{fmt_ns(c.wall_ns)} each{_rate_ci(row) if row else ''}"
             if c.server_cpu_ns:
                 figure += f"; the server's CPU {fmt_ns(c.server_cpu_ns)} a handshake"
             lines.append(
@@ -297,16 +318,13 @@ def handshakes(ctx: Context, scenario: str) -> Answer | None:
             )
         head = "Handshakes per second, client and server, per runtime and version"
         return Answer(AnswerKind.HANDSHAKES, head, tuple(lines))
-    rows = [r for r in ctx.results(scenario) if r.ok and not r.hw.masked and r.median() > 0]
     if not rows:
         return None
     lines = []
     for r in rows:
         s = r.summary()
         rate = 1e9 / s.median
-        spread = ""
-        if s.n > 1 and not r.imported and s.ci95[0] > 0:
-            spread = f" (CI {1e9 / s.ci95[1]:,.0f}–{1e9 / s.ci95[0]:,.0f})"
+        spread = _rate_ci(r)
         subject = (
             f"{ctx.names.short_who(r)} on {r.runtime}"
             if not ctx.names.is_several(r.runtime)
@@ -320,6 +338,14 @@ def handshakes(ctx: Context, scenario: str) -> Answer | None:
     return Answer(
         AnswerKind.HANDSHAKES, "Handshakes per second, per runtime and version", tuple(lines)
     )
+
+
+def _rate_ci(r: schema.Result) -> str:
+    """The handshakes per second's CI, from the cell's times: " (CI 63–198)"."""
+    s = r.summary()
+    if s.n > 1 and not r.imported and s.ci95[0] > 0:
+        return f" (CI {1e9 / s.ci95[1]:,.0f}–{1e9 / s.ci95[0]:,.0f})"
+    return ""
 
 
 # -- 5. time per call ----------------------------------------------------------------

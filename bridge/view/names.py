@@ -10,6 +10,7 @@ from collections import defaultdict
 
 from bridge.catalog import calls, usercode, vocab
 from bridge.report import schema
+from bridge.view import words
 
 # A call in a label: module:function( (Erlang) or name( at the start.
 _CALL = re.compile(r"\b([a-z][\w]*:[a-z][\w]*)\(")
@@ -101,9 +102,6 @@ def short_call(r: schema.Result) -> str:
 
 def feature(feature: str, brief: bool = False) -> str:
     """SHA extensions (SHA-NI / ARMv8 SHA); "ADX and BMI2 (masked together)";
-    `brief` without the parenthesis."""
-    parts = [vocab.FEATURE_NAMES.get(f, f) for f in feature.split("+")]
-    if len(parts) == 1:
-        return parts[0].split(" (")[0] if brief else parts[0]
-    joined = " and ".join(p.split(" (")[0] for p in parts)
-    return joined if brief else f"{joined} (masked together)"
+    `brief` without the parenthesis (bridge.view.words.feature)."""
+    said = words.feature(feature)
+    return said.split(" (")[0] if brief else said

@@ -75,27 +75,10 @@ def feature(name: str) -> str:
     return " and ".join(p.split(" (")[0] for p in parts) + " (masked together)"
 
 
-def feature_short(name: str) -> str:
-    """A feature without its gloss: "SHA extensions", "AES instructions and
-    carry-less multiply"."""
-    return feature(name).split(" (")[0]
-
-
 def who(kind: str, call: str) -> str:
     """A call named with its runtime kind: "Erlang crypto:hash(...)"; an
     openssl call already reads "openssl speed ..."."""
     return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
-
-
-# How a sentence names a comparison group (calls.Call.role): rows of
-# different groups are never compared, nor put in one "fastest" sentence.
-GROUP_WORDS = {
-    "sign": "sign",
-    "verify": "verify",
-    "keygen": "with a fresh key pair per call",
-    "setup": "set-up alone",
-    "process": "whole process per call",
-}
 
 
 def _plural(n: int, what: str) -> str:
@@ -226,6 +209,11 @@ def _implausible(p: Mapping[str, Any], v: bool) -> str:
         f"{cell}: {_ns3(p['per_unit'])} ns per {one}, {p['ratio']:.2f}× the line's"
         f" {_ns3(p['b'])}: not a linear cost; load or a frequency step moved this cell"
     )
+
+
+def _span(lo: float, hi: float) -> str:
+    """Two shares as a range, or one where they read the same: "68%-76%", "77%"."""
+    return f"{lo:.0%}" if f"{lo:.0%}" == f"{hi:.0%}" else f"{lo:.0%}-{hi:.0%}"
 
 
 def _ns3(value: float) -> str:
@@ -427,7 +415,7 @@ WORDS: dict[Why, tuple[_Words, str]] = {
     ),
     Why.CELLS_WAITED: (
         lambda p, v: (
-            f"{p['runtime']} waited for a CPU {p['lo']:.0%}-{p['hi']:.0%} of its sample"
+            f"{p['runtime']} waited for a CPU {_span(p['lo'], p['hi'])} of its sample"
             f" windows in {p['cells']} cells: another process held the CPU, so those wall figures"
             " are not the cost of the calls (their CPU time per call is in the report)"
         ),
@@ -673,21 +661,6 @@ _WHY_NOT: dict[Why, _WhyNotWords] = {
 # -- hardware verdicts ---------------------------------------------------------
 
 
-def verdict_phrase(v: schema.HwVerdict) -> str:
-    """The verdict in words: "uses SHA extensions", "does not use AES
-    instructions", "inconclusive", "the CPU lacks ADX"..."""
-    name = feature_short(v.feature)
-    return {
-        Verdict.USED: f"uses {name}",
-        Verdict.NOT_USED: f"does not use {name}",
-        Verdict.INCONCLUSIVE: "inconclusive",
-        Verdict.CPU_LACKS: f"the CPU lacks {name}",
-        Verdict.MASKED: f"{name} masked already",
-        Verdict.NOT_OPENSSL: "not through OpenSSL",
-        Verdict.CANNOT_TEST: "cannot be tested",
-    }.get(v.verdict, str(v.verdict))
-
-
 def verdict_figure(v: schema.HwVerdict, unit: str = BYTES, x: str = "×", dash: str = "–") -> str:
     """The slow-down masked with its CI: "1.18× slower without it (CI
     1.13–1.26)"; "" for a verdict without numbers."""
@@ -772,29 +745,6 @@ def _stored(v: schema.HwVerdict, unit: str) -> str:
 # -- differences ----------------------------------------------------------------
 
 
-def difference(d: schema.Difference, x: str = "×", dash: str = "–") -> str:
-    """A ratio for a sentence, with its significance and why: "1.66× (too
-    few rounds to tell)", "2.35× (CI 2.20–2.51: slower)"."""
-    head = f"{d.ratio:.2f}{x}"
-    if d.verdict == Significance.UNKNOWN or (d.ci95 is None and not d.reasons):
-        return f"{head} (as posted)"
-    if d.verdict == Significance.UNRESOLVED:
-        return f"{head} (too few rounds to tell)"
-    if d.verdict == Significance.FEW or d.ci95 is None:
-        return f"{head} (too few samples to tell)"
-    why = "; ".join(clause(r) for r in d.reasons)
-    said = f"{str(d.verdict)}; {why}" if why else str(d.verdict)
-    return f"{head} (CI {d.ci95[0]:.2f}{dash}{d.ci95[1]:.2f}: {said})"
-
-
-def difference_reason(d: schema.Difference) -> str:
-    """Why a difference has no significance, with what to do; a report from
-    before the reasons: its stored note."""
-    if d.reasons:
-        return reasons(d.reasons)
-    return d.note
-
-
 # -- the upgrade view -----------------------------------------------------------
 
 
@@ -804,61 +754,6 @@ def upgrade_sides(u: schema.Upgrade) -> tuple[str, str]:
     if u.new_version == u.old_version:
         return u.new, u.old
     return u.new_version, u.old_version
-
-
-def upgrade_size(s: schema.UpgradeSize, where: str, x: str = "×") -> str:
-    """One size of an upgrade, saying slower or faster: "2.09× slower at
-    16 B", "within noise at 16 KiB (1.02×)", "1.66× slower at 16 B (too few
-    rounds to tell)"."""
-    if s.significance == Significance.NOISE:
-        return f"within noise {where} ({s.ratio:.2f}{x})"
-    if s.ratio >= 1:
-        head = f"{s.ratio:.2f}{x} slower {where}"
-    else:
-        head = f"{1 / s.ratio:.2f}{x} faster {where}"
-    hedge = {
-        Significance.UNRESOLVED: " (too few rounds to tell)",
-        Significance.FEW: " (too few samples to tell)",
-        Significance.UNKNOWN: " (as posted)",
-        Significance.UNEQUAL_LOAD: " (the unequal load can explain it)",
-    }
-    if s.significance is None:  # a report from before: the CI alone
-        return head + (f" (CI {s.ratio_ci95[0]:.2f}-{s.ratio_ci95[1]:.2f})" if s.ratio_ci95 else "")
-    return head + hedge.get(s.significance, "")
-
-
-def upgrade_line(u: schema.Upgrade, unit: str = BYTES, x: str = "×") -> str:
-    """One call's upgrade in words, naming both sides and saying slower or
-    faster at the smallest and the largest size (and any size between whose
-    significance differs), then where the difference lives (per call, per
-    byte) when two sizes or more split it."""
-    new, old = upgrade_sides(u)
-    name = who(u.kind, u.call) if u.kind in ("erlang", "python") else u.call
-    several = len(u.sizes) > 1
-    shown = _upgrade_sizes(u.sizes)
-    sizes = ", ".join(upgrade_size(s, at(s.size, unit, several, brief=True), x) for s in shown)
-    head = f"{name}: {new} against {old}: {sizes}"
-    if u.delta_a_ns is None:
-        one = " (one size)" if unit == BYTES and not several else ""
-        return f"{head}{one}."
-    text = f"{head}; it costs {_per_call(u)} and {_per_byte(u, x)}"
-    why = "; ".join(clause(r) for r in u.reasons if r.why is not Why.UNEQUAL_LOAD)
-    if why:
-        text += f" (the split has no CI: {why})"
-    if not u.reasons and u.note:  # a report from before the reasons
-        text += f". Not significant on that basis: {u.note}"
-    elif any(r.why is Why.UNEQUAL_LOAD for r in u.reasons):
-        text += ". " + clause(next(r for r in u.reasons if r.why is Why.UNEQUAL_LOAD))
-    return text + "."
-
-
-def _upgrade_sizes(sizes: Sequence[schema.UpgradeSize]) -> list[schema.UpgradeSize]:
-    """The smallest and the largest size, and any size between whose
-    significance differs from both."""
-    if len(sizes) <= 2:
-        return list(sizes)
-    ends = {sizes[0].significance, sizes[-1].significance}
-    return [sizes[0], *(s for s in sizes[1:-1] if s.significance not in ends), sizes[-1]]
 
 
 def _per_call(u: schema.Upgrade) -> str:

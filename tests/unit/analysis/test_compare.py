@@ -130,7 +130,7 @@ def test_an_upgrade_between_differently_loaded_machines_says_so():
     (u,) = upgrade.between(a, b, ("old.json", "new.json"), rows)
     assert u.per_call == Change.UNEQUAL_LOAD and u.per_byte == Change.UNEQUAL_LOAD
     assert u.reasons == (reason(Why.UNEQUAL_LOAD, busier="B"),)
-    said = words.upgrade_line(u)
+    said = words.upgrade_split(u, "crypto:hash")
     assert "600 ns more per call (which the unequal load can explain)" in said
     assert said.endswith("B ran on a busier machine: the load alone can make this difference.")
     # Each size is the comparison's row of the same cells: unequal load too.

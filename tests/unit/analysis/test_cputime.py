@@ -92,7 +92,7 @@ def test_many_cells_that_waited_are_one_finding_a_runtime():
     rs = [_result(size=n, **waited) for n in (16, 64, 256)]
     (found,) = cputime.findings(cputime.record(rs, SCENARIOS, None))
     assert found.why is Why.CELLS_WAITED and found["cells"] == 3
-    assert words.clause(found).startswith("python@3.11 waited for a CPU 33%-33% of its sample")
+    assert words.clause(found).startswith("python@3.11 waited for a CPU 33% of its sample")
 
 
 def test_an_openssl_window_is_its_whole_process():
