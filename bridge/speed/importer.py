@@ -8,13 +8,12 @@ anything comparing them says that significance is unknown.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 from typing import BinaryIO
 
 import bridge
 from bridge import plain
-from bridge.analysis import versus
+from bridge.analysis import findings
 from bridge.errors import UsageError
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -98,8 +97,9 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
         ),
         concurrency=multi.block(cells),
     )
-    # × first named between the runs, as posted (no samples: no significance).
-    return dataclasses.replace(made, differences=versus.differences(made)), parsed.warnings
+    # Its findings (× first named between the runs, as posted: no samples, no
+    # significance), computed once as a run's are.
+    return findings.report(made, findings.compute(made)), parsed.warnings
 
 
 def _unknown_version(run: parse.Run) -> str:
