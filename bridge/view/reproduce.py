@@ -87,7 +87,7 @@ def of(report: schema.Report) -> Rebuilt | None:
     argv += _sizes(report, builtin, left)
     argv += _setting_flags(settings)
     argv += _with(report, builtin)
-    argv += _runtimes(report, left)
+    argv += _runtimes(report, left, _canonical(report.reproduce) or [])
     if not all(w.isprintable() for w in argv):
         # A control, an override or a lone surrogate in a path: a view would
         # show it as an escape, and the line would name another file.
@@ -226,22 +226,26 @@ def _with(report: schema.Report, builtin: dict[str, scenario.Scenario | None]) -
     return argv
 
 
-def _runtimes(report: schema.Report, left: list[Left]) -> list[str]:
+def _runtimes(report: schema.Report, left: list[Left], said: list[str]) -> list[str]:
     """--erl/--python/--openssl where a kind ran more than one runtime (the
-    paths tell them apart), --runtimes where not every kind was asked for,
-    and the running nodes (--node ... --measure)."""
+    paths tell them apart), or where the report's own line (`said`, its
+    words) gave the one it ran: the path printed is the runtime's
+    executable as the report records it, never a word of that line;
+    --runtimes where not every kind was asked for, and the running nodes
+    (--node ... --measure)."""
+    given = {(flag, path) for flag, path in zip(said, said[1:], strict=False)}
     local = [rt for rt in report.runtimes if not rt.masked and not rt.node_host]
     nodes = [rt for rt in report.runtimes if rt.node_host and not rt.masked]
     argv: list[str] = []
     for kind, flag in (("erlang", "--erl"), ("openssl", "--openssl"), ("python", "--python")):
         mine = [rt for rt in local if rt.kind == kind and "libcrypto_dir" not in rt.details]
         paths = list(dict.fromkeys(rt.executable for rt in mine))
-        if len(paths) > 1:
+        if len(paths) > 1 or (len(paths) == 1 and (flag, paths[0]) in given):
             for path in paths:
                 argv += [flag, path]
     for rt in report.runtimes:
-        given = {k for k in (rt.details.get("env") or {}) if k not in MASK_VARS}
-        if given or "libcrypto_dir" in rt.details:
+        env = {k for k in (rt.details.get("env") or {}) if k not in MASK_VARS}
+        if env or "libcrypto_dir" in rt.details:
             left.append(Left.GIVEN)
     kinds = [
         k

@@ -127,6 +127,17 @@ _TYPES = {
 def _fits(node: dict, value: Any) -> bool:
     if "enum" in node:
         return value in node["enum"]
+    if "const" in node:
+        return value == node["const"]
+    if isinstance(value, dict) and "properties" in node:
+        # A tagged branch (a why_not's "reason"): its constants must match,
+        # and a closed object holds none of the value's other keys.
+        props = node["properties"]
+        tags = {k: _resolve(v) for k, v in props.items() if "const" in _resolve(v)}
+        if any(value.get(k) != v["const"] for k, v in tags.items()):
+            return False
+        if node.get("additionalProperties") is False and set(value) - set(props):
+            return False
     kinds = node.get("type")
     if kinds is None:
         return True
@@ -146,6 +157,10 @@ def _branch(node: Any, value: Any) -> dict:
 
 
 def _free(node: dict) -> bool:
+    """Text a hostile string can stand in for: not a closed or patterned
+    value, nor one bounded short (a certificate's 64-hex fingerprint)."""
+    if node.get("maxLength", 4096) < 4096:
+        return False
     return not any(k in node for k in ("enum", "const", "pattern", "format"))
 
 

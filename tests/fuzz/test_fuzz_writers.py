@@ -130,6 +130,18 @@ def _extras() -> dict:
             }
         ],
     }
+    # Each reason a not-used or masked verdict can give (bridge.report.whynot),
+    # on copies of the first verdict.
+    clue = {"source": "library", "sign": "no-capvector", "text": "CPUINFO: N/A"}
+    build = {"library": "/lib/libcrypto.so.3", "version": "3.5.7", "evidence": [clue]}
+    for why in (
+        {"reason": "cpu-lacks", "feature": "sha_ni", "seen_by": "cpuinfo"},
+        {"reason": "env-masks", "variable": "OPENSSL_ia32cap", "value": ":~0x20000000"},
+        {"reason": "no-asm", **build},
+        {"reason": "no-capvector", **build},
+        {"reason": "bypasses-evp", "api": "hashlib's built-in sha256"},
+    ):
+        d["verdicts"].append({**d["verdicts"][0], "verdict": "not-used", "why": why})
     return d
 
 
@@ -154,6 +166,11 @@ FIXTURE_BASES = [
     "report-nodes.json",
     "roundtrip/import-seed.json",
     "terminal/hmac-sha1-quick.json",
+    # The findings' own reports: TLS (negotiated parameters, savings), levels
+    # (the slowest of N, level 1 against its cell), a library without assembler.
+    "../../docs/findings/reports/tls-resume-quick.json",
+    "../../docs/findings/reports/tls-handshake-levels-quick.json",
+    "../../docs/findings/reports/sha256-noasm-quick.json",
 ]
 BASES = sorted([*FIXTURE_BASES, "extras", "concurrency"])
 
