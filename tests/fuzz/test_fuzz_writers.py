@@ -142,6 +142,20 @@ def _extras() -> dict:
         {"reason": "bypasses-evp", "api": "hashlib's built-in sha256"},
     ):
         d["verdicts"].append({**d["verdicts"][0], "verdict": "not-used", "why": why})
+    # The reasons of a report with codes (bridge.report.findings): a withheld
+    # verdict's, with what to rerun; why a feature cannot be tested.
+    busy = {"why": "busy-machine", "others_cpus": 1.6, "cpus": 2, "needs": 2.0}
+    gap = {"why": "twin-gap", "gap": 1.4, "scenario": "s", "call_id": "c", "size": 16}
+    d["verdicts"].append(
+        {
+            **d["verdicts"][0],
+            "verdict": "inconclusive",
+            "reasons": [busy, {**gap, "unit": "bytes"}],
+            "rerun": {"option": "--rounds 40", "why": "busy-machine"},
+            "margin": 2.0,
+        }
+    )
+    experiment["why"] = {"aes": {"why": "foreign-library", "library": "LibreSSL 3.8"}}
     return d
 
 

@@ -246,6 +246,9 @@ def test_the_schema_lists_every_reason():
     published = json.loads((ROOT / "bridge" / "report" / "report-1.schema.json").read_text())
     codes = published["$defs"]["reason"]["properties"]["why"]["enum"]
     assert codes == [w.value for w in Why]
+    # The parameters' names are a closed set too: a reader refuses another.
+    names = published["$defs"]["reason"]["propertyNames"]["enum"]
+    assert names == sorted(set().union(*PARAMS.values()) | {"why"})
 
 
 def test_the_noise_band_is_the_verdicts_margin():
