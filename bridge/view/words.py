@@ -276,11 +276,9 @@ WORDS: dict[Why, tuple[_Words, str]] = {
         lambda p, v: f"{_plural(p['have'], p['what'])} a side: a CI needs {p['need']}",
         "rerun with more samples",
     ),
+    # The CI itself stands beside the verdict (its figure).
     Why.WITHIN_NOISE: (
-        lambda p, v: (
-            f"the CI ({p['lo']:.2f}–{p['hi']:.2f}×) reaches both sides of the"
-            f" {p['margin']:.2f}× a verdict needs"
-        ),
+        lambda p, v: f"the CI reaches both sides of the {p['margin']:.2f}× a verdict needs",
         "rerun with more rounds",
     ),
     Why.MASKED_FASTER: (

@@ -64,7 +64,7 @@ EXAMPLES: dict[Why, tuple[dict, str]] = {
     ),
     Why.WITHIN_NOISE: (
         {"lo": 1.01, "hi": 2.01, "margin": 1.05},
-        "the CI (1.01–2.01×) reaches both sides of the 1.05× a verdict needs",
+        "the CI reaches both sides of the 1.05× a verdict needs",
     ),
     Why.MASKED_FASTER: ({"ratio": 0.74, "lo": 0.73, "hi": 0.77}, "which no mask can cause"),
     Why.SAMPLES_EQUAL: ({}, "all equal, so there is no CI"),
