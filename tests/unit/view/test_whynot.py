@@ -1,4 +1,4 @@
-"""Why a path is not using the hardware, in words (bridge.view.whynot): each
+"""Why a path is not using the hardware, in words (bridge.view.words.why_not): each
 reason says what applies and what to do next, and the verdict lines of
 every view carry it after the figures (a verdict without figures: instead
 of its stored reason)."""
