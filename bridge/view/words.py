@@ -807,7 +807,31 @@ def noise_lines(block: schema.Noise, verbose: bool = False) -> list[str]:
     do (`noise_advice`); a report from before the findings: its warnings."""
     if not block.findings:
         return list(block.warnings or ())
-    return [clause(r, verbose) for r in block.findings if r.why is not Why.NOISY_RUN]
+    said = [r for r in block.findings if r.why is not Why.NOISY_RUN]
+    if verbose:
+        return [clause(r, verbose) for r in said]
+    # Warnings of one kind about several cells are one line with a count.
+    out: list[str] = []
+    for r in said:
+        kind = [x for x in said if x.why is r.why]
+        if r.why not in _CELL_KINDS or len(kind) == 1:
+            out.append(clause(r, verbose))
+        elif r is kind[0]:
+            cells = ", ".join(_cell(x.params) for x in kind[:3])
+            more = f" and {len(kind) - 3} more" if len(kind) > 3 else ""
+            out.append(f"{_CELL_KINDS[r.why]} in {len(kind)} cells ({cells}{more}); -v says each")
+    return out
+
+
+# A finding about one cell, said of several at once (noise_lines).
+_CELL_KINDS = {
+    Why.CELL_BY_CPU: "samples differ by CPU",
+    Why.CELL_TWO_SPEEDS: "two speeds",
+    Why.CELL_DRIFT: "drifting samples",
+    Why.CELL_BY_PROCESS: "the figure depends on the process",
+    Why.CELL_WAITED: "waited for a CPU a share of the sample windows",
+    Why.IMPLAUSIBLE_COST: "a cost off its fit's line",
+}
 
 
 def concurrency_lines(block: Any, verbose: bool = False) -> list[str]:

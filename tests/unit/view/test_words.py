@@ -406,3 +406,17 @@ def test_an_upgrade_says_where_its_difference_lives():
         " call (95% CI +600 to +680) and 80% less per byte (0.20×) against OTP 23.2.6 on"
         " OpenSSL 1.1.1w."
     )
+
+
+def test_warnings_of_one_kind_about_several_cells_are_one_line():
+    def by_cpu(call_id: str) -> Reason:
+        cell = dict(scenario="s", runtime="erlang@25", call_id=call_id, size=16, hw="on")
+        return reason(Why.CELL_BY_CPU, **cell, unit="bytes", cpus=[[0, 100.0, 12], [1, 200.0, 12]])
+
+    busy = reason(Why.STEAL, steal=0.05)
+    block = schema.Noise(seconds=1.0, findings=(busy, *(by_cpu(c) for c in "abcd")))
+    lines = words.noise_lines(block)
+    assert len(lines) == 2 and lines[0].startswith("the hypervisor gave 5%")
+    assert lines[1].startswith("samples differ by CPU in 4 cells (erlang@25 a at 16 B (hw on),")
+    assert lines[1].endswith("and 1 more); -v says each")
+    assert len(words.noise_lines(block, verbose=True)) == 5
