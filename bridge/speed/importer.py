@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 import bridge
 from bridge import plain
-from bridge.analysis import findings
+from bridge.analysis import findings, versus
 from bridge.errors import UsageError
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -97,9 +97,11 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
         ),
         concurrency=multi.block(cells),
     )
-    # Its findings (× first named between the runs, as posted: no samples, no
-    # significance), computed once as a run's are.
-    return findings.report(made, findings.compute(made)), parsed.warnings
+    # Its one finding, × first named between the runs (as posted: no samples,
+    # no significance), and the report constructed once with it. Pasted
+    # numbers hold no samples, machine or experiment for the others.
+    found = findings.Findings(differences=versus.differences(made), concurrency=made.concurrency)
+    return findings.report(made, found), parsed.warnings
 
 
 def _unknown_version(run: parse.Run) -> str:
