@@ -35,7 +35,7 @@ from bridge.cli.common import (
     show_results,
     verbosity_options,
 )
-from bridge.cli.scenarios import complete_scenarios
+from bridge.cli.scenarios import ScenarioDir, complete_scenarios
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.measure import cost, runner
 from bridge.measure.plan import Plan
@@ -246,8 +246,8 @@ RUN_EXAMPLES = (
     "--scenario-dir",
     "scenario_dirs",
     multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Also look for scenario files here.",
+    type=ScenarioDir(),
+    help="Also look for scenario files here; a name found here and among the built-ins is refused.",
 )
 @click.option(
     "--sizes",

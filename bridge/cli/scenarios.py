@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import click.shell_completion
 
+from bridge import plain
 from bridge.cli.common import (
     DATA_FORMATS,
     Command,
@@ -15,12 +16,28 @@ from bridge.cli.common import (
     out,
 )
 
+
+class ScenarioDir(click.Path):
+    """A directory that exists: click's file_okay=False refuses a regular
+    file only, and took /dev/zero or a FIFO as a directory of scenarios."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=True, file_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        if not Path(path).is_dir():
+            self.fail(f"{plain.printable(str(value))!r} is not a directory", param, ctx)
+        return path
+
+
 _SCENARIO_DIR = click.option(
     "--scenario-dir",
     "scenario_dirs",
     multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Also look for scenario files here (repeatable).",
+    type=ScenarioDir(),
+    help="Also look for scenario files here (repeatable); a name found here and among the"
+    " built-ins is refused.",
 )
 _GROUPS = (("Scenarios", ("scenario_dirs",)), ("Output", ("fmt", "quiet")))
 
