@@ -1,0 +1,124 @@
+"""bridge's cache follows no link and blocks on nothing: on a real file
+system, a directory in it that is a link (to /etc, or anywhere), a FIFO or
+a device where a file belongs, and a write over a link or a FIFO."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+import time
+
+import pytest
+
+from bridge.system import cache
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv("BRIDGE_CACHE_DIR", str(tmp_path / "c"))
+    return tmp_path / "c" / "bridge"
+
+
+def test_directories_are_made_private_one_level_at_a_time(root):
+    made = cache.directory("beam", "key")
+    assert made == root / "beam" / "key"
+    for d in (root, root / "beam", made):
+        assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    with pytest.raises(FileNotFoundError):
+        cache.directory("agent", create=False)
+
+
+@pytest.mark.parametrize("target", ["/etc", "outside"])
+def test_a_directory_that_is_a_link_is_refused(root, tmp_path, target):
+    """`beam` a link to /etc: bridge wrote its worker there."""
+    elsewhere = tmp_path / "outside" if target == "outside" else target
+    (tmp_path / "outside").mkdir()
+    root.mkdir(parents=True)
+    (root / "beam").symlink_to(elsewhere)
+    with pytest.raises(cache.CacheError, match="a symbolic link") as caught:
+        cache.directory("beam", "key")
+    assert caught.value.errno == errno.ELOOP
+    assert not (tmp_path / "outside" / "key").exists() and not os.path.exists("/etc/key")
+    assert cache.directory_or_none("beam") is None
+
+
+def test_a_link_deeper_down_is_refused_too(root, tmp_path):
+    (root / "beam").mkdir(parents=True)
+    (root / "beam" / "key").symlink_to(tmp_path)
+    with pytest.raises(cache.CacheError, match="beam/key: a symbolic link"):
+        cache.directory("beam", "key", create=False)
+
+
+@pytest.mark.parametrize("part", ["..", ".", "", "a/b", "x\0"])
+def test_a_part_that_is_not_a_name_is_refused(root, part):
+    with pytest.raises(cache.CacheError, match="not a name in the cache"):
+        cache.directory(part)
+
+
+def test_a_file_where_a_directory_belongs_is_refused(root):
+    root.mkdir(parents=True)
+    (root / "beam").write_text("")
+    with pytest.raises(cache.CacheError, match="not a directory"):
+        cache.directory("beam")
+
+
+def test_reads_refuse_fifos_links_and_directories_at_once(root, tmp_path):
+    root.mkdir(parents=True)
+    os.mkfifo(root / "fifo")
+    (root / "link").symlink_to("/dev/zero")
+    (root / "dir").mkdir()
+    started = time.monotonic()
+    for name, said in (("fifo", "a FIFO"), ("link", "a symbolic link"), ("dir", "a directory")):
+        with pytest.raises(cache.CacheError, match=said):
+            cache.read_bytes(root / name, 1 << 20)
+    assert time.monotonic() - started < 5  # none of them blocked
+    with pytest.raises(FileNotFoundError):
+        cache.read_bytes(root / "missing", 10)
+    (root / "big").write_bytes(b"x" * 11)
+    with pytest.raises(cache.CacheError, match="larger than 10 bytes"):
+        cache.read_bytes(root / "big", 10)
+    assert cache.read_bytes(root / "big", 11) == b"x" * 11
+
+
+def test_a_write_replaces_a_fifo_or_a_link_and_never_writes_through(root, tmp_path):
+    root.mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    (root / "limits.json").symlink_to(victim)
+    os.mkfifo(root / "twins.json")
+    for name in ("limits.json", "twins.json"):
+        cache.write_bytes(root / name, b"{}")
+        assert (root / name).read_bytes() == b"{}"
+        assert stat.S_ISREG(os.lstat(root / name).st_mode)
+        assert stat.S_IMODE(os.lstat(root / name).st_mode) == 0o600
+    assert victim.read_text() == "keep me"
+    assert sorted(p.name for p in root.iterdir()) == ["limits.json", "twins.json"]  # no temp left
+
+
+def test_discard_removes_a_link_not_what_it_points_to(root, tmp_path):
+    keep = tmp_path / "keep"
+    keep.mkdir()
+    (keep / "file").write_text("x")
+    (root / "beam").mkdir(parents=True)
+    (root / "beam" / "key").symlink_to(keep)
+    cache.discard(root / "beam" / "key")
+    assert (keep / "file").read_text() == "x"
+    assert list((root / "beam").iterdir()) == []
+    cache.discard(root / "beam" / "key")  # gone already: nothing
+
+
+def test_io_that_does_not_answer_gives_up(monkeypatch, tmp_path):
+    """A read or write on a hung file system: bridge goes on without it."""
+    monkeypatch.setattr(cache, "IO_TIMEOUT_S", 0.2)
+    release = threading.Event()
+    started = time.monotonic()
+    with pytest.raises(cache.CacheError, match="no answer within 0.2 s") as caught:
+        cache._timed(lambda: release.wait(30), tmp_path)
+    release.set()
+    assert caught.value.errno == errno.ETIMEDOUT
+    assert time.monotonic() - started < 5
+    assert cache._timed(lambda: 42, tmp_path) == 42
+    with pytest.raises(ZeroDivisionError):
+        cache._timed(lambda: 1 / 0, tmp_path)
