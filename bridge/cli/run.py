@@ -616,6 +616,13 @@ def _execute(
             click.echo(f"bridge: warning: skipped {skipped}", err=True)
     if shape.warns_on_stderr:
         _stderr_warnings(outcome.report)
+    if shape.verbose and outcome.busiest:
+        # Other users' process names: on this terminal only, never in the report.
+        named = ", ".join(f"{p.name} (pid {p.pid}, {p.cpu:.0%})" for p in outcome.busiest)
+        click.echo(
+            f"bridge: note: busy meanwhile (not kept in the report): {plain.printable(named)}",
+            err=True,
+        )
     return outcome, failure or wrong_baseline
 
 

@@ -545,8 +545,10 @@ class SampleCluster(Record):
 
 @dataclass(frozen=True)
 class BusyProcess(Record):
-    """Another process that used a CPU during the run: `cpu` is its average
-    share of one CPU."""
+    """Another process that used a CPU during the run, by pid and name, as
+    reports before `busy_others` kept it (`noise.busy_processes`): read and
+    written back as it was, never made by a run. `cpu` is its average share
+    of one CPU."""
 
     pid: int
     name: str
@@ -554,9 +556,21 @@ class BusyProcess(Record):
 
 
 @dataclass(frozen=True)
+class BusyOthers(Record):
+    """Other users' and programs' processes that used at least a tenth of a
+    CPU during the run: how many, and each one's average share of one CPU,
+    busiest first (at most five). Not their names or pids: reports are
+    shared, and those are other people's."""
+
+    count: int
+    cpu: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
 class Noise(Record):
     """The machine during the run (bridge.analysis.noise): load, the CPU time that
-    went elsewhere, other busy processes, cells with bimodal or drifting
+    went elsewhere, how many other processes were busy and their shares (not
+    who they were), cells with bimodal or drifting
     samples, and the warnings these gave. Shares are of all CPU time, over
     `seconds`; `*_cpus` are average numbers of CPUs. None: not measurable here."""
 
@@ -569,15 +583,17 @@ class Noise(Record):
     iowait: float | None = None
     bridge_cpus: float | None = None
     others_cpus: float | None = None
-    busy_processes: tuple[BusyProcess, ...] = ()
+    # Reports before busy_others only (None: not in the report, not written).
+    busy_processes: tuple[BusyProcess, ...] | None = jf(omit=NONE, default=None)
     cells: tuple[CellShape, ...] = ()
     driver_cpus: float | None = None
     warnings: tuple[str, ...] = ()
     advice: str = ""
+    busy_others: BusyOthers | None = jf(omit=NONE, default=None)
 
     json_order: ClassVar[tuple[str, ...]] = (
         *("seconds", "cpus", "load_before", "load_after", "busy", "steal", "iowait"),
-        *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "cells"),
+        *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "busy_others", "cells"),
     )
 
 
