@@ -34,6 +34,11 @@ SCHEMA = "bridge.report/1"
 SCHEMA_NAME, SCHEMA_VERSION = SCHEMA.split("/")
 SCHEMA_VERSION_INT = int(SCHEMA_VERSION)
 MAX_REPORT_BYTES = 256 * 1024 * 1024
+# What reading a report may take (bridge.plain.check_json_cost): its text as
+# Python holds it beside what json.loads makes of it. With the interpreter,
+# the checks and the records, `bridge report` then stays under about 1 GB
+# for any file (docs/reference/report-schema.md gives the measurements).
+MAX_PARSE_BYTES = 640 << 20
 
 
 # Omit rules the records share.
@@ -850,11 +855,18 @@ def load(path: str | Path) -> Report:
 
     p = Path(path)
     raw = plain.read_bytes(p, MAX_REPORT_BYTES, "not a report")
+    # Bounded in memory before it is decoded (bridge.plain.json_shape): the
+    # text as Python holds it (one emoji: 4 bytes a character) and what
+    # json.loads would make of it.
+    try:
+        plain.check_json_cost(raw, str(p), MAX_PARSE_BYTES, reportcheck.MAX_ITEMS)
+    except plain.TooLarge as exc:
+        raise UsageError(f"{exc.message}; not a report bridge reads") from None
     try:
         text = plain.decode(raw, str(p), "not a report")
     except UsageError:
         raise UsageError(f"{p}: not a bridge report (binary data, not JSON)") from None
-    plain.check_json_depth(text, str(p))
+    del raw
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -863,6 +875,7 @@ def load(path: str | Path) -> Report:
         ) from None
     except ValueError as exc:  # an integer of thousands of digits, NaN
         raise UsageError(f"{p}: not a bridge report ({exc})") from None
+    del text
     if isinstance(data, dict):
         check_schema(data.get("schema"), str(p))
         reportcheck.check(data, str(p))
