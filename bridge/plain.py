@@ -230,21 +230,22 @@ def json_depth(text: str | bytes) -> int:
 
 
 def _outside_strings(text: Text) -> Iterator[tuple[Text, int, int]]:
-    """(the text between strings, how many strings, their characters with
-    their quotes) for each segment of `text`, in order, each segment ending
-    outside any string; a string longer than a segment is one of its own."""
-    string, paired, nothing = _JSON_STRINGS[type(text)], _PAIRED[type(text)], text[:0]
+    """(the text with each string as one 's', how many strings, their
+    characters with their quotes) for each segment of `text`, in order, each
+    segment ending outside any string; a string longer than a segment is one
+    of its own. ('["a"]' is '[s]': a list that is not empty.)"""
+    string, paired, one = _JSON_STRINGS[type(text)], _PAIRED[type(text)], _mark("s", text)
     pos, n = 0, len(text)
     while pos < n:
         end = min(pos + SEGMENT, n)
         cut = paired.match(text, pos, end).end()  # type: ignore[union-attr]
         if cut > pos:
-            bare, strings = string.subn(nothing, text[pos:cut])
-            yield bare, strings, (cut - pos) - len(bare)
+            bare, strings = string.subn(one, text[pos:cut])
+            yield bare, strings, (cut - pos) - len(bare) + strings
         if cut < end:  # text[cut] opens a string that runs past the segment
             m = string.match(text, cut)
             stop = m.end() if m else n  # unterminated: the rest is its
-            yield nothing, 1, stop - cut
+            yield one, 1, stop - cut
             pos = stop
         else:
             pos = end
@@ -296,6 +297,12 @@ class JsonShape:
     width: int  # bytes per character of the widest string: 1, 2 or 4
     text_bytes: int  # the text itself, as Python holds it while it parses
 
+    @property
+    def values(self) -> int:
+        """Every value, container and key: what a check of the parsed data
+        walks (bridge.report.check counts the same)."""
+        return self.items + self.members
+
     def parsed_bytes(self) -> int:
         """An upper bound on what json.loads allocates for it (the text aside)."""
         return (
@@ -342,9 +349,14 @@ def json_shape(text: str | bytes) -> JsonShape:
             break
     marks = ("{", "[", ":", ",", "{}", "[]")
     counts = dict.fromkeys((*marks, "strings", "chars"), 0)
+    last = text[:0]  # the end of the segment before, for a '[]' across two
     for bare, strings, chars in _outside_strings(text):
         for mark in marks:
             counts[mark] += bare.count(_mark(mark, text))
+        seam = last + bare[:1]
+        counts["[]"] += seam == _mark("[]", text)
+        counts["{}"] += seam == _mark("{}", text)
+        last = bare[-1:]
         counts["strings"] += strings
         counts["chars"] += chars
     # An empty '[]' or '{}' holds no item ('[ ]' counts one more: a bound).
@@ -363,17 +375,18 @@ def json_shape(text: str | bytes) -> JsonShape:
 
 def check_json_cost(text: str | bytes, name: str, budget: int, max_items: int) -> JsonShape:
     """Refuse, before it is decoded or parsed, a JSON text with more than
-    `max_items` values, or whose text and parse would take more than
-    `budget` bytes; then, as check_json_depth, one nested too deep."""
+    `max_items` values (keys and containers included), or whose text and
+    parse would take more than `budget` bytes; then, as check_json_depth,
+    one nested too deep."""
     shape = json_shape(text)
-    if shape.items > max_items:
+    if shape.values > max_items:
         raise TooLarge(f"{name}: more than {max_items} values")
     # Undecoded, the bytes and the text are held together while it decodes.
     decoding = shape.text_bytes + (len(text) if isinstance(text, bytes) else 0)
     cost = max(shape.parsed_bytes() + shape.text_bytes, decoding)
     if cost > budget:
         raise TooLarge(
-            f"{name}: reading it would take about {cost >> 20} MiB ({shape.items} values,"
+            f"{name}: reading it would take about {cost >> 20} MiB ({shape.values} values,"
             f" {shape.objects} objects, {shape.arrays} lists, {shape.strings} strings),"
             f" more than {budget >> 20} MiB"
         )

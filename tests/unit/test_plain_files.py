@@ -104,20 +104,34 @@ JSON_VALUES = st.recursive(
 )
 
 
+def _walked(value) -> int:
+    """Values, containers and keys, as bridge.report.check walks them."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if isinstance(v, dict):
+            stack.extend([*v.keys(), *v.values()])
+        elif isinstance(v, list):
+            stack.extend(v)
+    return seen
+
+
 @settings(max_examples=200, deadline=None)
 @given(JSON_VALUES, st.sampled_from([1, 2, 3, 7, 1 << 18]), st.booleans())
 def test_segments_see_what_the_whole_text_shows(value, segment, ascii_only):
     """Strings cut by a segment's end are read whole: the text between
     strings, their count and their characters are those of one pass."""
     text = json.dumps(value, ensure_ascii=ascii_only)
-    whole = plain._JSON_STRING.subn("", text)
+    whole = plain._JSON_STRING.subn("s", text)
     old, plain.SEGMENT = plain.SEGMENT, segment
     try:
         parts = list(plain._outside_strings(text))
         assert "".join(p[0] for p in parts) == whole[0]
         assert sum(p[1] for p in parts) == whole[1]
-        assert sum(p[2] for p in parts) == len(text) - len(whole[0])
+        assert sum(p[2] for p in parts) == len(text) - len(whole[0]) + whole[1]
         assert plain.json_depth(text) == plain.data_depth(value)
+        assert plain.json_shape(text).values == _walked(value)
         # Counted undecoded (a report, before it is decoded): the same, in
         # bytes, so never less.
         raw = text.encode()
