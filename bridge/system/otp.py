@@ -490,15 +490,19 @@ def build_worker(inst: Installation) -> WorkerBuild:
     try:
         base = cache.directory("beam")
     except OSError as exc:
-        return _compile_privately(inst, key, cache.root() / "beam", exc.strerror or str(exc))
+        base, unusable = cache.root() / "beam", exc.strerror or str(exc)
+    else:
+        unusable = ""
     target = base / key
-    problem = verify(target)
+    problem = _MISSING if unusable else verify(target)
     if problem is None:
         return WorkerBuild(target, "cached, verified")
     private = _private_cache(create=False)
     if private is not None and verify(private / key) is None:
         # This process found the cache unusable before, said so, and compiled here.
         return WorkerBuild(private / key, _private_note(base))
+    if unusable:
+        return _compile_privately(inst, key, base, unusable)
     try:
         if problem != _MISSING:
             warnings.warn(
