@@ -5,10 +5,14 @@ a device where a file belongs, and a write over a link or a FIFO."""
 from __future__ import annotations
 
 import errno
+import importlib.util
 import os
 import stat
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -122,3 +126,66 @@ def test_io_that_does_not_answer_gives_up(monkeypatch, tmp_path):
     assert cache._timed(lambda: 42, tmp_path) == 42
     with pytest.raises(ZeroDivisionError):
         cache._timed(lambda: 1 / 0, tmp_path)
+
+
+# -- the set-up scripts that write into the cache ----------------------------------
+
+SCRIPTS = Path(__file__).resolve().parents[3] / "scripts"
+
+
+@pytest.fixture(scope="module")
+def archive():
+    """scripts/debian_archive.py (standard library only), as the scripts load it."""
+    spec = importlib.util.spec_from_file_location("debian_archive", SCRIPTS / "debian_archive.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_scripts_make_directories_without_following_links(archive, tmp_path):
+    top = tmp_path / "cache"
+    assert archive.below(top, "runtimes", "apt") == top / "runtimes" / "apt"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (top / "runtimes" / "bullseye").symlink_to(outside)
+    with pytest.raises(archive.Failed, match="bullseye is a link"):
+        archive.below(top, "runtimes", "bullseye", "bin")
+    assert list(outside.iterdir()) == []
+
+
+def test_the_scripts_write_no_file_through_a_link_or_into_a_fifo(archive, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    (tmp_path / "stamp").symlink_to(victim)
+    os.mkfifo(tmp_path / "fifo")
+    started = time.monotonic()
+    for name in ("stamp", "fifo"):
+        with pytest.raises(archive.Failed):
+            archive.write_file(tmp_path / name, "x")
+        assert archive.read_file(tmp_path / name) == ""
+        with pytest.raises(archive.Failed), archive.lock(tmp_path / name):
+            pass
+    assert time.monotonic() - started < 5  # nothing blocked on the FIFO
+    assert victim.read_text() == "keep me"
+    archive.write_file(tmp_path / "wrapper", "#!/bin/sh\n", 0o755)
+    assert archive.read_file(tmp_path / "wrapper") == "#!/bin/sh\n"
+    assert stat.S_IMODE((tmp_path / "wrapper").stat().st_mode) == 0o755
+
+
+@pytest.mark.parametrize("script", ["fetch-runtimes", "build-noasm-openssl"])
+def test_a_script_refuses_a_runtimes_directory_that_is_a_link(tmp_path, script):
+    cache = tmp_path / "cache"
+    (cache / "bridge").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (cache / "bridge" / "runtimes").symlink_to(outside)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / script)],
+        env={**os.environ, "BRIDGE_CACHE_DIR": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "runtimes is a link or not a directory" in done.stderr
+    assert list(outside.iterdir()) == []
