@@ -20,6 +20,28 @@ def test_median_ci_known_ranks():
     assert stats.median_ci(range(1, 31)) == (10, 21)
 
 
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_median_ci_ranks_are_the_exact_binomials(confidence):
+    """The ranks come from the binomial terms one from the last, in
+    logarithms; they are those of exact binomial coefficients."""
+    for n in range(2, 400):
+        pmf = [math.comb(n, i) / 2**n for i in range(n + 1)]
+        exact = 1
+        for j in range(1, n // 2 + 1):
+            if 1 - 2 * sum(pmf[:j]) < confidence:
+                break
+            exact = j
+        assert stats._median_rank(n, confidence) == exact, n
+
+
+def test_median_ci_of_a_huge_cell():
+    """50,000 samples in one cell took hours (exact coefficients, summed
+    again for every rank); the interval is the one the normal approximation
+    puts near n/2 -/+ 1.96 sqrt(n)/2."""
+    lo, hi = stats.median_ci(range(50_000))
+    assert 24_770 < lo < 24_790 and 25_210 < hi < 25_230
+
+
 def test_median_ci_small_n_is_the_whole_range():
     assert stats.median_ci([5.0, 1.0, 3.0]) == (1.0, 5.0)
     assert stats.median_ci([2.0]) == (2.0, 2.0)
