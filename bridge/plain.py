@@ -8,7 +8,9 @@ both), so `bridge report /dev/zero` used to read until memory ran out and
 non-blocking so that a file swapped for a FIFO in between cannot block), and
 no more than the limit plus one byte is ever read, stdin included. Parsers
 recurse (json, tomllib): `check_json_depth` and `check_data_depth` refuse deep
-nesting before or after parsing, without recursing themselves.
+nesting before or after parsing, without recursing themselves. And json.loads
+amplifies (a dict per 3 bytes of `{},`): `check_json_cost` counts what a text
+would parse into, before it is decoded, and refuses one that would not fit.
 
 Numbers. `whole_number` reads ASCII digits only: str.isdigit() accepts '²'
 (which int() refuses) and int() accepts Arabic-Indic and fullwidth digits; a
