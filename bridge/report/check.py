@@ -31,7 +31,7 @@ def schema() -> dict[str, Any]:
 
 
 # Bounds of the published schema that a writer of reports checks first
-# (bridge import-speed), kept equal to it by tests/unit/report.
+# (bridge import-speed), kept equal to it by tests/unit/speed/test_holdable.py.
 MAX_SIZE = 16 << 30  # $defs.size: the largest size a result has (file-digest: 16 GiB)
 MAX_LEVEL = 4096  # concurrency.levels: the most workers or processes a cell ran
 
