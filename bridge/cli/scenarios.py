@@ -15,6 +15,7 @@ from bridge.cli.common import (
     format_option,
     out,
 )
+from bridge.errors import UsageError
 
 
 class ScenarioDir(click.Path):
@@ -57,7 +58,7 @@ def complete_scenarios(
     dirs = tuple(Path(d) for d in (ctx.params.get("scenario_dirs") or ()))
     try:
         names = scenario.available(dirs)
-    except OSError:  # a directory gone since it was typed
+    except (OSError, UsageError):  # a directory gone since it was typed, or not one
         names = scenario.available()
     return [CompletionItem(name) for name in names if name.startswith(incomplete)]
 
