@@ -10,8 +10,9 @@ only: the scripts run before bridge's virtualenv has anything in it.
 Both write into bridge's cache, and there, as bridge/system/cache.py does
 for bridge, nothing is followed through a link: `below` makes each directory
 one level at a time and refuses one that is a link or resolves outside the
-cache, and `write_file`, `read_file` and `lock` open a file with O_NOFOLLOW
-and O_NONBLOCK and refuse one that is not a regular file (a FIFO blocked).
+cache; `read_file` and `lock` open a file with O_NOFOLLOW and O_NONBLOCK and
+refuse one that is not a regular file (a FIFO blocked), and `write_file`
+writes a new file and renames it over the name, never through what is there.
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ def cache_root() -> Path:
 
 
 def below(top: Path, *parts: str) -> Path:
-    """top/parts, each part a directory of its own (made 0700 where missing)
-    and none a link, resolving inside `top`: nothing written lands elsewhere."""
+    """top/parts, each part a directory of its own (made 0700 where missing),
+    none a link, each the user's own and not writable by every user, resolving
+    inside `top`: nothing written lands elsewhere."""
     top.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _own(top)
     where = top
     for part in parts:
         where = where / part
@@ -58,10 +61,21 @@ def below(top: Path, *parts: str) -> Path:
             where.mkdir(mode=0o700)
         if where.is_symlink() or not where.is_dir():
             raise Failed(f"{where} is a link or not a directory; nothing is written through it")
+        _own(where)
     real_top = os.path.realpath(top)
     if os.path.commonpath([real_top, os.path.realpath(where)]) != real_top:
         raise Failed(f"{where} resolves outside {top}")
     return where
+
+
+def _own(directory: Path) -> None:
+    """The user's own, and not writable by every user: what is unpacked
+    here is run (erl, openssl), so nobody else may put anything in it."""
+    st = directory.stat()
+    if st.st_uid != os.geteuid():
+        raise Failed(f"{directory} is owned by uid {st.st_uid}, not by this user")
+    if st.st_mode & stat.S_IWOTH:
+        raise Failed(f"{directory} is writable by every user; nothing is written in it")
 
 
 def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
@@ -78,11 +92,25 @@ def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
 
 
 def write_file(path: Path, text: str, mode: int = 0o644) -> None:
-    fd = _open_regular(path, os.O_WRONLY | os.O_CREAT, mode)
-    with os.fdopen(fd, "w") as f:
-        f.truncate(0)
-        f.write(text)
-        os.fchmod(f.fileno(), mode)  # an existing file keeps its mode otherwise
+    """Replace `path` whole: a new file beside it (O_EXCL | O_NOFOLLOW),
+    synced, renamed over the name. The rename replaces a link, a hard link
+    or a FIFO found there, never writes through it, and a stamp cut short
+    by a crash is never read as a whole one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # this pid's own leftover
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fchmod(f.fileno(), mode)  # the umask took bits off
+            os.fsync(f.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def read_file(path: Path) -> str:

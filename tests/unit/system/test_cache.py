@@ -151,22 +151,32 @@ def test_the_scripts_make_directories_without_following_links(archive, tmp_path)
     with pytest.raises(archive.Failed, match="bullseye is a link"):
         archive.below(top, "runtimes", "bullseye", "bin")
     assert list(outside.iterdir()) == []
+    (top / "runtimes" / "open").mkdir(mode=0o777)
+    os.chmod(top / "runtimes" / "open", 0o777)
+    with pytest.raises(archive.Failed, match="open is writable by every user"):
+        archive.below(top, "runtimes", "open", "bin")
+    assert not (top / "runtimes" / "open" / "bin").exists()
 
 
 def test_the_scripts_write_no_file_through_a_link_or_into_a_fifo(archive, tmp_path):
     victim = tmp_path / "victim"
     victim.write_text("keep me")
     (tmp_path / "stamp").symlink_to(victim)
+    os.link(victim, tmp_path / "hard")
     os.mkfifo(tmp_path / "fifo")
     started = time.monotonic()
     for name in ("stamp", "fifo"):
-        with pytest.raises(archive.Failed):
-            archive.write_file(tmp_path / name, "x")
         assert archive.read_file(tmp_path / name) == ""
         with pytest.raises(archive.Failed), archive.lock(tmp_path / name):
             pass
+    for name in ("stamp", "hard", "fifo"):
+        # Replaced by a file of its own, never written through.
+        archive.write_file(tmp_path / name, "x")
+        assert (tmp_path / name).is_file() and not (tmp_path / name).is_symlink()
+        assert archive.read_file(tmp_path / name) == "x"
     assert time.monotonic() - started < 5  # nothing blocked on the FIFO
     assert victim.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "hard", "stamp", "victim"]
     archive.write_file(tmp_path / "wrapper", "#!/bin/sh\n", 0o755)
     assert archive.read_file(tmp_path / "wrapper") == "#!/bin/sh\n"
     assert stat.S_IMODE((tmp_path / "wrapper").stat().st_mode) == 0o755
@@ -189,3 +199,26 @@ def test_a_script_refuses_a_runtimes_directory_that_is_a_link(tmp_path, script):
     assert done.returncode == 1, done.stderr
     assert "runtimes is a link or not a directory" in done.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_a_directory_another_user_could_write_in_is_refused(root):
+    """bridge loads its worker's code from the cache: a directory every user
+    may write in (a cache under /tmp, made first by someone else) is not used."""
+    (root / "beam").mkdir(parents=True)
+    os.chmod(root / "beam", 0o777)
+    with pytest.raises(cache.CacheError, match="beam: writable by every user"):
+        cache.directory("beam", "key")
+    assert not (root / "beam" / "key").exists()
+    os.chmod(root / "beam", 0o700)
+    os.chmod(root, 0o757)
+    with pytest.raises(cache.CacheError, match="writable by every user"):
+        cache.directory("beam")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a directory another user's takes root")
+def test_a_directory_of_another_users_is_refused(root):
+    (root / "agent").mkdir(parents=True)
+    os.chown(root / "agent", 65534, 65534)  # nobody
+    with pytest.raises(cache.CacheError, match="agent: owned by uid 65534, not by this user"):
+        cache.directory("agent")
+    assert cache.directory_or_none("agent") is None
