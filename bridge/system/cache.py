@@ -9,6 +9,8 @@ blocked for ever writing it. So, below the root:
 
 - each directory is made (0700) or opened one level at a time with
   O_NOFOLLOW | O_DIRECTORY, and its resolved path must lie inside the root;
+  it, and the root, must be the user's own and not writable by every user
+  (another user's directory could have anything put in it);
 - a file is read opened with O_NOFOLLOW | O_NONBLOCK and must be a regular
   file (fstat), read within a bound;
 - a file is written to a new private file beside it (O_EXCL | O_NOFOLLOW),
@@ -143,6 +145,7 @@ def _directory(base: Path, parts: tuple[str, ...], create: bool) -> Path:
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     where = base
     try:
+        _own(fd, where)
         for part in parts:
             where = where / part
             if create:
@@ -154,12 +157,25 @@ def _directory(base: Path, parts: tuple[str, ...], create: bool) -> Path:
                 raise _refusal(where, exc) from None
             os.close(fd)
             fd = inner
+            _own(fd, where)
     finally:
         os.close(fd)
     real_base, real = os.path.realpath(base), os.path.realpath(where)
     if os.path.commonpath([real_base, real]) != real_base:
         raise CacheError(where, f"resolves to {real}, outside the cache {real_base}")
     return where
+
+
+def _own(fd: int, path: Path) -> None:
+    """The directory open on `fd` is this user's and no other user may write
+    in it: bridge loads the worker's compiled code from here, and whoever
+    can change a directory can change what is in it (a cache under /tmp
+    made first by another user)."""
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid():
+        raise CacheError(path, f"owned by uid {st.st_uid}, not by this user ({os.geteuid()})")
+    if st.st_mode & stat.S_IWOTH:
+        raise CacheError(path, "writable by every user")
 
 
 def _refusal(path: Path, exc: OSError) -> OSError:
