@@ -161,7 +161,8 @@ def _bounded(f: BinaryIO, limit: int, name: str, what: str, expected: int = 0) -
     buffer: chunks joined held the file twice, 512 MiB for a 256 MiB report)."""
     if expected:
         first = f.read(min(expected + 1, limit + 1))
-        if len(first) <= expected:  # all of it (a file that grew is read on)
+        # All of it (a file that grew is read on, and past the limit refused).
+        if len(first) <= min(expected, limit):
             return first
         parts, total = [first], len(first)
     else:

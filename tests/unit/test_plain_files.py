@@ -37,6 +37,16 @@ def test_a_regular_file_is_read_up_to_its_limit(tmp_path):
         plain.read_bytes(path, 99, "not a report")
 
 
+def test_a_file_that_grew_past_the_limit_after_its_stat_is_refused():
+    """Read in one buffer at the size fstat gave: a file that size past the
+    limit (grown since the first stat) was taken with one byte too many."""
+    for size, limit in ((101, 100), (150, 100)):
+        with pytest.raises(plain.TooLarge, match="f: larger than 100 bytes"):
+            plain._bounded(io.BytesIO(b"x" * size), limit, "f", "not a report", expected=size)
+    grown = io.BytesIO(b"x" * 60)  # fstat said 50; 60 came, within the limit
+    assert plain._bounded(grown, 100, "f", "not a report", expected=50) == b"x" * 60
+
+
 @pytest.mark.parametrize("special", ["/dev/zero", "/dev/null", "fifo", "dir"])
 def test_anything_but_a_regular_file_is_refused(tmp_path, special):
     path = {"fifo": tmp_path / "p", "dir": tmp_path}.get(special, special)
