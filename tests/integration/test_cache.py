@@ -196,3 +196,19 @@ def test_an_entry_or_beam_that_is_a_link_or_fifo_is_compiled_again(
     assert otp.verify(entry) is None
     if planted == "link":
         assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir())  # left as it was
+
+
+def test_a_beam_directory_every_user_may_write_in_is_not_used(tmp_path, cache, inst, monkeypatch):
+    """Whoever can write in `beam` can change the code the worker loads
+    (digests and all): such a directory is left alone, the worker compiled
+    privately, with one warning saying why."""
+    monkeypatch.setattr(otp, "_private", None)  # as a new process: no private copy yet
+    beam = cache / "bridge" / "beam"
+    beam.mkdir(parents=True)
+    os.chmod(beam, 0o777)
+    with pytest.warns(BridgeWarning, match="beam: writable by every user") as caught:
+        build = otp.build_worker(inst)
+    assert len(caught) == 1
+    assert list(beam.iterdir()) == []
+    assert not build.path.is_relative_to(cache)
+    assert otp.verify(build.path) is None
