@@ -8,9 +8,13 @@ stopped (and been reaped). Between the two:
   (steal: another guest on the host), waiting for I/O;
 - bridge's own CPU time (getrusage of the driver and its reaped children:
   workers, openssl runs, erlc), so that what remains of the busy time is
-  other processes' (`others_cpus`), and which processes those were: every
-  process alive at both snapshots, from /proc/PID/stat; the driver's alone
-  (`driver_cpus`: it sleeps in select while a worker measures);
+  other processes' (`others_cpus`), and how many of them were busy and how
+  busy: every process alive at both snapshots, from /proc/PID/stat. The
+  report keeps their count and CPU shares (`busy_others`), never their names
+  or pids: those are other users', and reports travel. The names stay in
+  memory (`Usage.busy_processes`) for what is shown live (`bridge run -v`,
+  `bridge env`); the driver's own time alone is `driver_cpus` (it sleeps in
+  select while a worker measures);
 - per cell, bimodal or drifting samples (bridge.analysis.stability), and a
   cell whose figure depends on the process that measured it: when its
   samples came from several worker processes and the share of its median's
@@ -191,6 +195,16 @@ def _descendants(pid: int, parents: Mapping[int, int]) -> set[int]:
 
 
 @dataclass(frozen=True)
+class OtherProcess:
+    """A process not bridge's that used a CPU between the snapshots: `cpu` is
+    its average share of one CPU. Shown live, never kept in a report."""
+
+    pid: int
+    name: str
+    cpu: float
+
+
+@dataclass(frozen=True)
 class Usage:
     """What happened between two snapshots."""
 
@@ -203,8 +217,17 @@ class Usage:
     iowait: float | None
     bridge_cpus: float | None
     others_cpus: float | None
-    busy_processes: tuple[schema.BusyProcess, ...]
+    # The busiest other processes (at most BUSY_PROCESSES_SHOWN), of
+    # `busy_count` that used at least BUSY_PROCESS_MIN of a CPU.
+    busy_processes: tuple[OtherProcess, ...]
     driver_cpus: float | None = None
+    busy_count: int | None = None  # None: counted as busy_processes (a fake's usage)
+
+    @property
+    def busy_others(self) -> schema.BusyOthers:
+        """What a report keeps of them: how many, and their shares."""
+        count = len(self.busy_processes) if self.busy_count is None else self.busy_count
+        return schema.BusyOthers(count, tuple(p.cpu for p in self.busy_processes))
 
 
 def usage(
@@ -213,6 +236,7 @@ def usage(
     seconds = max(after.wall - before.wall, 0.0)
     hz = ticks_per_s or _ticks_per_s()
     busy = steal = iowait = bridge = others = driver = None
+    busiest = _busy_processes(before, after, seconds, hz)
     if before.stat and after.stat and seconds > 0:
         delta = after.stat.minus(before.stat)
         if delta.total > 0:
@@ -233,14 +257,15 @@ def usage(
         iowait=iowait,
         bridge_cpus=bridge,
         others_cpus=others,
-        busy_processes=_busy_processes(before, after, seconds, hz),
+        busy_processes=busiest[:BUSY_PROCESSES_SHOWN],
         driver_cpus=driver,
+        busy_count=len(busiest),
     )
 
 
 def _busy_processes(
     before: Snapshot, after: Snapshot, seconds: float, hz: int
-) -> tuple[schema.BusyProcess, ...]:
+) -> tuple[OtherProcess, ...]:
     """Processes alive at both snapshots (bridge's workers were not yet) that
     used at least BUSY_PROCESS_MIN of a CPU in between, busiest first."""
     if seconds <= 0:
@@ -254,9 +279,9 @@ def _busy_processes(
             continue  # the pid was reused
         share = (ticks - then_ticks) / hz / seconds
         if share >= BUSY_PROCESS_MIN:
-            found.append(schema.BusyProcess(pid, name, round(share, 3)))
+            found.append(OtherProcess(pid, name, round(share, 3)))
     found.sort(key=lambda p: -p.cpu)
-    return tuple(found[:BUSY_PROCESSES_SHOWN])
+    return tuple(found)
 
 
 def _ticks_per_s() -> int:
@@ -338,14 +363,20 @@ def warnings(
     out = []
     cpus = use.cpus or environment.get("cpu_count") or 1
     others = use.others_cpus
-    busy_machine = others is not None and others >= max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus)
-    if busy_machine:
+    busy = busy_machine(use, environment)
+    if busy:
         text = f"other processes used {others:.1f} of {cpus} CPUs during the run"
         if use.load_after is not None:
             text += f" (load average {use.load_after[0]:.1f})"
         if use.busy_processes:
-            names = ", ".join(f"{p.name} pid {p.pid} {p.cpu:.0%}" for p in use.busy_processes)
-            text += f"; busiest: {names}"
+            # Shares only: the names and pids of other users' processes stay
+            # out of the report (bridge run -v shows them, live).
+            counted = use.busy_others
+            shares = ", ".join(f"{cpu:.0%}" for cpu in counted.cpu)
+            text += (
+                f"; {counted.count} of them over {BUSY_PROCESS_MIN:.0%} of a CPU,"
+                f" the busiest at {shares}"
+            )
         out.append(text + ": they share the CPUs and caches with the measurement")
     if use.steal is not None and use.steal >= STEAL_MIN:
         out.append(
@@ -359,7 +390,7 @@ def warnings(
             " numbers can drift; 'performance' holds it steady"
         )
     siblings = environment.get("smt_siblings") or []
-    if siblings and busy_machine:
+    if siblings and busy:
         pairs = "; ".join(",".join(map(str, group)) for group in siblings[:4])
         out.append(
             f"SMT: CPUs {pairs} share a core, so a busy process on a sibling slows the"
@@ -437,6 +468,13 @@ def _many(
     return f"{n} cells depend on the process ({names}): see noise.cells in the report"
 
 
+def busy_machine(use: Usage, environment: Mapping[str, Any]) -> bool:
+    """Did other processes use enough CPU to be warned about?"""
+    cpus = use.cpus or environment.get("cpu_count") or 1
+    others = use.others_cpus
+    return others is not None and others >= max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus)
+
+
 def advice(use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[str, Any]) -> str:
     """What to do about it, when the machine or the samples were noisy."""
     cpus = use.cpus or environment.get("cpu_count") or 1
@@ -469,7 +507,7 @@ def record(
         bridge_cpus=_round(use.bridge_cpus),
         driver_cpus=_round(use.driver_cpus),
         others_cpus=_round(use.others_cpus),
-        busy_processes=use.busy_processes,
+        busy_others=use.busy_others,
         cells=cells,
         warnings=warnings(use, cells, environment, size_units),
         advice=advice(use, cells, environment),

@@ -7,7 +7,6 @@ import pytest
 
 from bridge.analysis import noise, quietness
 from bridge.render.env import render_env
-from bridge.report import schema
 
 
 def steady(n: int = 200, ms: float = 5.0) -> list[float]:
@@ -51,7 +50,7 @@ def test_one_noisy_cpu_makes_the_machine_noisy_and_the_other_is_advised():
         iowait=0.0,
         bridge_cpus=1.0,
         others_cpus=0.8,
-        busy_processes=(schema.BusyProcess(77, "burner", 0.8),),
+        busy_processes=(noise.OtherProcess(77, "burner", 0.8),),
     )
     said = quietness.advice([quiet, noisy], use, "noisy")
     assert said[0].startswith("pin bridge to CPU 0, the quietest here: taskset -c 0 bridge run")
