@@ -727,11 +727,9 @@ def _save(reports: list[tuple[str, schema.Report]], out: Path) -> int:
     # Written as reports are (bridge.report.output.write_output): a temporary file
     # in the target's directory, then renamed, so a full disk leaves no
     # empty picture. Its name ends in .tmp: the format is said, not guessed.
-    # Saved whole, not cropped to its contents: the PNG is WIDTH_IN * DPI
-    # wide, the width the text sizes were chosen for.
     picture = out.suffix.lower()[1:]
     try:
-        output.write_output(out, lambda f: fig.savefig(f, format=picture, dpi=DPI))
+        output.write_output(out, lambda f: write(fig, f, picture))
     finally:
         plt.close(fig)
     return len(drawn) + level_lines
@@ -739,6 +737,12 @@ def _save(reports: list[tuple[str, schema.Report]], out: Path) -> int:
 
 # What matplotlib says when the font has no glyph for a character.
 _GLYPH = re.compile(r"Glyph (\d+) .*missing from (current )?font")
+
+
+def write(fig, f, picture: str) -> None:
+    """The figure into an open file, whole: no tight crop, so a PNG is
+    WIDTH_IN * DPI pixels wide, the width its text sizes were chosen for."""
+    fig.savefig(f, format=picture, dpi=DPI)
 
 
 @contextlib.contextmanager

@@ -260,7 +260,9 @@ def test_every_point_has_its_ci_and_the_off_on_ratio_has_a_panel(mpl):
     fig = plot.figure(reports)
     try:
         axes = fig.axes
-        speed = [ax for ax in axes if "ns per call by size (median, 95% CI)" in ax.get_title(loc="left")]
+        speed = [
+            ax for ax in axes if "ns per call by size (median, 95% CI)" in ax.get_title(loc="left")
+        ]
         ratio = [ax for ax in axes if "hw off / hw on" in ax.get_title(loc="left")]
         assert len(speed) == len(ratio) == 1
         for ax in speed:
