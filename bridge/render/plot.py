@@ -406,10 +406,12 @@ def _feature(reports: list[tuple[str, schema.Report]], scenario: str) -> str:
     return words.hw_verdict("used", features.pop()).removeprefix("uses ")
 
 
-def title(scenario: str, drawn: list[Series], feature: str = "the feature") -> str:
+def title(
+    scenario: str, drawn: list[Series], feature: str = "the feature", unit: str = "bytes"
+) -> str:
     """What the speed panel shows, and only what it shows."""
     if single_size(drawn) and drawn:
-        head = f"{svg_text(scenario, NAME)}: {UNIT} at {words.size(drawn[0].sizes[0])}"
+        head = f"{svg_text(scenario, NAME)}: {UNIT}, {words.size(drawn[0].sizes[0], unit)}"
     else:
         head = f"{svg_text(scenario, NAME)}: {UNIT} by size"
     head += " (median, 95% CI)"
@@ -497,7 +499,7 @@ def _scenario_panels(reports, scenario: str, mine: list[Series], ratios, cycle) 
         out.append(
             axes.Panel(
                 ROW_IN * len(rows) + 0.8,
-                lambda ax: _dots(ax, scenario, mine, rows, cycle, feature),
+                lambda ax: _dots(ax, scenario, mine, rows, cycle, feature, unit),
             )
         )
     else:
@@ -567,7 +569,7 @@ def _lines(ax, scenario: str, mine: list[Series], cycle, feature: str, unit: str
     ax.set_xlabel(words.axis_label(unit))
     axes.log_values(ax, "y")
     ax.set_ylabel(f"{UNIT}\n(median, 95% CI)")
-    ax.set_title(title(scenario, mine, feature), loc="left")
+    ax.set_title(title(scenario, mine, feature, unit), loc="left")
     ax.grid(True, which="major", alpha=0.3)
 
 
@@ -582,7 +584,7 @@ def _speed_legend(mine: list[Series], cycle, feature: str) -> list[tuple[object,
     return out
 
 
-def _dots(ax, scenario: str, mine: list[Series], rows, cycle, feature: str) -> None:
+def _dots(ax, scenario: str, mine: list[Series], rows, cycle, feature: str, unit: str) -> None:
     """One row per runtime and call, its name above it: hw on a filled
     point, hw off a hollow one just below, each with its CI."""
     y_of = _row_labels(ax, rows, {})
@@ -606,7 +608,7 @@ def _dots(ax, scenario: str, mine: list[Series], rows, cycle, feature: str) -> N
 
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: axes.value(v)))
     ax.set_xlabel(f"{UNIT} (median, 95% CI)")
-    ax.set_title(title(scenario, mine, feature), loc="left")
+    ax.set_title(title(scenario, mine, feature, unit), loc="left")
     ax.grid(True, axis="x", which="major", alpha=0.3)
 
 
@@ -679,7 +681,8 @@ def _ratio_dots(ax, heading: str, asked: list[RatioSeries], rows, cycle) -> None
     for s in asked:
         p = s.points[0]
         ci = (p.lo, p.hi) if p.lo != p.hi else None
-        said[s.row] = f"{words.ratio_text(p.ratio, ci)}, {p.said}"
+        figure = words.ratio_text(p.ratio, ci) if p.verdict != FASTEST else "1×"
+        said[s.row] = f"{figure}, {p.said}"
     y_of = _row_labels(ax, rows, said)
     values = []
     for s in asked:

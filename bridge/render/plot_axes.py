@@ -61,7 +61,7 @@ def log_values(ax, which: str) -> None:
 
     (ax.set_yscale if which == "y" else ax.set_xscale)("log")
     axis = ax.yaxis if which == "y" else ax.xaxis
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=30))
     axis.set_major_formatter(FuncFormatter(lambda v, _: value(v)))
     axis.set_minor_formatter(NullFormatter())
 

@@ -273,3 +273,17 @@ def test_plot_says_nothing_on_stderr(tmp_path, capfd):
         plot.plot(_reports([REPORTS / "sha256-quick.json"]), tmp_path / "p.svg")
     assert not caught
     assert capfd.readouterr().err == ""
+
+
+def test_the_docs_keep_one_picture_of_each_kind():
+    """docs/images holds one picture per kind, each drawn by `bridge plot`
+    from a report in docs/findings/reports (the command is beside it on
+    its page), and each page that shows one links it."""
+    docs = REPORTS.parents[1]
+    pages = "\n".join(p.read_text() for p in docs.rglob("*.md"))
+    kinds = ("sweep", "one-size", "versions", "levels", "compare")
+    for kind in kinds:
+        png = docs / "images" / f"plot-{kind}.png"
+        assert _png_width(png.read_bytes()) == round(plot.WIDTH_IN * plot.DPI), png
+        assert f"(../images/plot-{kind}.png)" in pages, kind
+        assert f"--png plot-{kind}.png" in pages, kind
