@@ -323,10 +323,8 @@ def _versions(reports, look, names: words.Names) -> list[RatioSeries]:
 def _upgrade(u: schema.Upgrade) -> str:
     """What the cost model says grew: per call and per byte."""
     said = {"more": "costs more", "less": "costs less", "same": "same", "unknown": "unknown"}
-    return (
-        f"per call: {said.get(u.per_call, u.per_call)},"
-        f" per byte: {said.get(u.per_byte, u.per_byte)}"
-    )
+    call, byte = (said.get(x) or svg_text(x, NAME) for x in (u.per_call, u.per_byte))
+    return f"per call: {call}, per byte: {byte}"
 
 
 def _reports(reports, look, names: words.Names) -> list[RatioSeries]:

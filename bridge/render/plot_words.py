@@ -131,7 +131,7 @@ def call_name(call: str, call_id: str) -> str:
 
 def hw_verdict(verdict: str, feature: str) -> str:
     """A hardware verdict in a few words: "uses SHA extensions"."""
-    name = ab.feature_name(feature).split(" (")[0] if feature else "the feature"
+    name = svg_text(ab.feature_name(feature).split(" (")[0], NAME) if feature else "the feature"
     if verdict == "used":
         return f"uses {name}"
     if verdict == "not-used":
@@ -140,7 +140,8 @@ def hw_verdict(verdict: str, feature: str) -> str:
 
 
 def word(verdict: str) -> str:
-    return WORDS.get(verdict, verdict.replace("-", " "))
+    """A verdict code in words (a code this bridge does not know, as it is)."""
+    return WORDS.get(verdict) or svg_text(str(verdict).replace("-", " "), NAME)
 
 
 def verdicts_at(found: Sequence[tuple[int, str]], unit: str, several: bool) -> str:
