@@ -13,8 +13,8 @@ Per scenario, panels stacked one above the other, 7 in wide:
   first named of its kind (versions in one report), each further report over
   the first (`--compare`: bridge.analysis.compare's rows), and each runtime
   over the fastest. A marker is filled where its verdict decides something
-  (used, not used, faster, slower) and hollow where it does not; the legend,
-  or the row's right-hand label, says each verdict in words;
+  (used, not used, faster, slower) and hollow where it does not; the legend
+  under the panel, or each row's name (one size), says the verdicts in words;
 - a --concurrency report adds throughput against the number of workers and
   its scaling efficiency (bridge.render.plot_levels).
 
@@ -483,7 +483,7 @@ def _figure(reports: list[tuple[str, schema.Report]]):
     fig = plt.figure(figsize=(WIDTH_IN, height), dpi=DPI, layout="constrained")
     grid = fig.add_gridspec(len(panels), 1, height_ratios=[p.height for p in panels])
     for n, panel in enumerate(panels):
-        panel.draw(fig.add_subplot(grid[n]))  # type: ignore[operator]
+        panel.draw(fig.add_subplot(grid[n]))
     return fig
 
 
@@ -504,7 +504,7 @@ def _scenario_panels(reports, scenario: str, mine: list[Series], ratios, cycle) 
         out.append(
             axes.Panel(SPEED_IN, lambda ax: _lines(ax, scenario, mine, cycle, feature, unit))
         )
-        handles = _speed_legend(mine, cycle, feature)
+        handles = _speed_legend(mine, cycle)
         out.append(axes.legend_panel(handles))
     for question in Question:
         asked = [r for r in ratios if r.scenario == scenario and r.question is question]
@@ -571,7 +571,7 @@ def _lines(ax, scenario: str, mine: list[Series], cycle, feature: str, unit: str
     ax.grid(True, which="major", alpha=0.3)
 
 
-def _speed_legend(mine: list[Series], cycle, feature: str) -> list[tuple[object, str]]:
+def _speed_legend(mine: list[Series], cycle) -> list[tuple[object, str]]:
     from matplotlib.lines import Line2D
 
     out = []

@@ -92,11 +92,11 @@ def _lines(reports, scenario: str, names: words.Names) -> list[_Line]:
 
 def panels(reports, scenario: str, colours, markers, names: words.Names) -> list[axes.Panel]:
     """The throughput panel, the efficiency panel and their legend."""
+    from matplotlib.lines import Line2D
+
     lines = _lines(reports, scenario, names)
     style = [(colours[i % len(colours)], markers[i % len(markers)]) for i in range(len(lines))]
     entries = []
-    from matplotlib.lines import Line2D
-
     for line, (colour, marker) in zip(lines, style, strict=True):
         handle = Line2D(
             [], [], color=colour, marker=marker, linestyle="--" if line.key[4].masked else "-"
