@@ -350,8 +350,33 @@ def _reports(reports, look, names: words.Names) -> list[RatioSeries]:
             )
             hw_said = " (hw off)" if hw.masked else ""
             label = f"{s.name} over {names.of(0, runtime_a)}: {s.call}{hw_said}"
+            # Two versions of a runtime: the upgrade view's word on what grew.
+            up = next(
+                (
+                    u
+                    for u in found.upgrades.get(i, ())
+                    if (u.scenario, u.call_id, u.hw, u.old, u.new)
+                    == (
+                        scenario,
+                        call_id,
+                        hw,
+                        f"{found.labels[0]}: {runtime_a}",
+                        f"{found.labels[i]}: {runtime_b}",
+                    )
+                ),
+                None,
+            )
             out.append(
-                RatioSeries(scenario, Question.REPORTS, label, s.row, s.colour, s.marker, points)
+                RatioSeries(
+                    scenario,
+                    Question.REPORTS,
+                    label,
+                    s.row,
+                    s.colour,
+                    s.marker,
+                    points,
+                    _upgrade(up) if up else "",
+                )
             )
     return out
 

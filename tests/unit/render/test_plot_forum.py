@@ -287,3 +287,20 @@ def test_the_docs_keep_one_picture_of_each_kind():
         assert _png_width(png.read_bytes()) == round(plot.WIDTH_IN * plot.DPI), png
         assert f"(../images/plot-{kind}.png)" in pages, kind
         assert f"--png plot-{kind}.png" in pages, kind
+
+
+def test_compare_of_two_versions_says_what_the_upgrade_changed():
+    """--compare of an OTP 25 report with an OTP 23 one: the reports' ratio
+    per size with compare's verdicts, and the upgrade view's per call / per
+    byte words, the second report's runtime named over the first's."""
+    reports = _reports([REPORTS / "sha256-quick.json", REPORTS / "otp23-otp25.json"])
+    ratios = plot.ratio_series(reports, plot.series(reports))
+    (erlang,) = [
+        r for r in ratios if r.question is plot.Question.REPORTS and r.row[1] == "erlang@23.2.6"
+    ]
+    assert erlang.label.startswith(
+        "erlang 23.2.6 / OpenSSL 1.1.1w over erlang 25.2.3 / OpenSSL 3.0.19"
+    )
+    assert erlang.extra.startswith("per call: ") and ", per byte: " in erlang.extra
+    assert {p.verdict for p in erlang.points} <= {"faster", "slower", "within noise"}
+    assert all(p.lo <= p.ratio <= p.hi for p in erlang.points)
