@@ -244,6 +244,12 @@ def ratio_series(
     out += _versions(reports, look, names)
     out += _reports(reports, look, names)
     out += _runtimes(reports, look)
+    # Each panel's series in the speed panel's order.
+    order: dict[tuple, int] = {}
+    for n, s in enumerate(drawn):
+        order.setdefault((s.scenario, *s.row), n)
+    questions = list(Question)
+    out.sort(key=lambda r: (questions.index(r.question), order.get((r.scenario, *r.row), 0)))
     return out
 
 

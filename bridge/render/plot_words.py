@@ -26,6 +26,7 @@ LEGEND_WRAP = 88  # after the legend's handle
 # A call's full text when it is this short ("crypto:hash(sha256, Data)"),
 # else its short name, as a narrow table names it ("crypto:macN", "hmac.digest").
 CALL_WHOLE = 32
+NBSP = "\u00a0"
 # Verdicts that decide something: drawn as filled markers, the others hollow.
 DECISIVE = frozenset({"used", "not-used", "faster", "slower"})
 # How a verdict code reads on a picture, where the code itself does not.
@@ -152,7 +153,11 @@ def verdicts_at(found: Sequence[tuple[int, str]], unit: str, several: bool) -> s
         by.setdefault(said, []).append(n)
     if not several:
         return "; ".join(by)
-    return "; ".join(f"{said} at {', '.join(size(n, unit) for n in ns)}" for said, ns in by.items())
+    # A size is one word to the wrapping (a no-break space): "1 KiB", never "1" and "KiB".
+    return "; ".join(
+        f"{said} at {', '.join(size(n, unit).replace(' ', NBSP) for n in ns)}"
+        for said, ns in by.items()
+    )
 
 
 def ratio_text(ratio: float, ci: tuple[float, float] | None) -> str:

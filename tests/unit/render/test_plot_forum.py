@@ -231,7 +231,7 @@ def test_runtime_names_come_from_provenance():
 def test_verdicts_are_grouped_by_what_they_say():
     found = [(16, "inconclusive"), (1024, "uses SHA"), (16384, "uses SHA")]
     assert (
-        plot_words.verdicts_at(found, "bytes", True)
+        plot_words.verdicts_at(found, "bytes", True).replace("\u00a0", " ")
         == "inconclusive at 16 B; uses SHA at 1 KiB, 16 KiB"
     )
     assert plot_words.verdicts_at(found[:1], "bytes", False) == "inconclusive"
