@@ -1014,6 +1014,127 @@ def hangup_cases() -> dict[str, Callable[[Ctx], Spec]]:
     return {"SIGHUP mid-run, -o r.json": setup}
 
 
+def wide_mr_row(n: int) -> str:
+    sizes = ":".join(str(16 * (i + 1)) for i in range(n))
+    return f"+H:{sizes}\n+F:6:sha256:" + ":".join(f"{1000.0 * (i + 1):.2f}" for i in range(n))
+
+
+def padded_report(ctx: Ctx, name: str, unit: str, mib: int, head: str = "") -> str:
+    """The base report with a free-form settings key padded to `mib` MiB of
+    `unit` (a tiny object, a small number, a long string), `head` first."""
+    text = json.dumps({**ctx.base, "settings": {**ctx.base["settings"], "pad": "PLACEHOLDER"}})
+    before, after = text.split('"PLACEHOLDER"')
+    n = ((mib << 20) - len(text)) // (len(unit) + 1)
+    path = ctx.work / name
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(before + "[" + head + ",".join([unit] * n) + "]" + after)
+    return str(path)
+
+
+def hole_cases() -> dict[str, Callable[[Ctx], Spec]]:
+    """Issue 33's smaller holes: a scenario dir shadowing a built-in, a
+    scenario dir that is no directory, import-speed's quadratic rows and
+    unholdable sizes, the cache's links and FIFOs, reports that parsing
+    amplifies, other users' process names in reports."""
+
+    def shadow(ctx: Ctx) -> Spec:
+        marker = ctx.work / "MARKER"
+        call = f"open({str(marker)!r}, 'w').write('ran') and hmac.digest(key, data, 'sha1')"
+        extra = f'[[calls]]\nruntime = "python"\nexpr = "{call}"\n'
+        text = SCENARIO.format(name='"hmac-sha1"', extra="").split("[calls]")[0] + extra
+        ctx.write("scen/hmac-sha1.toml", text)
+        return Spec(
+            ["run", "hmac-sha1", "--scenario-dir", str(ctx.work / "scen"), *SHORT],
+            timeout=RUN_TIMEOUT,
+            check=marker_absent(marker),
+        )
+
+    def import_doc(doc: str, expect: str, timeout: float = QUICK_TIMEOUT) -> Callable[[Ctx], Spec]:
+        def setup(ctx: Ctx) -> Spec:
+            out = ctx.work / "imported.json"
+
+            def check(run: Run) -> tuple[str, str] | None:
+                if run.rc == 0 and not is_report(out):
+                    return "bad output", "exit 0 but no report written"
+                return None
+
+            path = ctx.write("speed.txt", doc)
+            return Spec(["import-speed", path, "-o", str(out)], expect, timeout, check=check)
+
+        return setup
+
+    def beam_link(ctx: Ctx) -> Spec:
+        outside = ctx.work / "outside"
+        outside.mkdir()
+        cache = ctx.home / ".cache" / "bridge"
+        cache.mkdir(parents=True)
+        (cache / "beam").symlink_to(outside)
+
+        def check(run: Run) -> tuple[str, str] | None:
+            written = sorted(p.name for p in outside.iterdir())
+            return ("bad output", f"wrote {written[:3]} through the link") if written else None
+
+        return Spec(["run", "hmac-sha1", *SHORT], expect="ok", timeout=RUN_TIMEOUT, check=check)
+
+    def limits_fifo(ctx: Ctx) -> Spec:
+        cache = ctx.home / ".cache" / "bridge"
+        cache.mkdir(parents=True)
+        os.mkfifo(cache / "limits.json")
+        return Spec(["run", "hmac-sha1", *SHORT], expect="ok", timeout=RUN_TIMEOUT)
+
+    def big_report(unit: str, mib: int, head: str = "") -> Callable[[Ctx], Spec]:
+        # Reading 256 MiB takes seconds of CPU, more on a loaded machine.
+        return lambda ctx: Spec(
+            ["report", padded_report(ctx, "p.json", unit, mib, head)], timeout=RUN_TIMEOUT
+        )
+
+    def busy_name(ctx: Ctx) -> Spec:
+        link = ctx.work / "secretburner"
+        link.symlink_to(sys.executable)
+        out = ctx.work / "r.json"
+        burner: list[subprocess.Popen] = []
+
+        def start() -> None:
+            burner.append(subprocess.Popen([str(link), "-c", "while True: pass"]))
+            time.sleep(0.3)
+
+        def stop() -> None:
+            for p in burner:
+                p.kill()
+                p.wait()
+
+        def check(run: Run) -> tuple[str, str] | None:
+            if out.exists() and "secretburner" in out.read_text():
+                return "bad output", "another process's name is in the report"
+            return None
+
+        argv = ["run", "hmac-sha1", *SHORT, "-o", str(out)]
+        return Spec(argv, "ok", RUN_TIMEOUT, check=check, before=start, after=stop)
+
+    return {
+        "run: a --scenario-dir file named like a built-in, its [[calls]] write a marker": shadow,
+        "list --scenario-dir /dev/zero": lambda ctx: Spec(["list", "--scenario-dir", "/dev/zero"]),
+        "run --scenario-dir FIFO": lambda ctx: Spec(
+            ["run", "hmac-sha1", "--scenario-dir", ctx.fifo("dir")]
+        ),
+        "import-speed: a 240 KB -mr row": import_doc(wide_mr_row(13_883), "ok", RUN_TIMEOUT),
+        "import-speed: a 1.2 MB -mr row": import_doc(wide_mr_row(66_941), "ok", 2 * RUN_TIMEOUT),
+        "import-speed: size 1e20": import_doc(
+            "+H:100000000000000000000\n+F:6:sha256:1e20\n", "error"
+        ),
+        "import-speed: a rate of 1e-300": import_doc("+H:16\n+F:6:sha256:1e-300\n", "error"),
+        "cache: beam/ a link out of the cache": beam_link,
+        "cache: limits.json a FIFO": limits_fifo,
+        "report: 32 MiB of {}": big_report("{}", 32),
+        "report: 256 MiB of 0": big_report("0", 255),
+        "report: 18 MiB of nested objects": big_report('{"a":{"b":{}}}', 18),
+        "report: 200 MiB of strings with one emoji": big_report(
+            '"' + "x" * (1 << 20) + '"', 200, '"\U0001f600",'
+        ),
+        "run beside a busy process: its name in the report": busy_name,
+    }
+
+
 def all_cases() -> dict[str, Callable[[Ctx], Spec]]:
     cases: dict[str, Callable[[Ctx], Spec]] = {}
     for group in (
@@ -1031,6 +1152,7 @@ def all_cases() -> dict[str, Callable[[Ctx], Spec]]:
         cost_cases,
         overwrite_cases,
         hangup_cases,
+        hole_cases,
     ):
         cases.update(group())
     return cases

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from bridge import stats
-from bridge.system import otp
+from bridge.system import cache, otp
 from bridge.wire.port import Worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +83,7 @@ def wall_of_run(
     times, reports = [], []
     for _ in range(runs):
         if forget_twins:
-            (otp.cache_root() / "twins.json").unlink(missing_ok=True)
+            (cache.root() / "twins.json").unlink(missing_ok=True)
         with tempfile.TemporaryDirectory() as d:
             out = Path(d) / "r.json"
             t0 = time.perf_counter_ns()

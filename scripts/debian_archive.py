@@ -6,15 +6,28 @@ can be fetched without reading or writing the system's apt configuration.
 Used by scripts/fetch-runtimes (bullseye's binaries) and
 scripts/build-noasm-openssl (trixie's OpenSSL source). Standard library
 only: the scripts run before bridge's virtualenv has anything in it.
+
+Both write into bridge's cache, and there, as bridge/system/cache.py does
+for bridge, nothing is followed through a link: `below` makes each directory
+one level at a time and refuses one that is a link or resolves outside the
+cache; `read_file` and `lock` open a file with O_NOFOLLOW and O_NONBLOCK and
+refuse one that is not a regular file (a FIFO blocked), and `write_file`
+writes a new file and renames it over the name, never through what is there.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import pwd
 import re
+import shutil
+import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 
 class Unsupported(Exception):
@@ -26,10 +39,104 @@ class Failed(Exception):
 
 
 def cache_root() -> Path:
-    """As bridge/system/otp.py cache_root(): $BRIDGE_CACHE_DIR/bridge, else
+    """As bridge/system/cache.py root(): $BRIDGE_CACHE_DIR/bridge, else
     $XDG_CACHE_HOME/bridge, else ~/.cache/bridge."""
     base = os.environ.get("BRIDGE_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
     return Path(base) / "bridge" if base else Path.home() / ".cache" / "bridge"
+
+
+# -- in the cache: no link followed, no FIFO waited on -------------------------
+
+
+def below(top: Path, *parts: str) -> Path:
+    """top/parts, each part a directory of its own (made 0700 where missing),
+    none a link, each the user's own and not writable by every user, resolving
+    inside `top`: nothing written lands elsewhere."""
+    top.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _own(top)
+    where = top
+    for part in parts:
+        where = where / part
+        with contextlib.suppress(FileExistsError):
+            where.mkdir(mode=0o700)
+        if where.is_symlink() or not where.is_dir():
+            raise Failed(f"{where} is a link or not a directory; nothing is written through it")
+        _own(where)
+    real_top = os.path.realpath(top)
+    if os.path.commonpath([real_top, os.path.realpath(where)]) != real_top:
+        raise Failed(f"{where} resolves outside {top}")
+    return where
+
+
+def _own(directory: Path) -> None:
+    """The user's own, and not writable by every user: what is unpacked
+    here is run (erl, openssl), so nobody else may put anything in it."""
+    st = directory.stat()
+    if st.st_uid != os.geteuid():
+        raise Failed(f"{directory} is owned by uid {st.st_uid}, not by this user")
+    if st.st_mode & stat.S_IWOTH:
+        raise Failed(f"{directory} is writable by every user; nothing is written in it")
+
+
+def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+    """A descriptor on the regular file `path`, not through a link at its
+    name and not blocking on a FIFO; Failed otherwise."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        raise Failed(f"{path}: {exc.strerror} (a link or a FIFO is not used)") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Failed(f"{path}: not a regular file")
+    return fd
+
+
+def write_file(path: Path, text: str, mode: int = 0o644) -> None:
+    """Replace `path` whole: a new file beside it (O_EXCL | O_NOFOLLOW),
+    synced, renamed over the name. The rename replaces a link, a hard link
+    or a FIFO found there, never writes through it, and a stamp cut short
+    by a crash is never read as a whole one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # this pid's own leftover
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fchmod(f.fileno(), mode)  # the umask took bits off
+            os.fsync(f.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def read_file(path: Path) -> str:
+    """The file's text, or '' when it is missing, a link or not a regular file."""
+    try:
+        fd = _open_regular(path, os.O_RDONLY)
+    except Failed:
+        return ""
+    with os.fdopen(fd) as f:
+        return f.read(1 << 20)
+
+
+@contextlib.contextmanager
+def lock(path: Path) -> Iterator[TextIO]:
+    """An exclusive lock on the file `path` (one caller at a time)."""
+    with os.fdopen(_open_regular(path, os.O_WRONLY | os.O_CREAT), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield f
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a directory tree, or the link or file at `path` (not what a link points to)."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 def run(argv: list[str], *, cwd: Path | None = None, env: dict | None = None, timeout=600):
@@ -183,9 +290,9 @@ class Apt:
         self.base, self.suite, self.override_var = base, suite, override_var
         self.warnings = ""
         for sub in ("lists/partial", "cache/archives/partial", "parts", "preferences.d", "debs"):
-            (base / sub).mkdir(parents=True, exist_ok=True)
-        (base / "sources.list").write_text("\n".join(sources) + "\n")
-        (base / "status").touch()
+            below(base, *sub.split("/"))
+        write_file(base / "sources.list", "\n".join(sources) + "\n")
+        write_file(base / "status", "")
         self.options = [
             f"-oDir::Etc::SourceList={base / 'sources.list'}",
             f"-oDir::Etc::SourceParts={base / 'parts'}",
@@ -258,7 +365,7 @@ class Apt:
     def source_tarball(self, package: str, version: str, into: Path) -> Path:
         """The upstream tarball of a source package version, downloaded into
         `into` (its hash checked by apt against the signed Sources index)."""
-        into.mkdir(parents=True, exist_ok=True)
+        below(self.base, *into.relative_to(self.base).parts)
         upstream = version.split(":")[-1].rsplit("-", 1)[0]
         pattern = f"{package}_{upstream}.orig.tar.*"
         found = [p for p in into.glob(pattern) if not p.name.endswith(".asc")]

@@ -8,9 +8,13 @@ stopped (and been reaped). Between the two:
   (steal: another guest on the host), waiting for I/O;
 - bridge's own CPU time (getrusage of the driver and its reaped children:
   workers, openssl runs, erlc), so that what remains of the busy time is
-  other processes' (`others_cpus`), and which processes those were: every
-  process alive at both snapshots, from /proc/PID/stat; the driver's alone
-  (`driver_cpus`: it sleeps in select while a worker measures);
+  other processes' (`others_cpus`), and how many of them were busy and how
+  busy: every process alive at both snapshots, from /proc/PID/stat. The
+  report keeps their count and CPU shares (`busy_others`), never their names
+  or pids: those are other users', and reports travel. The names stay in
+  memory (`Usage.busy_processes`) for what is shown live (`bridge run -v`,
+  `bridge env`); the driver's own time alone is `driver_cpus` (it sleeps in
+  select while a worker measures);
 - per cell, bimodal or drifting samples (bridge.analysis.stability), and a
   cell whose figure depends on the process that measured it: when its
   samples came from several worker processes and the share of its median's
@@ -193,6 +197,16 @@ def _descendants(pid: int, parents: Mapping[int, int]) -> set[int]:
 
 
 @dataclass(frozen=True)
+class OtherProcess:
+    """A process not bridge's that used a CPU between the snapshots: `cpu` is
+    its average share of one CPU. Shown live, never kept in a report."""
+
+    pid: int
+    name: str
+    cpu: float
+
+
+@dataclass(frozen=True)
 class Usage:
     """What happened between two snapshots."""
 
@@ -205,8 +219,17 @@ class Usage:
     iowait: float | None
     bridge_cpus: float | None
     others_cpus: float | None
-    busy_processes: tuple[schema.BusyProcess, ...]
+    # The busiest other processes (at most BUSY_PROCESSES_SHOWN), of
+    # `busy_count` that used at least BUSY_PROCESS_MIN of a CPU.
+    busy_processes: tuple[OtherProcess, ...]
     driver_cpus: float | None = None
+    busy_count: int | None = None  # None: counted as busy_processes (a fake's usage)
+
+    @property
+    def busy_others(self) -> schema.BusyOthers:
+        """What a report keeps of them: how many, and their shares."""
+        count = len(self.busy_processes) if self.busy_count is None else self.busy_count
+        return schema.BusyOthers(count, tuple(p.cpu for p in self.busy_processes))
 
 
 def usage(
@@ -215,6 +238,7 @@ def usage(
     seconds = max(after.wall - before.wall, 0.0)
     hz = ticks_per_s or _ticks_per_s()
     busy = steal = iowait = bridge = others = driver = None
+    busiest = _busy_processes(before, after, seconds, hz)
     if before.stat and after.stat and seconds > 0:
         delta = after.stat.minus(before.stat)
         if delta.total > 0:
@@ -235,14 +259,15 @@ def usage(
         iowait=iowait,
         bridge_cpus=bridge,
         others_cpus=others,
-        busy_processes=_busy_processes(before, after, seconds, hz),
+        busy_processes=busiest[:BUSY_PROCESSES_SHOWN],
         driver_cpus=driver,
+        busy_count=len(busiest),
     )
 
 
 def _busy_processes(
     before: Snapshot, after: Snapshot, seconds: float, hz: int
-) -> tuple[schema.BusyProcess, ...]:
+) -> tuple[OtherProcess, ...]:
     """Processes alive at both snapshots (bridge's workers were not yet) that
     used at least BUSY_PROCESS_MIN of a CPU in between, busiest first."""
     if seconds <= 0:
@@ -256,9 +281,9 @@ def _busy_processes(
             continue  # the pid was reused
         share = (ticks - then_ticks) / hz / seconds
         if share >= BUSY_PROCESS_MIN:
-            found.append(schema.BusyProcess(pid, name, round(share, 3)))
+            found.append(OtherProcess(pid, name, round(share, 3)))
     found.sort(key=lambda p: -p.cpu)
-    return tuple(found[:BUSY_PROCESSES_SHOWN])
+    return tuple(found)
 
 
 def _ticks_per_s() -> int:
@@ -286,7 +311,7 @@ def measured(use: Usage, windows: Mapping[str, Usage] | None = None) -> schema.N
         bridge_cpus=_round(use.bridge_cpus),
         driver_cpus=_round(use.driver_cpus),
         others_cpus=_round(use.others_cpus),
-        busy_processes=use.busy_processes,
+        busy_others=use.busy_others,
         windows=tuple(
             schema.NoiseWindow(
                 scenario=name,
@@ -302,6 +327,11 @@ def measured(use: Usage, windows: Mapping[str, Usage] | None = None) -> schema.N
 
 def _busy_machine(others: float | None, cpus: int) -> bool:
     return others is not None and others >= max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus)
+
+
+def busy_machine(use: Usage, environment: Mapping[str, Any]) -> bool:
+    """Did other processes use enough CPU to be said (and named live, -v)?"""
+    return _busy_machine(use.others_cpus, use.cpus or environment.get("cpu_count") or 1)
 
 
 def busy(
@@ -441,6 +471,13 @@ def machine_findings(block: schema.Noise, environment: Mapping[str, Any]) -> lis
     cpus = block.cpus or environment.get("cpu_count") or 1
     others = block.others_cpus
     busy_machine = _busy_machine(others, cpus)
+    # How many others were busy and their shares, never who: an older
+    # report's names and pids are counted the same way.
+    counted = block.busy_others
+    if counted is None and block.busy_processes:
+        counted = schema.BusyOthers(
+            len(block.busy_processes), tuple(p.cpu for p in block.busy_processes)
+        )
     if busy_machine:
         out.append(
             reason(
@@ -448,7 +485,8 @@ def machine_findings(block: schema.Noise, environment: Mapping[str, Any]) -> lis
                 others_cpus=others,
                 cpus=cpus,
                 load=block.load_after[0] if block.load_after else None,
-                busiest=tuple((p.name, p.pid, p.cpu) for p in block.busy_processes),
+                busy_count=counted.count if counted else 0,
+                shares=counted.cpu if counted else (),
             )
         )
     if block.steal is not None and block.steal >= STEAL_MIN:

@@ -21,6 +21,7 @@ measuring code is the only part that touches the machine; `summarize`,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import time
@@ -77,7 +78,8 @@ class Quietness:
                 "load_after": list(u.load_after) if u.load_after else None,
                 "steal": u.steal,
                 "others_cpus": u.others_cpus,
-                "busy_processes": [p.to_json() for p in u.busy_processes],
+                # Live, as `bridge env` prints them: never kept in a report.
+                "busy_processes": [dataclasses.asdict(p) for p in u.busy_processes],
             }
         return {
             "seconds": self.seconds,

@@ -472,7 +472,12 @@ class Facts:
 
 
 def find(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Path:
-    """A scenario by name (searched in extra_dirs, then built-ins) or by path."""
+    """A scenario by name (searched in extra_dirs and the built-ins) or by path.
+
+    A name found in two places is refused, not resolved by order: a file in
+    a --scenario-dir named like a built-in used to replace it silently, its
+    own calls (user code among them) running under the built-in's name. The
+    file can be renamed, or run by its path, which says which one is meant."""
     candidate = Path(name_or_path)
     if name_or_path.endswith(".toml") or "/" in name_or_path:
         try:
@@ -484,10 +489,18 @@ def find(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Path:
             raise UsageError(f"scenario file {name_or_path}: no such file")
         return candidate
     check_name(name_or_path)
-    for directory in (*extra_dirs, BUILTIN_DIR):
-        path = directory / f"{name_or_path}.toml"
+    check_dirs(extra_dirs)
+    files = [d / f"{name_or_path}.toml" for d in (*extra_dirs, BUILTIN_DIR)]
+    # The same file twice (a --scenario-dir that is the built-ins) is one file.
+    seen: dict[Path, Path] = {}
+    for path in files:
         if path.is_file():
-            return path
+            seen.setdefault(path.resolve(), path)
+    found_in = list(seen.values())
+    if len(found_in) > 1:
+        raise _shadowed(name_or_path, found_in)
+    if found_in:
+        return found_in[0]
     raise UsageError(unknown(name_or_path, available(extra_dirs)))
 
 
@@ -510,6 +523,25 @@ def closest(name: str, known: list[str], most: int = 3) -> list[str]:
     return found[:most]
 
 
+def _shadowed(name: str, files: list[Path]) -> UsageError:
+    first, second = files[0], files[1]
+    builtin = second.parent == BUILTIN_DIR
+    what = f"the built-in {second}" if builtin else str(second)
+    return UsageError(
+        f"scenario {name!r} is both {first} and {what}: a --scenario-dir file does not"
+        f" replace {'a built-in' if builtin else 'another'} of the same name; rename it"
+        f' ({name}-mine.toml, with name = "{name}-mine")'
+        f" or give its path (crypto-bridge run {first})"
+    )
+
+
+def check_dirs(extra_dirs: tuple[Path, ...]) -> None:
+    """Each --scenario-dir is a directory (not a device, a FIFO or a file)."""
+    for d in extra_dirs:
+        if not d.is_dir():
+            raise UsageError(f"--scenario-dir {d}: not a directory")
+
+
 def check_name(name: str) -> None:
     """Refuse a scenario name that no scenario can have, before it is used as a file name."""
     if not NAME.fullmatch(name):
@@ -520,6 +552,7 @@ def check_name(name: str) -> None:
 
 
 def available(extra_dirs: tuple[Path, ...] = ()) -> list[str]:
+    check_dirs(extra_dirs)
     names = set()
     for directory in (*extra_dirs, BUILTIN_DIR):
         if directory.is_dir():

@@ -475,9 +475,11 @@ def fallback_places() -> list[Path]:
     """Where a report that could not be written is kept, in order: the
     cache, the temporary directory, the working directory (often on
     different file systems, so one full disk leaves another)."""
-    from bridge.system import otp
+    from bridge.system import cache
 
-    return [otp.cache_root() / "unsaved", Path(tempfile.gettempdir()), Path.cwd()]
+    # The cache's own directory only where no link leads it elsewhere.
+    unsaved = cache.directory_or_none("unsaved")
+    return [*([unsaved] if unsaved else []), Path(tempfile.gettempdir()), Path.cwd()]
 
 
 def keep_report(text: str, name: str) -> Path | None:

@@ -170,7 +170,7 @@ PICTURES = (".png", ".svg")
     cls=Command,
     groups=(("Pictures", ("png", "svg", "output")), ("Reports", ("others",))),
     examples=(
-        ("bridge plot r.json --png r.png", "One report's throughput against size."),
+        ("bridge plot r.json --png r.png", "One report: time per call by size, and its ratios."),
         (
             "bridge plot old.json --compare new.json --svg both.svg --png both.png",
             "Two reports in one picture, as SVG and PNG.",
@@ -205,8 +205,10 @@ PICTURES = (".png", ".svg")
     help="Another report to draw in the same picture (repeatable).",
 )
 def plot_command(file, png, svg, output, others) -> None:
-    """Draw throughput against message size (log axes), one line per runtime
-    and call, hw on solid and off dashed: --png FILE, --svg FILE, or both."""
+    """Draw a picture for a forum post: time per call against message size
+    with 95% CIs, each ratio (hw off/on, versions, reports, the fastest)
+    around a line at 1 with its verdict, and a caption from the reports:
+    --png FILE, --svg FILE, or both."""
     from bridge.render import plot
 
     pictures = [p for p in (png, svg) if p is not None]

@@ -36,7 +36,7 @@ from bridge.cli.common import (
     show_results,
     verbosity_options,
 )
-from bridge.cli.scenarios import complete_scenarios
+from bridge.cli.scenarios import ScenarioDir, complete_scenarios
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.measure import cost, runner
 from bridge.measure.plan import Plan
@@ -248,8 +248,8 @@ RUN_EXAMPLES = (
     "--scenario-dir",
     "scenario_dirs",
     multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Also look for scenario files here.",
+    type=ScenarioDir(),
+    help="Also look for scenario files here; a name found here and among the built-ins is refused.",
 )
 @click.option(
     "--sizes",
@@ -619,6 +619,13 @@ def _execute(
             click.echo(f"bridge: warning: skipped {skipped}", err=True)
     if shape.warns_on_stderr:
         _stderr_warnings(outcome.report)
+    if shape.verbose and outcome.busiest:
+        # Other users' process names: on this terminal only, never in the report.
+        named = ", ".join(f"{p.name} (pid {p.pid}, {p.cpu:.0%})" for p in outcome.busiest)
+        click.echo(
+            f"bridge: note: busy meanwhile (not kept in the report): {plain.printable(named)}",
+            err=True,
+        )
     return outcome, failure or wrong_baseline
 
 

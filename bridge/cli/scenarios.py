@@ -8,19 +8,37 @@ from pathlib import Path
 import click
 import click.shell_completion
 
+from bridge import plain
 from bridge.cli.common import (
     DATA_FORMATS,
     Command,
     format_option,
     out,
 )
+from bridge.errors import UsageError
+
+
+class ScenarioDir(click.Path):
+    """A directory that exists: click's file_okay=False refuses a regular
+    file only, and took /dev/zero or a FIFO as a directory of scenarios."""
+
+    def __init__(self) -> None:
+        super().__init__(exists=True, file_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        if not Path(path).is_dir():
+            self.fail(f"{plain.printable(str(value))!r} is not a directory", param, ctx)
+        return path
+
 
 _SCENARIO_DIR = click.option(
     "--scenario-dir",
     "scenario_dirs",
     multiple=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Also look for scenario files here (repeatable).",
+    type=ScenarioDir(),
+    help="Also look for scenario files here (repeatable); a name found here and among the"
+    " built-ins is refused.",
 )
 _GROUPS = (("Scenarios", ("scenario_dirs",)), ("Output", ("fmt", "quiet")))
 
@@ -40,7 +58,7 @@ def complete_scenarios(
     dirs = tuple(Path(d) for d in (ctx.params.get("scenario_dirs") or ()))
     try:
         names = scenario.available(dirs)
-    except OSError:  # a directory gone since it was typed
+    except (OSError, UsageError):  # a directory gone since it was typed, or not one
         names = scenario.available()
     return [CompletionItem(name) for name in names if name.startswith(incomplete)]
 

@@ -20,12 +20,11 @@ import shutil
 import subprocess
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 from bridge import plain
-from bridge.errors import BridgeError, UsageError
+from bridge.errors import UsageError
 from bridge.report import schema
-from bridge.system import otp, output, proc
+from bridge.system import cache, proc
 
 SIZE = 16384
 KEEP_S = 24 * 3600
@@ -33,18 +32,28 @@ MAX_CACHE_BYTES = 1 << 20
 _MR = "+R:"
 
 
-def _cache_path() -> Path:
-    return otp.cache_root() / "limits.json"
+NAME = "limits.json"
 
 
-def _read_cache(path: Path) -> dict:
+def _read_cache() -> dict:
+    """The kept figures; {} for a file that is missing, not a regular file
+    (a FIFO no longer blocks), a link, garbled or too deep (bridge.system.cache)."""
     try:
+        path = cache.directory(create=False) / NAME
         what = "not bridge's limits cache"
-        text = plain.decode(plain.read_bytes(path, MAX_CACHE_BYTES, what), str(path), what)
+        text = plain.decode(cache.read_bytes(path, MAX_CACHE_BYTES), str(path), what)
+        plain.check_json_depth(text, str(path))
         data = json.loads(text)
     except (UsageError, ValueError, OSError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _write_cache(data: dict) -> None:
+    """Keep the figures; a cache that cannot be written is no error."""
+    text = json.dumps(data, indent=1, sort_keys=True)
+    with contextlib.suppress(OSError):
+        cache.write_bytes(cache.directory() / NAME, text.encode())
 
 
 def measure_best(executable: str, algorithm: str, timeout: float = 20) -> float | None:
@@ -91,14 +100,13 @@ def collect(
 ) -> tuple[schema.Limit, ...]:
     """A Limit for each algorithm that has one (openssl found, speed knows it)."""
     executable = executable or shutil.which("openssl")
-    path = _cache_path()
-    cache = _read_cache(path)
+    kept = _read_cache()
     changed = False
     out = []
     now = time.time()
     for alg in algorithms:
         key = f"{executable}|{cpu_model}|{alg}"
-        entry = cache.get(key)
+        entry = kept.get(key)
         fresh = (
             isinstance(entry, dict)
             and isinstance(entry.get("bytes_per_s"), (int, float))
@@ -114,17 +122,15 @@ def collect(
             rate = measure_best(executable, alg)
             if rate is not None:
                 source = f"openssl speed -evp {alg} -bytes {SIZE} (user CPU), measured in this run"
-                cache[key] = {"bytes_per_s": rate, "at": now}
+                kept[key] = {"bytes_per_s": rate, "at": now}
                 changed = True
         own = _from_cells(results, alg, scenario_algorithms)
         if own is not None and (rate is None or own > rate):
             rate, source = own, f"this run's openssl speed -evp {alg} cell at {SIZE} B"
-            cache[key] = {"bytes_per_s": own, "at": now}
+            kept[key] = {"bytes_per_s": own, "at": now}
             changed = True
         if rate is not None:
             out.append(schema.Limit(alg, round(rate), source))
     if changed:
-        with contextlib.suppress(OSError, BridgeError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            output.write_atomic(path, json.dumps(cache, indent=1, sort_keys=True))
+        _write_cache(kept)
     return tuple(out)

@@ -36,6 +36,9 @@ from bridge.system import cpustat, tlscert
 class Outcome:
     report: schema.Report
     interrupted: bool = False
+    # Other processes busy during a busy run, by name and pid: shown live
+    # (bridge run -v), never kept in the report (bridge.analysis.noise).
+    busiest: tuple[noise.OtherProcess, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -97,6 +100,7 @@ def execute(
         made.close()
     machine_block = seams.environment()
     cpu_time = _cpu_time(plan, outcome, machine_block, seams)
+    usage = noise.usage(before, after, machine_block.get("cpu_count"))
     report = assemble.report(
         assemble.Measured(
             scenarios=plan.scenarios,
@@ -106,7 +110,7 @@ def execute(
             settings={**plan.settings.to_json(), "seed": plan.seed},
             hw=plan.hw,
             environment=machine_block,
-            usage=noise.usage(before, after, machine_block.get("cpu_count")),
+            usage=usage,
             created=_now(),
             command=plan.command,
             reproduce=plan.reproduce,
@@ -115,7 +119,8 @@ def execute(
             windows=windows,
         )
     )
-    return Outcome(report=report, interrupted=interrupted)
+    busiest = usage.busy_processes if noise.busy_machine(usage, machine_block) else ()
+    return Outcome(report=report, interrupted=interrupted, busiest=busiest)
 
 
 def _now() -> str:

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bridge import plain
-from bridge.errors import BridgeError, BridgeWarning, UsageError
+from bridge.errors import BridgeWarning, UsageError
 from bridge.hw.hardware import MASK_VARS
-from bridge.system import otp, output
+from bridge.system import cache
 
 _MASK_VALUE = re.compile(r"[0-9A-Fa-fx:~]{1,200}")
 
@@ -46,13 +46,14 @@ def _read_guesses(path: Path) -> tuple[dict[str, dict[str, str] | None], bool]:
     what bridge writes (the published bridge/report/twins-1.schema.json) is
     discarded with a warning and removed; entries that are not capability
     masks are dropped with a warning, and the file is written again without
-    them: either costs one warning, not one per run."""
+    them: either costs one warning, not one per run. The file is read as
+    bridge.system.cache reads: not through a link, not from a FIFO."""
     try:
-        raw = plain.read_bytes(path, MAX_GUESSES_BYTES, "not bridge's twins cache")
-    except UsageError as exc:
-        if not path.exists() and not path.is_symlink():
-            return {}, False  # no cache yet
-        return _discard_guesses(path, exc.message), False
+        raw = cache.read_bytes(path, MAX_GUESSES_BYTES)
+    except FileNotFoundError:
+        return {}, False  # no cache yet
+    except OSError as exc:
+        return _discard_guesses(path, exc.strerror or str(exc)), False
     try:
         text = plain.decode(raw, str(path), "not bridge's twins cache")
         plain.check_json_depth(text, str(path))
@@ -89,8 +90,7 @@ def twins_problem(key: str, value: object) -> str | None:
 def _discard_guesses(path: Path, why: str) -> dict[str, dict[str, str] | None]:
     warnings.warn(f"{why}; discarding the twins' cache", BridgeWarning, stacklevel=4)
     with contextlib.suppress(OSError):
-        if path.is_symlink() or not path.is_dir():
-            path.unlink()  # a FIFO or a device node too: bridge only ever writes a file
+        cache.remove(path)  # a FIFO, a device node or a link too: bridge only writes a file
     return {}
 
 
@@ -103,7 +103,7 @@ class TwinGuesses:
     @classmethod
     def in_cache(cls) -> TwinGuesses:
         """The guesses kept in bridge's cache directory."""
-        return cls(otp.cache_root() / "twins.json")
+        return cls(cache.root() / "twins.json")
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
@@ -125,8 +125,7 @@ class TwinGuesses:
         """Keep what changed; a cache that cannot be written is no error."""
         if self.path is None or not self._changed:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            output.write_atomic(self.path, json.dumps(self._known, indent=1, sort_keys=True))
-        except (OSError, BridgeError):
-            pass
+        text = json.dumps(self._known, indent=1, sort_keys=True)
+        with contextlib.suppress(OSError):
+            where = cache.directory(top=self.path.parent)
+            cache.write_bytes(where / self.path.name, text.encode())

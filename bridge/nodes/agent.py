@@ -18,7 +18,9 @@ compiler and source hash, written privately and renamed into place.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from bridge import plain
 from bridge.errors import RuntimeUnavailable
-from bridge.system import otp, proc
+from bridge.system import cache, otp, proc
 
 # The modules loaded into a node: the agent and everything a bench request
 # reaches (bridge_ops -> bridge_args, bridge_api, bridge_loops,
@@ -93,24 +95,62 @@ def choose(candidates: Iterable[otp.Installation], release: int) -> otp.Installa
     return max(fitting, key=lambda i: otp.version_key(i.otp_version), default=None)
 
 
+# Bound on a compiled module read back (they are tens of KiB).
+MAX_BEAM_BYTES = 1 << 24
+
+
 def build(inst: otp.Installation) -> Build:
     t = tag()
     mapping = {m: renamed(m, t) for m in SOURCES}
     where = hashlib.sha256(str(inst.erl.resolve()).encode()).hexdigest()[:8]
-    target = otp.cache_root() / "agent" / f"otp-{inst.otp_version or 'unknown'}-{where}-{t}"
-    if not all((target / f"{mapping[m]}.beam").is_file() for m in SOURCES):
-        _compile(inst, mapping, target)
+    name = f"otp-{inst.otp_version or 'unknown'}-{where}-{t}"
+    place = cache.directory_or_none("agent")
+    if place is None:  # a cache bridge cannot use: build apart, once
+        with tempfile.TemporaryDirectory(prefix="bridge-agent-") as tmp:
+            _compile(inst, mapping, Path(tmp) / name)
+            beams = _read_beams(Path(tmp) / name, mapping)
+    else:
+        target = place / name
+        beams = _read_beams(target, mapping)
+        if beams is None:
+            if os.path.lexists(target):
+                # A link, or a part missing or damaged; what cannot be moved
+                # aside makes the rename below fail, with its reason.
+                with contextlib.suppress(OSError):
+                    cache.discard(target)
+            _compile(inst, mapping, target)
+            beams = _read_beams(target, mapping)
+    if beams is None:
+        raise RuntimeUnavailable(f"bridge's agent, compiled by {inst.erlc}, cannot be read back")
     return Build(
         prefix=f"{PREFIX}{t}_",
         agent=mapping["bridge_agent"],
-        beams=tuple((mapping[m], (target / f"{mapping[m]}.beam").read_bytes()) for m in SOURCES),
+        beams=beams,
         compiled_by=inst.otp_version,
     )
 
 
+def _read_beams(target: Path, mapping: dict[str, str]) -> tuple[tuple[str, bytes], ...] | None:
+    """Each renamed module's .beam in `target`, read without following a
+    link (bridge.system.cache); None when one is missing or unreadable."""
+    if not cache.is_real_directory(target):
+        return None
+    try:
+        return tuple(
+            (mapping[m], cache.read_bytes(target / f"{mapping[m]}.beam", MAX_BEAM_BYTES))
+            for m in SOURCES
+        )
+    except OSError:
+        return None
+
+
 def _compile(inst: otp.Installation, mapping: dict[str, str], target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    except OSError as exc:
+        raise RuntimeUnavailable(
+            f"cannot compile bridge's agent in {target.parent}: {exc.strerror or exc}"
+        ) from None
     try:
         sources = []
         for module, new in mapping.items():
@@ -133,10 +173,12 @@ def _compile(inst: otp.Installation, mapping: dict[str, str], target: Path) -> N
             Path(path).unlink()
         try:
             staging.rename(target)
-        except OSError:
+        except OSError as exc:
             # Another bridge built the same key at the same time: use theirs.
-            if not target.is_dir():
-                raise
+            if not cache.is_real_directory(target):
+                raise RuntimeUnavailable(
+                    f"cannot keep bridge's agent in {target}: {exc.strerror or exc}"
+                ) from None
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

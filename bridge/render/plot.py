@@ -1,38 +1,45 @@
-"""`bridge plot`: per scenario, a row of two panels.
+"""`bridge plot`: pictures fit for a forum post.
 
-Left, the speed: throughput (MB/s where bytes flow through the call, ops/s
-for a sign, verify or key agreement) against message size, log-log, one line
-per runtime, call and hw, each point with its 95% CI as an error bar. A
-scenario of one size draws bars instead (horizontal, one per runtime, call
-and hw, with the CI as an error bar): a line of single points would sit at
-the right edge. Right, the question: hw off over hw on (the time with the
-feature masked over the time as found) per size, with its 95% CI, a line at
-1 = no effect; a single size draws it as bars too.
+Per scenario, panels stacked one above the other, 7 in wide:
 
-Colour says the runtime (so erlang@23 and erlang@25 never share one), the
-line says hw (solid as found, dashed with the feature masked), the marker
-says the call; with --compare, the markers of each further report are
-hollow or half-filled, and its label is in the legend. The legend stands
-outside the data, right of the row. A --concurrency report adds a panel per
-scenario of throughput against the number of concurrent workers
-(bridge.render.plot_levels). matplotlib is an optional extra.
+- the time per call (ns, median and its 95% CI as an error bar, the unit
+  every table prints) against message size, log-log, one line per runtime
+  and call, hw on solid with filled markers and hw off dashed and hollow.
+  Nothing is nudged sideways: a point sits at its size. A scenario of one
+  size draws one row per runtime and call instead, hw on and off as two
+  points on it;
+- then each ratio the reports hold, as points with their 95% CI around a
+  line at 1: hw off over hw on (the hardware verdicts), a runtime over the
+  first named of its kind (versions in one report), each further report over
+  the first (`--compare`: bridge.analysis.compare's rows), and each runtime
+  over the fastest. A marker is filled where its verdict decides something
+  (used, not used, faster, slower) and hollow where it does not; the legend
+  under the panel, or each row's name (one size), says the verdicts in words;
+- a --concurrency report adds throughput against the number of workers and
+  its scaling efficiency (bridge.render.plot_levels).
 
-`series` and `ratio_series` decide all of that from the reports alone (pure,
-tested without matplotlib); `figure` draws it; `plot` saves it, as SVG when
-the name ends in .svg.
+A caption closes the picture: per report, the CPU, each runtime's version,
+bridge's version and the date, from the report's provenance
+(bridge.render.plot_words). The figure is WIDTH_IN wide at DPI and its
+smallest text FONT_PT, so that the PNG scaled to a 700-px forum column
+keeps every label at least MIN_PX tall (`px_at`); the PNG is saved whole
+(no tight crop), so its width is the figure's.
+
+`series` and `ratio_series` decide what is drawn from the reports alone
+(pure, tested without matplotlib); `figure` draws it; `plot` saves it, as
+SVG when the name ends in .svg.
 
 A report is someone else's data: every text the picture draws from it is
-made safe for a picture first (bridge.render.escape.svg_text: controls, bidi
-overrides, lone surrogates and what XML cannot hold spelt as escapes, a `$`
-escaped so that it is a dollar and not mathtext, which raises on what it
-cannot parse, long names cut), and what matplotlib warns while drawing (a
-glyph the font lacks, a layout it could not make) is gathered and said as
-bridge's own warnings, escaped, instead of reaching stderr raw.
+made safe for a picture first (bridge.render.escape.svg_text), and what
+matplotlib warns while drawing (a glyph the font lacks, a layout it could
+not make) is gathered and said as bridge's own warnings, escaped, instead of
+reaching stderr raw.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import logging
 import re
 import warnings
@@ -40,117 +47,187 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bridge.analysis import compare, versus
 from bridge.errors import BridgeWarning, UsageError
+from bridge.render import plot_axes as axes
 from bridge.render import plot_levels
+from bridge.render import plot_words as words
 from bridge.render.escape import svg_text, term_text
 from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.system import output
-from bridge.view import series as view_series
-from bridge.view import units
 
 INSTALL = (
     "plotting needs matplotlib: pip install 'crypto-bridge[plot]'"
     " (in a checkout: .venv/bin/pip install matplotlib)"
 )
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-FILLS = ("full", "none", "left", "bottom", "right", "top")
 LINES = {Hw.ON: "-", Hw.OFF: "--"}
-MBS, OPS = "MB/s", "ops/s"
-WIDTH_IN, ROW_IN, DPI = 17.0, 6.0, 150  # a row reads at 100% on a laptop screen
-DODGE = 0.8  # in octaves: series side by side at a size, their error bars apart
+UNIT = "ns per call"
+FASTEST = "fastest"  # the verdict of the fastest call at a size, against itself
+# A forum column is 690-700 px wide. Text of F points on a figure W inches
+# wide is F / 72 * 700 / W px tall once the picture is scaled to 700 px,
+# whatever the dpi: 8 pt on 7 in is 11.1 px, above MIN_PX. DPI only makes
+# the PNG sharp on a 2x screen (1,400 px wide).
+WIDTH_IN, DPI = 7.0, 200
+FONT_PT, TITLE_PT = 8.0, 9.0
+READ_AT_PX, MIN_PX = 700, 10.0
+# Panel heights, in inches.
+SPEED_IN, RATIO_IN, ROW_IN = 2.7, 2.0, 0.42
 # Text stays text in an SVG (searchable, and the legend can be checked), and
-# TeX is never run on it.
-RC = {"svg.fonttype": "none", "text.usetex": False}
-# The longest name a picture draws whole (a runtime id, a call, a label).
-NAME = 48
+# TeX is never run on it. Every size is at least FONT_PT.
+RC = {
+    "svg.fonttype": "none",
+    "text.usetex": False,
+    "font.size": FONT_PT,
+    "axes.titlesize": TITLE_PT,
+    "axes.labelsize": FONT_PT,
+    "xtick.labelsize": FONT_PT,
+    "ytick.labelsize": FONT_PT,
+    "legend.fontsize": FONT_PT,
+    "legend.title_fontsize": FONT_PT,
+    "figure.titlesize": TITLE_PT,
+    "lines.markersize": 4.5,
+    "lines.linewidth": 1.2,
+    "errorbar.capsize": 2.5,
+}
+NAME = words.NAME
+
+
+def px_at(points: float, width_in: float, width_px: int = READ_AT_PX) -> float:
+    """How tall text of `points` is, in pixels, on a figure `width_in` wide
+    scaled to `width_px`."""
+    return points / 72 * width_px / width_in
 
 
 @dataclass(frozen=True)
 class Series:
+    """One runtime's call at one hw state across sizes: the time per call."""
+
     scenario: str
-    label: str  # the legend: runtime, call, hw, and the report when several
+    report: int  # which report (0: the first)
     runtime: str
-    call: str
+    name: str  # the runtime by its version (plot_words.Names)
+    call: str  # its short name (plot_words.call_name)
+    call_id: str
     hw: Hw
-    colour: int  # index into the colour cycle: one per runtime
+    colour: int  # index into the colour cycle: one per report and runtime
+    kind: str  # the runtime's kind: erlang, python, openssl
     marker: str  # one per call
-    linestyle: str  # hw on solid, off dashed
-    fill: str  # one per report
     sizes: tuple[int, ...]
-    mb_per_s: tuple[float, ...]  # the median, in `metric` (MB/s or ops/s)
-    lo: tuple[float, ...] = ()  # the 95% CI, in `metric`; equal to the median
-    hi: tuple[float, ...] = ()  # when a cell has no CI (one openssl run)
-    metric: str = MBS
+    ns: tuple[float, ...]  # the median, ns per call
+    lo: tuple[float, ...] = ()  # its 95% CI; equal to the median when a
+    hi: tuple[float, ...] = ()  # cell has none (one openssl run, an import)
 
     @property
-    def values(self) -> tuple[float, ...]:
-        return self.mb_per_s
+    def label(self) -> str:
+        return f"{self.name}: {self.call}"
+
+    @property
+    def linestyle(self) -> str:
+        return LINES.get(self.hw, ":")
+
+    @property
+    def row(self) -> tuple[int, str, str]:
+        return (self.report, self.runtime, self.call_id)
+
+
+class Question(enum.Enum):
+    """What a ratio panel asks."""
+
+    HW = "hw"  # hw off over hw on: does the call use the feature?
+    VERSIONS = "versions"  # a runtime over the first named of its kind, one report
+    REPORTS = "reports"  # a further report over the first (--compare)
+    RUNTIMES = "runtimes"  # a runtime over the fastest at each size
+
+
+@dataclass(frozen=True)
+class Point:
+    size: int
+    ratio: float
+    lo: float  # the 95% CI; equal to the ratio when there is none
+    hi: float
+    verdict: str  # the code, as the report or the analysis gives it
+    said: str  # the verdict in words (plot_words)
+
+    @property
+    def decisive(self) -> bool:
+        return self.verdict in words.DECISIVE
 
 
 @dataclass(frozen=True)
 class RatioSeries:
-    """hw off over hw on of one runtime's call, per size, with its CI."""
+    """One ratio of one call across sizes, with its verdicts."""
 
     scenario: str
-    label: str
-    runtime: str
-    call: str
+    question: Question
+    label: str  # who over whom
+    row: tuple[int, str, str]  # the speed row it belongs to (report, runtime, call id)
     colour: int
     marker: str
-    fill: str
-    sizes: tuple[int, ...]
-    ratio: tuple[float, ...]
-    lo: tuple[float, ...]
-    hi: tuple[float, ...]
+    points: tuple[Point, ...]
+    extra: str = ""  # a verdict on the whole series (an upgrade's per call / per byte)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(p.size for p in self.points)
+
+    @property
+    def ratio(self) -> tuple[float, ...]:
+        return tuple(p.ratio for p in self.points)
 
 
-def _figures(r: schema.Result, metric: str) -> tuple[float, float, float]:
-    """The median and its CI as throughput: the CI's slow end is the low one."""
+def _figures(r: schema.Result) -> tuple[float, float, float]:
+    """The median and its 95% CI, ns per call."""
     s = r.summary()
-    scale = r.size / 1e6 if metric == MBS else 1.0
-
-    def rate(ns: float) -> float:
-        return 1e9 / ns * scale if ns > 0 else 0.0
-
     if s.n < 2 or r.imported:
-        return rate(s.median), rate(s.median), rate(s.median)
-    return rate(s.median), rate(s.ci95[1]), rate(s.ci95[0])
+        return s.median, s.median, s.median
+    return s.median, s.ci95[0], s.ci95[1]
+
+
+class _Style:
+    """One colour per report and runtime, one marker per call of a kind."""
+
+    def __init__(self) -> None:
+        self.colours: dict[tuple[int, str], int] = {}
+        self.markers: dict[tuple[str, str], str] = {}
+
+    def colour(self, n: int, runtime: str) -> int:
+        return self.colours.setdefault((n, runtime), len(self.colours))
+
+    def marker(self, kind: str, call_id: str) -> str:
+        return self.markers.setdefault((kind, call_id), MARKERS[len(self.markers) % len(MARKERS)])
 
 
 def series(reports: list[tuple[str, schema.Report]]) -> list[Series]:
     out = []
-    colours: dict[str, int] = {}
+    names = words.Names(reports)
     for scenario in scenarios(reports):
-        marker_of: dict[tuple[str, str], str] = {}
-        for n, (label, rep) in enumerate(reports):
-            metric = MBS if view_series.bytes_flow(rep, scenario) else OPS
+        style = _Style()
+        for n, (_, rep) in enumerate(reports):
             groups: dict[tuple[str, str, Hw], list[schema.Result]] = {}
             for r in rep.results:
                 if r.scenario == scenario and r.ok and r.size > 0 and r.median() > 0:
-                    groups.setdefault((r.runtime, r.call, r.hw), []).append(r)
-            for (runtime, call, hw), rs in groups.items():
+                    groups.setdefault((r.runtime, r.call_id, r.hw), []).append(r)
+            for (runtime, call_id, hw), rs in groups.items():
                 rs.sort(key=lambda r: r.size)
-                kind = rep.kind_of(runtime)
-                marker = marker_of.setdefault((kind, call), MARKERS[len(marker_of) % len(MARKERS)])
-                where = f" [{svg_text(label, NAME)}]" if len(reports) > 1 else ""
-                figures = [_figures(r, metric) for r in rs]
+                figures = [_figures(r) for r in rs]
                 out.append(
                     Series(
                         scenario=scenario,
-                        label=f"{_named(runtime, call)} (hw {hw}){where}",
+                        report=n,
                         runtime=runtime,
-                        call=call,
+                        name=names.of(n, runtime),
+                        call=words.call_name(rs[0].call, call_id),
+                        call_id=call_id,
                         hw=hw,
-                        colour=colours.setdefault(runtime, len(colours)),
-                        marker=marker,
-                        linestyle=LINES.get(hw, ":"),
-                        fill=FILLS[n % len(FILLS)],
+                        colour=style.colour(n, runtime),
+                        kind=rep.kind_of(runtime),
+                        marker=style.marker(rep.kind_of(runtime), call_id),
                         sizes=tuple(r.size for r in rs),
-                        mb_per_s=tuple(f[0] for f in figures),
+                        ns=tuple(f[0] for f in figures),
                         lo=tuple(f[1] for f in figures),
                         hi=tuple(f[2] for f in figures),
-                        metric=metric,
                     )
                 )
     return out
@@ -159,35 +236,181 @@ def series(reports: list[tuple[str, schema.Report]]) -> list[Series]:
 def ratio_series(
     reports: list[tuple[str, schema.Report]], drawn: list[Series]
 ) -> list[RatioSeries]:
-    """hw off / hw on per runtime, call and size, where both were measured:
-    the verdict's figure and CI (bridge.view.series.Pair.off_on)."""
-    style = {(s.scenario, s.runtime, s.call): s for s in drawn}
+    """Every ratio the reports hold for the drawn calls, in the order the
+    panels stand: hw off/on, versions, reports, runtimes."""
+    look = {(s.scenario, *s.row): s for s in drawn}
+    names = words.Names(reports)
+    out = _hw(reports, look)
+    out += _versions(reports, look, names)
+    out += _reports(reports, look, names)
+    out += _runtimes(reports, look)
+    # Each panel's series in the speed panel's order.
+    order: dict[tuple, int] = {}
+    for n, s in enumerate(drawn):
+        order.setdefault((s.scenario, *s.row), n)
+    questions = list(Question)
+    out.sort(key=lambda r: (questions.index(r.question), order.get((r.scenario, *r.row), 0)))
+    return out
+
+
+def _point(size: int, ratio: float, ci, verdict: str, said: str) -> Point:
+    lo, hi = (ci[0], ci[1]) if ci else (ratio, ratio)
+    return Point(size, ratio, min(lo, ratio), max(hi, ratio), verdict, said)
+
+
+def _hw(reports, look) -> list[RatioSeries]:
+    """hw off over hw on, the report's hardware verdicts (speedup and CI)."""
     out = []
-    for n, (label, rep) in enumerate(reports):
-        by_call: dict[tuple[str, str, str], list[tuple[int, float, tuple | None]]] = {}
-        for c in view_series.pairs(rep, [r for r in rep.results if r.size > 0]):
-            figure = c.off_on() if c.on is not None and c.off is not None else None
-            if figure is None or figure[0] <= 0:
+    for n, (_, rep) in enumerate(reports):
+        by: dict[tuple[str, str, str], list[schema.HwVerdict]] = {}
+        for v in rep.verdicts:
+            if v.speedup is not None and v.speedup > 0 and v.size > 0:
+                by.setdefault((v.scenario, v.runtime, v.call_id), []).append(v)
+        for (scenario, runtime, call_id), vs in by.items():
+            s = look.get((scenario, n, runtime, call_id))
+            if s is None:
                 continue
-            key = (c.first.scenario, c.first.runtime, c.first.call)
-            by_call.setdefault(key, []).append((c.first.size, figure[0], figure[1]))
-        for (scenario, runtime, call), points in by_call.items():
-            points.sort()
-            look = style.get((scenario, runtime, call))
-            where = f" [{svg_text(label, NAME)}]" if len(reports) > 1 else ""
+            vs.sort(key=lambda v: v.size)
+            points = tuple(
+                _point(
+                    v.size,
+                    v.speedup or 0.0,
+                    v.speedup_ci95,
+                    v.verdict,
+                    words.hw_verdict(v.verdict, v.feature),
+                )
+                for v in vs
+            )
+            out.append(
+                RatioSeries(scenario, Question.HW, s.label, s.row, s.colour, s.marker, points)
+            )
+    return out
+
+
+def _versions(reports, look, names: words.Names) -> list[RatioSeries]:
+    """A runtime over the first named of its kind (two OTPs in one run):
+    the report's differences, each size's verdict, and the upgrade's word
+    on what grew (per call, per byte) where the report has one."""
+    out = []
+    for n, (_, rep) in enumerate(reports):
+        by: dict[tuple, list[schema.Difference]] = {}
+        for d in versus.of(rep):
+            if d.against == versus.FIRST and d.ratio > 0 and d.size > 0:
+                key = (d.scenario, d.runtime, d.call_id, d.hw, d.baseline_runtime)
+                by.setdefault(key, []).append(d)
+        for (scenario, runtime, call_id, hw, base), ds in by.items():
+            s = look.get((scenario, n, runtime, call_id))
+            if s is None:
+                continue
+            ds.sort(key=lambda d: d.size)
+            points = tuple(
+                _point(d.size, d.ratio, d.ci95, d.verdict, words.word(d.verdict)) for d in ds
+            )
+            hw_said = " (hw off)" if hw.masked else ""
+            label = f"{s.name} over {names.of(n, base)}: {s.call}{hw_said}"
+            up = next(
+                (
+                    u
+                    for u in rep.upgrades
+                    if (u.scenario, u.call_id, u.hw, u.new, u.old)
+                    == (scenario, call_id, hw, runtime, base)
+                ),
+                None,
+            )
+            extra = _upgrade(up) if up else ""
             out.append(
                 RatioSeries(
-                    scenario=scenario,
-                    label=f"{_named(runtime, call)}{where}",
-                    runtime=runtime,
-                    call=call,
-                    colour=look.colour if look else 0,
-                    marker=look.marker if look else MARKERS[0],
-                    fill=FILLS[n % len(FILLS)],
-                    sizes=tuple(p[0] for p in points),
-                    ratio=tuple(p[1] for p in points),
-                    lo=tuple(p[2][0] if p[2] else p[1] for p in points),
-                    hi=tuple(p[2][1] if p[2] else p[1] for p in points),
+                    scenario, Question.VERSIONS, label, s.row, s.colour, s.marker, points, extra
+                )
+            )
+    return out
+
+
+def _upgrade(u: schema.Upgrade) -> str:
+    """What the cost model says grew: per call and per byte."""
+    said = {"more": "costs more", "less": "costs less", "same": "same", "unknown": "unknown"}
+    call, byte = (said.get(x) or svg_text(x, NAME) for x in (u.per_call, u.per_byte))
+    return f"per call: {call}, per byte: {byte}"
+
+
+def _reports(reports, look, names: words.Names) -> list[RatioSeries]:
+    """Each further report over the first (`bridge compare`'s rows: p10 over
+    p10, bootstrap CI, faster | slower | within noise | ...)."""
+    if len(reports) < 2:
+        return []
+    found = compare.compare([rep for _, rep in reports], [label for label, _ in reports])
+    out = []
+    for i, rows in found.pairs:
+        by: dict[tuple, list[compare.Row]] = {}
+        for row in rows:
+            if row.ratio > 0 and row.size > 0:
+                key = (row.scenario, row.runtime_a, row.runtime_b, row.call_id, row.hw_b)
+                by.setdefault(key, []).append(row)
+        for (scenario, runtime_a, runtime_b, call_id, hw), rs in by.items():
+            s = look.get((scenario, i, runtime_b, call_id))
+            if s is None:
+                continue
+            rs.sort(key=lambda r: r.size)
+            points = tuple(
+                _point(r.size, r.ratio, r.ci95, r.verdict, words.word(r.verdict)) for r in rs
+            )
+            hw_said = " (hw off)" if hw.masked else ""
+            label = f"{s.name} over {names.of(0, runtime_a)}: {s.call}{hw_said}"
+            # Two versions of a runtime: the upgrade view's word on what grew.
+            up = next(
+                (
+                    u
+                    for u in found.upgrades.get(i, ())
+                    if (u.scenario, u.call_id, u.hw, u.old, u.new)
+                    == (
+                        scenario,
+                        call_id,
+                        hw,
+                        f"{found.labels[0]}: {runtime_a}",
+                        f"{found.labels[i]}: {runtime_b}",
+                    )
+                ),
+                None,
+            )
+            out.append(
+                RatioSeries(
+                    scenario,
+                    Question.REPORTS,
+                    label,
+                    s.row,
+                    s.colour,
+                    s.marker,
+                    points,
+                    _upgrade(up) if up else "",
+                )
+            )
+    return out
+
+
+def _runtimes(reports, look) -> list[RatioSeries]:
+    """Each runtime's call over the fastest at its size (hw on): the
+    report's differences, as the tables' `× fastest`; the fastest itself
+    stands at 1."""
+    out = []
+    for n, (_, rep) in enumerate(reports):
+        by: dict[tuple[str, str, str], list[Point]] = {}
+        for d in versus.of(rep):
+            if d.against == versus.FASTEST and not d.hw.masked and d.ratio > 0 and d.size > 0:
+                point = _point(d.size, d.ratio, d.ci95, d.verdict, words.word(d.verdict))
+                by.setdefault((d.scenario, d.runtime, d.call_id), []).append(point)
+                fastest = (d.scenario, d.baseline_runtime, d.baseline_call_id)
+                if all(p.size != d.size for p in by.get(fastest, [])):
+                    by.setdefault(fastest, []).append(
+                        Point(d.size, 1.0, 1.0, 1.0, FASTEST, "the fastest")
+                    )
+        for (scenario, runtime, call_id), points in by.items():
+            s = look.get((scenario, n, runtime, call_id))
+            if s is None:
+                continue
+            points.sort(key=lambda p: p.size)
+            out.append(
+                RatioSeries(
+                    scenario, Question.RUNTIMES, s.label, s.row, s.colour, s.marker, tuple(points)
                 )
             )
     return out
@@ -200,26 +423,55 @@ def scenarios(reports: list[tuple[str, schema.Report]]) -> list[str]:
 
 
 def single_size(drawn: list[Series]) -> bool:
-    """One size in the whole scenario: bars, not lines of single points."""
+    """One size in the whole scenario: rows of points, not lines of one point."""
     return len({n for s in drawn for n in s.sizes}) == 1
 
 
-def title(scenario: str, drawn: list[Series], reports: int) -> str:
-    """What the picture shows, and only what it shows."""
+def _feature(reports: list[tuple[str, schema.Report]], scenario: str) -> str:
+    """What hw off masked in a scenario, as the verdicts name it."""
+    features = {v.feature for _, rep in reports for v in rep.verdicts if v.scenario == scenario}
+    if len(features) != 1:
+        return "the feature"
+    return words.hw_verdict("used", features.pop()).removeprefix("uses ")
+
+
+def title(
+    scenario: str, drawn: list[Series], feature: str = "the feature", unit: str = "bytes"
+) -> str:
+    """What the speed panel shows, and only what it shows."""
+    if single_size(drawn) and drawn:
+        head = f"{svg_text(scenario, NAME)}: {UNIT}, {words.size(drawn[0].sizes[0], unit)}"
+    else:
+        head = f"{svg_text(scenario, NAME)}: {UNIT} by size"
+    head += " (median, 95% CI)"
     key = []
-    bars = single_size(drawn)
-    if any(not s.hw.masked for s in drawn):
-        key.append("solid = machine as found" if not bars else "plain = machine as found")
-    if any(s.hw.masked for s in drawn):
-        key.append("dashed = hardware feature masked" if not bars else "hatched = feature masked")
-    if not bars and len({s.marker for s in drawn}) > 1:
-        key.append("marker = call")
-    if reports > 1:
-        key.append("filled markers = first report")
-    metric = drawn[0].metric if drawn else MBS
-    by = f"at {_size(drawn[0].sizes[0])}" if bars and drawn else "by size"
-    head = f"{svg_text(scenario, NAME)}: {metric} (median, 95% CI) {by}"
-    return head + ("\n" + "; ".join(key) if key else "")
+    if any(not s.hw.masked for s in drawn) and any(s.hw.masked for s in drawn):
+        if single_size(drawn):
+            key = [f"● machine as found (hw on), ○ {feature} masked (hw off)"]
+        else:
+            key = [f"solid, filled: machine as found (hw on); dashed, hollow: {feature} masked"]
+    return words.wrapped("\n".join([head, *key]))
+
+
+QUESTION_TITLES = {
+    Question.HW: "hw off / hw on: time with {feature} masked over time as found",
+    Question.VERSIONS: "versions: time per call over the first named of its kind",
+    Question.REPORTS: "reports: p10 time per call over the first report's",
+    Question.RUNTIMES: "runtimes: time per call over the fastest at that size",
+}
+QUESTION_KEYS = {
+    Question.HW: "filled: a verdict (used, not used); hollow: none yet",
+    Question.VERSIONS: "filled: a difference (faster, slower); hollow: none",
+    Question.REPORTS: "filled: a difference (faster, slower); hollow: none",
+    Question.RUNTIMES: "filled: a difference (slower); hollow: none",
+}
+
+
+def ratio_title(scenario: str, question: Question, feature: str = "the feature") -> str:
+    head = QUESTION_TITLES[question].format(feature=feature)
+    return words.wrapped(
+        f"{svg_text(scenario, NAME)}, {head} (95% CI)\n1 = no difference; {QUESTION_KEYS[question]}"
+    )
 
 
 def _matplotlib():
@@ -243,166 +495,245 @@ def figure(reports: list[tuple[str, schema.Report]]):
 def _figure(reports: list[tuple[str, schema.Report]]):
     _, plt = _matplotlib()
     drawn = series(reports)
-    ratio = ratio_series(reports, drawn)
+    ratios = ratio_series(reports, drawn)
     names = scenarios(reports)
     by_level = plot_levels.scenarios(reports)  # --concurrency: throughput by level
     if not names and not by_level:
-        raise UsageError("nothing to plot: no throughput results (message size > 0)")
-    rows = len(names) + len(by_level)
-    # The off/on panel beside each scenario, when the run masked anything.
-    cols = 2 if ratio else 1
-    fig, axes = plt.subplots(
-        rows,
-        cols,
-        figsize=(WIDTH_IN if cols == 2 else WIDTH_IN * 0.65, ROW_IN * rows),
-        squeeze=False,
-        gridspec_kw={"width_ratios": (3, 2)} if cols == 2 else {},
-        dpi=DPI,
-    )
+        raise UsageError("nothing to plot: no results with a message size above 0")
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for row, scenario in zip(axes[len(names) :], by_level, strict=True):
-        plot_levels.draw(row[0], reports, scenario, cycle, MARKERS)
-        if cols == 2:
-            row[1].remove()  # the level panel's legend stands in its place, right of it
-    for row, scenario in zip(axes[: len(names)], names, strict=True):
-        ax, right = row[0], (row[1] if cols == 2 else None)
+    panels: list[axes.Panel] = []
+    for scenario in names:
         mine = [s for s in drawn if s.scenario == scenario]
-        ratios = [s for s in ratio if s.scenario == scenario]
-        bars = single_size(mine)
-        (_bars if bars else _lines)(ax, mine, cycle)
-        ax.set_title(title(scenario, mine, len(reports)), fontsize=10)
-        if right is not None and ratios:
-            _ratio_panel(right, ratios, cycle, bars=bars)
-            right.set_title(
-                f"{svg_text(scenario, NAME)}: hw off / hw on, the feature's effect (95% CI)",
-                fontsize=10,
-            )
-        elif right is not None:
-            right.axis("off")
-            shown = svg_text(scenario, NAME)
-            right.text(0.02, 0.98, f"{shown}: no hw off run, no off/on ratio", va="top")
-        if not bars:
-            # Outside the data: right of the row, beyond the ratio panel.
-            (right if ratios and right is not None else ax).legend(
-                *ax.get_legend_handles_labels(),
-                fontsize=9,
-                loc="upper left",
-                bbox_to_anchor=(1.02, 1.0),
-                borderaxespad=0.0,
-            )
-    fig.tight_layout()
+        panels += _scenario_panels(reports, scenario, mine, ratios, cycle)
+    level_names = words.Names(reports)
+    for scenario in by_level:
+        panels += plot_levels.panels(reports, scenario, cycle, MARKERS, level_names)
+    caption = words.caption(reports)
+    panels.append(axes.text_panel(caption))
+    height = sum(p.height for p in panels)
+    fig = plt.figure(figsize=(WIDTH_IN, height), dpi=DPI, layout="constrained")
+    grid = fig.add_gridspec(len(panels), 1, height_ratios=[p.height for p in panels])
+    for n, panel in enumerate(panels):
+        panel.draw(fig.add_subplot(grid[n]))
     return fig
 
 
-def dodged(sizes: tuple[int, ...], n: int, of: int) -> list[float]:
-    """Series n of `of` at each size, moved a little along the log2 axis so
-    that the error bars of series at one size stand apart."""
-    if of <= 1:
-        return [float(x) for x in sizes]
-    shift = DODGE * (n / (of - 1) - 0.5)
-    return [x * 2**shift for x in sizes]
+def _scenario_panels(reports, scenario: str, mine: list[Series], ratios, cycle) -> list[axes.Panel]:
+    feature = _feature(reports, scenario)
+    unit = words.size_unit(reports[mine[0].report][1], scenario) if mine else "bytes"
+    rows = _rows(mine)
+    one = single_size(mine)
+    out = []
+    if one:
+        out.append(
+            axes.Panel(
+                ROW_IN * len(rows) + 0.8,
+                lambda ax: _dots(ax, scenario, mine, rows, cycle, feature, unit),
+            )
+        )
+    else:
+        out.append(
+            axes.Panel(SPEED_IN, lambda ax: _lines(ax, scenario, mine, cycle, feature, unit))
+        )
+        handles = _speed_legend(mine, cycle)
+        out.append(axes.legend_panel(handles))
+    for question in Question:
+        asked = [r for r in ratios if r.scenario == scenario and r.question is question]
+        if not asked or _said_already(question, ratios, mine, len(reports)):
+            continue
+        heading = ratio_title(scenario, question, feature)
+        if one:
+            out.append(
+                axes.Panel(
+                    ROW_IN * len(rows) + 0.8,
+                    lambda ax, a=asked, h=heading: _ratio_dots(ax, h, a, rows, cycle),
+                )
+            )
+        else:
+            out.append(
+                axes.Panel(
+                    RATIO_IN, lambda ax, a=asked, h=heading: _ratio_lines(ax, h, a, cycle, unit)
+                )
+            )
+            out.append(axes.legend_panel(_ratio_legend(asked, cycle, unit)))
+    return out
 
 
-def _lines(ax, mine: list[Series], cycle) -> None:
-    for n, s in enumerate(mine):
+def _said_already(
+    question: Question, ratios: list[RatioSeries], mine: list[Series], n: int
+) -> bool:
+    """A panel another one answers: with --compare, the reports' panel is
+    the question, and each report's own versions and runtimes are its
+    tables'; runtimes of one kind are what the versions panel shows."""
+    if n > 1:
+        return question in (Question.VERSIONS, Question.RUNTIMES)
+    if question is not Question.RUNTIMES:
+        return False
+    scenario = mine[0].scenario if mine else ""
+    versions = any(r.scenario == scenario and r.question is Question.VERSIONS for r in ratios)
+    return versions and len({s.kind for s in mine}) == 1
+
+
+def _rows(mine: list[Series]) -> list[tuple[tuple[int, str, str], str]]:
+    """One row per report, runtime and call, in the order drawn: its key and label."""
+    return list(dict.fromkeys((s.row, s.label) for s in mine))
+
+
+def _lines(ax, scenario: str, mine: list[Series], cycle, feature: str, unit: str) -> None:
+    for s in mine:
         ax.errorbar(
-            dodged(s.sizes, n, len(mine)),
-            s.values,
-            yerr=[
-                [max(v - lo, 0.0) for v, lo in zip(s.values, s.lo or s.values, strict=True)],
-                [max(hi - v, 0.0) for v, hi in zip(s.values, s.hi or s.values, strict=True)],
-            ],
+            s.sizes,
+            s.ns,
+            yerr=axes.yerr(s.ns, s.lo, s.hi),
             linestyle=s.linestyle,
             marker=s.marker,
-            fillstyle=s.fill,
+            fillstyle="none" if s.hw.masked else "full",
             color=cycle[s.colour % len(cycle)],
-            capsize=3,
             label=s.label,
         )
     ax.set_xscale("log", base=2)
     sizes = sorted({n for s in mine for n in s.sizes})
-    ax.set_xticks(sizes, [_size(n) for n in sizes])
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes)")
-    metric = mine[0].metric if mine else MBS
-    ax.set_ylabel(f"throughput ({metric}, median, 95% CI)")
-    ax.grid(True, which="both", alpha=0.3)
+    ax.set_xticks(sizes, [words.size(n, unit) for n in sizes])
+    ax.minorticks_off()
+    ax.set_xlabel(words.axis_label(unit))
+    axes.log_values(ax, "y")
+    ax.set_ylabel(f"{UNIT}\n(median, 95% CI)")
+    ax.set_title(title(scenario, mine, feature, unit), loc="left")
+    ax.grid(True, which="major", alpha=0.3)
 
 
-def _bars(ax, mine: list[Series], cycle) -> None:
-    """One horizontal bar per series, its label beside it: no legend needed.
-    A call's bars as found and masked stand together, as in the tables."""
-    calls = {(s.colour, s.call): n for n, s in enumerate(mine)}
-    mine = sorted(mine, key=lambda s: (calls[(s.colour, s.call)], s.hw.masked))
-    ys = list(range(len(mine)))[::-1]
-    values = [s.values[0] for s in mine]
-    lo = [max(s.values[0] - (s.lo or s.values)[0], 0.0) for s in mine]
-    hi = [max((s.hi or s.values)[0] - s.values[0], 0.0) for s in mine]
-    ax.barh(
-        ys,
-        values,
-        xerr=[lo, hi],
-        color=[cycle[s.colour % len(cycle)] for s in mine],
-        hatch=None,
-        capsize=4,
-        edgecolor="black",
-        linewidth=0.5,
-    )
-    for patch, s in zip(ax.patches, mine, strict=True):
-        if s.hw.masked:
-            patch.set_hatch("//")
-    ax.set_yticks(ys, [_bar_label(s) for s in mine], fontsize=9)
-    spread = max(values) / max(min(values), 1e-12) if values else 1
-    if spread > 30:
-        ax.set_xscale("log")
-    metric = mine[0].metric if mine else MBS
-    ax.set_xlabel(f"throughput ({metric}, median, 95% CI)")
-    ax.grid(True, axis="x", which="both", alpha=0.3)
+def _speed_legend(mine: list[Series], cycle) -> list[tuple[object, str]]:
+    from matplotlib.lines import Line2D
+
+    out = []
+    for row, label in _rows(mine):
+        s = next(s for s in mine if s.row == row)
+        colour = cycle[s.colour % len(cycle)]
+        out.append((Line2D([], [], color=colour, marker=s.marker, linestyle="-"), label))
+    return out
 
 
-def _ratio_panel(ax, ratios: list[RatioSeries], cycle, bars: bool) -> None:
-    if bars:
-        ys = list(range(len(ratios)))[::-1]
-        ax.barh(
-            ys,
-            [s.ratio[0] for s in ratios],
-            xerr=[
-                [max(s.ratio[0] - s.lo[0], 0.0) for s in ratios],
-                [max(s.hi[0] - s.ratio[0], 0.0) for s in ratios],
-            ],
-            color=[cycle[s.colour % len(cycle)] for s in ratios],
-            capsize=4,
-            edgecolor="black",
-            linewidth=0.5,
-        )
-        ax.set_yticks(ys, [_short(s.label, 52) for s in ratios], fontsize=9)
-        ax.axvline(1.0, color="black", linewidth=1)
-        ax.set_xlabel("time masked / time as found (1 = no effect)")
-        ax.grid(True, axis="x", alpha=0.3)
-        return
-    for n, s in enumerate(ratios):
+def _dots(ax, scenario: str, mine: list[Series], rows, cycle, feature: str, unit: str) -> None:
+    """One row per runtime and call, its name above it: hw on a filled
+    point, hw off a hollow one just below, each with its CI."""
+    y_of = _row_labels(ax, rows, {})
+    both = len({s.hw for s in mine}) > 1
+    for s in mine:
+        dy = (-0.15 if s.hw.masked else 0.15) if both else 0.0
         ax.errorbar(
-            dodged(s.sizes, n, len(ratios)),
-            s.ratio,
-            yerr=[
-                [max(r - lo, 0.0) for r, lo in zip(s.ratio, s.lo, strict=True)],
-                [max(hi - r, 0.0) for r, hi in zip(s.ratio, s.hi, strict=True)],
-            ],
+            s.ns,
+            [y_of[s.row] + dy],
+            xerr=axes.yerr(s.ns, s.lo, s.hi),
+            linestyle="none",
             marker=s.marker,
-            fillstyle=s.fill,
+            fillstyle="none" if s.hw.masked else "full",
             color=cycle[s.colour % len(cycle)],
-            capsize=3,
-            label=f"{s.label} (off/on)",
         )
+    values = [v for s in mine for v in (*s.lo, *s.hi, *s.ns) if v > 0]
+    if values and max(values) / min(values) > 8:
+        axes.log_values(ax, "x")
+    else:
+        from matplotlib.ticker import FuncFormatter
+
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: axes.value(v)))
+    ax.set_xlabel(f"{UNIT} (median, 95% CI)")
+    ax.set_title(title(scenario, mine, feature, unit), loc="left")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
+
+
+def _row_labels(ax, rows, said: dict[tuple[int, str, str], str]) -> dict:
+    """Rows from the top, each named inside the panel, above its points, so
+    that the data spans the picture's width; returns each row's y."""
+    from matplotlib.transforms import blended_transform_factory
+
+    y_of = {row: 2 * (len(rows) - 1 - i) for i, (row, _) in enumerate(rows)}
+    where = blended_transform_factory(ax.transAxes, ax.transData)
+    for row, label in rows:
+        text = label + (f": {said[row]}" if row in said else "")
+        ax.text(
+            0.01,
+            y_of[row] + 0.55,
+            axes.cut(text, 110),
+            transform=where,
+            va="bottom",
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5, "alpha": 0.8},
+        )
+    ax.set_ylim(-0.8, 2 * len(rows) - 0.2)
+    ax.set_yticks([])
+    return y_of
+
+
+def _ratio_lines(ax, heading: str, asked: list[RatioSeries], cycle, unit: str) -> None:
+    values = []
+    for s in asked:
+        colour = cycle[s.colour % len(cycle)]
+        ax.errorbar(
+            s.sizes,
+            s.ratio,
+            yerr=[[p.ratio - p.lo for p in s.points], [p.hi - p.ratio for p in s.points]],
+            color=colour,
+            linestyle="-",
+            linewidth=0.8,
+            marker="none",
+        )
+        axes.markers(ax, [(p.size, p.ratio, p.decisive) for p in s.points], s.marker, colour)
+        values += [v for p in s.points for v in (p.lo, p.hi) if v > 0]
     ax.axhline(1.0, color="black", linewidth=1)
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
-    ax.yaxis.set_major_formatter(_times())
-    sizes = sorted({n for s in ratios for n in s.sizes})
-    ax.set_xticks(sizes, [_size(n) for n in sizes])
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("time masked / time as found (1 = no effect)")
-    ax.grid(True, which="both", alpha=0.3)
+    sizes = sorted({n for s in asked for n in s.sizes})
+    ax.set_xticks(sizes, [words.size(n, unit or "bytes") for n in sizes])
+    ax.minorticks_off()
+    axes.ratio_axis(ax, "y", values)
+    ax.set_xlabel(words.axis_label(unit or "bytes"))
+    ax.set_ylabel("ratio (95% CI)")
+    ax.set_title(heading, loc="left")
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def _ratio_legend(asked: list[RatioSeries], cycle, unit: str) -> list[tuple[object, str]]:
+    from matplotlib.lines import Line2D
+
+    out = []
+    for s in asked:
+        colour = cycle[s.colour % len(cycle)]
+        found = words.verdicts_at([(p.size, p.said) for p in s.points], unit, len(s.points) > 1)
+        text = f"{s.label}: {found}" + (f"; {s.extra}" if s.extra else "")
+        handle = Line2D([], [], color=colour, marker=s.marker, linestyle="-")
+        out.append((handle, words.wrapped(text, words.LEGEND_WRAP)))
+    return out
+
+
+def _ratio_dots(ax, heading: str, asked: list[RatioSeries], rows, cycle) -> None:
+    """One row per runtime and call, as the speed panel's: the ratio with
+    its CI, the figure and the verdict in words beside the row's name."""
+    said = {}
+    for s in asked:
+        p = s.points[0]
+        ci = (p.lo, p.hi) if p.lo != p.hi else None
+        figure = words.ratio_text(p.ratio, ci) if p.verdict != FASTEST else "1×"
+        said[s.row] = f"{figure}, {p.said}"
+    y_of = _row_labels(ax, rows, said)
+    values = []
+    for s in asked:
+        p, y = s.points[0], y_of.get(s.row)
+        if y is None:
+            continue
+        colour = cycle[s.colour % len(cycle)]
+        ax.errorbar(
+            [p.ratio],
+            [y],
+            xerr=[[p.ratio - p.lo], [p.hi - p.ratio]],
+            color=colour,
+            linestyle="none",
+            marker="none",
+        )
+        axes.markers(ax, [(p.ratio, y, p.decisive)], s.marker, colour)
+        values += [v for v in (p.lo, p.hi) if v > 0]
+    ax.axvline(1.0, color="black", linewidth=1)
+    axes.ratio_axis(ax, "x", values)
+    ax.set_xlabel("ratio (95% CI)")
+    ax.set_title(heading, loc="left")
+    ax.grid(True, axis="x", which="major", alpha=0.3)
 
 
 def plot(reports: list[tuple[str, schema.Report]], out: Path) -> int:
@@ -430,44 +761,20 @@ def _save(reports: list[tuple[str, schema.Report]], out: Path) -> int:
     # empty picture. Its name ends in .tmp: the format is said, not guessed.
     picture = out.suffix.lower()[1:]
     try:
-        output.write_output(
-            out, lambda f: fig.savefig(f, format=picture, bbox_inches="tight", dpi=DPI)
-        )
+        output.write_output(out, lambda f: write(fig, f, picture))
     finally:
         plt.close(fig)
     return len(drawn) + level_lines
 
 
-def _times():
-    from matplotlib.ticker import FuncFormatter
-
-    return FuncFormatter(lambda v, _: f"{v:g}×")
-
-
-def _bar_label(s: Series) -> str:
-    """The runtime and call, cut to fit, and always the hw state."""
-    return f"{_short(_named(s.runtime, s.call), 52)} (hw {s.hw})"
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _short(label: str, width: int = 60) -> str:
-    """A label already made safe (`_named`), cut to `width`."""
-    return _cut(label, width)
-
-
-def _named(runtime: str, call: str) -> str:
-    """The runtime and its call as a picture draws them (svg_text). A
-    legend leaves out a label that starts with "_": such a runtime id is
-    drawn after a space."""
-    text = f"{svg_text(runtime, NAME)}: {svg_text(call, NAME + 12)}"
-    return " " + text if text.startswith("_") else text
-
-
 # What matplotlib says when the font has no glyph for a character.
 _GLYPH = re.compile(r"Glyph (\d+) .*missing from (current )?font")
+
+
+def write(fig, f, picture: str) -> None:
+    """The figure into an open file, whole: no tight crop, so a PNG is
+    WIDTH_IN * DPI pixels wide, the width its text sizes were chosen for."""
+    fig.savefig(f, format=picture, dpi=DPI)
 
 
 @contextlib.contextmanager
@@ -509,9 +816,5 @@ def _said(heard: list[str | BridgeWarning]) -> list[str]:
             f"{'s' * (glyphs != 1)} of the reports' names: drawn as empty boxes"
         )
     for message in dict.fromkeys(m for m in theirs if not _GLYPH.search(m)):
-        out.append(f"matplotlib: {_cut(term_text(message), 200)}")
+        out.append(f"matplotlib: {axes.cut(term_text(message), 200)}")
     return out
-
-
-def _size(n: int) -> str:
-    return units.short(n)

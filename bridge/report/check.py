@@ -30,6 +30,12 @@ def schema() -> dict[str, Any]:
     return json.loads(resources.files("bridge.report").joinpath(SCHEMA_FILE).read_text())
 
 
+# Bounds of the published schema that a writer of reports checks first
+# (bridge import-speed), kept equal to it by tests/unit/speed/test_holdable.py.
+MAX_SIZE = 16 << 30  # $defs.size: the largest size a result has (file-digest: 16 GiB)
+MAX_LEVEL = 4096  # concurrency.levels: the most workers or processes a cell ran
+
+
 @functools.cache
 def _validator() -> Any:
     import jsonschema  # slow to import: only when a report is read

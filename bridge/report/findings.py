@@ -193,7 +193,7 @@ PARAMS: dict[Why, frozenset[str]] = {
     Why.FEW_ROUNDS: frozenset({"rounds", "need"}),
     Why.NO_SAMPLES: frozenset(),
     Why.UNEQUAL_LOAD: frozenset({"busier"}),
-    Why.OTHERS_BUSY: frozenset({"others_cpus", "cpus", "load", "busiest"}),
+    Why.OTHERS_BUSY: frozenset({"others_cpus", "cpus", "load", "busy_count", "shares"}),
     Why.STEAL: frozenset({"steal"}),
     Why.GOVERNOR: frozenset({"governor"}),
     Why.SMT: frozenset({"siblings"}),

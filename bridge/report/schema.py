@@ -44,6 +44,11 @@ SCHEMA = "bridge.report/1"
 SCHEMA_NAME, SCHEMA_VERSION = SCHEMA.split("/")
 SCHEMA_VERSION_INT = int(SCHEMA_VERSION)
 MAX_REPORT_BYTES = 256 * 1024 * 1024
+# What reading a report may take (bridge.plain.check_json_cost): its text as
+# Python holds it beside what json.loads makes of it. With the interpreter,
+# the checks and the records, `bridge report` then stays under about 1 GB
+# for any file (docs/reference/report-schema.md gives the measurements).
+MAX_PARSE_BYTES = 640 << 20
 
 
 # Omit rules the records share.
@@ -593,8 +598,10 @@ class SampleCluster(Record):
 
 @dataclass(frozen=True)
 class BusyProcess(Record):
-    """Another process that used a CPU during the run: `cpu` is its average
-    share of one CPU."""
+    """Another process that used a CPU during the run, by pid and name, as
+    reports before `busy_others` kept it (`noise.busy_processes`): read and
+    written back as it was, never made by a run. `cpu` is its average share
+    of one CPU."""
 
     pid: int
     name: str
@@ -602,14 +609,26 @@ class BusyProcess(Record):
 
 
 @dataclass(frozen=True)
+class BusyOthers(Record):
+    """Other users' and programs' processes that used at least a tenth of a
+    CPU during the run: how many, and each one's average share of one CPU,
+    busiest first (at most five). Not their names or pids: reports are
+    shared, and those are other people's."""
+
+    count: int
+    cpu: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
 class Noise(Record):
     """The machine during the run (bridge.analysis.noise): load, the CPU time that
-    went elsewhere, other busy processes, cells with bimodal or drifting
-    samples, and what these say (`findings`: reasons with their figures;
-    reports from before them: `warnings` and `advice`, in words). Shares are
-    of all CPU time, over `seconds`; `*_cpus` are average numbers of CPUs.
-    None: not measurable here. `windows`: the machine from the run's start
-    to the end of each scenario, which that scenario's verdicts go by."""
+    went elsewhere, how many other processes were busy and their shares (not
+    who they were), cells with bimodal or drifting samples, and what these
+    say (`findings`: reasons with their figures; reports from before them:
+    `warnings` and `advice`, in words). Shares are of all CPU time, over
+    `seconds`; `*_cpus` are average numbers of CPUs. None: not measurable
+    here. `windows`: the machine from the run's start to the end of each
+    scenario, which that scenario's verdicts go by."""
 
     seconds: float = jf(missing=0.0)
     cpus: int | None = None
@@ -620,17 +639,19 @@ class Noise(Record):
     iowait: float | None = None
     bridge_cpus: float | None = None
     others_cpus: float | None = None
-    busy_processes: tuple[BusyProcess, ...] = ()
+    # Reports before busy_others only (None: not in the report, not written).
+    busy_processes: tuple[BusyProcess, ...] | None = jf(omit=NONE, default=None)
     cells: tuple[CellShape, ...] = ()
     driver_cpus: float | None = None
     warnings: tuple[str, ...] | None = jf(omit=NONE, default=None)
     advice: str | None = jf(omit=NONE, default=None)
     findings: tuple[Reason, ...] = reasons_field()
     windows: tuple[NoiseWindow, ...] = jf(omit=EMPTY, default=())
+    busy_others: BusyOthers | None = jf(omit=NONE, default=None)
 
     json_order: ClassVar[tuple[str, ...]] = (
         *("seconds", "cpus", "load_before", "load_after", "busy", "steal", "iowait"),
-        *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "cells"),
+        *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "busy_others", "cells"),
     )
 
     def window(self, scenario: str) -> NoiseWindow | None:
@@ -917,11 +938,18 @@ def load(path: str | Path) -> Report:
 
     p = Path(path)
     raw = plain.read_bytes(p, MAX_REPORT_BYTES, "not a report")
+    # Bounded in memory before it is decoded (bridge.plain.json_shape): the
+    # text as Python holds it (one emoji: 4 bytes a character) and what
+    # json.loads would make of it.
+    try:
+        plain.check_json_cost(raw, str(p), MAX_PARSE_BYTES, reportcheck.MAX_ITEMS)
+    except plain.TooLarge as exc:
+        raise UsageError(f"{exc.message}; not a report bridge reads") from None
     try:
         text = plain.decode(raw, str(p), "not a report")
     except UsageError:
         raise UsageError(f"{p}: not a bridge report (binary data, not JSON)") from None
-    plain.check_json_depth(text, str(p))
+    del raw
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -930,6 +958,7 @@ def load(path: str | Path) -> Report:
         ) from None
     except ValueError as exc:  # an integer of thousands of digits, NaN
         raise UsageError(f"{p}: not a bridge report ({exc})") from None
+    del text
     if isinstance(data, dict):
         check_schema(data.get("schema"), str(p))
         reportcheck.check(data, str(p))

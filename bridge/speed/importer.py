@@ -9,13 +9,14 @@ anything comparing them says that significance is unknown.
 from __future__ import annotations
 
 import datetime
+import math
 from typing import BinaryIO
 
 import bridge
 from bridge import plain
 from bridge.analysis import findings, versus
 from bridge.errors import UsageError
-from bridge.report import schema
+from bridge.report import check, schema
 from bridge.report.hw import Hw
 from bridge.speed import multi, parse
 
@@ -53,6 +54,8 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
                 + (f" (and {more} more)" if more else "")
             )
         raise UsageError(f"{name}: nothing recognisable as openssl speed output")
+    for run in parsed.runs:
+        _holdable(run, name)
     runtimes, results, cells = [], [], []
     for run in parsed.runs:
         rid = f"openssl#{run.index}"
@@ -104,8 +107,45 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
     return findings.report(made, found), parsed.warnings
 
 
+# The longest algorithm name taken: openssl's are under 40 characters
+# ("aes-256-cbc-hmac-sha256"); a name becomes an id of the report.
+MAX_NAME = 200
+
+
+def _holdable(run: parse.Run, name: str) -> None:
+    """Refuse, naming the line, what a report cannot hold (bridge.report.check
+    would refuse the report): a size past its bound (`+H:100000000000000000000`),
+    a rate so small that its time per operation is not a finite number, more
+    processes than a report's levels go to, a name that is no algorithm's.
+    The published schema is not run over the result (jsonschema takes about
+    a millisecond per result: 80 s for a 1.2 MB row); what an import
+    writes is checked against it by tests/unit/speed/test_holdable.py."""
+    if run.multi > check.MAX_LEVEL:
+        raise UsageError(
+            f"{name}: line {run.line}: openssl speed -multi {run.multi}: more processes than"
+            f" a report holds (at most {check.MAX_LEVEL})"
+        )
+    for e in (*run.entries, *(c for kids in run.children.values() for c in kids)):
+        if len(e.text) > MAX_NAME:
+            raise UsageError(
+                f"{name}: line {e.line}: an algorithm name of {len(e.text)} characters"
+                f" ({plain.printable(e.text[:40])}...), longer than any openssl speed prints"
+            )
+        what = f"{name}: line {e.line}: {e.text}" + (f" {e.operation}" if e.operation else "")
+        if e.size > check.MAX_SIZE:
+            raise UsageError(
+                f"{what}: a size of {e.size} bytes, larger than a report holds"
+                f" ({check.MAX_SIZE >> 30} GiB)"
+            )
+        if not math.isfinite(1e9 / e.ops_per_s) or not math.isfinite(e.bytes_per_s):
+            raise UsageError(
+                f"{what}: {e.ops_per_s:g} operations/s ({e.bytes_per_s:g} bytes/s), a rate that a"
+                " report cannot hold as a finite time per operation"
+            )
+
+
 def _unknown_version(run: parse.Run) -> str:
-    generation, _ = _path(run)
+    generation, _ = run.typed_path
     if generation:
         return f"OpenSSL {generation}.x (no version line; told by its -mr record numbering)"
     return "unknown (no version line in the paste)"
@@ -150,7 +190,7 @@ def _speed_call(run: parse.Run, e: parse.Entry) -> tuple[str, str]:
     What was typed: the `openssl speed` line when pasted, or the +F index of
     the -mr record (parse.path_of); the generation: the version line, or
     the same index. Unknown -evp counts as plain `speed`."""
-    generation, typed_evp = _path(run)
+    generation, typed_evp = run.typed_path
     evp = run.evp if run.evp is not None else typed_evp
     if evp:
         return "speed-evp", f"openssl speed -evp {e.text}"
@@ -159,14 +199,3 @@ def _speed_call(run: parse.Run, e: parse.Entry) -> tuple[str, str]:
     if evp is None:
         return "speed", f"openssl speed {e.text} (-evp or not: not shown)"
     return "speed", f"openssl speed {e.text}"
-
-
-def _path(run: parse.Run) -> tuple[str | None, bool | None]:
-    v = run.version_tuple
-    generation = None if v is None else ("3" if v >= (3, 0, 0) else "1")
-    evp = None
-    for entry in run.entries:
-        gen, typed = parse.path_of(entry)
-        generation = generation or gen
-        evp = typed if evp is None else evp
-    return generation, evp

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -35,6 +36,14 @@ from dataclasses import dataclass, field
 from bridge import plain
 
 MAX_INPUT = 16 * 1024 * 1024
+# The longest provenance text kept (a version, a heading, a build line): a
+# report holds 64 KiB per text; a run's label joins a few of them.
+MAX_FIELD = 4096
+
+
+def clip(text: str, limit: int = MAX_FIELD) -> str:
+    """`text`, cut to `limit` characters with "..." where it was longer."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,23 @@ class Run:
         if "-evp" in self.command:
             return True
         return None if not self.command else False
+
+    @functools.cached_property
+    def typed_path(self) -> tuple[str | None, bool | None]:
+        """(generation "1" | "3", whether -evp was typed) as the version line
+        and the +F records' indexes show them (`path_of`), once per run: read
+        after parsing, when the entries are final. Each number's call asks,
+        and walking the entries for each was quadratic in a row's width."""
+        v = self.version_tuple
+        generation = None if v is None else ("3" if v >= (3, 0, 0) else "1")
+        evp = None
+        for entry in self.entries:
+            gen, typed = path_of(entry)
+            generation = generation or gen
+            evp = typed if evp is None else evp
+            if generation is not None and evp is not None:
+                break
+        return generation, evp
 
     def label(self) -> str:
         parts = [f"run {self.index} (line {self.line})"]
@@ -291,7 +317,7 @@ def parse(document: str) -> Parsed:
     runs: list[Run] = []
     warnings: list[str] = []
     cur: Run | None = None
-    consumed: list[tuple[int, int]] = []
+    consumed = _Spans()
     mr_sizes: list[int] = []
     mr_dt: dict[str, tuple[int, int]] = {}
 
@@ -305,12 +331,12 @@ def parse(document: str) -> Parsed:
         if ev.kind == "multi_row":
             # Only the summed row a -multi parent prints, where one is awaited.
             if _multi_row(cur, ev, t):
-                consumed.append((ev.start, ev.end))
+                consumed.add(ev.start, ev.end)
                 last_line = max(last_line, t.line_of(max(ev.start, ev.end - 1)))
             continue
-        if any(s <= ev.start < e for s, e in consumed) and ev.kind != "build":
+        if consumed.covers(ev.start) and ev.kind != "build":
             continue  # inside a table already read (e.g. a number that looks like a version)
-        consumed.append((ev.start, ev.end))
+        consumed.add(ev.start, ev.end)
         line = t.line_of(ev.start)
         if (
             last_line
@@ -323,7 +349,7 @@ def parse(document: str) -> Parsed:
             continue
         if ev.kind == "command":
             cur = new_run(ev.start)
-            cur.command = ev.data["text"]
+            cur.command = clip(ev.data["text"])
         elif ev.kind in ("doing", "doing_pkey"):
             entry = _doing_entry(ev, line)
             # A summary ends a run; so does a measurement the run already has
@@ -334,12 +360,12 @@ def parse(document: str) -> Parsed:
         elif ev.kind == "version":
             if cur is None or (cur.version and cur.has_summary):
                 cur = new_run(ev.start)
-            cur.version = cur.version or _version_text(ev.data["version"])
+            cur.version = cur.version or clip(_version_text(ev.data["version"]))
         elif ev.kind == "build":
             if cur is not None:
                 key = ev.data["key"].replace(" ", "_").lower()
                 if not getattr(cur, key):
-                    setattr(cur, key, ev.data["value"].strip())
+                    setattr(cur, key, clip(ev.data["value"].strip()))
         elif ev.kind in ("table", "pkey"):
             rows = _table_entries(ev, t) if ev.kind == "table" else _pkey_entries(ev, t)
             if ev.kind == "table" and not rows:
@@ -370,7 +396,7 @@ def parse(document: str) -> Parsed:
         # A run with no heading of its own belongs to the previous heading
         # ("2) AMD EPYC" covers both the plain and the -evp run under it).
         found = _context(t, run.line, previous.line if previous else 0)
-        run.context = found if found is not None else (previous.context if previous else "")
+        run.context = clip(found) if found is not None else (previous.context if previous else "")
         _prefer_summary(run)
         _drop_non_measurements(run, warnings)
         previous = run
@@ -381,13 +407,33 @@ def parse(document: str) -> Parsed:
     return Parsed(runs=kept, warnings=warnings)
 
 
+class _Spans:
+    """The spans of the text that events read, added in order of their
+    start: whether an offset lies in one is a bisection (a scan of every
+    span per event was quadratic in the number of records)."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._reach: list[int] = []  # the furthest end of any span up to here
+
+    def add(self, start: int, end: int) -> None:
+        if self._starts and start < self._starts[-1]:
+            raise ValueError("spans are added in order of their start")
+        self._starts.append(start)
+        self._reach.append(max(end, self._reach[-1]) if self._reach else end)
+
+    def covers(self, offset: int) -> bool:
+        i = bisect.bisect_right(self._starts, offset)
+        return i > 0 and offset < self._reach[i - 1]
+
+
 def _unless_malformed(add, warnings: list[str], line: int, ev: _Event, *args):
     """add(*args), or a warning where a record's number is not a number
     (`+F:6:sha256:abc`): the record is skipped, the rest still read."""
     try:
         return add(*args)
     except (ValueError, IndexError, ZeroDivisionError):
-        record = f"+{ev.data['tag']}:{ev.data['body']}"
+        record = clip(f"+{ev.data['tag']}:{ev.data['body']}", 80)
         warnings.append(f"line {line}: could not read {record!r}")
         return None
 
@@ -606,10 +652,10 @@ def _context(t: _Text, line: int, since: int) -> str | None:
     return None
 
 
-def _warn_unread(t: _Text, consumed: list[tuple[int, int]], warnings: list[str]) -> None:
+def _warn_unread(t: _Text, consumed: _Spans, warnings: list[str]) -> None:
     """Speed-looking fragments that no rule read: say so instead of dropping them."""
     for m in re.finditer(r"Doing |\+R[0-9]*:|\+F[0-9]*:", t.text):
-        if not any(s <= m.start() < e for s, e in consumed):
+        if not consumed.covers(m.start()):
             snippet = t.text[m.start() : m.start() + 50]
             warnings.append(f"line {t.line_of(m.start())}: could not read {snippet!r}")
 

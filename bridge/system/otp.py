@@ -31,7 +31,6 @@ import atexit
 import contextlib
 import hashlib
 import os
-import secrets
 import shutil
 import subprocess
 import tempfile
@@ -43,7 +42,7 @@ from typing import Any
 
 from bridge import plain
 from bridge.errors import BridgeWarning, RuntimeUnavailable, UsageError
-from bridge.system import proc
+from bridge.system import cache, proc
 
 # The worker's sources, as package data: bridge/_erl links to the repository's
 # erl/ in a checkout (and an editable install); a wheel holds copies.
@@ -346,11 +345,6 @@ def sources_hash() -> str:
     return h.hexdigest()[:16]
 
 
-def cache_root() -> Path:
-    base = os.environ.get("BRIDGE_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
-    return Path(base) / "bridge" if base else Path.home() / ".cache" / "bridge"
-
-
 # -- starting erl and erlc apart from the user's set-up ----------------------
 
 CRASH_DUMP = "erl_crash.dump"
@@ -490,17 +484,25 @@ def worker_beams(inst: Installation) -> Path:
 
 def build_worker(inst: Installation) -> WorkerBuild:
     """The verified worker for this installation: from the cache, compiled
-    into it, or compiled again when the cached copy fails its check."""
+    into it, or compiled again when the cached copy fails its check. The
+    cache is reached through bridge.system.cache: no link in it is followed."""
     key = cache_key(inst)
-    base = cache_root() / "beam"
+    try:
+        base = cache.directory("beam")
+    except OSError as exc:
+        base, unusable = cache.root() / "beam", exc.strerror or str(exc)
+    else:
+        unusable = ""
     target = base / key
-    problem = verify(target)
+    problem = _MISSING if unusable else verify(target)
     if problem is None:
         return WorkerBuild(target, "cached, verified")
     private = _private_cache(create=False)
     if private is not None and verify(private / key) is None:
         # This process found the cache unusable before, said so, and compiled here.
         return WorkerBuild(private / key, _private_note(base))
+    if unusable:
+        return _compile_privately(inst, key, base, unusable)
     try:
         if problem != _MISSING:
             warnings.warn(
@@ -509,43 +511,60 @@ def build_worker(inst: Installation) -> WorkerBuild:
                 BridgeWarning,
                 stacklevel=2,
             )
-            _discard(target)
+            try:
+                cache.discard(target)
+            except OSError as exc:
+                raise _CacheUnwritable(exc.strerror or str(exc)) from None
         _compile_into(inst, target)
     except _CacheUnwritable as exc:
-        warnings.warn(
-            f"cannot write the worker cache {base} ({exc}); compiling the Erlang worker into"
-            " a temporary directory, removed at exit",
-            BridgeWarning,
-            stacklevel=2,
-        )
-        try:
-            target = _private_cache(create=True) / key
-            _compile_into(inst, target)
-        except _CacheUnwritable as again:
-            raise RuntimeUnavailable(
-                f"cannot compile the Erlang worker: neither {base} nor a temporary"
-                f" directory can be written ({again})"
-            ) from None
+        return _compile_privately(inst, key, base, str(exc))
     failed = verify(target)
     if failed is not None:
         # Compiled once already: a second failure is not the cache's doing.
         raise RuntimeUnavailable(
             f"the Erlang worker compiled into {target} fails its check ({failed})"
         )
-    if target.parent != base:
-        note = _private_note(base)
-    elif problem == _MISSING:
+    if problem == _MISSING:
         note = "compiled"
     else:
         note = f"compiled again: the cached copy failed its check: {problem}"
     return WorkerBuild(target, note)
 
 
+def _compile_privately(inst: Installation, key: str, base: Path, why: str) -> WorkerBuild:
+    """The worker compiled into this process's temporary directory, with one
+    warning saying why the cache could not take it."""
+    warnings.warn(
+        f"cannot write the worker cache {base} ({why}); compiling the Erlang worker into"
+        " a temporary directory, removed at exit",
+        BridgeWarning,
+        stacklevel=3,
+    )
+    try:
+        target = _private_cache(create=True) / key
+        if verify(target) is not None:
+            _compile_into(inst, target)
+    except _CacheUnwritable as again:
+        raise RuntimeUnavailable(
+            f"cannot compile the Erlang worker: neither {base} nor a temporary"
+            f" directory can be written ({again})"
+        ) from None
+    failed = verify(target)
+    if failed is not None:
+        raise RuntimeUnavailable(
+            f"the Erlang worker compiled into {target} fails its check ({failed})"
+        )
+    return WorkerBuild(target, _private_note(base))
+
+
 def verify(entry: Path) -> str | None:
     """None when `entry` holds every worker .beam with the digest recorded
-    at compile time; otherwise what is wrong ("missing" when there is no entry)."""
-    if not entry.exists():
+    at compile time; otherwise what is wrong ("missing" when there is no entry).
+    Nothing in it is followed through a link (bridge.system.cache)."""
+    if not os.path.lexists(entry):
         return _MISSING
+    if not cache.is_real_directory(entry):
+        return "not a directory of its own (a link, or a file)"
     try:
         recorded = _read_digests(entry / DIGESTS)
     except FileNotFoundError:
@@ -557,9 +576,11 @@ def verify(entry: Path) -> str | None:
         return f"{DIGESTS} lists {', '.join(sorted(recorded)) or 'nothing'}"
     for name in sorted(wanted):
         try:
-            data = plain.read_bytes(entry / name, MAX_BEAM_BYTES, "not a compiled module")
-        except UsageError as exc:
-            return f"{name} is missing" if not (entry / name).exists() else exc.message
+            data = cache.read_bytes(entry / name, MAX_BEAM_BYTES)
+        except FileNotFoundError:
+            return f"{name} is missing"
+        except OSError as exc:
+            return exc.strerror or str(exc)
         if hashlib.sha256(data).hexdigest() != recorded[name]:
             return f"{name}, {len(data)} bytes, does not match its recorded sha256"
     return None
@@ -572,12 +593,8 @@ MAX_BEAM_BYTES = 1 << 24
 
 
 def _read_digests(path: Path) -> dict[str, str]:
-    try:
-        text = plain.read_bytes(path, MAX_DIGESTS_BYTES, "not a digest list").decode("ascii")
-    except UsageError as exc:
-        if not path.exists():
-            raise FileNotFoundError(path) from None
-        raise ValueError(exc.message) from None
+    """FileNotFoundError, OSError (a link, a FIFO) or ValueError (garbled)."""
+    text = cache.read_bytes(path, MAX_DIGESTS_BYTES).decode("ascii")
     recorded = {}
     for line in text.splitlines():
         digest, sep, name = line.partition("  ")
@@ -603,7 +620,7 @@ def _compile_into(inst: Installation, target: Path) -> None:
             staging.rename(target)
         except OSError as exc:
             # Another bridge compiled the same key at the same time: use theirs.
-            if not target.is_dir():
+            if not cache.is_real_directory(target):
                 raise _CacheUnwritable(exc.strerror or str(exc)) from None
         _fsync_dir(target.parent)
     finally:
@@ -679,22 +696,6 @@ def _fsync_dir(path: Path) -> None:
     # Some file systems cannot sync a directory; the rename holds regardless.
     with contextlib.suppress(OSError):
         _fsync_file(path)
-
-
-def _discard(entry: Path) -> None:
-    """Move a damaged entry aside (one atomic step, so a concurrent run sees
-    it whole or not at all), then delete it."""
-    aside = entry.with_name(f".damaged-{entry.name}-{os.getpid()}-{secrets.token_hex(4)}")
-    try:
-        entry.rename(aside)
-    except FileNotFoundError:
-        return  # another run moved it first
-    except OSError as exc:
-        raise _CacheUnwritable(exc.strerror or str(exc)) from None
-    if aside.is_dir():
-        shutil.rmtree(aside, ignore_errors=True)
-    else:
-        aside.unlink(missing_ok=True)
 
 
 # This process's stand-in for an unwritable cache, shared by its runtimes.

@@ -150,8 +150,9 @@ def _others_busy(p: Mapping[str, Any], v: bool) -> str:
     text = f"other processes used {p['others_cpus']:.1f} of {p['cpus']} CPUs during the run"
     if p["load"] is not None:
         text += f" (load average {p['load']:.1f})"
-    if p["busiest"]:
-        text += f"; busiest: {_busiest(p['busiest'])}"
+    if p["busy_count"]:
+        shares = ", ".join(f"{cpu:.0%}" for cpu in p["shares"])
+        text += f"; {p['busy_count']} of them over 10% of a CPU, the busiest at {shares}"
     return text + ": they share the CPUs and caches with the measurement"
 
 

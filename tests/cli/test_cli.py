@@ -333,10 +333,10 @@ def test_a_closed_terminal_keeps_the_results(tmp_path, with_output):
     import pty
     import termios
 
-    from bridge.system import otp
+    from bridge.system import cache
 
     out = tmp_path / "r.json"
-    unsaved = otp.cache_root() / "unsaved"  # this session's (BRIDGE_CACHE_DIR)
+    unsaved = cache.root() / "unsaved"  # this session's (BRIDGE_CACHE_DIR)
     kept_before = set(unsaved.glob("report-*.json"))
     leader, follower = pty.openpty()
 

@@ -502,3 +502,184 @@ def test_sizes_and_levels_are_capped_as_in_scenario_files():
     one_line_error(done, "--concurrency: 39 levels; at most 16, as in a scenario file")
     done, _ = timed("time", "--concurrency", levels, "py:data")
     one_line_error(done, "--concurrency: 39 levels")
+
+
+# -- issue 33's smaller holes ---------------------------------------------------
+
+
+def peak_rss_kib(*args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, int]:
+    """`bridge ARGS` run by a fresh interpreter whose only child it is: its
+    peak RSS (ru_maxrss of that one child), whatever earlier tests ran."""
+    wrapper = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run([sys.executable, '-m', 'bridge', *sys.argv[1:]],"
+        " capture_output=True, text=True)\n"
+        "sys.stdout.write(done.stdout)\n"
+        "sys.stderr.write(done.stderr)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(done.returncode)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", wrapper, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )
+    *said, peak = done.stderr.rstrip("\n").split("\n")
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout, "\n".join(said)
+    ), int(peak)
+
+
+SHADOW = """name = "hmac-sha1"
+description = "not the thread's benchmark"
+kind = "mac"
+digest = "sha1"
+key_bytes = 20
+sizes = [64]
+
+[[calls]]
+runtime = "python"
+expr = "open({marker!r}, 'w').write('ran') and hmac.digest(key, data, 'sha1')"
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "show"])
+def test_a_scenario_dir_file_cannot_replace_a_builtin(tmp_path, command):
+    """Its [[calls]] ran under the built-in's name. Now: one line naming both
+    files and the ways out; nothing runs."""
+    marker = tmp_path / "MARKER"
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "hmac-sha1.toml").write_text(SHADOW.format(marker=str(marker)))
+    argv = [command, "hmac-sha1", "--scenario-dir", str(mine)]
+    if command == "run":
+        argv += ["--runtimes", "python", *FAST_ARGS]
+    line = one_line_error(bridge_cmd(*argv, timeout=60), str(mine / "hmac-sha1.toml"), "built-in")
+    assert "rename it" in line and f"bridge run {mine / 'hmac-sha1.toml'}" in line
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("where", ["/dev/zero", "fifo", "file"])
+def test_a_scenario_dir_must_be_a_directory(tmp_path, where, fifo):
+    bad = {"fifo": fifo, "file": REPORT}.get(where, where)
+    for argv in (["run", "hmac-sha1"], ["list"], ["show", "sha1"]):
+        done, took = timed(*argv, "--scenario-dir", bad)
+        line = one_line_error(done, "--scenario-dir")
+        assert "is not a directory" in line or "is a file" in line, line
+        assert took < 20
+
+
+def _wide_mr_row(n: int) -> str:
+    sizes = ":".join(str(16 * (i + 1)) for i in range(n))
+    return f"+H:{sizes}\n+F:6:sha256:" + ":".join(f"{1000.0 * (i + 1):.2f}" for i in range(n))
+
+
+def test_import_speed_of_a_wide_row_is_bounded_and_reads_back(tmp_path):
+    """A 240 KB -mr row took 47 s (77 s of CPU here): quadratic in its width.
+    It ends now, and what it writes, bridge report reads."""
+    doc = tmp_path / "wide.txt"
+    doc.write_text(_wide_mr_row(13_000))
+    out = tmp_path / "wide.json"
+    done = bridge_cmd("import-speed", str(doc), "-o", str(out), "--format", "json", timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    again = bridge_cmd("report", str(out), "--format", "json", timeout=240)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert len(json.loads(again.stdout)["results"]) == 13_000
+
+
+@pytest.mark.parametrize(
+    "doc, said",
+    [
+        ("+H:100000000000000000000\n+F:6:sha256:1e20\n", "larger than a report holds (16 GiB)"),
+        ("+H:16\n+F:6:sha256:1e-300\n", "a rate that a report cannot hold"),
+        (f"+H:16\n+F:6:{'a' * 5000}:1.0\n", "an algorithm name of 5000 characters"),
+    ],
+)
+def test_import_speed_refuses_what_a_report_cannot_hold(tmp_path, doc, said):
+    path = tmp_path / "speed.txt"
+    path.write_text(doc)
+    out = tmp_path / "r.json"
+    one_line_error(
+        bridge_cmd("import-speed", str(path), "-o", str(out), timeout=60), said, "line 2"
+    )
+    assert not out.exists()
+
+
+def _padded_report(tmp_path: Path, unit: str, mib: int) -> Path:
+    """A real report with a free-form settings key padded to `mib` MiB with
+    `unit` (a tiny object, a small number) over and over."""
+    text = json.dumps({**BASE, "settings": {**BASE["settings"], "pad": "PLACEHOLDER"}})
+    room = (mib << 20) - len(text)
+    n = room // (len(unit) + 1)
+    path = tmp_path / "padded.json"
+    with open(path, "w") as f:
+        head, tail = text.split('"PLACEHOLDER"')
+        f.write(head + "[" + ",".join([unit] * n) + "]" + tail)
+    return path
+
+
+@pytest.mark.parametrize(
+    "unit, said",
+    [
+        ("{}", "more than 4194304 values"),
+        ('{"a":{}}', "more than 4194304 values"),
+        ("[[]]", "more than 4194304 values"),
+    ],
+)
+def test_a_report_that_parsing_would_amplify_is_refused_before_it_is_parsed(tmp_path, unit, said):
+    """32 MiB of tiny objects took 993 MB to parse (256 MiB allowed about
+    8 GB). The values are counted before json.loads; the file is refused in
+    one line, and the process stays near an idle interpreter's size."""
+    path = _padded_report(tmp_path, unit, 32)
+    done, peak_kib = peak_rss_kib("report", str(path))
+    one_line_error(done, str(path), said)
+    assert peak_kib < 300 * 1024, peak_kib
+
+
+def test_a_report_under_the_values_bound_but_costly_to_parse_is_refused(tmp_path):
+    """Fewer values than the bound, but each a nested object: counted, then
+    priced at what json.loads allocates for each, and refused."""
+    path = _padded_report(tmp_path, '{"a":{"b":{}}}', 11)  # 3.8 million values, about 700 MiB
+    done, peak_kib = peak_rss_kib("report", str(path))
+    one_line_error(done, str(path), "reading it would take about", "more than 640 MiB")
+    assert peak_kib < 300 * 1024, peak_kib
+
+
+def test_a_report_held_four_bytes_a_character_is_priced_so(tmp_path):
+    """One emoji makes Python hold the whole text at 4 bytes a character:
+    a 200 MiB file would take 800 MiB before parsing began."""
+    text = json.dumps({**BASE, "settings": {**BASE["settings"], "pad": "PLACEHOLDER"}})
+    path = tmp_path / "wide.json"
+    with open(path, "w", encoding="utf-8") as f:
+        head, tail = text.split('"PLACEHOLDER"')
+        f.write(head + '["\U0001f600", ' + ",".join(['"' + "x" * (8 << 20) + '"'] * 25) + "]")
+        f.write(tail)
+    done, peak_kib = peak_rss_kib("report", str(path))
+    one_line_error(done, str(path), "reading it would take about")
+    assert peak_kib < 500 * 1024, peak_kib  # the file itself, 200 MiB, is read
+
+
+@needs_erl
+@needs_openssl
+def test_the_cache_follows_no_link_and_blocks_on_no_fifo(tmp_path, no_leftovers):
+    """The cache's `beam` a link to another directory (/etc in the issue)
+    was written into; a FIFO at limits.json blocked the run for ever. Now
+    the worker compiles privately (one warning), limits.json is replaced by
+    a file, and the linked directory is untouched."""
+    cache = tmp_path / "cache"
+    (cache / "bridge").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (cache / "bridge" / "beam").symlink_to(outside)
+    os.mkfifo(cache / "bridge" / "limits.json")
+    argv = ["run", "sha256", "--sizes", "16384", "--runtimes", "erlang,openssl", "--hw", "on"]
+    done = bridge_cmd(*argv, *FAST_ARGS, env={"BRIDGE_CACHE_DIR": str(cache)}, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    warned = [line for line in done.stderr.splitlines() if "worker cache" in line]
+    assert len(warned) == 1 and "a symbolic link" in warned[0], done.stderr
+    assert list(outside.iterdir()) == []
+    limits = cache / "bridge" / "limits.json"
+    assert limits.is_file() and not limits.is_fifo()
+    assert "sha256" in limits.read_text()

@@ -156,3 +156,59 @@ def test_a_truncated_cache_entry_heals_through_the_cli(tmp_path, cache, inst, no
     assert startup["worker_cache"].startswith("compiled again: the cached copy failed its check")
     assert otp.verify(entry) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "r.json"]
+
+
+def test_a_beam_directory_that_links_out_of_the_cache_is_never_written(tmp_path, cache, inst):
+    """The cache's `beam` a link to another directory (/etc in the issue):
+    bridge wrote its worker there. Now the worker compiles into a private
+    temporary directory, with one warning naming the link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (cache / "bridge").mkdir(parents=True)
+    (cache / "bridge" / "beam").symlink_to(outside)
+    with pytest.warns(BridgeWarning, match="beam: a symbolic link") as caught:
+        build = otp.build_worker(inst)
+    assert len(caught) == 1
+    assert list(outside.iterdir()) == []
+    assert not build.path.is_relative_to(cache)
+    assert build.note.startswith("compiled into a temporary directory")
+    assert otp.verify(build.path) is None
+
+
+@pytest.mark.parametrize("planted", ["link", "fifo"])
+def test_an_entry_or_beam_that_is_a_link_or_fifo_is_compiled_again(
+    tmp_path, cache, inst, planted, monkeypatch
+):
+    """An entry that is a link (to a copy of good beams elsewhere) or a beam
+    that is a FIFO: neither is read through; the entry is replaced."""
+    monkeypatch.setattr(otp, "_private", None)  # as a new process: no private copy yet
+    entry = build_quietly(inst).path
+    if planted == "link":
+        elsewhere = tmp_path / "elsewhere"
+        entry.rename(elsewhere)
+        entry.symlink_to(elsewhere)
+    else:
+        (entry / "bridge_ops.beam").unlink()
+        os.mkfifo(entry / "bridge_ops.beam")
+    with pytest.warns(BridgeWarning, match="failed its check"):
+        healed = otp.build_worker(inst)
+    assert healed.path == entry and not entry.is_symlink()
+    assert otp.verify(entry) is None
+    if planted == "link":
+        assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir())  # left as it was
+
+
+def test_a_beam_directory_every_user_may_write_in_is_not_used(tmp_path, cache, inst, monkeypatch):
+    """Whoever can write in `beam` can change the code the worker loads
+    (digests and all): such a directory is left alone, the worker compiled
+    privately, with one warning saying why."""
+    monkeypatch.setattr(otp, "_private", None)  # as a new process: no private copy yet
+    beam = cache / "bridge" / "beam"
+    beam.mkdir(parents=True)
+    os.chmod(beam, 0o777)
+    with pytest.warns(BridgeWarning, match="beam: writable by every user") as caught:
+        build = otp.build_worker(inst)
+    assert len(caught) == 1
+    assert list(beam.iterdir()) == []
+    assert not build.path.is_relative_to(cache)
+    assert otp.verify(build.path) is None

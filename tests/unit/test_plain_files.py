@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tracemalloc
 
 import jsonschema
 import pytest
@@ -34,6 +35,16 @@ def test_a_regular_file_is_read_up_to_its_limit(tmp_path):
     assert plain.read_bytes(path, 100, "not a report") == b"x" * 100
     with pytest.raises(plain.TooLarge, match="f: larger than 99 bytes, not a report"):
         plain.read_bytes(path, 99, "not a report")
+
+
+def test_a_file_that_grew_past_the_limit_after_its_stat_is_refused():
+    """Read in one buffer at the size fstat gave: a file that size past the
+    limit (grown since the first stat) was taken with one byte too many."""
+    for size, limit in ((101, 100), (150, 100)):
+        with pytest.raises(plain.TooLarge, match="f: larger than 100 bytes"):
+            plain._bounded(io.BytesIO(b"x" * size), limit, "f", "not a report", expected=size)
+    grown = io.BytesIO(b"x" * 60)  # fstat said 50; 60 came, within the limit
+    assert plain._bounded(grown, 100, "f", "not a report", expected=50) == b"x" * 60
 
 
 @pytest.mark.parametrize("special", ["/dev/zero", "/dev/null", "fifo", "dir"])
@@ -91,6 +102,117 @@ def test_json_depth_ignores_brackets_in_strings(text, depth):
 )
 def test_json_depth_agrees_with_the_parsed_data(value):
     assert plain.json_depth(json.dumps(value)) == plain.data_depth(value)
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(alphabet='[]{}"\\,:ab\u00e9\u0101\U0001f600'),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=30,
+)
+
+
+def _walked(value) -> int:
+    """Values, containers and keys, as bridge.report.check walks them."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if isinstance(v, dict):
+            stack.extend([*v.keys(), *v.values()])
+        elif isinstance(v, list):
+            stack.extend(v)
+    return seen
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES, st.sampled_from([1, 2, 3, 7, 1 << 18]), st.booleans())
+def test_segments_see_what_the_whole_text_shows(value, segment, ascii_only):
+    """Strings cut by a segment's end are read whole: the text between
+    strings, their count and their characters are those of one pass."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    whole = plain._JSON_STRING.subn("s", text)
+    old, plain.SEGMENT = plain.SEGMENT, segment
+    try:
+        parts = list(plain._outside_strings(text))
+        assert "".join(p[0] for p in parts) == whole[0]
+        assert sum(p[1] for p in parts) == whole[1]
+        assert sum(p[2] for p in parts) == len(text) - len(whole[0]) + whole[1]
+        assert plain.json_depth(text) == plain.data_depth(value)
+        assert plain.json_shape(text).values == _walked(value)
+        # Counted undecoded (a report, before it is decoded): the same, in
+        # bytes, so never less.
+        raw = text.encode()
+        assert plain.json_depth(raw) == plain.data_depth(value)
+        by_bytes, by_text = plain.json_shape(raw), plain.json_shape(text)
+        assert by_bytes.items == by_text.items and by_bytes.strings == by_text.strings
+        assert by_bytes.parsed_bytes() >= by_text.parsed_bytes()
+        assert by_bytes.text_bytes >= by_text.text_bytes
+    finally:
+        plain.SEGMENT = old
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES)
+def test_the_parse_cost_bounds_what_parsing_allocates(value):
+    text = json.dumps(value, ensure_ascii=False)
+    shape = plain.json_shape(text)
+    tracemalloc.start()
+    try:
+        parsed = json.loads(text)
+        used = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del parsed
+    assert used <= shape.parsed_bytes() + 4096  # json.loads' own set-up: about 1.2 KiB
+
+
+@pytest.mark.parametrize(
+    "unit, per_unit",
+    [("0", 8), ("0.5", 32), ("{}", 72), ("[]", 64), ('{"a":0}', 192), ('"abc"', 60), ("[[]]", 152)],
+)
+def test_the_parse_cost_holds_for_a_large_text_of_one_kind(unit, per_unit):
+    """The kinds that amplify most (a 32 MiB report of tiny objects took
+    993 MB): the bound is at least what tracemalloc measures."""
+    n = 20_000
+    text = "[" + ",".join([unit] * n) + "]"
+    shape = plain.json_shape(text)
+    tracemalloc.start()
+    try:
+        parsed = json.loads(text)
+        used = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del parsed
+    assert used <= shape.parsed_bytes()
+    assert used >= n * per_unit * 0.9  # the measurement the costs were taken from
+
+
+def test_a_text_held_wide_is_counted_wide():
+    """One emoji stores the whole text (and its strings) at 4 bytes a character."""
+    narrow = json.dumps(["a" * 1000])
+    wide = json.dumps(["a" * 1000 + "\U0001f600"], ensure_ascii=False)
+    escaped = json.dumps(["a" * 1000 + "\U0001f600"])  # \ud83d\ude00: the string only
+    assert plain.json_shape(narrow).width == 1 and plain.json_shape(narrow).text_bytes == 1004
+    assert plain.json_shape(wide).width == 4 and plain.json_shape(wide).text_bytes == 4 * len(wide)
+    assert plain.json_shape(escaped).width == 4
+    assert plain.json_shape(escaped).text_bytes == len(escaped)
+    assert plain.utf8_width(b"abc") == 1 and plain.utf8_width("\u00e9".encode()) == 1
+    assert plain.utf8_width("\u0101".encode()) == 2 and plain.utf8_width("\U0001f600".encode()) == 4
+
+
+def test_a_costly_text_is_refused_before_parsing():
+    text = "[" + ",".join(["{}"] * 10_000) + "]"
+    with pytest.raises(plain.TooLarge, match="reading it would take about 2 MiB"):
+        plain.check_json_cost(text, "f.json", 1 << 20, 1 << 22)
+    with pytest.raises(plain.TooLarge, match="f.json: more than 9999 values"):
+        plain.check_json_cost(text, "f.json", 1 << 30, 9_999)
+    shape = plain.check_json_cost(text, "f.json", 1 << 30, 10_001)
+    assert (shape.objects, shape.items) == (10_000, 10_001)  # the list's items and itself
+    with pytest.raises(UsageError, match="nested deeper than 64 levels"):
+        plain.check_json_cost("[" * 65 + "]" * 65, "f.json", 1 << 30, 1 << 22)
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,38 @@ def test_median_ci_known_ranks():
     assert stats.median_ci(range(1, 31)) == (10, 21)
 
 
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_median_ci_ranks_are_the_exact_binomials(confidence):
+    """The ranks come from the binomial terms one from the last, in
+    logarithms; they are those of exact binomial coefficients."""
+    for n in range(2, 400):
+        pmf = [math.comb(n, i) / 2**n for i in range(n + 1)]
+        exact = 1
+        for j in range(1, n // 2 + 1):
+            if 1 - 2 * sum(pmf[:j]) < confidence:
+                break
+            exact = j
+        assert stats._median_rank(n, confidence) == exact, n
+
+
+def test_median_ci_of_a_huge_cell():
+    """50,000 samples in one cell took hours (exact coefficients, summed
+    again for every rank); the interval is the one the normal approximation
+    puts near n/2 -/+ 1.96 sqrt(n)/2."""
+    lo, hi = stats.median_ci(range(50_000))
+    assert 24_770 < lo < 24_790 and 25_210 < hi < 25_230
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 101, 400, 5000])
+def test_tails_far_from_their_mean_are_taken_as_0_or_1(n):
+    """The bootstrap's order statistics sum each binomial tail only within
+    5 sqrt(n) of its mean (half an hour for 4 million samples, summing them
+    all); outside, the tail is within exp(-50) of 0 or 1."""
+    for k in {1, max(1, n // 10), (n + 1) // 2, n}:
+        every = [stats._binomial_tail(n, (i + 1) / n, k) for i in range(n)]
+        assert max(abs(a - b) for a, b in zip(every, stats._tails(n, k), strict=True)) < 1e-20
+
+
 def test_median_ci_small_n_is_the_whole_range():
     assert stats.median_ci([5.0, 1.0, 3.0]) == (1.0, 5.0)
     assert stats.median_ci([2.0]) == (2.0, 2.0)

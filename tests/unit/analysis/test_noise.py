@@ -4,6 +4,7 @@ come, the record in the report, and how the views show it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -87,8 +88,32 @@ def test_usage_splits_the_busy_time_between_bridge_and_the_others():
     assert use.bridge_cpus == pytest.approx(0.9)
     assert use.driver_cpus == pytest.approx(0.03)
     assert use.others_cpus == pytest.approx(1.9 - 0.9)
-    assert use.busy_processes == (schema.BusyProcess(77, "burner", 0.99),)
+    assert use.busy_processes == (noise.OtherProcess(77, "burner", 0.99),)
+    assert use.busy_others == schema.BusyOthers(1, (0.99,))
     assert use.load_before == (0.5, 0.4, 0.3) and use.load_after == (2.5, 1.0, 0.5)
+
+
+def test_a_report_keeps_how_many_were_busy_and_how_busy_not_who():
+    """Other users' process names and pids travel in shared reports: only
+    the count and the CPU shares are kept; the names stay in memory."""
+    before, after = snapshots()
+    procs = dict(after.processes)
+    for pid in range(200, 207):  # seven more busy processes, 50%-80% of a CPU
+        before.processes[pid] = (f"secret-{pid}", 0)
+        procs[pid] = (f"secret-{pid}", 500 + (pid - 200) * 50)
+    use = noise.usage(before, noise.Snapshot(**{**after.__dict__, "processes": procs}), 2, 100)
+    assert use.busy_count == 8 and len(use.busy_processes) == noise.BUSY_PROCESSES_SHOWN
+    rec = noise.measured(use)
+    rec = dataclasses.replace(rec, findings=tuple(noise.machine_findings(rec, {})))
+    assert rec.busy_others == schema.BusyOthers(8, (0.99, 0.8, 0.75, 0.7, 0.65))
+    assert rec.busy_processes is None
+    text = json.dumps(rec.to_json())
+    assert "secret" not in text and "burner" not in text and '"pid"' not in text
+    assert "busy_processes" not in text
+    assert words.clause(rec.findings[0]).endswith(
+        "; 8 of them over 10% of a CPU, the busiest at 99%, 80%, 75%, 70%, 65%:"
+        " they share the CPUs and caches with the measurement"
+    )
 
 
 def test_a_reused_pid_is_not_counted_as_busy():
@@ -156,7 +181,7 @@ def test_others_busy_steal_governor_and_smt_warn():
         others_cpus=1.0,
         steal=0.05,
         load_after=(3.1, 2.0, 1.0),
-        busy_processes=(schema.BusyProcess(77, "burner", 0.99),),
+        busy_processes=(noise.OtherProcess(77, "burner", 0.99),),
     )
     env = {"cpu_governor": "powersave", "smt_siblings": [[0, 1]]}
     found = noise.machine_findings(noise.measured(use), env)
@@ -165,12 +190,14 @@ def test_others_busy_steal_governor_and_smt_warn():
         "others_cpus": 1.0,
         "cpus": 2,
         "load": 3.1,
-        "busiest": (("burner", 77, 0.99),),
+        "busy_count": 1,
+        "shares": (0.99,),
     }
     said = [words.clause(r) for r in found]
     assert said[0] == (
         "other processes used 1.0 of 2 CPUs during the run (load average 3.1);"
-        " busiest: burner pid 77 99%: they share the CPUs and caches with the measurement"
+        " 1 of them over 10% of a CPU, the busiest at 99%: they share the CPUs and caches"
+        " with the measurement"
     )
     assert "gave 5% of this machine's CPU time to other guests (steal)" in said[1]
     assert "governor 'powersave'" in said[2]
@@ -236,9 +263,12 @@ def test_bimodal_and_drifting_cells_are_named_in_the_record():
 
 
 def test_the_record_round_trips_through_json_and_old_reports_stay_without_it():
-    use = quiet_use(others_cpus=1.0, busy_processes=(schema.BusyProcess(7, "x", 0.5),))
+    use = quiet_use(others_cpus=1.0, busy_processes=(noise.OtherProcess(7, "x", 0.5),))
     rec = record(use, [result([1_000_000 + i * 1000 for i in range(100)])], {})
     assert rec.findings and "warnings" not in rec.to_json() and "advice" not in rec.to_json()
+    # How many and how busy, never who: no name or pid in the block.
+    assert "busy_processes" not in rec.to_json() and rec.busy_others.cpu == (0.5,)
+    assert '"x"' not in json.dumps(rec.to_json())
     again = schema.Noise.from_json(json.loads(json.dumps(rec.to_json())))
     assert again == rec
     report = schema.Report(
@@ -339,3 +369,12 @@ def test_a_two_speed_host_that_also_drifts_is_one_sentence():
     assert (
         found.startswith("two speeds in 3 cells") and "in 3 cells the level also drifted" in found
     )
+
+
+@pytest.mark.parametrize("kept", [[], [{"pid": 4064, "name": "python", "cpu": 0.53}]])
+def test_an_old_reports_busy_processes_are_read_and_written_back_as_they_were(kept):
+    old = {"seconds": 1.0, "busy_processes": kept, "cells": []}
+    noise_block = schema.Noise.from_json(old)
+    assert noise_block.busy_others is None
+    assert noise_block.to_json()["busy_processes"] == kept
+    assert "busy_others" not in noise_block.to_json()

@@ -8,7 +8,6 @@ import pytest
 from bridge.analysis import noise, quietness
 from bridge.cli.machine import quietness_lines
 from bridge.render.env import render_env
-from bridge.report import schema
 from bridge.report.findings import Why, reason
 from bridge.view import words
 
@@ -54,7 +53,7 @@ def test_one_noisy_cpu_makes_the_machine_noisy_and_the_other_is_advised():
         iowait=0.0,
         bridge_cpus=1.0,
         others_cpus=0.8,
-        busy_processes=(schema.BusyProcess(77, "burner", 0.8),),
+        busy_processes=(noise.OtherProcess(77, "burner", 0.8),),
     )
     found = quietness.advice([quiet, noisy], use, "noisy")
     assert [r.why for r in found] == [Why.PIN_CPU, Why.UNTIL_STABLE, Why.BUSY_MEANWHILE, Why.STEAL]

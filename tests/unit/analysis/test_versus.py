@@ -335,17 +335,21 @@ def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
         for size in (16, 1024)
     ]
     drawn = plot.series([("r.json", report(rs, TWO_OTPS))])
-    assert len(drawn) == 8 and len({s.label for s in drawn}) == 8
-    assert all(s.label.startswith(s.runtime + ": ") and f"(hw {s.hw})" in s.label for s in drawn)
+    assert len(drawn) == 8 and len({(s.label, s.hw) for s in drawn}) == 8
+    # Named by kind and version, as the report's runtimes give them.
+    version = {"erlang@23.2.6": "erlang 23.2.6: ", "erlang@25.2.3": "erlang 25.2.3: "}
+    assert all(s.label.startswith(version[s.runtime]) for s in drawn)
     colour = {s.runtime: s.colour for s in drawn}
     assert all(s.colour == colour[s.runtime] for s in drawn) and len(set(colour.values())) == 2
     assert {s.linestyle for s in drawn if s.hw == "on"} == {"-"}
     assert {s.linestyle for s in drawn if s.hw == "off"} == {"--"}
     assert len({s.marker for s in drawn}) == 2  # one per call
-    title = plot.title("sha256", drawn, 1)
-    assert "solid = machine as found" in title and "dashed = hardware feature masked" in title
+    title = plot.title("sha256", drawn, "SHA extensions")
+    assert "solid, filled: machine as found (hw on)" in title
+    assert "dashed, hollow: SHA extensions masked" in title
+    assert "ns per call by size (median, 95% CI)" in title
     on_only = [s for s in drawn if s.hw == "on"]
-    assert "dashed" not in plot.title("sha256", on_only, 1)
+    assert "dashed" not in plot.title("sha256", on_only)
 
 
 def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():

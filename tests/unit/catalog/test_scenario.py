@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bridge.catalog import scenario
@@ -118,3 +120,48 @@ def test_a_path_the_file_system_refuses_is_a_usage_error(path):
     with pytest.raises(UsageError, match="scenario file") as err:
         scenario.find(path)
     assert len(err.value.one_line()) < 400
+
+
+def _file(directory, name: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(f"{k} = {v!r}" for k, v in {**GOOD, "name": name}.items() if k != "calls")
+    (directory / f"{name}.toml").write_text(
+        text.replace("'", '"') + '\n[calls]\nerlang = ["macN"]\n'
+    )
+
+
+def test_a_scenario_dir_file_named_like_a_builtin_is_refused(tmp_path):
+    """It used to replace the built-in silently, its own calls running under
+    the built-in's name. The error names both files and the two ways out."""
+    _file(tmp_path, "hmac-sha1")
+    with pytest.raises(UsageError) as caught:
+        scenario.load("hmac-sha1", (tmp_path,))
+    said = caught.value.one_line()
+    assert str(tmp_path / "hmac-sha1.toml") in said
+    assert str(scenario.BUILTIN_DIR / "hmac-sha1.toml") in said
+    assert 'name = "hmac-sha1-mine"' in said and f"bridge run {tmp_path}/hmac-sha1.toml" in said
+    # By its path it is the file meant, and loads; the other names still load.
+    assert scenario.load(str(tmp_path / "hmac-sha1.toml")).calls == {"erlang": ("macN",)}
+    assert scenario.load("sha256", (tmp_path,)).name == "sha256"
+
+
+def test_the_same_name_in_two_scenario_dirs_is_refused(tmp_path):
+    _file(tmp_path / "a", "mine")
+    _file(tmp_path / "b", "mine")
+    with pytest.raises(UsageError, match="is both .*/a/mine.toml and .*/b/mine.toml"):
+        scenario.find("mine", (tmp_path / "a", tmp_path / "b"))
+    assert scenario.find("mine", (tmp_path / "a",)) == tmp_path / "a" / "mine.toml"
+
+
+def test_the_builtins_given_as_a_scenario_dir_are_not_two_files():
+    assert scenario.load("sha1", (scenario.BUILTIN_DIR,)).name == "sha1"
+
+
+@pytest.mark.parametrize("where", ["/dev/zero", "file", "missing"])
+def test_a_scenario_dir_must_be_a_directory(tmp_path, where):
+    path = {"file": tmp_path / "f.toml", "missing": tmp_path / "none"}.get(where, Path(where))
+    if where == "file":
+        path.write_text("")
+    for lookup in (lambda: scenario.find("sha1", (path,)), lambda: scenario.available((path,))):
+        with pytest.raises(UsageError, match="not a directory"):
+            lookup()

@@ -24,3 +24,17 @@ def test_show_describes_each_opt_in_and_stays_a_scenario_file(tmp_path):
     path = tmp_path / "copy.toml"
     path.write_text(text)
     assert scenario.load(str(path)).calls == scenario.load("ecdsa-p256").calls
+
+
+def test_completion_past_a_scenario_dir_that_is_no_directory_offers_the_builtins():
+    """A --scenario-dir typed as /dev/zero is refused when the command runs;
+    completing the scenario name after it offers the built-ins, no traceback."""
+    import click
+
+    from bridge.cli.run import run
+    from bridge.cli.scenarios import complete_scenarios
+
+    ctx = click.Context(run)
+    ctx.params["scenario_dirs"] = ("/dev/zero",)
+    names = [item.value for item in complete_scenarios(ctx, None, "hmac-")]
+    assert "hmac-sha1" in names

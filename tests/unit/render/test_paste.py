@@ -206,36 +206,35 @@ def test_every_point_has_its_ci_and_the_off_on_ratio_has_a_panel(mpl):
     fig = plot.figure(reports)
     try:
         axes = fig.axes
-        speed = [ax for ax in axes if "(median, 95% CI) by size" in ax.get_title()]
-        ratio = [ax for ax in axes if "hw off / hw on" in ax.get_title()]
+        speed = [
+            ax for ax in axes if "ns per call by size (median, 95% CI)" in ax.get_title(loc="left")
+        ]
+        ratio = [ax for ax in axes if "hw off / hw on" in ax.get_title(loc="left")]
         assert len(speed) == len(ratio) == 1
         for ax in speed:
             bars = _errorbars(ax)
-            mine = [s for s in drawn if ax.get_title().startswith(s.scenario + ":")]
-            assert len(bars) == len(mine)
+            assert len(bars) == len(drawn)
             assert all(c.has_yerr for c in bars)
-            assert ax.get_yscale() == "log"
+            assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
+            assert "ns per call" in ax.get_ylabel()
         for ax in ratio:
             bars = _errorbars(ax)
             assert bars and all(c.has_yerr for c in bars)
             assert any(line.get_ydata()[0] == 1.0 for line in ax.get_lines())  # no effect
-        # A CI is a range around the median, in the metric drawn.
+        # A CI is a range around the median, ns per call.
         s = next(s for s in drawn if s.runtime == "erlang@23.2.6" and s.sizes[0] == 16)
-        assert all(lo <= v <= hi for lo, v, hi in zip(s.lo, s.values, s.hi, strict=True))
-        assert any(lo < v < hi for lo, v, hi in zip(s.lo, s.values, s.hi, strict=True))
-        # The legend stands outside the data, right of the row.
-        for ax in ratio:
-            legend = ax.get_legend()
-            assert legend is not None and len(legend.get_texts()) == len(drawn)
-            anchor = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted())
-            assert anchor.x0 > 1.0 and legend._loc == 2  # its upper left corner there
+        assert all(lo <= v <= hi for lo, v, hi in zip(s.lo, s.ns, s.hi, strict=True))
+        assert any(lo < v < hi for lo, v, hi in zip(s.lo, s.ns, s.hi, strict=True))
+        # Each legend stands in a row of its own, under its panel, outside the data.
+        legends = [ax.get_legend() for ax in axes if ax.get_legend() is not None]
+        assert legends and all(not ax.axison for ax in axes if ax.get_legend() is not None)
         width, height = fig.get_size_inches()
-        assert width >= 15 and fig.dpi >= 150
+        assert width == plot.WIDTH_IN and fig.dpi == plot.DPI
     finally:
         plt.close(fig)
 
 
-def test_a_single_size_scenario_draws_bars(mpl):
+def test_a_single_size_scenario_draws_rows_of_points(mpl):
     import matplotlib.pyplot as plt
     from matplotlib.container import BarContainer
 
@@ -243,19 +242,18 @@ def test_a_single_size_scenario_draws_bars(mpl):
         fig = plot.figure([("r", load(path))])
         try:
             speed = fig.axes[0]
-            bars = [c for c in speed.containers if isinstance(c, BarContainer)]
-            assert len(bars) == 1 and len(bars[0]) == n
-            assert all(c.has_xerr for c in _errorbars(speed))
-            assert not speed.get_lines() or all(len(x.get_xdata()) != 1 for x in speed.get_lines())
-            labels = [t.get_text() for t in speed.get_yticklabels()]
-            assert all(re.search(r"\(hw o(n|ff)\)$", t) for t in labels)
+            assert not [c for c in speed.containers if isinstance(c, BarContainer)]
+            points = _errorbars(speed)
+            assert len(points) == n and all(c.has_xerr for c in points)
+            assert "ns per call" in speed.get_xlabel()
+            # Each row is named inside the panel, by runtime version and call.
+            names = [t.get_text() for t in speed.texts]
+            assert names and all(": " in t for t in names)
             if path == HMAC:
                 ratio = fig.axes[1]
-                assert "hw off / hw on" in ratio.get_title()
-                assert [c for c in ratio.containers if isinstance(c, BarContainer)]
-                assert "MB/s" in speed.get_xlabel()
-            else:
-                assert "ops/s" in speed.get_xlabel()  # a signature moves no bytes
+                assert "hw off / hw on" in ratio.get_title(loc="left")
+                assert all(c.has_xerr for c in _errorbars(ratio))
+                assert any(line.get_xdata()[0] == 1.0 for line in ratio.get_lines())
         finally:
             plt.close(fig)
 

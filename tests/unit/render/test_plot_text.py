@@ -99,3 +99,21 @@ def test_what_matplotlib_says_is_gathered_and_said_once_escaped(capfd):
         "matplotlib: findfont: \\x07 not found.",
         "matplotlib: Tight layout not applied \\x1b[2J",
     ]
+
+
+def test_hostile_verdicts_and_features_are_drawn_as_text(tmp_path):
+    """The ratio panels word the report's feature names: one this bridge
+    does not know is drawn as it is, escaped. (Verdict and significance
+    codes are closed sets: a report with another is refused on reading.)"""
+    data = json.loads((FIXTURES / "roundtrip" / "versions-3otp-2openssl.json").read_text())
+    for v in data["verdicts"]:
+        v["feature"] += EVIL
+    out = tmp_path / "v.svg"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BridgeWarning)  # the glyphs no font has
+        assert plot.plot([("r", schema.Report.from_json(data))], out) > 0
+    drawn = "\n".join(
+        "".join(t.itertext())
+        for t in ET.parse(out).getroot().iter("{http://www.w3.org/2000/svg}text")
+    )
+    assert "$\\frac{$" in drawn and not RAW.search(drawn)

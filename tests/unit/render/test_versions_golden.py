@@ -119,15 +119,25 @@ def test_the_plot_names_and_colours_each_runtime(report, tmp_path):
     drawn = plot.series([("versions", report)])
     runtimes = {rt.id for rt in report.runtimes}
     assert {s.runtime for s in drawn} == runtimes
-    assert all(s.label.startswith(f"{s.runtime}: ") for s in drawn)
-    assert len({(s.scenario, s.label) for s in drawn}) == len(drawn)
+    # Each runtime by its version, the two installations of one OTP told
+    # apart by their ids; hw on and off of a call share a label and a row.
+    version = {
+        "erlang@23.2.6": "erlang 23.2.6 / OpenSSL 1.1.1w: ",
+        "erlang@25.2.3": "erlang 25.2.3 / OpenSSL 3.0.19 (erlang@25.2.3): ",
+        "erlang@25.2.3#2": "erlang 25.2.3 / OpenSSL 3.0.19 (erlang@25.2.3#2): ",
+        "python@3.11.7": "python 3.11.7: ",
+        "openssl@1.1.1w": "openssl 1.1.1w: ",
+        "openssl@3.0.19": "openssl 3.0.19: ",
+    }
+    assert all(s.label.startswith(version[s.runtime]) for s in drawn)
+    assert len({(s.scenario, s.label, s.hw) for s in drawn}) == len(drawn)
     assert len({s.colour for s in drawn}) == len(runtimes)  # one colour per runtime
     pytest.importorskip("matplotlib")
     out = tmp_path / "p.svg"
     assert plot.plot([("versions", report)], out) == len(drawn)
     svg = html.unescape(out.read_text())
     assert all(s.label in svg for s in drawn)
-    assert "dashed = hardware feature masked" in svg
+    assert "dashed, hollow: SHA extensions masked" in svg
 
 
 def test_compare_rows_name_their_runtimes(report):

@@ -124,8 +124,9 @@ EXAMPLES: dict[Why, tuple[dict, str]] = {
     Why.NO_SAMPLES: ({}, "as posted: no samples to tell"),
     Why.UNEQUAL_LOAD: ({"busier": "B"}, "B ran on a busier machine"),
     Why.OTHERS_BUSY: (
-        {"others_cpus": 1.0, "cpus": 2, "load": None, "busiest": (("burner", 77, 0.99),)},
-        "other processes used 1.0 of 2 CPUs during the run; busiest: burner pid 77 99%",
+        {"others_cpus": 1.0, "cpus": 2, "load": None, "busy_count": 3, "shares": (0.99, 0.5)},
+        "other processes used 1.0 of 2 CPUs during the run; 3 of them over 10% of a CPU,"
+        " the busiest at 99%, 50%",
     ),
     Why.STEAL: ({"steal": 0.05}, "gave 5% of this machine's CPU time to other guests"),
     Why.GOVERNOR: ({"governor": "powersave"}, "governor 'powersave'"),
