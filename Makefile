@@ -103,6 +103,7 @@ lint: setup
 	$(BIN)/ruff check bridge tests bench
 	$(BIN)/ruff format --check bridge tests bench
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/vulture bridge --min-confidence 80
 	@d=$$(mktemp -d) && erlc +warn_all +warnings_as_errors -o $$d erl/*.erl tests/erl/*.erl bench/harness/*.erl; rc=$$?; rm -rf $$d; exit $$rc
 	scripts/dialyzer.sh
 

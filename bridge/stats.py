@@ -291,7 +291,6 @@ def _binomial_tail(n: int, p: float, k: int) -> float:
 # more samples are taken, a low quantile has both.
 LOW_QUANTILE = 0.10
 LOW_STATISTIC = "p10"  # how views label it
-LOW_STATISTIC_TEXT = "10th percentile"
 # Fewer samples a side than this give no CI worth a verdict: one sample a side
 # gives a "CI" of one point ([1.14, 1.14]); two give four resample pairs.
 MIN_CI_SAMPLES = 3
@@ -378,7 +377,6 @@ def low_difference_ci(
 # rounds (hierarchical_median_ci), since a pair of processes can differ for
 # reasons of its own.
 PAIRED_STATISTIC = "paired"  # how reports name it (HwVerdict.statistic)
-PAIRED_STATISTIC_TEXT = "the median of round-by-round ratios of round medians"
 
 
 @dataclass(frozen=True)
@@ -414,24 +412,6 @@ def paired_ratio(
         len(keys),
         len(set(procs)) if several else 1,
     )
-
-
-def missing_evidence(n_a: int, n_b: int, what: str = "sample", rerun: str = "") -> str:
-    """ "" when both sides have the samples a CI needs; otherwise what is
-    missing, in words: "1 openssl run per side: no CI; rerun with
-    --openssl-runs 3"."""
-    fewest = min(n_a, n_b)
-    if fewest >= MIN_CI_SAMPLES:
-        return ""
-    counts = f"{fewest}" if n_a == n_b else f"{min(n_a, n_b)} and {max(n_a, n_b)}"
-    plural = what if n_a == n_b == 1 else _plural(what)
-    text = f"{counts} {plural} per side: no CI"
-    return f"{text}; rerun with {rerun}" if rerun else text
-
-
-def _plural(word: str) -> str:
-    """ "sample" -> "samples", "openssl run" -> "openssl runs"."""
-    return word + "s"
 
 
 def agreeing_rounds_needed(k: int, alpha: float = 0.05) -> int:
@@ -478,12 +458,6 @@ class Clusters:
     @property
     def ratio(self) -> float:
         return self.high.level / self.low.level
-
-    def sentence(self, unit: str = "ns") -> str:
-        return (
-            f"two speeds: {self.low.share:.0%} of the samples near {self.low.level:,.0f} {unit},"
-            f" {self.high.share:.0%} near {self.high.level:,.0f} {unit} ({self.ratio:.2f}×)"
-        )
 
 
 def clusters(values: Sequence[float]) -> Clusters | None:

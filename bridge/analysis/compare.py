@@ -31,86 +31,18 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 from bridge import stats
-from bridge.analysis import quietness, upgrade
+from bridge.analysis import quietness, upgrade, versus
 from bridge.report import schema
+from bridge.report.comparison import Comparison, Row
+from bridge.report.findings import Reason, Significance, Why, reason
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelResult
 
-MARGIN = 0.03
-
-
-@dataclass(frozen=True)
-class Row:
-    scenario: str
-    kind: str
-    call: str
-    call_id: str
-    size: int
-    hw_a: Hw
-    hw_b: Hw
-    runtime_a: str
-    runtime_b: str
-    median_a: float
-    median_b: float
-    ratio: float
-    ci95: tuple[float, float] | None
-    # faster | slower | within noise | unknown (no samples) | too few samples
-    # | unequal load
-    verdict: str
-    low_a: float | None = None  # the statistic the ratio is of (stats.LOW_STATISTIC)
-    low_b: float | None = None
-    statistic: str = stats.LOW_STATISTIC
-    note: str = ""
-
-    @property
-    def significant(self) -> bool:
-        return self.verdict in SIGNIFICANT
-
-    def to_json(self) -> dict:
-        return {**self.__dict__, "ci95": list(self.ci95) if self.ci95 else None}
-
-
-@dataclass(frozen=True)
-class Comparison:
-    labels: list[str]  # one per report
-    pairs: list[tuple[int, list[Row]]]  # (index of the report compared with the first, rows)
-    # (what, value in each report; None where that report cannot have it)
-    environment_diff: list[tuple[str, list[str | None]]]
-    # Per report compared with the first: the upgrade view (bridge.analysis.upgrade),
-    # where a runtime's version differs between the two.
-    upgrades: dict[int, list[schema.Upgrade]] = field(default_factory=dict)
-    # What each report recorded of its machine (None: nothing, e.g. imported).
-    conditions: list[quietness.Conditions | None] = field(default_factory=list)
-    # Per report compared with the first: how their machines differed, in
-    # words ("" when alike or unknown).
-    load_notes: dict[int, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {
-            "schema": "bridge.compare/1",
-            "reports": self.labels,
-            "statistic": stats.LOW_STATISTIC,
-            "conditions": [c.to_json() if c else None for c in self.conditions],
-            "comparisons": [
-                {
-                    "baseline": self.labels[0],
-                    "other": self.labels[i],
-                    "unequal_load": self.load_notes.get(i, ""),
-                    "rows": [r.to_json() for r in rows],
-                    "upgrades": [u.to_json() for u in self.upgrades.get(i, [])],
-                }
-                for i, rows in self.pairs
-            ],
-            "environment_diff": [{"what": w, "values": v} for w, v in self.environment_diff],
-        }
-
-
-SIGNIFICANT = ("faster", "slower")
-FEW, UNEQUAL = "too few samples", "unequal load"
+MARGIN = versus.MARGIN
+FEW, UNEQUAL = Significance.FEW, Significance.UNEQUAL_LOAD
 
 
 def _cells(report: schema.Report) -> dict[tuple, dict[Hw, schema.Result]]:
@@ -137,25 +69,22 @@ def pair(a: schema.Report, b: schema.Report, margin: float = MARGIN) -> list[Row
     rows = [_row(key, ra, rb, margin) for key, ra, rb in matched(_cells(a), _cells(b))]
     # Levels (--concurrency) line up the same way, each level with its own.
     rows += level_pairs(a, b, margin)
-    text, busier = quietness.unequal(quietness.conditions(a), quietness.conditions(b))
-    return [weigh_load(r, text, busier) for r in rows] if text else rows
+    unequal = quietness.unequal(quietness.conditions(a), quietness.conditions(b))
+    return [weigh_load(r, unequal) for r in rows] if unequal else rows
 
 
-def weigh_load(row: Row, text: str, busier: int | None) -> Row:
+def weigh_load(row: Row, unequal: Reason) -> Row:
     """A significant row in the direction of the load (the busier report the
     slower one; either, when the measures disagree which was busier or both
     machines were busy) is "unequal load": the load alone can make that
-    difference."""
+    difference. `unequal`: quietness.unequal's UNEQUAL_LOAD."""
     if not row.significant:
         return row
-    slower = 1 if row.verdict == "slower" else 0
-    if busier is not None and busier != slower:
+    slower = "B" if row.verdict == Significance.SLOWER else "A"
+    busier = unequal["busier"]
+    if busier and busier != slower:
         return row  # the busier report was the faster: load does not do that
-    who = {0: "A ran on a busier machine", 1: "B ran on a busier machine"}.get(
-        busier, "the machines were busy, unequally"
-    )
-    note = f"{who} ({text}): the load alone can make this difference"
-    return dataclasses.replace(row, verdict=UNEQUAL, note=note)
+    return dataclasses.replace(row, verdict=UNEQUAL, reasons=(unequal,))
 
 
 T = TypeVar("T")
@@ -178,53 +107,32 @@ def matched(
             yield key, by_hw_a[hw_a], by_hw_b[hw_b]
 
 
-def judge(
-    a: Sequence[float], b: Sequence[float], margin: float = MARGIN
-) -> tuple[float, tuple[float, float], str]:
-    """median(b)/median(a) with its bootstrap 95% CI from the raw samples,
-    and the call: slower | faster (the CI clears the margin) | within noise.
-    bridge.analysis.versus judges runtimes within one run by the same rule."""
-    ratio, ci = stats.relative_ci(a, b)
-    if ci[0] > 1 + margin:
-        return ratio, ci, "slower"
-    if ci[1] < 1 - margin:
-        return ratio, ci, "faster"
-    return ratio, ci, "within noise"
-
-
 def judge_low(
-    a: Sequence[float], b: Sequence[float], margin: float = MARGIN
-) -> tuple[float, tuple[float, float] | None, str]:
-    """low(b)/low(a) (bridge.stats.low) with its bootstrap 95% CI, and the call:
-    slower | faster (the CI clears the margin) | within noise; too few
-    samples when a side has fewer than a CI needs (no CI then)."""
-    if stats.missing_evidence(len(a), len(b)):
-        return stats.low(b) / stats.low(a), None, FEW
+    a: Sequence[float], b: Sequence[float], margin: float = MARGIN, what: str = "sample"
+) -> tuple[float, tuple[float, float] | None, Significance, tuple[Reason, ...]]:
+    """low(b)/low(a) (bridge.stats.low) with its bootstrap 95% CI, the call
+    (slower | faster: the CI clears the margin | within noise) and why there
+    is none: too few samples when a side has fewer than a CI needs, or all
+    of a side's samples equal (no CI then). `what` one sample is."""
+    fewest = min(len(a), len(b))
+    if fewest < stats.MIN_CI_SAMPLES:
+        few = reason(Why.TOO_FEW_SAMPLES, what=what, have=fewest, need=stats.MIN_CI_SAMPLES)
+        return stats.low(b) / stats.low(a), None, FEW, (few,)
     ratio, ci = stats.low_ratio_ci(a, b)
     if ci[0] == ci[1]:
-        return ratio, None, FEW
-    if ci[0] > 1 + margin:
-        return ratio, ci, "slower"
-    if ci[1] < 1 - margin:
-        return ratio, ci, "faster"
-    return ratio, ci, "within noise"
-
-
-def _few_note(ra: schema.Result, rb: schema.Result, kind: str) -> str:
-    what, rerun = ("openssl run", "--openssl-runs 3") if kind == "openssl" else ("sample", "")
-    return stats.missing_evidence(len(ra.per_op_ns()), len(rb.per_op_ns()), what, rerun)
+        return ratio, None, FEW, (reason(Why.SAMPLES_EQUAL),)
+    return ratio, ci, versus.side(ci, margin), ()
 
 
 def _row(key: tuple, ra: schema.Result, rb: schema.Result, margin: float) -> Row:
     a, b = ra.per_op_ns(), rb.per_op_ns()
     ma, mb = stats.summarize(a).median, stats.summarize(b).median
-    note = ""
     if ra.samples and rb.samples:
-        ratio, ci, verdict = judge_low(a, b, margin)
-        if verdict == FEW:
-            note = _few_note(ra, rb, key[1]) or "no spread in the samples: no CI"
+        what = "openssl run" if key[1] == "openssl" else "sample"
+        ratio, ci, verdict, reasons = judge_low(a, b, margin, what)
     else:
-        ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
+        ratio, ci, verdict = mb / ma, None, Significance.UNKNOWN
+        reasons = (reason(Why.NO_SAMPLES),)
     scenario, kind, call_id, size, _ = key
     return Row(
         scenario,
@@ -243,7 +151,7 @@ def _row(key: tuple, ra: schema.Result, rb: schema.Result, margin: float) -> Row
         verdict,
         low_a=stats.low(a),
         low_b=stats.low(b),
-        note=note,
+        reasons=reasons,
     )
 
 
@@ -301,18 +209,18 @@ def _erlang_lib(report: schema.Report) -> str:
 def compare(reports: list[schema.Report], labels: list[str]) -> Comparison:
     pairs = [(i, pair(reports[0], reports[i])) for i in range(1, len(reports))]
     upgrades = {
-        i: upgrade.between(reports[0], reports[i], labels[0], labels[i])
-        for i in range(1, len(reports))
+        i: upgrade.between(reports[0], reports[i], (labels[0], labels[i]), rows)
+        for i, rows in pairs
     }
     found = [quietness.conditions(r) for r in reports]
-    notes = {i: quietness.unequal(found[0], found[i])[0] for i in range(1, len(reports))}
+    unequal = {i: quietness.unequal(found[0], found[i]) for i in range(1, len(reports))}
     return Comparison(
         labels=labels,
         pairs=pairs,
         environment_diff=environment_diff(reports),
         upgrades={i: u for i, u in upgrades.items() if u},
         conditions=found,
-        load_notes={i: t for i, t in notes.items() if t},
+        unequal={i: u for i, u in unequal.items() if u is not None},
     )
 
 
@@ -354,9 +262,10 @@ def _level_row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float) -> R
     assert sa is not None and sb is not None
     ma, mb = 1e9 / sa.median, 1e9 / sb.median
     if len(xa) >= 2 and len(xb) >= 2:
-        ratio, ci, verdict = judge_low(xa, xb, margin)
+        ratio, ci, verdict, reasons = judge_low(xa, xb, margin, "window")
     else:
-        ratio, ci, verdict = mb / ma, None, "unknown (no samples)"
+        ratio, ci, verdict = mb / ma, None, Significance.UNKNOWN
+        reasons = (reason(Why.NO_SAMPLES),)
     return Row(
         scenario,
         kind,
@@ -374,5 +283,5 @@ def _level_row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float) -> R
         verdict,
         low_a=stats.low(xa),
         low_b=stats.low(xb),
-        note="" if verdict != FEW else "too few windows for a CI",
+        reasons=reasons,
     )

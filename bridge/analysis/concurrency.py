@@ -1,6 +1,6 @@
 """Crypto under concurrency: how each runtime runs N workers at once (its
 *modes*), and the figures across levels: scaling with a bootstrap CI,
-efficiency, oversubscription, the output check, and the warnings. Pure.
+efficiency, oversubscription, the output check, and the findings. Pure.
 
 Vocabulary (docs/guide/concurrency.md):
 - level N: N workers of the same call over the same time windows, all
@@ -19,8 +19,9 @@ Vocabulary (docs/guide/concurrency.md):
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bridge import plain, stats
@@ -30,6 +31,7 @@ from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import FileDigestScenario, Scenario, SignatureScenario, TlsScenario
 from bridge.crypto import ec
 from bridge.report import schema
+from bridge.report.findings import Reason, Why, reason
 from bridge.report.levels import (
     Concurrency,
     Gap,
@@ -166,45 +168,35 @@ def oversubscribed(level: int, machine: Machine) -> bool:
     return cpus is not None and level > cpus
 
 
-def warnings(levels: Iterable[int], machine: Machine, schedulers: int | None) -> list[str]:
+def machine_findings(
+    levels: Iterable[int], machine: Machine, schedulers: int | None, sessions: bool = False
+) -> list[Reason]:
+    """What the machine makes of the levels: oversubscribed levels, SMT
+    siblings, --schedulers above the CPUs, a machine busy as the run started,
+    and Linux's autogroup on it where the run had worker processes each in a
+    session of its own (`sessions`: Python's processes mode)."""
     out = []
     cpus = machine.cpus
-    over = [n for n in levels if cpus is not None and n > cpus]
+    over = tuple(n for n in levels if cpus is not None and n > cpus)
     if over:
-        which = ", ".join(map(str, over))
-        out.append(
-            f"level {which} exceeds the {cpus} CPUs bridge may use: those cells are"
-            " oversubscribed (the workers take turns on the CPUs, so they cannot scale)"
-        )
+        out.append(reason(Why.OVERSUBSCRIBED, levels=over, cpus=cpus))
     if machine.smt_siblings and machine.smt_siblings > 1:
         out.append(
-            f"{machine.smt_siblings} hardware threads share each core (SMT): a level above"
-            f" the {machine.physical_cores} physical cores shares execution units"
+            reason(Why.SMT_LEVELS, siblings=machine.smt_siblings, cores=machine.physical_cores)
         )
     if schedulers is not None and cpus is not None and schedulers > cpus:
-        out.append(f"--schedulers {schedulers} is more than the {cpus} CPUs")
+        out.append(reason(Why.SCHEDULERS_OVER, schedulers=schedulers, cpus=cpus))
     load = machine.loadavg_start
     busy = load is not None and cpus is not None and load[0] > cpus / 2
     if busy:
         assert load is not None
-        out.append(
-            f"the machine was busy: load average {load[0]:.2f} on {cpus} CPUs when the run"
-            " started; other work competes with every level"
-        )
-    if busy and machine.autogroup:
-        out.append(AUTOGROUP)
+        out.append(reason(Why.BUSY_START, load=load[0], cpus=cpus))
+    # Measured on this project's VM under load: one or two spinning processes
+    # in one session did the same work in a second; in two sessions, twice as
+    # much (bridge.view.words says what that does to the modes).
+    if busy and machine.autogroup and sessions:
+        out.append(reason(Why.AUTOGROUP))
     return out
-
-
-# Measured on this project's VM under load: one or two spinning processes in
-# one session did the same work in a second; in two sessions, twice as much.
-AUTOGROUP = (
-    "Linux autogroup is on, and on a busy machine it shares the CPU between sessions"
-    " before processes: each Python worker process runs in a session of its own and"
-    " gets a share of its own, while an Erlang node's schedulers, Python's threads and"
-    " openssl -multi's children share one. Scaling is then not like for like across"
-    " modes; compare them on an idle machine"
-)
 
 
 def output_ok(sc: Scenario, call: calls.Call, data: Inputs, output: bytes) -> bool | None:
@@ -415,22 +407,42 @@ def block(
     schedulers: int | None,
     machine: Machine,
     cells: Sequence[LevelResult],
-    results: Sequence[schema.Result] = (),
 ) -> Concurrency:
+    """The measured block: the levels, how they ran, the cells. What they
+    say is `with_findings`'s (bridge.analysis.findings computes it)."""
     return Concurrency(
         levels=tuple(levels),
         window_ms=window_ms,
         schedulers=schedulers,
         machine=machine,
         cells=tuple(cells),
-        scaling=tuple(scaling(cells)),
-        warnings=tuple([*warnings(levels, machine, schedulers), *dropped(cells)]),
-        serialisation=tuple(serialisation(cells)),
-        level_one=tuple(level_one(cells, results, machine)),
     )
 
 
-def dropped(cells: Sequence[LevelResult]) -> list[str]:
+def with_findings(
+    measured: Concurrency,
+    results: Sequence[schema.Result] = (),
+    kinds: Mapping[str, str] | None = None,
+) -> Concurrency:
+    """The block with what its cells say: scaling, serialisation, level 1
+    beside `results` (the run's per-call cells), and the findings. `kinds`:
+    each runtime's kind (the report's runtimes)."""
+    cells = measured.cells
+    sessions = any(
+        c.mode == PYTHON_PROCESSES.name and (kinds or {}).get(c.runtime) == "python" for c in cells
+    )
+    m = measured
+    said = machine_findings(m.levels, m.machine, m.schedulers, sessions)
+    return dataclasses.replace(
+        measured,
+        scaling=tuple(scaling(cells)),
+        findings=tuple([*said, *dropped(cells)]),
+        serialisation=tuple(serialisation(cells)),
+        level_one=tuple(level_one(cells, results, measured.machine)),
+    )
+
+
+def dropped(cells: Sequence[LevelResult]) -> list[Reason]:
     """Cells that lost more than a tenth of their windows: a worker was off
     the CPU for a whole window, so the figures rest on fewer windows."""
     out = []
@@ -438,8 +450,16 @@ def dropped(cells: Sequence[LevelResult]) -> list[str]:
         n = len(c.raw.windows)
         if n and c.dropped_windows * 10 > n:
             out.append(
-                f"{c.runtime} {c.call_id} ({c.mode}) at {c.size} B, level {c.level}:"
-                f" {c.dropped_windows} of {n} windows dropped (a worker missed a whole window)"
+                reason(
+                    Why.WINDOWS_DROPPED,
+                    runtime=c.runtime,
+                    call_id=c.call_id,
+                    mode=c.mode,
+                    size=c.size,
+                    level=c.level,
+                    dropped=c.dropped_windows,
+                    windows=n,
+                )
             )
     return out
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from bridge.hw import verdicts
 from bridge.report import schema
+from bridge.report.findings import Reason, Why, reason
 
 # A cell that waited this share of its windows is flagged: at 5% its wall
 # figure is already 5% above its CPU time.
@@ -162,64 +163,59 @@ def limit_algorithms(scenarios: Sequence[Mapping]) -> list[str]:
     return out
 
 
-# -- sentences -----------------------------------------------------------------
+# -- findings ------------------------------------------------------------------
 
 
-def _pct(x: float) -> str:
-    return f"{x:.0%}"
-
-
-def warnings(
+def findings(
     block: schema.CpuTime | None,
     size_units: Mapping[str, str] | None = None,
     two_speed: frozenset[tuple[str, str, str, int, str]] = frozenset(),
-) -> tuple[str, ...]:
-    """For the noise block: the cells that waited for a CPU, and the cells
-    whose samples differ by CPU, one sentence each for the whole run with the
-    runtimes named in it (a busy machine costs two lines, not one per runtime
-    and cell); a cell in `two_speed` (scenario, runtime, call, size, hw), which
-    the noise block calls two-speed, is left out of the second. `size_units`:
-    what each scenario's sizes count, for the wording ("at 1,024 iterations")."""
+) -> tuple[Reason, ...]:
+    """For the noise block: the cells that waited for a CPU (one finding a
+    runtime: a busy machine costs a line a runtime, not one a cell), and the
+    cells whose samples differ by CPU; a cell in `two_speed` (scenario,
+    runtime, call, size, hw), which the noise block calls two-speed, is left
+    out of the second. `size_units`: what each scenario's sizes count."""
     if block is None:
         return ()
 
-    def at(c: schema.CellCost) -> str:
-        return verdicts.at(c.size, (size_units or {}).get(c.scenario, verdicts.BYTES), brief=True)
+    def where(c: schema.CellCost) -> dict:
+        return {
+            "scenario": c.scenario,
+            "runtime": c.runtime,
+            "call_id": c.call_id,
+            "size": c.size,
+            "hw": c.hw.value,
+            "unit": (size_units or {}).get(c.scenario, verdicts.BYTES),
+        }
 
     out = []
     waited: dict[str, list[schema.CellCost]] = {}
     for c in block.cells:
         if c.flag == "waited":
             waited.setdefault(c.runtime, []).append(c)
-    if waited:
-        parts = []
-        for runtime, cells in waited.items():
-            if len(cells) == 1:
-                (c,) = cells
-                parts.append(f"{runtime} {c.call_id} {at(c)} (hw {c.hw}) {_pct(c.wait_share or 0)}")
-                continue
-            shares = [c.wait_share or 0 for c in cells]
-            parts.append(f"{runtime} {_pct(min(shares))}-{_pct(max(shares))} in {len(cells)} cells")
-        out.append(
-            f"waited for a CPU in the sample windows: {'; '.join(parts)}: another process held"
-            " the CPU, so those wall figures are not the cost of the calls (their CPU time per"
-            " call is in the report, cpu_time)"
-        )
+    for runtime, cells in waited.items():
+        shares = [c.wait_share or 0.0 for c in cells]
+        if len(cells) == 1:
+            out.append(reason(Why.CELL_WAITED, **where(cells[0]), share=shares[0]))
+        else:
+            out.append(
+                reason(
+                    Why.CELLS_WAITED,
+                    runtime=runtime,
+                    cells=len(cells),
+                    lo=min(shares),
+                    hi=max(shares),
+                )
+            )
     # A cell the noise block already calls two-speed differs by CPU for that reason.
-    spread = [
-        c
-        for c in block.cells
-        if _cpu_spread(c) is not None
-        and (c.scenario, c.runtime, c.call_id, c.size, str(c.hw)) not in two_speed
-    ]
-    if spread:
-        listed = "; ".join(
-            f"{c.runtime} {c.call_id} {at(c)} (hw {c.hw}): "
-            + ", ".join(f"CPU {f.cpu} {f.median_ns:,.0f} ns ({f.samples})" for f in c.by_cpu)
-            for c in spread[:3]
-        )
-        more = f"; and {len(spread) - 3} more cells" if len(spread) > 3 else ""
-        out.append(f"samples differ by CPU: {listed}{more}")
+    for c in block.cells:
+        if _cpu_spread(c) is None:
+            continue
+        if (c.scenario, c.runtime, c.call_id, c.size, str(c.hw)) in two_speed:
+            continue
+        cpus = tuple((f.cpu, f.median_ns, f.samples) for f in c.by_cpu)
+        out.append(reason(Why.CELL_BY_CPU, **where(c), cpus=cpus))
     return tuple(out)
 
 
@@ -230,38 +226,3 @@ def _cpu_spread(c: schema.CellCost) -> float | None:
     lo = min(f.median_ns for f in figures)
     hi = max(f.median_ns for f in figures)
     return hi / lo - 1 if lo > 0 and hi / lo - 1 > CPU_SPREAD else None
-
-
-def lines(report: schema.Report) -> list[str]:
-    """The cost paragraph of the views: per byte-oriented cell (hw as found),
-    cycles per byte and the share of the machine's best, and CPU time where
-    it differs from wall time. One paragraph per scenario."""
-    block = report.cpu_time
-    if block is None:
-        return []
-    out = []
-    scenarios: dict[str, list[schema.CellCost]] = {}
-    for c in block.cells:
-        if not c.hw.masked and (c.cycles_per_byte is not None or c.of_best is not None):
-            scenarios.setdefault(c.scenario, []).append(c)
-    for name, cells in scenarios.items():
-        parts = []
-        for c in cells:
-            bits = []
-            if c.cycles_per_byte is not None:
-                bits.append(f"{c.cycles_per_byte:.2f} cycles/B")
-            if c.user_ns is not None and block.tsc_hz and c.size:
-                # What `openssl speed` prints without -elapsed: its user CPU time.
-                bits.append(f"(user CPU {c.user_ns * block.tsc_hz / 1e9 / c.size:.2f})")
-            if c.of_best is not None:
-                bits.append(f"{c.of_best:.2f}x the best")
-            parts.append(f"{c.runtime} {c.call_id} {c.size} B {' '.join(bits)}")
-        limits = ", ".join(
-            f"{lim.algorithm} {lim.bytes_per_s / 1e6:,.0f} MB/s" for lim in block.limits
-        )
-        rate = (
-            f"TSC {block.tsc_hz / 1e9:.3f} GHz ({block.tsc_source})" if block.tsc_hz else "no TSC"
-        )
-        best = f"; the best: openssl speed -evp at 16 KiB, {limits}" if limits else ""
-        out.append(f"Cost of {name} ({rate}{best}): " + "; ".join(parts) + ".")
-    return out

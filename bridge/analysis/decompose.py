@@ -37,9 +37,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge import stats
-from bridge.catalog.scenario import Scenario
+from bridge.catalog.scenario import Facts
 from bridge.hw import ab
 from bridge.report import schema
+from bridge.report.findings import Reason, Why, reason
 
 TIMED_ALONE = "timed alone"
 BY_DIFFERENCE = "by difference"
@@ -135,7 +136,7 @@ RULES = (
 
 
 def decompose(
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Facts],
     results: Sequence[schema.Result],
     runtimes: Sequence[schema.Runtime],
 ) -> list[schema.Decomposition]:
@@ -189,14 +190,15 @@ def _split(rule, whole, rt, by_key, results, info) -> schema.Decomposition:
         s = alone.summary()
         fields.update(method=TIMED_ALONE, setup_ns=s.median, setup_ci95=s.ci95)
     else:
-        reasons = [why_not, alone.reason if alone is not None else ""]
-        fields["note"] = (
-            "; ".join(dict.fromkeys(r for r in reasons if r)) or "no call to set it against"
-        )
+        failed = alone is not None and alone.reason
+        found = [*why_not, *([reason(Why.UNSUPPORTED, reason=alone.reason)] if failed else [])]
+        fields["reasons"] = tuple(dict.fromkeys(found)) or (reason(Why.NOTHING_TO_SUBTRACT),)
     return dataclasses.replace(base, **fields)
 
 
-def _prepared(rule, whole, rt, by_key, results, info) -> tuple[schema.Result | None, str, str]:
+def _prepared(
+    rule, whole, rt, by_key, results, info
+) -> tuple[schema.Result | None, str, list[Reason]]:
     """The first prepared call that ran, with its runtime kind; or None and
     why none did."""
     reasons = []
@@ -205,17 +207,18 @@ def _prepared(rule, whole, rt, by_key, results, info) -> tuple[schema.Result | N
             kind, call_id, whole, rt, by_key=by_key, results=results, info=info
         )
         if found is not None:
-            return found, kind, ""
-        reasons.append(why)
-    return None, "", "; ".join(r for r in reasons if r)
+            return found, kind, []
+        if why is not None:
+            reasons.append(why)
+    return None, "", reasons
 
 
 def _prepared_one(kind, call_id, whole, rt, *, by_key, results, info):
     if kind == rt.kind:
         r = by_key.get(_key(whole, whole.runtime, call_id))
         if r is None:
-            return None, ""
-        return (r, "") if r.ok else (None, r.reason)
+            return None, None
+        return (r, None) if r.ok else (None, reason(Why.UNSUPPORTED, reason=r.reason))
     # Another runtime: only one on the same libcrypto will do.
     library = ab.library_of(rt)
     others = [
@@ -231,22 +234,19 @@ def _prepared_one(kind, call_id, whole, rt, *, by_key, results, info):
     ]
     same = [r for r in others if ab.library_of(info[r.runtime]) == library]
     if same:
-        return same[0], ""
+        return same[0], None
     if others:
         theirs = ab.library_of(info[others[0].runtime])
-        return None, (
-            f"{others[0].runtime} uses {_lib(theirs)}, not this runtime's {_lib(library)}:"
-            " no prepared call on the same library to subtract"
+        why = reason(
+            Why.OTHER_LIBRARY, runtime=others[0].runtime, theirs=_lib(theirs), ours=_lib(library)
         )
-    return None, ""
+        return None, why
+    return None, None
 
 
 def _lib(library) -> str:
-    return (
-        "an unknown library"
-        if library is None
-        else f"{library[0]} {'.'.join(map(str, library[1]))}"
-    )
+    """A library as its name and version ("OpenSSL 3.0.19"); "" when unknown."""
+    return "" if library is None else f"{library[0]} {'.'.join(map(str, library[1]))}"
 
 
 def _key(r: schema.Result, runtime: str, call_id: str) -> schema.CellKey:

@@ -12,7 +12,7 @@ intercept): one noisy size cannot drag the line, unlike least squares.
 Plausibility: a linear cost pays the same per unit at every size. Where the
 per-unit part is at least half of a call (b·size >= a), the per-unit cost a
 size shows, (median - a) / size, must lie within 30% of b; a size outside is
-named (`implausible`): the line cannot make it, so something else did (load
+named (`off_line`): the line cannot make it, so something else did (load
 on the machine, a frequency step, a slow spell that caught that cell).
 """
 
@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bridge.report import schema
+from bridge.report.findings import Reason, Why, reason
 from bridge.report.hw import Hw
 
 MIN_SIZES = 3
@@ -85,25 +86,31 @@ def implausible(f: Fit, medians: Sequence[float]) -> list[tuple[int, float, floa
     return out
 
 
-def implausible_text(who: str, f: Fit, medians: Sequence[float], unit: str = "bytes") -> list[str]:
-    """The sentences naming each implausible size of a fit."""
-    one = unit[:-1] if unit.endswith("s") else unit
+def findings(
+    fits: Sequence[schema.CostFit], units: Mapping[str, str] | None = None
+) -> list[Reason]:
+    """Each size off its fit's line (IMPLAUSIBLE_COST), for the noise block."""
     return [
-        f"{who} at {size:,} {unit}: {_ns(per_unit)} ns per {one}, {ratio:.2f}× the line's"
-        f" {_ns(f.b_ns_per_byte)}: not a linear cost; load or a frequency step moved this cell"
-        for size, per_unit, ratio in implausible(f, medians)
+        reason(
+            Why.IMPLAUSIBLE_COST,
+            scenario=f.scenario,
+            runtime=f.runtime,
+            call_id=f.call_id,
+            size=o.size,
+            hw=f.hw.value,
+            unit=(units or {}).get(f.scenario, "bytes"),
+            per_unit=o.per_unit_ns,
+            ratio=o.ratio,
+            b=f.b_ns_per_byte,
+        )
+        for f in fits
+        for o in f.off_line
     ]
 
 
-def _ns(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
-def fits_for(
-    results: Sequence[schema.Result], units: Mapping[str, str] | None = None
-) -> list[schema.CostFit]:
-    """One fit per (scenario, runtime, call, hw) with at least MIN_SIZES sizes.
-    `units`: what each scenario's sizes count (bytes, iterations)."""
+def fits_for(results: Sequence[schema.Result]) -> list[schema.CostFit]:
+    """One fit per (scenario, runtime, call, hw) with at least MIN_SIZES sizes,
+    with the sizes off its line."""
     groups: dict[tuple[str, str, str, Hw], list[schema.Result]] = {}
     for r in results:
         if r.ok and r.size > 0:
@@ -115,8 +122,6 @@ def fits_for(
             continue
         medians = [r.median() for r in rs]
         f = fit([r.size for r in rs], medians)
-        who = f"{runtime} {call_id} (hw {hw})"
-        flags = implausible_text(who, f, medians, (units or {}).get(scenario, "bytes"))
         out.append(
             schema.CostFit(
                 scenario=scenario,
@@ -130,7 +135,10 @@ def fits_for(
                 r2=f.r2,
                 max_rel_residual=f.max_rel_residual,
                 sizes=f.sizes,
-                implausible=tuple(flags),
+                off_line=tuple(
+                    schema.OffLine(size, per_unit, ratio)
+                    for size, per_unit, ratio in implausible(f, medians)
+                ),
             )
         )
     return out

@@ -20,15 +20,17 @@ stopped (and been reaped). Between the two:
   samples came from several worker processes and the share of its median's
   variance that lies between them (bridge.stats.process_split) dominates.
 
-`warnings` turns these into sentences when they matter; the frequency
+`findings` says what matters of these as reasons with their figures
+(bridge.report.findings; bridge.view.words words them); the frequency
 governor and SMT siblings come from the environment block
-(bridge.system.environment). The parsers and `warnings` are pure and tested on
+(bridge.system.environment). The parsers and `findings` are pure and tested on
 canned /proc text; `snapshot` is the only part that reads the machine.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import resource
 import time
@@ -41,6 +43,7 @@ from bridge import stats
 from bridge.analysis import stability
 from bridge.hw import verdicts
 from bridge.report import schema
+from bridge.report.findings import Reason, Why, reason
 
 # When others' CPU use is worth a warning: a quarter of a CPU on a small
 # machine (bridge measures on one CPU and the rest shares caches and the
@@ -55,7 +58,6 @@ BUSY_PROCESSES_SHOWN = 5
 # between its processes and their medians lie at least 1% apart.
 PROCESS_SHARE_MIN = 0.5
 PROCESS_SPREAD_MIN = 0.01
-_COUNTS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
 @dataclass(frozen=True)
@@ -291,211 +293,13 @@ def _ticks_per_s() -> int:
         return 100
 
 
-# -- cells -------------------------------------------------------------------
+# -- the measured block ---------------------------------------------------------
 
 
-def cell_shapes(results: Iterable[schema.Result]) -> tuple[schema.CellShape, ...]:
-    """Cells whose samples are bimodal or drift (bridge.analysis.stability)."""
-    out = []
-    for r in results:
-        if not r.ok or r.imported or not r.samples:
-            continue
-        values = r.per_op_ns()
-        key = (r.scenario, r.runtime, r.call_id, r.size, r.hw)
-        two = stats.clusters(values)
-        split = None if two else stability.bimodal(values)
-        if two is not None:
-            clusters = tuple(
-                schema.SampleCluster(round(c.share, 4), round(c.level, 1), c.n)
-                for c in (two.low, two.high)
-            )
-            detail = f"{two.sentence()} (Ashman's D {two.ashman_d:.1f} on the logarithms)"
-            out.append(schema.CellShape(*key, "bimodal", round(two.ashman_d, 2), detail, clusters))
-        if split is not None:
-            share = split.high_n / (split.low_n + split.high_n)
-            detail = (
-                f"two clusters: {1 - share:.0%} of the samples near {split.low_mean:,.0f} ns,"
-                f" {share:.0%} near {split.high_mean:,.0f} ns (Ashman's D {split.ashman_d:.1f})"
-            )
-            out.append(schema.CellShape(*key, "bimodal", round(split.ashman_d, 2), detail))
-        trend = stability.drift(values)
-        if trend is not None:
-            detail = (
-                f"the level moved {trend.shift:+.1%} from the first third of the samples to"
-                f" the last (Spearman z {trend.z:+.1f})"
-            )
-            out.append(schema.CellShape(*key, "drift", round(trend.z, 2), detail))
-        process = process_shape(r)
-        if process is not None:
-            out.append(process)
-    return tuple(out)
-
-
-def process_shape(r: schema.Result) -> schema.CellShape | None:
-    """A cell whose figure depends on the worker process that measured it
-    (shape "process", statistic: the between-process share of its median's
-    variance), or None."""
-    split = r.process_split()
-    if split is None or split.share < PROCESS_SHARE_MIN or split.spread < PROCESS_SPREAD_MIN:
-        return None
-    count = _COUNTS.get(split.processes, str(split.processes))
-    detail = (
-        f"{split.spread:.1%} between {count} processes"
-        f" ({split.share:.0%} of its median's variance; the CI covers it,"
-        " --processes N spreads it over more)"
-    )
-    key = (r.scenario, r.runtime, r.call_id, r.size, r.hw)
-    return schema.CellShape(*key, "process", round(split.share, 3), detail)
-
-
-# -- warnings ----------------------------------------------------------------
-
-
-def warnings(
-    use: Usage,
-    cells: Sequence[schema.CellShape],
-    environment: Mapping[str, Any],
-    size_units: Mapping[str, str] | None = None,
-) -> tuple[str, ...]:
-    """`size_units`: what each scenario's sizes count (scenario.size_unit),
-    for the cells' wording ("at 1,024 iterations"); bytes where not given."""
-    size_units = size_units or {}
-    out = []
-    cpus = use.cpus or environment.get("cpu_count") or 1
-    others = use.others_cpus
-    busy = busy_machine(use, environment)
-    if busy:
-        text = f"other processes used {others:.1f} of {cpus} CPUs during the run"
-        if use.load_after is not None:
-            text += f" (load average {use.load_after[0]:.1f})"
-        if use.busy_processes:
-            # Shares only: the names and pids of other users' processes stay
-            # out of the report (bridge run -v shows them, live).
-            counted = use.busy_others
-            shares = ", ".join(f"{cpu:.0%}" for cpu in counted.cpu)
-            text += (
-                f"; {counted.count} of them over {BUSY_PROCESS_MIN:.0%} of a CPU,"
-                f" the busiest at {shares}"
-            )
-        out.append(text + ": they share the CPUs and caches with the measurement")
-    if use.steal is not None and use.steal >= STEAL_MIN:
-        out.append(
-            f"the hypervisor gave {use.steal:.0%} of this machine's CPU time to other"
-            " guests (steal): numbers are slower and spread wider than on a quiet host"
-        )
-    governor = environment.get("cpu_governor")
-    if governor and governor != "performance":
-        out.append(
-            f"CPU frequency governor '{governor}': the clock changes with load, so the"
-            " numbers can drift; 'performance' holds it steady"
-        )
-    siblings = environment.get("smt_siblings") or []
-    if siblings and busy:
-        pairs = "; ".join(",".join(map(str, group)) for group in siblings[:4])
-        out.append(
-            f"SMT: CPUs {pairs} share a core, so a busy process on a sibling slows the"
-            " measured runtime"
-        )
-    by_shape: dict[str, list[schema.CellShape]] = {}
-    for c in cells:
-        by_shape.setdefault(c.shape, []).append(c)
-    # A two-speed host also makes the level drift: said in the same sentence.
-    both = all(len(by_shape.get(k, ())) > MANY_CELLS for k in ("bimodal", "drift"))
-    for shape, group in by_shape.items():
-        if both and shape == "drift":
-            continue
-        if len(group) > MANY_CELLS:  # a machine-wide effect: one sentence, not one per cell
-            out.append(_many(shape, group, by_shape.get("drift", ()) if both else ()))
-            continue
-        for c in group:
-            at = verdicts.at(c.size, size_units.get(c.scenario, verdicts.BYTES), brief=True)
-            where = f"{c.runtime} {c.call_id} {at} (hw {c.hw})"
-            if c.shape == "process":
-                out.append(f"{where}: this cell depends on the process: {c.detail}")
-                continue
-            what = "bimodal" if c.shape == "bimodal" else "drifting"
-            out.append(f"{where}: {what} samples, {c.detail}")
-    return tuple(out)
-
-
-# More cells of one shape than this are said in one sentence: on a two-speed
-# host every cell is bimodal, and a sentence each buried the answer.
-MANY_CELLS = 2
-
-
-def _many(
-    shape: str, group: Sequence[schema.CellShape], drifting: Sequence[schema.CellShape] = ()
-) -> str:
-    """One sentence for many cells of one shape: which (runtime, call, hw
-    modes), and the range of what was seen; each cell's figures stay in the
-    report (noise.cells)."""
-    calls: dict[tuple[str, str], list[str]] = {}
-    for c in group:
-        calls.setdefault((c.runtime, c.call_id), []).append(str(c.hw))
-    names = "; ".join(
-        f"{runtime} {call_id} (hw {', '.join(dict.fromkeys(hws))})"
-        for (runtime, call_id), hws in calls.items()
-    )
-    n = len(group)
-    if shape == "bimodal":
-        gaps = [c.clusters[1].ns / c.clusters[0].ns for c in group if len(c.clusters) == 2]
-        fast = [c.clusters[0].share for c in group if len(c.clusters) == 2]
-        figures = (
-            f": a fast and a slow level {min(gaps):.2f}-{max(gaps):.2f}× apart, the fast one"
-            f" {min(fast):.0%}-{max(fast):.0%} of the samples"
-            if gaps
-            else ""
-        )
-        drift = ""
-        if drifting:
-            zs = [abs(c.statistic) for c in drifting]
-            drift = (
-                f"; in {len(drifting)} cells the level also drifted within the run (Spearman |z|"
-                f" {min(zs):.1f}-{max(zs):.1f})"
-            )
-        return (
-            f"two speeds in {n} cells ({names}){figures}{drift}: the host (a busy sibling thread"
-            " or a frequency state), not the code; the median of such a cell depends on the"
-            " share of its samples each level caught, and a rerun can land elsewhere;"
-            " hardware verdicts compare the twins round by round, at the same speed"
-        )
-    if shape == "drift":
-        zs = [abs(c.statistic) for c in group]
-        return (
-            f"drifting samples in {n} cells ({names}): the level moved between the first and"
-            f" the last third of the samples (Spearman |z| {min(zs):.1f}-{max(zs):.1f})"
-        )
-    return f"{n} cells depend on the process ({names}): see noise.cells in the report"
-
-
-def busy_machine(use: Usage, environment: Mapping[str, Any]) -> bool:
-    """Did other processes use enough CPU to be warned about?"""
-    cpus = use.cpus or environment.get("cpu_count") or 1
-    others = use.others_cpus
-    return others is not None and others >= max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus)
-
-
-def advice(use: Usage, cells: Sequence[schema.CellShape], environment: Mapping[str, Any]) -> str:
-    """What to do about it, when the machine or the samples were noisy."""
-    cpus = use.cpus or environment.get("cpu_count") or 1
-    others = use.others_cpus or 0.0
-    # A process effect is no fault of the machine's: its remedy is in its warning.
-    shaped = [c for c in cells if c.shape != "process"]
-    if others < max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus) and not shaped:
-        return ""
-    return (
-        "run again on a quieter machine, pin bridge to its quietest CPU"
-        " (taskset -c N bridge run ...; bridge env measures each CPU), or add --until-stable"
-    )
-
-
-def record(
-    use: Usage,
-    results: Iterable[schema.Result],
-    environment: Mapping[str, Any],
-    size_units: Mapping[str, str] | None = None,
-) -> schema.Noise:
-    cells = cell_shapes(results)
+def measured(use: Usage, windows: Mapping[str, Usage] | None = None) -> schema.Noise:
+    """The noise block's figures: the machine during the whole run, and up to
+    the end of each scenario (`windows`). What they say comes later
+    (`findings`, from bridge.analysis.findings)."""
     return schema.Noise(
         seconds=round(use.seconds, 3),
         cpus=use.cpus,
@@ -508,10 +312,281 @@ def record(
         driver_cpus=_round(use.driver_cpus),
         others_cpus=_round(use.others_cpus),
         busy_others=use.busy_others,
-        cells=cells,
-        warnings=warnings(use, cells, environment, size_units),
-        advice=advice(use, cells, environment),
+        windows=tuple(
+            schema.NoiseWindow(
+                scenario=name,
+                seconds=round(w.seconds, 3),
+                others_cpus=_round(w.others_cpus),
+                steal=_round(w.steal),
+                load=w.load_after[0] if w.load_after else None,
+            )
+            for name, w in (windows or {}).items()
+        ),
     )
+
+
+def _busy_machine(others: float | None, cpus: int) -> bool:
+    return others is not None and others >= max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus)
+
+
+def busy_machine(use: Usage, environment: Mapping[str, Any]) -> bool:
+    """Did other processes use enough CPU to be said (and named live, -v)?"""
+    return _busy_machine(use.others_cpus, use.cpus or environment.get("cpu_count") or 1)
+
+
+def busy(
+    block: schema.Noise | None, scenario: str, environment: Mapping[str, Any]
+) -> tuple[Reason, ...]:
+    """What kept the machine busy up to the end of `scenario` (its window;
+    the whole run where the block has none), as the hardware verdicts'
+    reasons: other processes on a quarter of a CPU or a tenth of the machine
+    (BUSY_MACHINE), steal (BUSY_HOST); () on a quiet machine or when unknown."""
+    if block is None:
+        return ()
+    window = block.window(scenario)
+    others, steal = (
+        (window.others_cpus, window.steal) if window else (block.others_cpus, block.steal)
+    )
+    cpus = block.cpus or environment.get("cpu_count") or 1
+    needs = round(verdicts.BUSY_NEEDS, 4)
+    out = []
+    if _busy_machine(others, cpus):
+        out.append(reason(Why.BUSY_MACHINE, others_cpus=others, cpus=cpus, needs=needs))
+    if steal is not None and steal >= STEAL_MIN:
+        out.append(reason(Why.BUSY_HOST, steal=steal, needs=needs))
+    return tuple(out)
+
+
+# -- cells -------------------------------------------------------------------
+
+
+def cell_shapes(results: Iterable[schema.Result]) -> tuple[schema.CellShape, ...]:
+    """Cells whose samples are bimodal or drift (bridge.analysis.stability),
+    or whose figure depends on the process that measured it, with the
+    figures that say how."""
+    out: list[schema.CellShape] = []
+    for r in results:
+        if not r.ok or r.imported or not r.samples:
+            continue
+        two = two_speed_shape(r)
+        out += [two] if two is not None else []
+        trend = stability.drift(r.per_op_ns())
+        if trend is not None:
+            out.append(
+                schema.CellShape(*_key(r), "drift", round(trend.z, 2), shift=round(trend.shift, 4))
+            )
+        process = process_shape(r)
+        out += [process] if process is not None else []
+    return tuple(out)
+
+
+def _key(r: schema.Result) -> tuple:
+    return (r.scenario, r.runtime, r.call_id, r.size, r.hw)
+
+
+def two_speed_shape(r: schema.Result) -> schema.CellShape | None:
+    """A cell whose samples sit at two levels (bridge.stats.clusters, else
+    bridge.analysis.stability.bimodal), with the two clusters, or None."""
+    values = r.per_op_ns()
+    two = stats.clusters(values)
+    if two is not None:
+        clusters = tuple(
+            schema.SampleCluster(round(c.share, 4), round(c.level, 1), c.n)
+            for c in (two.low, two.high)
+        )
+        return schema.CellShape(*_key(r), "bimodal", round(two.ashman_d, 2), clusters=clusters)
+    split = stability.bimodal(values)
+    if split is None:
+        return None
+    n = split.low_n + split.high_n
+    clusters = (
+        schema.SampleCluster(round(split.low_n / n, 4), round(split.low_mean, 1), split.low_n),
+        schema.SampleCluster(round(split.high_n / n, 4), round(split.high_mean, 1), split.high_n),
+    )
+    return schema.CellShape(*_key(r), "bimodal", round(split.ashman_d, 2), clusters=clusters)
+
+
+def process_shape(r: schema.Result) -> schema.CellShape | None:
+    """A cell whose figure depends on the worker process that measured it
+    (shape "process", statistic: the between-process share of its median's
+    variance), or None."""
+    split = r.process_split()
+    if split is None or split.share < PROCESS_SHARE_MIN or split.spread < PROCESS_SPREAD_MIN:
+        return None
+    return schema.CellShape(
+        *_key(r),
+        "process",
+        round(split.share, 3),
+        spread=round(split.spread, 4),
+        processes=split.processes,
+    )
+
+
+def _cell(c: schema.CellShape | schema.CellCost, unit: str) -> dict[str, Any]:
+    """The parameters that name a cell in a finding."""
+    return {
+        "scenario": c.scenario,
+        "runtime": c.runtime,
+        "call_id": c.call_id,
+        "size": c.size,
+        "hw": c.hw.value,
+        "unit": unit,
+    }
+
+
+def cell_reason(c: schema.CellShape, unit: str = verdicts.BYTES) -> Reason | None:
+    """What one cell's shape says, with its figures; None for a shape from a
+    report that kept only its words (`detail`)."""
+    where = _cell(c, unit)
+    if c.shape == "bimodal" and len(c.clusters) == 2:
+        low, high = c.clusters
+        return reason(
+            Why.CELL_TWO_SPEEDS,
+            **where,
+            low_share=low.share,
+            low_ns=low.ns,
+            high_ns=high.ns,
+            d=c.statistic,
+        )
+    if c.shape == "drift" and c.shift is not None:
+        return reason(Why.CELL_DRIFT, **where, shift=c.shift, z=c.statistic)
+    if c.shape == "process" and c.spread is not None and c.processes is not None:
+        return reason(
+            Why.CELL_BY_PROCESS,
+            **where,
+            spread=c.spread,
+            processes=c.processes,
+            share=c.statistic,
+        )
+    return None
+
+
+# -- findings ------------------------------------------------------------------
+
+
+def machine_findings(block: schema.Noise, environment: Mapping[str, Any]) -> list[Reason]:
+    """What the machine did that a reader must know: other processes busy,
+    steal, a governor that moves the clock, SMT siblings on a busy machine."""
+    out = []
+    cpus = block.cpus or environment.get("cpu_count") or 1
+    others = block.others_cpus
+    busy_machine = _busy_machine(others, cpus)
+    # How many others were busy and their shares, never who: an older
+    # report's names and pids are counted the same way.
+    counted = block.busy_others
+    if counted is None and block.busy_processes:
+        counted = schema.BusyOthers(
+            len(block.busy_processes), tuple(p.cpu for p in block.busy_processes)
+        )
+    if busy_machine:
+        out.append(
+            reason(
+                Why.OTHERS_BUSY,
+                others_cpus=others,
+                cpus=cpus,
+                load=block.load_after[0] if block.load_after else None,
+                busy_count=counted.count if counted else 0,
+                shares=counted.cpu if counted else (),
+            )
+        )
+    if block.steal is not None and block.steal >= STEAL_MIN:
+        out.append(reason(Why.STEAL, steal=block.steal))
+    governor = environment.get("cpu_governor")
+    if governor and governor != "performance":
+        out.append(reason(Why.GOVERNOR, governor=str(governor)))
+    siblings = environment.get("smt_siblings") or []
+    if siblings and busy_machine:
+        out.append(reason(Why.SMT, siblings=tuple(tuple(g) for g in siblings[:4])))
+    return out
+
+
+def cell_findings(
+    cells: Sequence[schema.CellShape], size_units: Mapping[str, str] | None = None
+) -> list[Reason]:
+    """The cells' shapes: one finding per cell, or one for all the cells of
+    a shape when more than MANY_CELLS have it (a machine-wide effect).
+    `size_units`: what each scenario's sizes count (bytes where not given)."""
+    size_units = size_units or {}
+    by_shape: dict[str, list[schema.CellShape]] = {}
+    for c in cells:
+        by_shape.setdefault(c.shape, []).append(c)
+    # A two-speed host also makes the level drift: said in the same finding.
+    both = all(len(by_shape.get(k, ())) > MANY_CELLS for k in ("bimodal", "drift"))
+    out = []
+    for shape, group in by_shape.items():
+        if both and shape == "drift":
+            continue
+        if len(group) > MANY_CELLS:
+            out.append(_many(shape, group, by_shape.get("drift", ()) if both else ()))
+            continue
+        for c in group:
+            found = cell_reason(c, size_units.get(c.scenario, verdicts.BYTES))
+            if found is not None:
+                out.append(found)
+    return out
+
+
+# More cells of one shape than this are one finding, not one per cell: on a
+# two-speed host every cell is bimodal, and a sentence each buried the answer.
+MANY_CELLS = 2
+
+
+def _many(
+    shape: str, group: Sequence[schema.CellShape], drifting: Sequence[schema.CellShape] = ()
+) -> Reason:
+    """One finding for many cells of one shape: which (runtime, call, hw
+    modes), and the range of what was seen (`drifting`: the cells whose level
+    also drifted, said with two speeds); each cell's figures stay in the
+    report (noise.cells)."""
+    calls: dict[tuple[str, str], list[str]] = {}
+    for c in group:
+        calls.setdefault((c.runtime, c.call_id), []).append(c.hw.value)
+    named = tuple((rt, cid, tuple(dict.fromkeys(hws))) for (rt, cid), hws in calls.items())
+    n = len(group)
+    if shape == "bimodal":
+        two = [c for c in group if len(c.clusters) == 2]
+        gaps = [c.clusters[1].ns / c.clusters[0].ns for c in two] or [0.0]
+        fast = [c.clusters[0].share for c in two] or [0.0]
+        zs = [abs(c.statistic) for c in drifting] or [0.0]
+        return reason(
+            Why.CELLS_TWO_SPEEDS,
+            cells=n,
+            calls=named,
+            gap_lo=round(min(gaps), 4),
+            gap_hi=round(max(gaps), 4),
+            fast_lo=min(fast),
+            fast_hi=max(fast),
+            drifting=len(drifting),
+            z_lo=min(zs),
+            z_hi=max(zs),
+        )
+    if shape == "drift":
+        zs = [abs(c.statistic) for c in group]
+        return reason(Why.CELLS_DRIFT, cells=n, calls=named, z_lo=min(zs), z_hi=max(zs))
+    return reason(Why.CELLS_BY_PROCESS, cells=n, calls=named)
+
+
+def noisy(block: schema.Noise, cells: Sequence[schema.CellShape], cpus: int) -> bool:
+    """Was the run noisy enough to say what to do about it (NOISY_RUN)?
+    A process effect is no fault of the machine's: its remedy is in its own
+    finding."""
+    shaped = [c for c in cells if c.shape != "process"]
+    return _busy_machine(block.others_cpus or 0.0, cpus) or bool(shaped)
+
+
+def what_to_do() -> Reason:
+    """What to do about a noisy run: a quieter machine, a pinned CPU,
+    --until-stable (NOISY_RUN)."""
+    return reason(Why.NOISY_RUN)
+
+
+def with_findings(
+    block: schema.Noise,
+    cells: tuple[schema.CellShape, ...],
+    findings: Sequence[Reason],
+) -> schema.Noise:
+    """The measured block with the cells' shapes and what it all says."""
+    return dataclasses.replace(block, cells=cells, findings=tuple(findings))
 
 
 def _round(x: float | None) -> float | None:

@@ -15,7 +15,8 @@ machine's noise, as a measurement sees it. Per CPU:
 Verdict: quiet when every CPU's robust CV is at most 1% and its slow share
 at most 5%; noisy when one is over 3% or 20%; otherwise "some noise". The
 measuring code is the only part that touches the machine; `summarize`,
-`verdict` and `advice` are pure.
+`verdict` and `advice` are pure; `advice` says what to do as reasons
+(bridge.view.words words them).
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ import dataclasses
 import os
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bridge.analysis import noise
 from bridge.report import schema
+from bridge.report.comparison import Conditions
+from bridge.report.findings import Reason, Why, reason
 
 SAMPLE_S = 0.005
 MIN_SAMPLES = 5  # however short --quietness-seconds is
@@ -65,7 +68,7 @@ class Quietness:
     cpus: tuple[CpuQuietness, ...]
     usage: noise.Usage | None
     verdict: str  # quiet | some noise | noisy
-    advice: tuple[str, ...]
+    advice: tuple[Reason, ...]  # what to do (bridge.view.words words it)
 
     def to_json(self) -> dict[str, Any]:
         u = self.usage
@@ -80,11 +83,11 @@ class Quietness:
             }
         return {
             "seconds": self.seconds,
-            "loop": f"a fixed pure-Python loop of about {SAMPLE_S * 1000:g} ms, back to back",
+            "loop_ms": SAMPLE_S * 1000,  # a fixed pure-Python loop, back to back
             "cpus": [c.to_json() for c in self.cpus],
             "during": during,
             "verdict": self.verdict,
-            "advice": list(self.advice),
+            "advice": [a.to_json() for a in self.advice],
         }
 
 
@@ -110,9 +113,9 @@ def verdict(cpus: Sequence[CpuQuietness]) -> str:
     return "some noise"
 
 
-def advice(cpus: Sequence[CpuQuietness], usage: noise.Usage | None, found: str) -> list[str]:
+def advice(cpus: Sequence[CpuQuietness], usage: noise.Usage | None, found: str) -> list[Reason]:
     if found == "quiet":
-        return ["quiet enough: the default run should give CIs within ±2%"]
+        return [reason(Why.QUIET_ENOUGH)]
     out = []
     pinned = [c for c in cpus if c.cpu is not None]
     if len(pinned) > 1:
@@ -121,46 +124,18 @@ def advice(cpus: Sequence[CpuQuietness], usage: noise.Usage | None, found: str) 
         # Only when one CPU is clearly quieter: against noise spread evenly
         # over the CPUs, pinning does not help.
         if _noisiness(best) < 0.5 * _noisiness(worst):
-            out.append(
-                f"pin bridge to CPU {best.cpu}, the quietest here: taskset -c {best.cpu}"
-                " bridge run ... (the workers inherit it)"
-            )
-    out.append(
-        "add --until-stable: bridge keeps sampling each cell until its 95% CI is within ±2%"
-        " (or --max-time passes), and marks the cells that never get there"
-    )
+            out.append(reason(Why.PIN_CPU, cpu=best.cpu))
+    out.append(reason(Why.UNTIL_STABLE))
     if usage is not None and usage.busy_processes:
-        names = ", ".join(f"{p.name} (pid {p.pid}, {p.cpu:.0%})" for p in usage.busy_processes)
-        out.append(f"busy meanwhile: {names}")
+        busiest = tuple((p.name, p.pid, p.cpu) for p in usage.busy_processes)
+        out.append(reason(Why.BUSY_MEANWHILE, busiest=busiest))
     if usage is not None and usage.steal is not None and usage.steal >= noise.STEAL_MIN:
-        out.append(
-            f"the hypervisor took {usage.steal:.0%} of the CPU time (steal): other guests"
-            " on this host are busy; pinning does not help against that"
-        )
+        out.append(reason(Why.STEAL, steal=usage.steal))
     return out
 
 
 def _noisiness(c: CpuQuietness) -> float:
     return c.robust_cv + c.slow
-
-
-def busy(use: noise.Usage | None, environment: Mapping[str, Any]) -> str:
-    """What kept the machine busy during a run, in words, when it was (as
-    bridge.analysis.noise warns: other processes on a quarter of a CPU or a
-    tenth of the machine, or steal); "" on a quiet one or when unknown."""
-    if use is None:
-        return ""
-    cpus = use.cpus or environment.get("cpu_count") or 1
-    others = use.others_cpus
-    parts = []
-    if others is not None and others >= max(noise.OTHERS_MIN_CPUS, noise.OTHERS_MIN_SHARE * cpus):
-        text = f"other processes used {others:.1f} of {cpus} CPUs"
-        if use.load_after is not None:
-            text += f" (load {use.load_after[0]:.1f})"
-        parts.append(text)
-    if use.steal is not None and use.steal >= noise.STEAL_MIN:
-        parts.append(f"the hypervisor took {use.steal:.0%} (steal)")
-    return " and ".join(parts)
 
 
 # -- the machine a report ran on (bridge compare, the upgrade view) -------------
@@ -172,41 +147,16 @@ WAIT_DIFF = 0.05
 LOAD_DIFF_PER_CPU = 0.5
 
 
-@dataclass(frozen=True)
-class Conditions:
-    """What a report recorded of its machine during the run."""
-
-    cpus: int | None
-    load: float | None  # the larger 1-minute load average, before or after
-    others_cpus: float | None
-    steal: float | None
-    wait: float | None  # share of the sample windows spent waiting for a CPU
-
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
-
-    def busy(self, cpus: int) -> bool:
-        """Busy as bridge.analysis.noise warns: other processes on a quarter
-        of a CPU (a tenth of a large machine), steal of 2%, or a tenth of the
-        time waiting for a CPU."""
-        others = self.others_cpus or 0.0
-        return (
-            others >= max(noise.OTHERS_MIN_CPUS, noise.OTHERS_MIN_SHARE * cpus)
-            or (self.steal or 0.0) >= noise.STEAL_MIN
-            or (self.wait or 0.0) >= 0.10
-        )
-
-    def text(self) -> str:
-        parts = []
-        if self.load is not None:
-            parts.append(f"load {self.load:.1f}")
-        if self.others_cpus is not None:
-            parts.append(f"other processes {self.others_cpus:.1f} CPUs")
-        if self.steal is not None:
-            parts.append(f"steal {self.steal:.0%}")
-        if self.wait is not None:
-            parts.append(f"waiting for a CPU {self.wait:.0%}")
-        return ", ".join(parts) or "nothing recorded"
+def busy(c: Conditions, cpus: int) -> bool:
+    """Busy as bridge.analysis.noise says: other processes on a quarter of a
+    CPU (a tenth of a large machine), steal of 2%, or a tenth of the time
+    waiting for a CPU."""
+    others = c.others_cpus or 0.0
+    return (
+        others >= max(noise.OTHERS_MIN_CPUS, noise.OTHERS_MIN_SHARE * cpus)
+        or (c.steal or 0.0) >= noise.STEAL_MIN
+        or (c.wait or 0.0) >= 0.10
+    )
 
 
 def conditions(report: schema.Report) -> Conditions | None:
@@ -229,13 +179,13 @@ def conditions(report: schema.Report) -> Conditions | None:
     )
 
 
-def unequal(a: Conditions | None, b: Conditions | None) -> tuple[str, int | None]:
-    """("", None) when the machines were alike, or nothing says otherwise;
-    else (what differed, in words; which side was busier: 0 for a, 1 for b,
-    None when the measures disagree or the quieter side was busy too, so that
-    load can have moved either)."""
+def unequal(a: Conditions | None, b: Conditions | None) -> Reason | None:
+    """None when the machines were alike, or nothing says otherwise; else
+    UNEQUAL_LOAD with the side that was busier: "A", "B", or "" when the
+    measures disagree or the quieter side was busy too, so that load can
+    have moved either."""
     if a is None or b is None:
-        return "", None
+        return None
     cpus = a.cpus or b.cpus or 1
     votes = []
     for x, y, step in (
@@ -247,11 +197,11 @@ def unequal(a: Conditions | None, b: Conditions | None) -> tuple[str, int | None
         if x is not None and y is not None and abs(x - y) >= step:
             votes.append(0 if x > y else 1)
     if not votes:
-        return "", None
+        return None
     busier = votes[0] if len(set(votes)) == 1 else None
-    if busier is not None and (b if busier == 0 else a).busy(cpus):
+    if busier is not None and busy(b if busier == 0 else a, cpus):
         busier = None
-    return f"A: {a.text()}; B: {b.text()}", busier
+    return reason(Why.UNEQUAL_LOAD, busier={0: "A", 1: "B"}.get(busier, ""))
 
 
 # -- measuring ---------------------------------------------------------------

@@ -10,11 +10,14 @@ to each version over the sizes both measured, and says how a and b moved:
     OTP 25.2.3 on OpenSSL 3.0.19 costs 640 ns more per call and the same per
     byte as OTP 23.2.6 on OpenSSL 1.1.1w: 1.45x at 16 B, 1.02x at 16 KiB.
 
-Each difference gets a bootstrap 95% CI from the raw samples (sizes resampled
-independently, both lines refitted), and is called more or less only when the
-CI clears the same 3% margin `bridge compare` uses; otherwise it is the same,
-within noise. Two sizes are enough to split a call into a and b (the line
-through two points); one size gives the ratio alone.
+Each size's new/old is the finding the report's table shows for the same two
+cells (bridge.analysis.versus within a run, the rows of `bridge compare`
+between reports), so a ratio and its significance read the same in a table
+and a sentence. The split gets a bootstrap 95% CI from the raw samples (sizes
+resampled independently, both lines refitted), and is called more or less
+only when the CI clears the same 3% margin `bridge compare` uses; otherwise
+it is the same, within noise. Two sizes are enough to split a call into a and
+b (the line through two points); one size gives the ratio alone.
 
 Within one run, the runtimes of a kind are compared with the oldest version
 (the first named when versions tie, as a --libcrypto copy does); between two
@@ -30,11 +33,12 @@ import random
 import re
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from bridge import stats
-from bridge.analysis import fits, quietness
-from bridge.hw import verdicts
+from bridge.analysis import fits, quietness, versus
 from bridge.report import schema
+from bridge.report.comparison import Row
+from bridge.report.findings import Change, Reason, Significance, Statistic, Why, reason
 from bridge.report.hw import Hw
 
 MARGIN = 0.03  # as bridge.analysis.compare: a difference must clear 3% to count
@@ -103,10 +107,14 @@ def _numbers(text: str) -> tuple:
 # -- building the view ------------------------------------------------------------
 
 
-def in_report(report: schema.Report) -> list[schema.Upgrade]:
+def in_report(
+    report: schema.Report, diffs: Sequence[schema.Difference] = ()
+) -> list[schema.Upgrade]:
     """Every runtime of a kind against the oldest version of that kind in the
-    same run, call by call, hw on (hw off when the run has only that)."""
+    same run, call by call, hw on (hw off when the run has only that); each
+    size's ratio as `diffs` (the report's differences) has the same two cells."""
     out: list[schema.Upgrade] = []
+    sizes = _InRun(report, diffs)
     for kind in dict.fromkeys(rt.kind for rt in report.runtimes):
         runtimes = [rt for rt in report.runtimes if rt.kind == kind and not rt.masked]
         if len(runtimes) < 2:
@@ -116,54 +124,115 @@ def in_report(report: schema.Report) -> list[schema.Upgrade]:
         for new in others:
             if version_label(new) == version_label(old):
                 continue  # the same installation by another path: not an upgrade
-            out += _pairs(report, old, report, new, old.id, new.id)
+            out += _pairs(_Pair(report, old, report, new, old.id, new.id), sizes)
     return out
 
 
-def between(a: schema.Report, b: schema.Report, label_a: str, label_b: str) -> list[schema.Upgrade]:
+def between(
+    a: schema.Report, b: schema.Report, labels: tuple[str, str], rows: Sequence[Row] = ()
+) -> list[schema.Upgrade]:
     """The n-th runtime of each kind in `a` against the n-th in `b`, where
-    their versions differ (what `bridge compare` pairs)."""
+    their versions differ (what `bridge compare` pairs); each size's ratio as
+    the comparison's `rows` have the same two cells."""
     out: list[schema.Upgrade] = []
-    load = _unequal_load(a, b)
+    unequal = quietness.unequal(quietness.conditions(a), quietness.conditions(b))
+    sizes = _Compared(rows)
     for kind in dict.fromkeys(rt.kind for rt in (*a.runtimes, *b.runtimes)):
         olds = [rt for rt in a.runtimes if rt.kind == kind and not rt.masked]
         news = [rt for rt in b.runtimes if rt.kind == kind and not rt.masked]
         for old, new in zip(olds, news, strict=False):
             if version_label(old) == version_label(new):
                 continue
-            found = _pairs(a, old, b, new, f"{label_a}: {old.id}", f"{label_b}: {new.id}")
-            out += [weigh_load(u, *load) for u in found] if load[0] else found
+            names = (f"{labels[0]}: {old.id}", f"{labels[1]}: {new.id}")
+            found = _pairs(_Pair(a, old, b, new, *names), sizes)
+            out += [weigh_load(u, unequal) for u in found] if unequal else found
     return out
 
 
-def _unequal_load(a: schema.Report, b: schema.Report) -> tuple[str, int | None]:
-    return quietness.unequal(quietness.conditions(a), quietness.conditions(b))
+def weigh_load(u: schema.Upgrade, unequal: Reason) -> schema.Upgrade:
+    """Two reports taken on differently loaded machines (quietness.unequal's
+    UNEQUAL_LOAD, saying which was busier: A the old side, B the new, "" unsure):
+    a "more" of the busier new side, or a "less" of a busier old side, is what
+    the load alone can do, so it becomes "unequal load", with the reason."""
+    busier = unequal["busier"]
 
-
-def weigh_load(u: schema.Upgrade, text: str, busier: int | None) -> schema.Upgrade:
-    """Two reports taken on differently loaded machines (bridge.analysis.quietness.unequal;
-    busier: 0 the old side, 1 the new, None unsure): a "more" of the busier
-    new side, or a "less" of a busier old side, is what the load alone can
-    do, so it becomes "unequal load"; the note says what differed."""
-
-    def weigh(direction: str) -> str:
-        loaded = {"more": 1, "less": 0}.get(direction)
-        if loaded is None or (busier is not None and busier != loaded):
+    def weigh(direction: Change) -> Change:
+        loaded = {Change.MORE: "B", Change.LESS: "A"}.get(direction)
+        if loaded is None or (busier and busier != loaded):
             return direction
-        return UNEQUAL
+        return Change.UNEQUAL_LOAD
 
     return dataclasses.replace(
         u,
         per_call=weigh(u.per_call),
         per_byte=weigh(u.per_byte),
-        note=f"the machines differed ({text})",
+        reasons=(*u.reasons, unequal),
     )
 
 
-UNEQUAL = "unequal load"
+@dataclass(frozen=True)
+class _Pair:
+    """Two runtimes of a kind, each in its report, and how they are named."""
+
+    ra: schema.Report
+    old: schema.Runtime
+    rb: schema.Report
+    new: schema.Runtime
+    old_name: str
+    new_name: str
 
 
-def _pairs(ra, old, rb, new, old_name, new_name) -> list[schema.Upgrade]:
+class _InRun:
+    """Each size's new/old within one run: the report's difference of the
+    same two cells (either way round), or judged now as versus judges it."""
+
+    def __init__(self, report: schema.Report, diffs: Sequence[schema.Difference]) -> None:
+        self.report = report
+        self.by = {
+            (d.scenario, d.baseline_runtime, d.runtime, d.call_id, d.size, d.hw): d
+            for d in diffs
+            if d.call_id == d.baseline_call_id and d.against != versus.FASTEST
+        }
+
+    def size(self, o: schema.Result, n: schema.Result) -> schema.UpgradeSize:
+        key = (o.scenario, o.call_id, o.size, o.hw)
+        d = self.by.get((key[0], o.runtime, n.runtime, *key[1:]))
+        if d is not None:
+            return _step(o, n, d.ratio, d.ci95, d.verdict)
+        d = self.by.get((key[0], n.runtime, o.runtime, *key[1:]))
+        if d is not None:
+            ci = None if d.ci95 is None else (1 / d.ci95[1], 1 / d.ci95[0])
+            return _step(o, n, 1 / d.ratio, ci, _flipped(d.verdict))
+        d = versus.judge_pair(self.report, o, n)
+        return _step(o, n, d.ratio, d.ci95, d.verdict)
+
+
+class _Compared:
+    """Each size's new/old between two reports: the comparison's row of the
+    same two cells (B/A of the 10th percentiles)."""
+
+    def __init__(self, rows: Sequence[Row]) -> None:
+        self.by = {(r.scenario, r.runtime_a, r.runtime_b, r.call_id, r.size): r for r in rows}
+
+    def size(self, o: schema.Result, n: schema.Result) -> schema.UpgradeSize:
+        row = self.by.get((o.scenario, o.runtime, n.runtime, o.call_id, o.size))
+        if row is None:
+            return _step(o, n, n.median() / o.median(), None, None)
+        return _step(o, n, row.ratio, row.ci95, row.verdict, row.statistic)
+
+
+def _step(o, n, ratio, ci, significance, statistic=Statistic.MEDIAN) -> schema.UpgradeSize:
+    return schema.UpgradeSize(o.size, o.median(), n.median(), ratio, ci, significance, statistic)
+
+
+def _flipped(s: Significance) -> Significance:
+    return {Significance.FASTER: Significance.SLOWER, Significance.SLOWER: Significance.FASTER}.get(
+        s, s
+    )
+
+
+def _pairs(p: _Pair, sizes: _InRun | _Compared) -> list[schema.Upgrade]:
+    ra, old, rb, new = p.ra, p.old, p.rb, p.new
     olds = _by_call(ra, old.id)
     news = _by_call(rb, new.id)
     hws = {hw for (_, _, hw) in olds} & {hw for (_, _, hw) in news}
@@ -177,17 +246,9 @@ def _pairs(ra, old, rb, new, old_name, new_name) -> list[schema.Upgrade]:
         common = sorted(set(by_size) & set(other))
         if not common:
             continue
-        out.append(
-            compute(
-                [by_size[s] for s in common],
-                [other[s] for s in common],
-                kind=old.kind,
-                old_name=old_name,
-                new_name=new_name,
-                old_version=version_label(old),
-                new_version=version_label(new),
-            )
-        )
+        olds_, news_ = [by_size[s] for s in common], [other[s] for s in common]
+        steps = [sizes.size(o, n) for o, n in zip(olds_, news_, strict=True)]
+        out.append(compute(olds_, news_, p, steps))
     return out
 
 
@@ -202,39 +263,30 @@ def _by_call(report: schema.Report, runtime_id: str) -> dict[tuple, dict[int, sc
 def compute(
     olds: Sequence[schema.Result],
     news: Sequence[schema.Result],
-    *,
-    kind: str,
-    old_name: str,
-    new_name: str,
-    old_version: str,
-    new_version: str,
+    pair: _Pair,
+    steps: Sequence[schema.UpgradeSize],
     seed: int = 0,
 ) -> schema.Upgrade:
-    """One call at the same sizes (in order) on two versions."""
-    # A CI needs a spread: imported numbers have no samples, a quick run few.
-    sampled = all(len(r.samples) >= MIN_SAMPLES for r in (*olds, *news))
-    steps = []
-    for o, n in zip(olds, news, strict=True):
-        mo, mn = o.median(), n.median()
-        if sampled:
-            ratio, ci = stats.relative_ci(o.per_op_ns(), n.per_op_ns(), resamples=1000, seed=seed)
-        else:
-            ratio, ci = mn / mo, None
-        steps.append(schema.UpgradeSize(o.size, mo, mn, ratio, ci))
-    view = schema.Upgrade(
-        scenario=olds[0].scenario,
-        kind=kind,
-        call=news[0].call,
-        call_id=olds[0].call_id,
-        hw=olds[0].hw,
-        old=old_name,
-        new=new_name,
-        old_version=old_version,
-        new_version=new_version,
-        sizes=tuple(steps),
-    )
+    """One call at the same sizes (in order) on two versions, with each
+    size's new/old (`steps`) as the report's table has it."""
+    head = {
+        "scenario": olds[0].scenario,
+        "kind": pair.old.kind,
+        "call": news[0].call,
+        "call_id": olds[0].call_id,
+        "hw": olds[0].hw,
+        "old": pair.old_name,
+        "new": pair.new_name,
+        "old_version": version_label(pair.old),
+        "new_version": version_label(pair.new),
+        "sizes": tuple(steps),
+    }
     if len(steps) < 2:
-        return view
+        return schema.Upgrade(**head)
+    # A CI of the split needs a spread: imported numbers have no samples, a
+    # quick run few.
+    fewest = min(len(r.samples) for r in (*olds, *news))
+    sampled = fewest >= MIN_SAMPLES
     sizes = [s.size for s in steps]
     ao, bo = fits.theil_sen(sizes, [s.old_ns for s in steps])
     an, bn = fits.theil_sen(sizes, [s.new_ns for s in steps])
@@ -243,33 +295,40 @@ def compute(
     # "The same per call" within 3% of the old version's smallest call.
     margin = MARGIN * steps[0].old_ns
     return schema.Upgrade(
-        **{
-            **view.__dict__,
-            "old_a_ns": ao,
-            "old_b_ns_per_byte": bo,
-            "new_a_ns": an,
-            "new_b_ns_per_byte": bn,
-            "delta_a_ns": an - ao,
-            "delta_a_ci95": da_ci,
-            "b_ratio": b_ratio,
-            "b_ratio_ci95": rb_ci,
-            "per_call": _direction(an - ao, da_ci, -margin, margin),
-            "per_byte": "unknown"
-            if b_ratio is None or (sampled and rb_ci is None)
-            else _direction(b_ratio, rb_ci, 1 - MARGIN, 1 + MARGIN),
-        }
+        **head,
+        old_a_ns=ao,
+        old_b_ns_per_byte=bo,
+        new_a_ns=an,
+        new_b_ns_per_byte=bn,
+        delta_a_ns=an - ao,
+        delta_a_ci95=da_ci,
+        b_ratio=b_ratio,
+        b_ratio_ci95=rb_ci,
+        per_call=_direction(an - ao, da_ci, -margin, margin),
+        per_byte=Change.UNKNOWN
+        if b_ratio is None or (sampled and rb_ci is None)
+        else _direction(b_ratio, rb_ci, 1 - MARGIN, 1 + MARGIN),
+        reasons=() if sampled else (_no_ci(fewest, pair.old.kind),),
     )
 
 
-def _direction(point: float, ci: tuple[float, float] | None, low: float, high: float) -> str:
+def _no_ci(fewest: int, kind: str) -> Reason:
+    """Why the split has no CI: no samples (imported), or too few."""
+    if fewest == 0:
+        return reason(Why.NO_SAMPLES)
+    what = "openssl run" if kind == "openssl" else "sample"
+    return reason(Why.TOO_FEW_SAMPLES, what=what, have=fewest, need=MIN_SAMPLES)
+
+
+def _direction(point: float, ci: tuple[float, float] | None, low: float, high: float) -> Change:
     """more | less | same: the CI (or, without samples, the point) against
     the noise band [low, high]."""
     lo, hi = ci if ci else (point, point)
     if lo > high:
-        return "more"
+        return Change.MORE
     if hi < low:
-        return "less"
-    return "same"
+        return Change.LESS
+    return Change.SAME
 
 
 def _bootstrap(olds, news, sizes, seed):
@@ -297,79 +356,3 @@ def _bootstrap(olds, news, sizes, seed):
 def _percentiles(values: list[float]) -> tuple[float, float]:
     xs = sorted(values)
     return xs[int(0.025 * (len(xs) - 1))], xs[int(math.ceil(0.975 * (len(xs) - 1)))]
-
-
-# -- in words ----------------------------------------------------------------------
-
-
-# Said once per view (bridge.render.upgrade), and only for byte-oriented
-# scenarios: a fixed-size operation has no per-byte part to split off.
-SPLIT_HINT = (
-    "Give --sizes 16,16384 to split a difference between versions into per call and per byte."
-)
-
-
-def size_text(n: int, unit: str = verdicts.BYTES) -> str:
-    return verdicts.short(n, unit)
-
-
-def who(u: schema.Upgrade) -> str:
-    names = {"erlang": "Erlang", "python": "Python"}
-    return f"{names[u.kind]} {u.call}" if u.kind in names else u.call
-
-
-def sides(u: schema.Upgrade) -> tuple[str, str]:
-    """(new, old) in words: the versions, or the runtime ids where the
-    versions read the same (a --libcrypto copy of the same release)."""
-    if u.new_version == u.old_version:
-        return u.new, u.old
-    return u.new_version, u.old_version
-
-
-def sentence(u: schema.Upgrade, x: str = "×", unit: str = verdicts.BYTES) -> str:
-    """One call's upgrade in words; `unit` what the scenario's sizes count
-    (a fixed-size operation's ratio is per call)."""
-    new, old = sides(u)
-    ends = [u.sizes[0], u.sizes[-1]] if len(u.sizes) > 1 else [u.sizes[0]]
-    several = len(u.sizes) > 1
-    ratios = ", ".join(
-        f"{s.ratio:.2f}{x} {verdicts.at(s.size, unit, several, brief=True)}" for s in ends
-    )
-    if u.delta_a_ns is None:
-        one = " (one size)" if unit == verdicts.BYTES else ""
-        return f"{who(u)}: {new} against {old}: {ratios}{one}."
-    da = abs(u.delta_a_ns)
-    ci = (
-        f"95% CI {_signed(u.delta_a_ci95[0])} to {_signed(u.delta_a_ci95[1])}"
-        if u.delta_a_ci95
-        else ""
-    )
-    more_or_less = "more" if u.delta_a_ns >= 0 else "less"
-    per_call = {
-        "more": f"{_ns(da)} ns more per call" + (f" ({ci})" if ci else ""),
-        "less": f"{_ns(da)} ns less per call" + (f" ({ci})" if ci else ""),
-        UNEQUAL: f"{_ns(da)} ns {more_or_less} per call (which the unequal load can explain)",
-        "same": f"the same per call within noise ({_signed(u.delta_a_ns)} ns"
-        + (f", {ci})" if ci else ")"),
-    }[u.per_call]
-    rb = u.b_ratio or 0.0
-    per_byte = {
-        "more": f"{(rb - 1) * 100:.0f}% more per byte ({rb:.2f}{x})",
-        "less": f"{(1 - rb) * 100:.0f}% less per byte ({rb:.2f}{x})",
-        "same": f"the same per byte ({rb:.2f}{x})",
-        "unknown": "an amount per byte the sizes cannot tell",
-        UNEQUAL: f"{rb:.2f}{x} per byte (which the unequal load can explain)",
-    }[u.per_byte]
-    link = "as" if u.per_byte == "same" else "than"
-    unknown = "" if u.delta_a_ci95 else " Too few samples for a CI: significance unknown."
-    if u.note:
-        unknown += f" Not significant on that basis: {u.note}."
-    return f"{who(u)}: {new} costs {per_call} and {per_byte} {link} {old}: {ratios}.{unknown}"
-
-
-def _ns(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 10 else f"{value:,.1f}"
-
-
-def _signed(value: float) -> str:
-    return ("+" if value >= 0 else "-") + _ns(abs(value))

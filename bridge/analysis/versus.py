@@ -3,7 +3,7 @@ against the first-named runtime of its kind, same call, size and hw) and
 `× fastest` (each row against the fastest row of its table), each with its
 significance. Pure functions over a report.
 
-The method and margin are `bridge compare`'s (compare.judge): the ratio of
+The method and margin are `bridge compare`'s (`judge`): the ratio of
 medians with a bootstrap 95% CI from the raw samples, significant when the
 CI clears ±3%. One guard is added, because within a run the samples of two
 cells are not independent draws: they were taken in interleaved rounds, and
@@ -22,18 +22,21 @@ round moves all of that batch. So a difference is only called when
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
-from bridge import settings
-from bridge.analysis import compare
+from bridge import settings, stats
+from bridge.analysis import noise
 from bridge.catalog import calls
+from bridge.catalog.scenario import size_unit
 from bridge.errors import UsageError
 from bridge.report import schema
+from bridge.report.findings import Reason, Significance, Why, reason
 
+# As `bridge compare`: a difference must clear 3% to count.
+MARGIN = 0.03
 MIN_ROUNDS = 3
 ALL_AGREE_UP_TO = 5
 SIGN_TEST_ALPHA = 0.05
@@ -41,14 +44,15 @@ FIRST, FASTEST = "first-named", "fastest"
 # Each runtime of a version matrix (three or more of a kind) against the one
 # named before it, where that is not its baseline already.
 NEIGHBOUR = "neighbour"
-UNRESOLVED, UNKNOWN = "unresolved", "unknown (no samples)"
-DRIFT = ": drift"  # how the note of a difference the rounds contradict ends
+UNRESOLVED, UNKNOWN = Significance.UNRESOLVED, Significance.UNKNOWN
 
 
 def of(report: schema.Report) -> tuple[schema.Difference, ...]:
     """The report's own section, or, for a report from before it, computed now
-    (once per report: every view asks several times, and each bootstrap
-    costs tens of milliseconds)."""
+    (once per report, by identity: the views ask several times, and each
+    bootstrap costs tens of milliseconds). The commands complete a report
+    before any view (bridge.analysis.findings.complete); this serves views
+    handed a report directly."""
     if report.differences is not None:
         return report.differences
     for seen, diffs in _computed:
@@ -93,26 +97,20 @@ def check_name(baseline: str) -> None:
         )
 
 
-def rebased(report: schema.Report, baseline: str) -> schema.Report:
-    """The report with its runtimes compared against `baseline` (its report
-    name, e.g. erlang@25.2.3 or openssl@1.1.1w) instead of the first named
-    of its kind; the other kinds keep their first named."""
+def check_baseline(report: schema.Report, baseline: str) -> None:
+    """--baseline names a runtime of this report (its report name, e.g.
+    erlang@25.2.3 or openssl@1.1.1w)."""
     names = choices(report)
     if baseline not in names:
         raise UsageError(
             f"--baseline {baseline!r} is not a runtime of this report; choose one of"
             f" {', '.join(names) or '(none)'}"
         )
-    return dataclasses.replace(report, differences=differences(report, baseline))
 
 
 def index(diffs: Sequence[schema.Difference]) -> dict[tuple, schema.Difference]:
     """(against, scenario, runtime, call_id, size, hw) -> its difference."""
     return {(d.against, d.scenario, d.runtime, d.call_id, d.size, d.hw): d for d in diffs}
-
-
-def key_of(against: str, r: schema.Result) -> tuple:
-    return (against, r.scenario, r.runtime, r.call_id, r.size, r.hw)
 
 
 def several(report: schema.Report) -> dict[str, list[str]]:
@@ -141,17 +139,6 @@ def _several(report: schema.Report) -> dict[str, list[str]]:
         if r.runtime not in ids[kind]:
             ids[kind].append(r.runtime)
     return {k: v for k, v in ids.items() if len(v) > 1}
-
-
-# How a sentence names a comparison group (calls.Call.role): rows of
-# different groups are never compared, nor put in one "fastest" sentence.
-GROUP_WORDS = {
-    "sign": "sign",
-    "verify": "verify",
-    "keygen": "with a fresh key pair per call",
-    "setup": "set-up alone",
-    "process": "whole process per call",
-}
 
 
 def group(report: schema.Report, r: schema.Result) -> str:
@@ -218,7 +205,7 @@ def _valid(r: schema.Result) -> bool:
 def _judge(
     report: schema.Report, against: str, base: schema.Result, r: schema.Result
 ) -> schema.Difference:
-    def record(ratio, ci, verdict, rounds=None, note="") -> schema.Difference:
+    def record(ratio, ci, verdict, rounds=None, reasons=()) -> schema.Difference:
         return schema.Difference(
             scenario=r.scenario,
             size=r.size,
@@ -232,36 +219,103 @@ def _judge(
             ci95=ci,
             verdict=verdict,
             rounds=rounds,
-            note=note,
+            reasons=tuple(reasons),
         )
 
     if not base.samples or not r.samples:
-        return record(r.median() / base.median(), None, UNKNOWN)
-    ratio, ci, verdict = compare.judge(base.per_op_ns(), r.per_op_ns())
+        return record(r.median() / base.median(), None, UNKNOWN, None, (reason(Why.NO_SAMPLES),))
+    ratio, ci, verdict = judge(base.per_op_ns(), r.per_op_ns())
     ra, rb = rounds_of(report, base), rounds_of(report, r)
     if ra is None or rb is None:  # no round plan in the settings: the CI alone
-        return record(ratio, ci, verdict)
+        fewest = min(len(base.samples), len(r.samples))
+        if fewest < stats.MIN_CI_SAMPLES:
+            what = "openssl run" if _openssl(report, base, r) else "sample"
+            few = reason(Why.TOO_FEW_SAMPLES, what=what, have=fewest, need=stats.MIN_CI_SAMPLES)
+            return record(ratio, None, Significance.FEW, None, (few,))
+        return record(ratio, ci, verdict, None, _lopsided(report, ratio, ci, (base, r)))
     paired = sorted(set(ra) & set(rb))
     k = len(paired)
     if k < MIN_ROUNDS:
-        note = (
-            f"{k} round{'s' if k != 1 else ''} with samples on both sides; a difference"
-            f" needs {MIN_ROUNDS} to be told from drift"
+        return record(
+            ratio, ci, UNRESOLVED, k, (reason(Why.FEW_ROUNDS, rounds=k, need=MIN_ROUNDS),)
         )
-        return record(ratio, ci, UNRESOLVED, k, note)
-    if verdict in ("faster", "slower"):
+    if verdict.significant:
         per_round = [statistics.median(rb[i]) / statistics.median(ra[i]) for i in paired]
-        agree = sum((x > 1) if verdict == "slower" else (x < 1) for x in per_round)
+        agree = sum((x > 1) if verdict is Significance.SLOWER else (x < 1) for x in per_round)
         need = k if k <= ALL_AGREE_UP_TO else agreeing_rounds_needed(k)
         if agree < need:
-            note = f"the CI clears the margin but only {agree} of {k} rounds agree{DRIFT}"
-            return record(ratio, ci, "within noise", k, note)
-    return record(ratio, ci, verdict, k)
+            drift = reason(Why.ROUNDS_DISAGREE, agree=agree, rounds=k)
+            return record(ratio, ci, Significance.NOISE, k, (drift,))
+    return record(ratio, ci, verdict, k, _lopsided(report, ratio, ci, (base, r)))
+
+
+def _openssl(report: schema.Report, *cells: schema.Result) -> bool:
+    return any(report.kind_of(c.runtime) == "openssl" for c in cells)
+
+
+# A CI whose point estimate lies this close to an edge (a share of its width),
+# and that spans more than LOPSIDED_WIDTH: the bootstrap saw something the
+# point does not, and the difference says what.
+LOPSIDED_EDGE = 0.1
+LOPSIDED_WIDTH = 1.1
+
+
+def _lopsided(
+    report: schema.Report,
+    ratio: float,
+    ci: tuple[float, float],
+    cells: tuple[schema.Result, schema.Result],
+) -> tuple[Reason, ...]:
+    """Why a CI sits lopsided about its point (1.50x, CI 0.47-1.53): a side
+    whose processes differ, or whose samples sit at two speeds. The bootstrap
+    resamples the processes (and the samples): with two or three of them, or
+    two speeds, its medians fall in separate heaps, and the point in one."""
+    lo, hi = ci
+    if lo <= 0 or hi / lo <= LOPSIDED_WIDTH:
+        return ()
+    at = (ratio - lo) / (hi - lo)
+    if LOPSIDED_EDGE <= at <= 1 - LOPSIDED_EDGE:
+        return ()
+    out = []
+    for r in cells:
+        unit = size_unit(report.scenario_kind(r.scenario))
+        shape = noise.process_shape(r) or noise.two_speed_shape(r)
+        found = None if shape is None else noise.cell_reason(shape, unit)
+        if found is not None:
+            out.append(found)
+    return tuple(out)
+
+
+def side(ci: tuple[float, float], margin: float = MARGIN) -> Significance:
+    """slower | faster (the CI clears the margin) | within noise."""
+    if ci[0] > 1 + margin:
+        return Significance.SLOWER
+    if ci[1] < 1 - margin:
+        return Significance.FASTER
+    return Significance.NOISE
+
+
+def judge(
+    a: Sequence[float], b: Sequence[float], margin: float = MARGIN
+) -> tuple[float, tuple[float, float], Significance]:
+    """median(b)/median(a) with its bootstrap 95% CI from the raw samples,
+    and the call: slower | faster (the CI clears the margin) | within noise."""
+    ratio, ci = stats.relative_ci(a, b)
+    return ratio, ci, side(ci, margin)
+
+
+def judge_pair(report: schema.Report, base: schema.Result, r: schema.Result) -> schema.Difference:
+    """`r` against `base` as `× first named` judges two cells (the upgrade
+    view asks of pairs the table may not show)."""
+    return _judge(report, FIRST, base, r)
 
 
 def is_drift(d: schema.Difference) -> bool:
-    """A CI that clears the margin, called within noise because the rounds disagree."""
-    return d.verdict == "within noise" and d.note.endswith(DRIFT)
+    """A CI that clears the margin, called within noise because the rounds
+    disagree (reports from before the reasons: in the note's words)."""
+    if d.verdict != Significance.NOISE:
+        return False
+    return any(r.why is Why.ROUNDS_DISAGREE for r in d.reasons) or d.note.endswith(": drift")
 
 
 def agreeing_rounds_needed(k: int, alpha: float = SIGN_TEST_ALPHA) -> int:

@@ -432,6 +432,45 @@ KINDS: dict[str, type[Scenario]] = {
 }
 
 
+def size_unit(kind: str) -> str:
+    """What a kind's sizes count; bytes for a kind this bridge does not know
+    (or a report without scenario data)."""
+    known = KINDS.get(kind)
+    return known.size_unit if known else "bytes"
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What analysis reads of a scenario a report ran (bridge.analysis.findings,
+    bridge.hw.ab): its name, kind, the features its A/B masks, its calls per
+    runtime kind and what its sizes count. A Scenario has the same attributes."""
+
+    name: str
+    kind: str = ""
+    features: tuple[str, ...] = ()
+    calls: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    size_unit: str = "bytes"
+    # A TLS scenario's: its certificate's key type, and whether it is mutual.
+    cert: str = DEFAULT_TLS_CERT
+    client_cert: bool = False
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Facts:
+        """From a report's `scenarios` entry (a kind this bridge does not know
+        counts bytes, as a report without scenario data does)."""
+        kind = str(data.get("kind", ""))
+        calls_ = data.get("calls") or {}
+        return cls(
+            name=str(data.get("name", "")),
+            kind=kind,
+            features=tuple(str(f) for f in data.get("features") or ()),
+            calls={str(k): tuple(str(c) for c in v) for k, v in calls_.items()},
+            size_unit=size_unit(kind),
+            cert=str(data.get("cert") or DEFAULT_TLS_CERT),
+            client_cert=data.get("client_cert") is True,
+        )
+
+
 def find(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Path:
     """A scenario by name (searched in extra_dirs and the built-ins) or by path.
 

@@ -25,6 +25,7 @@ Runtimes of a user call, and where it runs:
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +119,20 @@ def parse_cli(text: str) -> UserCall:
     return make("erlang", text)
 
 
+# `name=EXPR`: a label the tables and the answer call the expression by. A
+# name starts with a lower-case letter (an Erlang variable starts with a
+# capital) and `=` is not the start of `==`, `=:=`, `=/=` or `=<`.
+_LABEL = re.compile(r"^([a-z][A-Za-z0-9_.+-]{0,39})=(?![=:/<])")
+
+
+def labelled(text: str, checked: bool = True) -> UserCall:
+    """`name=EXPR` (EXPR as parse_cli reads it) or EXPR alone."""
+    m = _LABEL.match(text)
+    label, rest = (m.group(1), text[m.end() :]) if m else ("", text)
+    uc = parse_cli(rest)
+    return make(uc.runtime, uc.expr, label, checked)
+
+
 def make(runtime: str, expr: str, label: str = "", checked: bool = True) -> UserCall:
     if runtime not in KINDS:
         raise BadCall(f"runtime {runtime!r}: expected one of {', '.join(KINDS)}")
@@ -130,6 +145,53 @@ def make(runtime: str, expr: str, label: str = "", checked: bool = True) -> User
     if not isinstance(label, str) or len(label) > 80 or not label.isprintable():
         raise BadCall("a label of at most 80 printable characters")
     return UserCall(runtime, expr, label, bool(checked))
+
+
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+_QUOTES = "\"'"
+
+
+def syntax_error(uc: UserCall) -> str:
+    """What is wrong with an expression before anything runs: a Python
+    expression that does not compile, or brackets or quotes left open in an
+    Erlang or Elixir one ("" when none is found; the runtime's own compiler
+    has the last word)."""
+    if uc.runtime == "python":
+        try:
+            compile(body(uc.expr), "<expr>", "eval")
+        except SyntaxError as exc:
+            return f"not a Python expression ({exc.msg})"
+        return ""
+    if uc.runtime == "shell":
+        return ""
+    stack: list[str] = []
+    quote = ""
+    escaped = False
+    for ch in uc.expr:
+        if escaped and not quote:  # Erlang's $( is the character (
+            escaped = False
+            continue
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+            continue
+        if ch == "$" and uc.runtime == "erlang":
+            escaped = True
+        elif ch in _QUOTES:
+            quote = ch
+        elif ch in "([{":
+            stack.append(ch)
+        elif ch in _PAIRS and (not stack or stack.pop() != _PAIRS[ch]):
+            return f"a {ch!r} that closes nothing"
+    if quote:
+        return f"a {quote} left open"
+    if stack:
+        return f"a {stack[-1]!r} left open"
+    return ""
 
 
 def from_json(d: Any) -> UserCall:

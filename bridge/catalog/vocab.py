@@ -14,6 +14,10 @@ from dataclasses import dataclass
 RUNTIME_KINDS = ("erlang", "python", "openssl")
 KIND_NAMES = {"erlang": "Erlang", "python": "Python", "openssl": "openssl"}
 
+# The variables through which libcrypto reads its capability mask; the other
+# variables of a runtime's `env` record are the user's (--env).
+MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
+
 # Hardware features a scenario may name; bridge.hw.hardware knows their masks.
 FEATURES = ("sha", "aes", "pclmul", "avx2", "vaes", "vpclmul", "adx", "bmi2")
 FEATURE_NAMES = {

@@ -17,11 +17,13 @@ from pathlib import Path
 import click
 
 from bridge import plain
-from bridge.analysis import versus
+from bridge.analysis import findings, versus
 from bridge.errors import BridgeError, UsageError
-from bridge.render import units
+from bridge.render import show
+from bridge.report import schema
 from bridge.settings import BOUNDS
 from bridge.system import output
+from bridge.view import Detail, units
 
 MAX_SAMPLES = int(BOUNDS["samples"].high)
 
@@ -47,9 +49,25 @@ def cell_text(report, u) -> str:
 
 
 def rebase(report, baseline: str | None):
-    """The report compared against `baseline` (analysis.versus.rebased); a
-    name the report does not have is a one-line error listing its runtimes."""
-    return report if baseline is None else versus.rebased(report, baseline)
+    """The report a view shows: with the findings it lacks (an older report,
+    bridge.analysis.findings.complete), compared against `baseline` when
+    given; a name the report does not have is a one-line error listing its
+    runtimes."""
+    if baseline is None:
+        return findings.complete(report)
+    return findings.rebased(report, baseline)
+
+
+def rendered(
+    fmt: str,
+    report: schema.Report,
+    detail: Detail = Detail.NORMAL,
+    width: int | None = None,
+    omit: frozenset[str] = frozenset(),
+) -> str:
+    """The report in `fmt` (bridge.render.show): a view of it completed
+    first (the view computes nothing); as JSON, the report as read."""
+    return show(fmt, report if fmt == "json" else findings.complete(report), detail, width, omit)
 
 
 class IntRange(click.IntRange):
@@ -176,7 +194,7 @@ def called(line: str, prog: str) -> str:
 
 # Every command that renders a report offers these, in this order; the
 # commands that list or describe (list, show, env, otp list) offer table and json.
-FORMATS = ("table", "markdown", "text", "json")
+FORMATS = ("table", "markdown", "text", "json", "summary")
 DATA_FORMATS = ("table", "json")
 
 
@@ -472,7 +490,7 @@ def keep_report(text: str, name: str) -> Path | None:
 
 
 def verbosity_options(command):
-    """-v/--verbose and -q/--quiet: how much the terminal view says (bridge.render.table)."""
+    """-v/--verbose and -q/--quiet: how much every view says (bridge.view.Detail)."""
     command = click.option(
         "-q",
         "--quiet",

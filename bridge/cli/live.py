@@ -31,7 +31,8 @@ from bridge.cli.common import show_results
 from bridge.errors import UsageError
 from bridge.measure import eta
 from bridge.measure.runner import Finished
-from bridge.render import section, terminal_width
+from bridge.render import terminal, terminal_width
+from bridge.view import section_of
 
 # In lines mode, a batch that starts this long after the last line gets one.
 LINE_EVERY_S = 10.0
@@ -155,9 +156,8 @@ class Sections:
             return
         try:
             report = self.rebase(finished.report)
-            text = section(
-                report, finished.scenario, terminal_width(), self.shape.verbose, self.shape.quiet
-            )
+            view = section_of(report, finished.scenario, self.shape.detail)
+            text = terminal.section(view, terminal_width())
         except Exception:
             # The view at the end shows this scenario, and fails there the
             # same way if it must, after the report is safe.

@@ -61,9 +61,7 @@ from bridge.settings import DEFAULT
     show_default=True,
     help="How long to time a fixed loop to see how steady the machine is (0: skip).",
 )
-def env(
-    *, erl, openssl, node, cookie, cookie_given, connect_timeout, fmt, quietness_seconds
-) -> None:
+def env(*, erl, openssl, node, fmt, quietness_seconds, **reach) -> None:  # reach: --node options
     """Describe the machine and each runtime, without benchmarking: CPU features,
     virtualisation, OS, each runtime's libcrypto, the masks bridge would use, and
     how quiet the machine is (the spread of a fixed loop on each CPU), with advice.
@@ -74,9 +72,10 @@ def env(
             raise UsageError("--node probes running nodes: leave out --erl and --openssl")
         from bridge.nodes import distribution
 
-        _env_nodes(distribution.node_plan(node, cookie, connect_timeout=connect_timeout), fmt)
+        cookie, timeout = reach["cookie"], reach["connect_timeout"]
+        _env_nodes(distribution.node_plan(node, cookie, connect_timeout=timeout), fmt)
         return
-    if cookie_given:
+    if reach["cookie_given"]:
         raise UsageError("--cookie/--cookie-file goes with --node NAME@HOST")
     from bridge.analysis import quietness
     from bridge.measure.describe import describe
@@ -95,7 +94,22 @@ def env(
             data["quietness"] = quiet.to_json()
         out(json.dumps(data, indent=1))
         return
-    out(render_env(environment_block, runtimes, hw, quiet), nl=False)
+    said = quietness_lines(quiet) if quiet is not None else []
+    out(render_env(environment_block, runtimes, hw, said, _libraries(hw)), nl=False)
+
+
+def _libraries(hw: dict) -> dict[str, str]:
+    """Per runtime, what its libcrypto says about its build (bridge.hw.whynot finds it)."""
+    from bridge.hw import whynot as hw_whynot
+    from bridge.report.whynot import LibraryBuild
+    from bridge.view import words
+
+    out = {}
+    for exp in hw.get("experiments", []):
+        if exp.get("library"):
+            build = LibraryBuild.from_json(exp["library"])
+            out[exp["runtime"]] = words.library(build, hw_whynot.library(build))
+    return out
 
 
 def _env_nodes(plan, fmt: str) -> None:
@@ -146,3 +160,27 @@ def otp_list(fmt) -> None:
         out(json.dumps([f.to_json() for f in found], indent=1))
         return
     out(render_otp(found))
+
+
+def quietness_lines(q) -> list[str]:
+    """How quiet the machine is, as `bridge env` says it."""
+    from bridge.analysis import quietness
+    from bridge.view import words
+
+    ms = quietness.SAMPLE_S * 1000
+    lines = [f"Quietness ({q.seconds:g} s of a fixed {ms:g} ms loop, back to back):"]
+    for c in q.cpus:
+        where = f"CPU {c.cpu}" if c.cpu is not None else "any CPU"
+        lines.append(
+            f"  {where}: CV {c.cv:.1%}, robust CV {c.robust_cv:.1%},"
+            f" {c.slow:.0%} of {c.samples} samples over 5% slow, worst {c.worst:.2f}x the median"
+        )
+    u = q.usage
+    if u is not None and u.others_cpus is not None:
+        load = f"load average {u.load_after[0]:.2f}, " if u.load_after else ""
+        lines.append(
+            f"  meanwhile: {load}other processes {u.others_cpus:.2f} CPUs, steal {u.steal or 0:.1%}"
+        )
+    lines.append(f"verdict: {q.verdict}")
+    lines += [f"- {words.reason(a)}" for a in q.advice]
+    return lines

@@ -23,13 +23,15 @@ from bridge.cli.common import (
     output_option,
     rebase,
     redact,
+    rendered,
     save_report,
     show_results,
     verbosity_options,
 )
 from bridge.errors import BridgeError, BridgeWarning, UsageError
-from bridge.render import RENDERERS
+from bridge.render import terminal_width
 from bridge.report import schema
+from bridge.view import Detail
 
 _OUTPUT = (("Output", OUTPUT_GROUP),)
 
@@ -60,7 +62,7 @@ def import_speed(file, fmt, output) -> None:
     report, skipped = importer.to_report(text, name, ["bridge", *redact(sys.argv[1:])])
     for warning in skipped:
         click.echo(f"bridge: warning: skipped {plain.printable(warning)}", err=True)
-    shown = show_results(RENDERERS[fmt](report))
+    shown = show_results(rendered(fmt, report))
     failure = save_report(schema.dumps(report), output, shown)
     if failure is None and shown is not None and output is not None:
         failure = StdoutError(shown)
@@ -109,8 +111,13 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
     check_outputs([("-o", output), *exports.flagged], [("the report", file)])
     if output is not None:
         plans.check_writable(output)
-    loaded = rebase(schema.load(file), baseline)
-    _print_and_export(shape.render(loaded), lambda f: RENDERERS[f](loaded), output, exports)
+    loaded = schema.load(file)
+    # The JSON is the report as it was written (re-serialised), or rebased;
+    # every other format shows it completed (bridge.cli.common.rendered).
+    written = loaded if baseline is None else rebase(loaded, baseline)
+    _print_and_export(
+        shape.render(written), lambda f: rendered(f, written, shape.detail), output, exports
+    )
 
 
 @click.command(
@@ -128,12 +135,15 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
 @format_option(what="the comparison")
 @output_option("the comparison, as JSON,")
 @export_options
-def compare(files, fmt, output, exports: Exports) -> None:
+@verbosity_options
+def compare(files, fmt, output, exports: Exports, verbose, quiet) -> None:
     """Line up reports by scenario, call, size and hw (runtimes matched by kind)
     and say which differences are significant. The first file is the baseline."""
     if len(files) < 2:
         raise UsageError("compare needs at least two reports")
     check_outputs([("-o", output), *exports.flagged], [("the report", f) for f in files])
+    if verbose and quiet:
+        raise UsageError("--verbose and --quiet: choose one")
     if output is not None:
         plans.check_writable(output)
     from bridge.analysis import compare as comparison
@@ -145,7 +155,10 @@ def compare(files, fmt, output, exports: Exports) -> None:
     ]
     pairs = comparison.compare(reports, labels)
     _print_and_export(
-        render_compare(pairs, fmt), lambda f: render_compare(pairs, f), output, exports
+        render_compare(pairs, fmt, terminal_width(), Detail.of(verbose, quiet)),
+        lambda f: render_compare(pairs, f),
+        output,
+        exports,
     )
 
 

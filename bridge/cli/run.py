@@ -31,6 +31,7 @@ from bridge.cli.common import (
     output_option,
     rebase,
     redact,
+    rendered,
     save_report,
     show_results,
     verbosity_options,
@@ -39,10 +40,11 @@ from bridge.cli.scenarios import ScenarioDir, complete_scenarios
 from bridge.errors import BridgeError, ExitStatus, UsageError
 from bridge.measure import cost, runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS, terminal_width, view
+from bridge.render import terminal_width
 from bridge.report import schema
 from bridge.settings import BOUNDS, DEFAULT
 from bridge.system import runenv, signals
+from bridge.view import Detail, words
 
 UNTIL_STABLE = "--until-stable"
 DEFAULT_CI = 0.02
@@ -400,8 +402,6 @@ RUN_EXAMPLES = (
 @live.progress_option
 def run(
     replay: Path | None,
-    as_recorded: bool,
-    yes: bool,
     output: Path | None,
     fmt: str,
     exports: Exports,
@@ -411,6 +411,8 @@ def run(
     **params,
 ) -> None:
     """Run SCENARIOS (names or .toml paths), e.g. `bridge run hmac-sha1`."""
+    # --as-recorded and --yes (params: the signature keeps to 7 parameters).
+    as_recorded, yes = params.pop("as_recorded"), params.pop("yes")
     _check_as_recorded(replay, as_recorded, yes)
     shape = Shape(fmt, verbose, quiet, params.pop("progress"))
     baseline = params.pop("baseline")
@@ -449,7 +451,8 @@ def run(
         from bridge.render.compare import render as render_compare
 
         pairs = comparison.compare([old, outcome.report], [f"{replay.name} (then)", "now"])
-        out("\n" + render_compare(pairs, "table" if fmt == "json" else fmt), nl=False)
+        shown = "table" if fmt == "json" else fmt
+        out("\n" + render_compare(pairs, shown, terminal_width(), shape.detail), nl=False)
     if failure is not None:
         raise failure
     _exit_status(outcome)
@@ -597,7 +600,7 @@ def _execute(
             raise
         failure = save_report(text, output, shown)
         exported = (exports or Exports()).write(
-            lambda f: text if f == "json" else RENDERERS[f](outcome.report)
+            lambda f: text if f == "json" else rendered(f, outcome.report, shape.detail)
         )
         failure = failure or exported
         if failure is None and signals.hung_up():
@@ -662,28 +665,26 @@ class Shape:
 
     @property
     def warns_on_stderr(self) -> bool:
-        return self.fmt == "json" and not self.quiet
+        return self.fmt in ("json", "summary") and not self.quiet
+
+    @property
+    def detail(self) -> Detail:
+        return Detail.of(self.verbose, self.quiet)
 
     def render(self, report: schema.Report, omit: frozenset[str] = frozenset()) -> str:
         """The view; without the scenarios in `omit`, printed as each finished."""
-        return view(
-            self.fmt,
-            report,
-            width=terminal_width(),
-            verbose=self.verbose,
-            quiet=self.quiet,
-            omit=omit,
-        )
+        return rendered(self.fmt, report, self.detail, terminal_width(), omit)
 
 
 def _stderr_warnings(report: schema.Report) -> None:
     if report.concurrency is not None:
-        for warning in report.concurrency.warnings:
+        for warning in words.concurrency_lines(report.concurrency):
             click.echo(f"bridge: warning: {plain.printable(warning)}", err=True)
     for line in _noise_warnings(report):
         click.echo(f"bridge: warning: {line}", err=True)
-    if report.noise and report.noise.advice:
-        click.echo(f"bridge: advice: {plain.printable(report.noise.advice)}", err=True)
+    advice = words.noise_advice(report.noise) if report.noise else ""
+    if advice:
+        click.echo(f"bridge: advice: {plain.printable(advice)}", err=True)
 
 
 def _noise_warnings(report: schema.Report) -> list[str]:
@@ -708,10 +709,7 @@ def _noise_warnings(report: schema.Report) -> list[str]:
             f" ±{worst.ci_halfwidth * 100:.1f}%); --until-stable samples them until they do"
         ]
     # Process names (from /proc, any user's) are escaped like a report's text.
-    return [
-        plain.printable(line)
-        for line in lines + list(report.noise.warnings if report.noise else ())
-    ]
+    return [plain.printable(line) for line in lines + words.warning_lines(report)]
 
 
 def _exit_status(outcome: runner.Outcome) -> None:

@@ -210,10 +210,13 @@ def plan_from(p: dict, command: tuple[str, ...]) -> Plan:
     user = []
     for text in p["exprs"]:
         try:
-            uc = usercode.parse_cli(text)
+            uc = usercode.labelled(text, checked=bool(p["same_output"]))
         except usercode.BadCall as exc:
             raise UsageError(f"expression {text[:80]!r}: {exc}") from None
-        user.append(usercode.make(uc.runtime, uc.expr, checked=bool(p["same_output"])))
+        wrong = usercode.syntax_error(uc)
+        if wrong:
+            raise UsageError(f"expression {text[:80]!r}: {wrong}; nothing was measured")
+        user.append(uc)
     try:
         usercode.check_distinct(user)
     except usercode.BadCall as exc:

@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bridge import stats
-from bridge.catalog import calls, vocab
-from bridge.catalog.scenario import Scenario
+from bridge.catalog import calls
+from bridge.catalog.scenario import Facts
 from bridge.hw import hardware, verdicts, whynot
 from bridge.report import schema
+from bridge.report.findings import Basis, Reason, Statistic, Verdict, Why, reason
 from bridge.report.hw import Hw
-from bridge.report.whynot import LibraryBuild
+from bridge.report.whynot import LibraryBuild, WhyNot
 
 
 @dataclass
@@ -31,7 +32,7 @@ class HwContext:
     runtime_id: str
     library: tuple[str, tuple[int, int, int]] | None
     mask: hardware.Mask | None = None
-    untestable: dict[str, verdicts.Verdict] = field(default_factory=dict)  # feature -> verdict
+    untestable: dict[str, verdicts.Judgement] = field(default_factory=dict)  # feature -> verdict
     mask_check: schema.MaskCheck | None = None  # evidence the mask took effect
     # What the runtime's libcrypto says about its build (bridge.system.libbuild),
     # once collected; the arch it runs on, for its capability vector.
@@ -51,8 +52,35 @@ class HwContext:
             else schema.MaskUsed(mask.variable, mask.value, mask.features),
             mask_check=self.mask_check,
             untestable={f: v.verdict for f, v in self.untestable.items()},
+            why={f: w for f, v in self.untestable.items() if (w := _why(v)) is not None},
             library=self.build,
         )
+
+    @classmethod
+    def of(cls, exp: schema.HwExperiment, info: schema.Runtime, arch: str) -> HwContext:
+        """The context a report's experiment record holds (`record()` read
+        back); `arch` the machine's (the report's environment)."""
+        mask = exp.mask
+        untestable = {
+            f: verdicts.untested(exp.why[f])
+            if f in exp.why
+            else verdicts.Judgement(Verdict(verdict))
+            for f, verdict in exp.untestable.items()
+        }
+        return cls(
+            runtime_id=exp.runtime,
+            library=library_of(info),
+            mask=None if mask is None else hardware.Mask(mask.variable, mask.value, mask.features),
+            untestable=untestable,
+            mask_check=exp.mask_check,
+            build=exp.library,
+            arch=arch,
+        )
+
+
+def _why(v: verdicts.Judgement) -> Reason | WhyNot | None:
+    """Why a feature could not be tested: the path's record, or the reason."""
+    return v.why if v.why is not None else (v.reasons[0] if v.reasons else None)
 
 
 def library_of(info: schema.Runtime) -> tuple[str, tuple[int, int, int]] | None:
@@ -98,14 +126,16 @@ def plan(
     for feature in features:
         has = cpu.has(feature)
         if has is False:
-            v = verdicts.decide(None, None, cpu_has=False)
-            ctx.untestable[feature] = dataclasses.replace(v, why=whynot.cpu_lacks(feature))
+            ctx.untestable[feature] = verdicts.untested(whynot.cpu_lacks(feature))
         elif has is None:
-            ctx.untestable[feature] = verdicts.decide(None, None, cpu_has=None)
+            ctx.untestable[feature] = verdicts.untested(reason(Why.UNKNOWN_FEATURE))
         elif hardware.feature_disabled_by(dict(env), feature, cpu.arch, gen):
-            v = verdicts.decide(None, None, already_masked=True)
-            why = whynot.env_masks(env, cpu.arch)
-            ctx.untestable[feature] = dataclasses.replace(v, why=why)
+            masks = whynot.env_masks(env, cpu.arch)
+            ctx.untestable[feature] = (
+                verdicts.untested(masks)
+                if masks is not None
+                else verdicts.Judgement(Verdict.MASKED)  # masked, by no variable bridge knows
+            )
         else:
             testable.append(feature)
     if testable:
@@ -115,7 +145,7 @@ def plan(
             )
         except hardware.CannotMask as exc:
             for feature in testable:
-                ctx.untestable[feature] = verdicts.decide(None, None, cannot_mask=str(exc))
+                ctx.untestable[feature] = verdicts.untested(exc.reason)
     return ctx
 
 
@@ -147,27 +177,47 @@ def _path(info: schema.Runtime, call_id: str) -> str:
     return route.value
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What the run says about its cells beyond their samples.
+
+    `rounds` splits a cell's samples by interleaved round
+    (bridge.analysis.versus.rounds_of): a "used" then needs the rounds to
+    agree. `busy`: what kept the machine busy during the scenario, when it was
+    (bridge.analysis.noise.busy): a "used" then needs a larger gain.
+    `sample_ns`, the planned length of one sample (--sample-ms): a twin whose
+    samples took twice that even at best waited for a CPU, and gives no
+    verdict. `waits`: each cell's share of its sample windows spent waiting
+    for a CPU (the report's cpu_time block); a twin at `wait_high` or more ran
+    on a busy machine, as `busy` says of the whole run. `reruns`: the options
+    that would give more evidence, as the run's settings make them."""
+
+    rounds: Callable[[schema.Result], Mapping[int, Sequence[float]] | None] | None = None
+    busy: tuple[Reason, ...] = ()
+    sample_ns: float | None = None
+    waits: Mapping[schema.CellKey, float] = field(default_factory=dict)
+    wait_high: float = 0.05
+    reruns: verdicts.Reruns = verdicts.Reruns()
+
+
+@dataclass(frozen=True)
+class _Found:
+    """One verdict as verdict_list first decides it."""
+
+    sc: Facts
+    r: schema.Result
+    feature: str
+    v: verdicts.Judgement
+
+
 def verdict_list(
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[Facts],
     results: Sequence[schema.Result],
     runtimes: Sequence[schema.Runtime],
     contexts: Mapping[str, HwContext],
-    *,
-    rounds: Callable[[schema.Result], Mapping[int, Sequence[float]] | None] | None = None,
-    busy: str = "",
-    sample_ns: float | None = None,
-    waits: Mapping[schema.CellKey, float] | None = None,
-    wait_high: float = 0.05,
+    seen: Seen = Seen(),
 ) -> list[schema.HwVerdict]:
-    """`rounds` splits a cell's samples by interleaved round
-    (bridge.analysis.versus.rounds_of): a "used" then needs the rounds to agree.
-    `busy` says what kept the machine busy during the run, when it was
-    (bridge.analysis.quietness.busy): a "used" then needs a larger gain.
-    `sample_ns`, the planned length of one sample (--sample-ms): a twin whose
-    samples took twice that even at best waited for a CPU, and gives no verdict.
-    `waits`: each cell's share of its sample windows spent waiting for a CPU
-    (the report's cpu_time block); a twin at `wait_high` or more ran on a busy
-    machine, as `busy` says of the whole run."""
+    """A verdict per hw-on cell and feature of the scenarios, with its reasons."""
     on_info = {rt.id: rt for rt in runtimes if not rt.masked}
     by_key = {r.key: r for r in results}
     found = []
@@ -180,82 +230,45 @@ def verdict_list(
                 continue
             off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
-                stretched = _stretched(r, off, sample_ns) if sc.kind != "file-digest" else ""
-                paired = _paired_rounds(rounds, r, off)
-                paired, left_out, usual, apart = _rounds_that_ran(r, off, paired, wait_high)
-                unlike = ""
-                if usual is None:  # judged whole: by the cells' wait shares
-                    waited = _waited(r, off, waits or {}, wait_high)
-                else:  # paired rounds: by how much, and how alike, the rounds kept waited
-                    waited, unlike = _waited_rounds(usual, apart)
-                seen = (paired, busy or waited, stretched, unlike)
-                v = _decide(ctx, info, r, off, feature, seen)
-                if left_out and v.speedup is not None and v.statistic == stats.PAIRED_STATISTIC:
-                    total = left_out + len(paired[0])
-                    v = dataclasses.replace(
-                        v,
-                        note=f"{left_out} of {total} rounds left out: a twin waited for a CPU in"
-                        " them, more than in its other rounds",
-                    )
-                found.append((sc, r, feature, info, v))
+                v = _decide(ctx, info, r.call_id, _evidence(sc, r, off, info, seen), feature)
+                found.append(_Found(sc, r, feature, v))
     gaps = _twin_gaps(found)
     found = [
-        (sc, r, feature, info, verdicts.against_twin_gap(v, *gaps[r.runtime]))
-        if r.runtime in gaps
-        else (sc, r, feature, info, v)
-        for sc, r, feature, info, v in found
+        dataclasses.replace(f, v=verdicts.against_twin_gap(f.v, *gaps[f.r.runtime]))
+        if f.r.runtime in gaps
+        else f
+        for f in found
     ]
     out = []
-    for sc, r, feature, info, v in found:
-        build = contexts[r.runtime].build if _on_mapped(r) else None
-        v = _by_library(v, build)
-        if v.verdict == "not-used" and v.why is None:
-            used, largest = _other_sizes(found, sc, r, feature)
-            why = whynot.not_used(build, feature, contexts[r.runtime].arch, r.size, used, largest)
+    for f in found:
+        ctx = contexts[f.r.runtime]
+        build = ctx.build if _on_mapped(f.r) else None
+        v = _by_library(f.v, build)
+        if v.verdict is Verdict.NOT_USED and v.why is None:
+            used, largest = _other_sizes(found, f)
+            why = whynot.not_used(build, f.feature, ctx.arch, f.r.size, used, largest)
             v = dataclasses.replace(v, why=why)
-        best = _best_speedup(results, by_key, r) if v.verdict == "used" else None
-        out.append(
-            schema.HwVerdict(
-                scenario=sc.name,
-                runtime=r.runtime,
-                call=r.call,
-                call_id=r.call_id,
-                feature=feature,
-                size=r.size,
-                verdict=v.verdict,
-                speedup=v.speedup,
-                speedup_ci95=v.ci95,
-                statistic=(v.statistic or stats.LOW_STATISTIC) if v.speedup is not None else "",
-                explanation=verdicts.explain(
-                    v,
-                    who=who(info, r.call),
-                    feature=feature_name(feature),
-                    size=r.size,
-                    best=best,
-                    larger_example=_larger_example(sc),
-                    unit=sc.size_unit,
-                ),
-                why=v.why,
-            )
-        )
+        if v.verdict is Verdict.USED:
+            v = _fixed_cost(v, f.sc, _best_speedup(results, by_key, f.r), f.r.size)
+        out.append(_record(f.sc, f.r, f.feature, v))
     return out
 
 
 # Verdicts decided before anything is measured: what the library has does not change them.
-_UNTESTED = ("cpu-lacks", "masked", "not-openssl")
+_UNTESTED = (Verdict.CPU_LACKS, Verdict.MASKED, Verdict.NOT_OPENSSL)
 
 
-def _by_library(v: verdicts.Verdict, build: LibraryBuild | None) -> verdicts.Verdict:
+def _by_library(v: verdicts.Judgement, build: LibraryBuild | None) -> verdicts.Judgement:
     """A verdict on a library that has no assembler, or no capability
     vector, is not-used whatever its twins measured: no mask can change what
     it runs, so a gap between them is the two processes' (the figures stay,
-    for what they show)."""
+    for what they show; the reasons a measured verdict had go with it)."""
     if v.verdict in _UNTESTED:
         return v
     found = whynot.library(build)
     if found is None:
         return v
-    return dataclasses.replace(v, verdict="not-used", masked_faster=False, why=found)
+    return dataclasses.replace(v, verdict=Verdict.NOT_USED, why=found, reasons=(), rerun=None)
 
 
 def _on_mapped(r: schema.Result) -> bool:
@@ -265,30 +278,120 @@ def _on_mapped(r: schema.Result) -> bool:
     return not r.api.startswith("cryptography ")
 
 
-def _other_sizes(found, sc: Scenario, r: schema.Result, feature: str):
+def _other_sizes(found: Sequence[_Found], f: _Found) -> tuple[list[tuple[int, float]], int]:
     """(size, speedup) of each `used` verdict of the same call and feature
     in the run, and the largest size it was judged at."""
+    key = (f.sc.name, f.r.runtime, f.r.call_id, f.feature)
     same = [
-        (r2.size, v2)
-        for sc2, r2, f2, _, v2 in found
-        if (sc2.name, r2.runtime, r2.call_id, f2) == (sc.name, r.runtime, r.call_id, feature)
+        (g.r.size, g.v) for g in found if (g.sc.name, g.r.runtime, g.r.call_id, g.feature) == key
     ]
-    used = [(n, v2.speedup) for n, v2 in same if v2.verdict == "used" and v2.speedup]
+    used = [(n, v.speedup) for n, v in same if v.verdict is Verdict.USED and v.speedup]
     return used, max(n for n, _ in same)
 
 
-def _twin_gaps(found) -> dict[str, tuple[float, str]]:
+def _record(sc: Facts, r: schema.Result, feature: str, v: verdicts.Judgement) -> schema.HwVerdict:
+    measured = v.speedup is not None
+    return schema.HwVerdict(
+        scenario=sc.name,
+        runtime=r.runtime,
+        call=r.call,
+        call_id=r.call_id,
+        feature=feature,
+        size=r.size,
+        verdict=v.verdict,
+        speedup=v.speedup,
+        speedup_ci95=v.ci95,
+        statistic=(v.statistic or Statistic.LOW) if measured else Statistic.MEDIAN,
+        reasons=v.reasons,
+        rerun=v.rerun,
+        margin=v.margin,
+        basis=Basis.WALL if measured else None,
+        why=v.why,
+    )
+
+
+def _evidence(
+    sc: Facts, r: schema.Result, off: schema.Result | None, info: schema.Runtime, seen: Seen
+) -> verdicts.Evidence | None:
+    """What the verdict of a cell and its masked twin is judged on; None
+    when the twin has no measurement."""
+    if off is None or not off.ok:
+        return None
+    stretched = _stretched(r, off, seen.sample_ns) if sc.kind != "file-digest" else None
+    paired = _paired_rounds(seen.rounds, r, off)
+    paired, left_out, usual, apart = _rounds_that_ran(r, off, paired, seen.wait_high)
+    unlike = None
+    if usual is None:  # judged whole: by the cells' wait shares
+        waited = _waited(r, off, seen.waits, seen.wait_high)
+    else:  # paired rounds: by how much, and how alike, the rounds kept waited
+        waited, unlike = _waited_rounds(usual, apart)
+    openssl = info.kind == "openssl"
+    reruns = seen.reruns
+    if openssl:
+        reruns = verdicts.Reruns(f"--openssl-runs {stats.MIN_CI_SAMPLES}", *_rest(reruns))
+    return verdicts.Evidence(
+        on=r.per_op_ns(),
+        off=off.per_op_ns(),
+        rounds=paired,
+        processes=_round_processes(info, r, paired[0]) if paired else None,
+        what="openssl run" if openssl else "sample",
+        busy=seen.busy or waited,
+        unlike=unlike,
+        stretched=stretched,
+        reruns=reruns,
+        left_out=(left_out, left_out + len(paired[0])) if left_out and paired else None,
+    )
+
+
+def _rest(reruns: verdicts.Reruns) -> tuple[str, str]:
+    return reruns.processes, reruns.rounds
+
+
+def _fixed_cost(
+    v: verdicts.Judgement, sc: Facts, best: tuple[int, float] | None, size: int
+) -> verdicts.Judgement:
+    """A "used" whose gain is small at a byte size: mostly fixed per-call
+    cost (set-up, call overhead), which the feature does not speed up; where
+    the gain shows instead (`best`: the size of this call's largest speedup
+    in the scenario), or a command that would show it."""
+    if v.speedup is None or v.speedup >= verdicts.SMALL_SPEEDUP or sc.size_unit != verdicts.BYTES:
+        return v
+    shows = best is not None and best[0] != size and best[1] >= verdicts.SMALL_SPEEDUP
+    # Larger messages would show it where no other size of the call did
+    # (example: a command that runs them, or ""); None: another size did
+    # run, and showed no more.
+    larger = not best or best[0] == size
+    example = _larger_example(sc) if larger else None
+    why = reason(
+        Why.FIXED_COST,
+        speedup=v.speedup,
+        best_size=best[0] if shows and best else 0,
+        best_speedup=round(best[1], 4) if shows and best else 0.0,
+        example=example,
+    )
+    return dataclasses.replace(v, reasons=(*v.reasons, why))
+
+
+def _twin_gaps(found: Sequence[_Found]) -> dict[str, tuple[float, Reason]]:
     """Per runtime, the largest gap its two twins showed that no mask can
     cause: a masked run faster, its CI clear of the noise margin (1/ the CI's
-    upper end), and where ("sha512 at 8 KiB")."""
-    gaps: dict[str, tuple[float, str]] = {}
-    for sc, r, _, _, v in found:
+    upper end), and where (a TWIN_GAP reason naming the cell)."""
+    gaps: dict[str, tuple[float, Reason]] = {}
+    for f in found:
+        v = f.v
         if not v.masked_faster or v.ci95 is None or v.ci95[1] <= 0:
             continue
         gap = 1 / v.ci95[1]
-        if gap > gaps.get(r.runtime, (0.0, ""))[0]:
-            where = f"{r.call_id} in {sc.name} at {verdicts.size_text(r.size, sc.size_unit)}"
-            gaps[r.runtime] = (gap, where)
+        if gap > gaps.get(f.r.runtime, (0.0, None))[0]:
+            where = reason(
+                Why.TWIN_GAP,
+                gap=round(gap, 4),
+                scenario=f.sc.name,
+                call_id=f.r.call_id,
+                size=f.r.size,
+                unit=f.sc.size_unit,
+            )
+            gaps[f.r.runtime] = (gap, where)
     return gaps
 
 
@@ -306,13 +409,6 @@ def _verdict_features(features: Sequence[str], ctx: HwContext) -> list[str]:
         if together:
             out.append("+".join(together))
     return out
-
-
-def feature_name(feature: str) -> str:
-    parts = [vocab.FEATURE_NAMES.get(f, f) for f in feature.split("+")]
-    if len(parts) == 1:
-        return parts[0]
-    return " and ".join(p.split(" (")[0] for p in parts) + " (masked together)"
 
 
 def _paired_rounds(rounds, on, off):
@@ -407,22 +503,30 @@ WAITED_APART_BUSY = 0.10
 PAIRED_WAIT_BUSY = 0.15
 
 
-def _waited_rounds(usual: float, apart: float) -> tuple[str, str]:
+def _waited_rounds(usual: float, apart: float) -> tuple[tuple[Reason, ...], Reason | None]:
     """(busy, unlike): what the kept rounds' waits say, for the busy
     machine's rule and for a "used" that needs more (verdicts.decide)."""
+    needs = round(verdicts.BUSY_NEEDS, 4)
     if usual >= PAIRED_WAIT_BUSY:
-        return f"a twin waited for a CPU {usual:.0%} of its sample time in a usual round", ""
-    gap = f"the twins' waits for a CPU were {apart * 100:.0f} points apart in a usual round"
+        return (reason(Why.TWIN_WAITED, share=round(usual, 4), needs=needs),), None
+    points = round(apart * 100, 1)
     if apart >= WAITED_APART_BUSY:
-        return gap, ""
-    return "", gap if apart >= WAITED_APART else ""
+        return (reason(Why.TWINS_WAITED_APART, points=points, needs=needs),), None
+    if apart >= WAITED_APART:
+        more = round(1 + verdicts.MARGIN + verdicts.ONE_PAIR_MARGIN, 4)
+        return (), reason(Why.TWINS_WAITED_APART, points=points, needs=more)
+    return (), None
 
 
-def _waited(on, off, waits: Mapping[schema.CellKey, float], high: float) -> str:
+def _waited(
+    on: schema.Result, off: schema.Result | None, waits: Mapping[schema.CellKey, float], high: float
+) -> tuple[Reason, ...]:
     """What the twins' wait shares say, when one of them waited `high` or more."""
     shares = [waits[r.key] for r in (on, off) if r is not None and r.key in waits]
     worst = max(shares, default=0.0)
-    return f"a twin waited for a CPU {worst:.0%} of its sample time" if worst >= high else ""
+    if worst < high:
+        return ()
+    return (reason(Why.TWIN_WAITED, share=round(worst, 4), needs=round(verdicts.BUSY_NEEDS, 4)),)
 
 
 # A sample that took this many times its planned length, even the shortest
@@ -433,44 +537,39 @@ def _waited(on, off, waits: Mapping[schema.CellKey, float], high: float) -> str:
 STRETCHED = 2.0
 
 
-def _stretched(on, off, sample_ns: float | None) -> str:
-    """ "" unless a twin's samples took STRETCHED times their plan even at best."""
+def _stretched(
+    on: schema.Result, off: schema.Result | None, sample_ns: float | None
+) -> Reason | None:
+    """None unless a twin's samples took STRETCHED times their plan even at best."""
     if not sample_ns or off is None or not on.samples or not off.samples:
-        return ""
+        return None
     if on.runtime.startswith("openssl") or off.runtime.startswith("openssl"):
-        return ""  # an openssl run lasts its -seconds whatever the machine does
-    for name, r in (("unmasked", on), ("masked", off)):
+        return None  # an openssl run lasts its -seconds whatever the machine does
+    for side, r in ((Hw.ON, on), (Hw.OFF, off)):
         stretch = stats.low(r.samples) / sample_ns
         if stretch >= STRETCHED:
-            return (
-                f"the {name} run's samples took {stretch:.1f}× their planned"
-                f" {sample_ns / 1e6:g} ms even at best: it waited for a CPU, so its time per"
-                " call is not the call's cost; rerun on a quieter machine"
+            return reason(
+                Why.WAITED, side=side.value, stretch=round(stretch, 3), sample_ms=sample_ns / 1e6
             )
-    return ""
+    return None
 
 
-def _decide(ctx, info, on, off, feature, seen=(None, "", "", "")) -> verdicts.Verdict:
-    rounds, busy, stretched, unlike = seen
+def _decide(
+    ctx: HwContext,
+    info: schema.Runtime,
+    call_id: str,
+    evidence: verdicts.Evidence | None,
+    feature: str,
+) -> verdicts.Judgement:
     if feature in ctx.untestable:
         return ctx.untestable[feature]
-    if not via_openssl(info, on.call_id):
-        v = verdicts.decide(None, None, via_openssl=False)
-        return dataclasses.replace(v, why=whynot.bypasses(_path(info, on.call_id)))
+    if not via_openssl(info, call_id):
+        return verdicts.untested(whynot.bypasses(_path(info, call_id)))
     if ctx.mask_failed:
-        return verdicts.decide(None, None, cannot_mask="the mask did not take effect")
-    if off is None or not off.ok:
-        return verdicts.decide(None, None, cannot_mask="the masked run has no measurement")
-    return verdicts.decide(
-        on.per_op_ns(),
-        off.per_op_ns(),
-        evidence=_evidence(info),
-        rounds=rounds,
-        busy=busy,
-        stretched=stretched,
-        processes=_round_processes(info, on, rounds[0]) if rounds else None,
-        unlike=unlike,
-    )
+        return verdicts.untested(reason(Why.MASK_NO_EFFECT))
+    if evidence is None:
+        return verdicts.untested(reason(Why.NO_MEASUREMENT))
+    return verdicts.decide(evidence)
 
 
 def _round_processes(
@@ -484,13 +583,6 @@ def _round_processes(
     if not r.procs:
         return None
     return {i: r.procs[span[0]] for i, span in _round_spans(by_round, len(r.procs)) if span}
-
-
-def _evidence(info: schema.Runtime) -> tuple[str, str]:
-    """What one sample of this runtime is, and the option that takes more."""
-    if info.kind == "openssl":
-        return "openssl run", f"--openssl-runs {stats.MIN_CI_SAMPLES}"
-    return "sample", "--samples 6"
 
 
 def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
@@ -515,22 +607,14 @@ def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
 _LARGER = {"sha": "bridge run sha1", "aes": "bridge run aes-128-cbc"}
 
 
-def _larger_example(sc: Scenario) -> str:
+def _larger_example(sc: Facts) -> str:
     for feature in sc.features:
         if feature in _LARGER:
             return _LARGER[feature]
     return ""
 
 
-def who(info: schema.Runtime, call: str) -> str:
-    """A call named with its runtime kind: "Erlang crypto:hash(...)". openssl
-    calls already read "openssl speed ..."."""
-    if info.kind == "openssl":
-        return call
-    return f"{vocab.KIND_NAMES.get(info.kind, info.kind)} {call}"
-
-
-def kinds_features(scenarios: Sequence[Scenario], kind: str) -> tuple[str, ...]:
+def kinds_features(scenarios: Sequence[Facts], kind: str) -> tuple[str, ...]:
     """Features relevant to a runtime kind: those of the scenarios it runs."""
     seen: list[str] = []
     for sc in scenarios:

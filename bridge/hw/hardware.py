@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bridge.catalog import vocab
 from bridge.catalog.vocab import FEATURE_NAMES, FEATURES  # noqa: F401 (the names live in vocab)
+from bridge.report.findings import Reason, Why, reason
 
 # The capability masks bridge sets for hw "off" runs: the only environment
 # variables a report records beside the user's own --env.
-MASK_VARS = ("OPENSSL_ia32cap", "OPENSSL_armcap")
+MASK_VARS = vocab.MASK_VARS
 
 # /proc/cpuinfo flags that mean the CPU offers a feature (all must be present).
 CPU_FLAGS = {
@@ -151,7 +153,12 @@ def parse_library(text: str) -> tuple[str, tuple[int, int, int]] | None:
 
 
 class CannotMask(Exception):
-    """The feature cannot be switched off alone for this library."""
+    """The feature cannot be switched off alone for this library: `reason`
+    says why, as a code with its parameters (bridge.view.words words it)."""
+
+    def __init__(self, why: Reason) -> None:
+        super().__init__(why.why.value)
+        self.reason = why
 
 
 @dataclass(frozen=True)
@@ -173,36 +180,33 @@ def mask_for(
     """The environment that switches `features` off and leaves the rest as
     detected, for the given libcrypto. Raises CannotMask with the reason."""
     if library is None:
-        raise CannotMask("the crypto library's version is unknown")
+        raise CannotMask(reason(Why.LIBRARY_UNKNOWN))
     name, version = library
     if name != "OpenSSL":
-        raise CannotMask(f"{name} does not read OpenSSL's capability variables the same way")
+        raise CannotMask(reason(Why.FOREIGN_LIBRARY, library=name))
     if arch == "x86_64":
         high = [f for f in features if f in IA32_BITS and IA32_BITS[f][1] >> 32]
         if high and version < (1, 1, 1):
             # Word 1 holds CPUID.7.0:ECX in its high half from 1.1.1 on.
-            raise CannotMask(
-                f"OpenSSL {'.'.join(map(str, version))} reads only EBX of CPUID leaf 7, so"
-                f" {', '.join(high)} cannot be masked"
-            )
+            shown = ".".join(map(str, version))
+            raise CannotMask(reason(Why.OLD_LEAF7, version=shown, features=tuple(high)))
         return Mask("OPENSSL_ia32cap", ia32cap_mask(features, generation(version)), features)
     if arch == "aarch64":
         if armcap_detected is None:
-            raise CannotMask("OPENSSL_armcap replaces the detected value, which is unknown here")
+            raise CannotMask(reason(Why.ARMCAP_UNKNOWN))
         return Mask("OPENSSL_armcap", armcap_mask(features, armcap_detected), features)
-    raise CannotMask(f"no capability mask is known for {arch}")
+    raise CannotMask(reason(Why.NO_MASK_FOR_ARCH, arch=arch))
 
 
 def ia32cap_mask(features: tuple[str, ...], gen: str) -> str:
     unknown = [f for f in features if f not in IA32_BITS]
     if unknown:
-        raise CannotMask(f"no OPENSSL_ia32cap bit for {', '.join(unknown)}")
+        raise CannotMask(
+            reason(Why.NO_MASK_BIT, variable="OPENSSL_ia32cap", features=tuple(unknown))
+        )
     if gen == "1.0.2":
         # cryptlib.c zeroes the whole leaf-7 word whenever the variable is set.
-        raise CannotMask(
-            "OpenSSL 1.0.2 zeroes every leaf-7 feature (AVX2, SHA, BMI...) whenever"
-            " OPENSSL_ia32cap is set, so one feature cannot be switched off alone"
-        )
+        raise CannotMask(reason(Why.ZEROES_LEAF7))
     words = [0, 0]
     for f in features:
         word, bit = IA32_BITS[f]
@@ -221,7 +225,7 @@ def armcap_mask(features: tuple[str, ...], detected: int) -> str:
     bits = 0
     for f in features:
         if f not in ARM_BITS:
-            raise CannotMask(f"no OPENSSL_armcap bit for {f}")
+            raise CannotMask(reason(Why.NO_MASK_BIT, variable="OPENSSL_armcap", features=(f,)))
         bits |= ARM_BITS[f]
     return f"0x{detected & ~bits:x}"
 

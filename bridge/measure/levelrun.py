@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 
 from bridge.analysis import concurrency
 from bridge.errors import OperationError, WorkerError
-from bridge.hw import verdicts
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine
 from bridge.runtimes import pinning
 from bridge.runtimes.base import Job, LevelPlan, Live
 from bridge.settings import Settings
 from bridge.system import topology
+from bridge.view import words
 
 # The Erlang probe first watches the idle node this long (first round only),
 # so that lateness under load has a baseline beside it.
@@ -63,8 +63,8 @@ class LevelCell:
 
     @property
     def where(self) -> str:
-        """ "at 16 B", "at 1,024 iterations", "per call" (hw.verdicts.at)."""
-        return verdicts.at(self.size, self.job.scenario.size_unit, brief=True)
+        """ "at 16 B", "at 1,024 iterations", "per call" (bridge.view.words.at)."""
+        return words.at(self.size, self.job.scenario.size_unit, brief=True)
 
     def describe(self) -> str:
         return f"{self.job.call.id} {self.where}, {self.level} {self.mode.noun} ({self.mode.name})"
@@ -197,19 +197,19 @@ def block(
     settings: Settings,
     machine: Machine | None,
     results: Iterable[LevelResult],
-    per_call: Sequence[schema.Result] = (),
 ) -> Concurrency | None:
-    """The report's concurrency block: the levels, the machine (with the load
-    average at the end too, and whether per-call cells ran pinned), each
-    result marked oversubscribed or not; level 1 against `per_call`, the
-    run's per-call cells."""
+    """The report's concurrency block as measured: the levels, the machine
+    (with the load average at the end too, and whether per-call cells ran
+    pinned), each result marked oversubscribed or not. What it says (scaling,
+    level 1 against the per-call cells...) is a finding
+    (bridge.analysis.findings)."""
     if machine is None:
         return None
     pinned = pinning.Pinning.from_env().on
     machine = dataclasses.replace(machine, loadavg_end=topology.loadavg(), pinned=pinned)
     marked = [mark(r, concurrency.oversubscribed(r.level, machine)) for r in results]
     window = concurrency.window_ms(settings.sample_ms)
-    return concurrency.block(wanted, window, settings.schedulers, machine, marked, per_call)
+    return concurrency.block(wanted, window, settings.schedulers, machine, marked)
 
 
 def mark(result: LevelResult, oversubscribed: bool) -> LevelResult:

@@ -102,22 +102,22 @@ def execute(
     cpu_time = _cpu_time(plan, outcome, machine_block, seams)
     usage = noise.usage(before, after, machine_block.get("cpu_count"))
     report = assemble.report(
-        scenarios=plan.scenarios,
-        outcome=outcome,
-        contexts=starter.contexts,
-        checks=checks,
-        settings={**plan.settings.to_json(), "seed": plan.seed},
-        hw=plan.hw,
-        environment=machine_block,
-        usage=usage,
-        created=_now(),
-        command=plan.command,
-        reproduce=plan.reproduce,
-        concurrency=levelrun.block(
-            wanted_levels, plan.settings, machine, outcome.levels, outcome.results
-        ),
-        cpu_time=cpu_time,
-        windows=windows,
+        assemble.Measured(
+            scenarios=plan.scenarios,
+            outcome=outcome,
+            contexts=starter.contexts,
+            checks=checks,
+            settings={**plan.settings.to_json(), "seed": plan.seed},
+            hw=plan.hw,
+            environment=machine_block,
+            usage=usage,
+            created=_now(),
+            command=plan.command,
+            reproduce=plan.reproduce,
+            concurrency=levelrun.block(wanted_levels, plan.settings, machine, outcome.levels),
+            cpu_time=cpu_time,
+            windows=windows,
+        )
     )
     busiest = usage.busy_processes if noise.busy_machine(usage, machine_block) else ()
     return Outcome(report=report, interrupted=interrupted, busiest=busiest)
@@ -157,20 +157,22 @@ class _Parts:
         cpu_time = _cpu_time(plan, outcome, self.environment, self.seams, best=False)
         wanted = sorted({n for sc in scenarios for n in sc.concurrency})
         return assemble.report(
-            scenarios=scenarios,
-            outcome=outcome,
-            contexts=self.starter.contexts,
-            checks=checks,
-            settings={**plan.settings.to_json(), "seed": plan.seed},
-            hw=plan.hw,
-            environment=self.environment,
-            usage=window,
-            created=_now(),
-            command=plan.command,
-            reproduce=plan.reproduce,
-            concurrency=levelrun.block(wanted, plan.settings, self.machine, outcome.levels),
-            cpu_time=cpu_time,
-            windows={name: window},
+            assemble.Measured(
+                scenarios=scenarios,
+                outcome=outcome,
+                contexts=self.starter.contexts,
+                checks=checks,
+                settings={**plan.settings.to_json(), "seed": plan.seed},
+                hw=plan.hw,
+                environment=self.environment,
+                usage=window,
+                created=_now(),
+                command=plan.command,
+                reproduce=plan.reproduce,
+                concurrency=levelrun.block(wanted, plan.settings, self.machine, outcome.levels),
+                cpu_time=cpu_time,
+                windows={name: window},
+            )
         )
 
 

@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 
 from bridge import stats
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
-from bridge.hw import verdicts
 from bridge.measure import levelrun
 from bridge.measure.eta import CellNote, Eta, Step, duration, status
 from bridge.report import schema
@@ -60,6 +59,7 @@ from bridge.report.levels import LevelResult
 from bridge.runtimes.base import Batch, BatchPlan, Job, Live, Runtime, RuntimeSpec
 from bridge.settings import Settings
 from bridge.system import signals
+from bridge.view import words
 
 Progress = Callable[[str], None]
 
@@ -525,7 +525,7 @@ class Session:
                     cell.unsupported = exc.message
                     continue
                 cell.failed = True
-                where = verdicts.at(cell.size, job.scenario.size_unit, brief=True)
+                where = words.at(cell.size, job.scenario.size_unit, brief=True)
                 message = f"{cell.live.id}: {job.call.id} {where} failed: {exc.message}"
                 self.errors.append(schema.RunError(cell.live.id, "call", message))
             except WorkerError as exc:

@@ -1,52 +1,53 @@
-"""Renderers: each turns a report into a string; a new format is one module
-plus one entry here."""
+"""The writers: each lays out one view (bridge.view) in one format and adds
+only its syntax; a new format is one module plus one entry in RENDERERS.
+`--format json` is the report itself (bridge.report.schema.dumps)."""
 
 from __future__ import annotations
 
+import enum
 import shutil
 from collections.abc import Callable
 
-from bridge.render import common, markdown, table, text
+from bridge.render import markdown, summary, terminal, text
 from bridge.report import schema
+from bridge.view import Detail, View, build
 
 
-def _json(report: schema.Report) -> str:
-    return schema.dumps(report)
+class Format(str, enum.Enum):
+    TABLE = "table"  # the terminal view
+    MARKDOWN = "markdown"
+    TEXT = "text"
+    JSON = "json"  # the report
+    SUMMARY = "summary"  # the view, as JSON
 
 
-RENDERERS: dict[str, Callable[..., str]] = {
-    "table": table.render,
-    "markdown": markdown.render,
-    "text": text.render,
-    "json": _json,
+RENDERERS: dict[Format, Callable[[View], str]] = {
+    Format.TABLE: terminal.render,
+    Format.MARKDOWN: markdown.render,
+    Format.TEXT: text.render,
+    Format.SUMMARY: summary.render,
 }
 
 
-def view(
-    fmt: str,
+def show(
+    fmt: Format | str,
     report: schema.Report,
+    detail: Detail = Detail.NORMAL,
     width: int | None = None,
-    verbose: bool = False,
-    quiet: bool = False,
     omit: frozenset[str] = frozenset(),
 ) -> str:
-    """`fmt`'s rendering; the terminal view (table) laid out for `width`,
-    with every detail (`verbose`) or without the caveats (`quiet`), and
-    without the sections of the scenarios in `omit`, shown already as each
-    finished (`section`)."""
-    if fmt == "table":
-        return table.render(report, width=width, verbose=verbose, quiet=quiet, omit=omit)
-    return RENDERERS[fmt](report)
-
-
-def section(
-    report: schema.Report, scenario: str, width: int | None, verbose: bool, quiet: bool
-) -> str:
-    """One scenario's part of the terminal view: its heading, answer and table."""
-    return table.section(report, scenario, width=width, verbose=verbose, quiet=quiet)
+    """The report in `fmt`: the terminal view laid out for `width` without
+    the sections in `omit` (printed already, as each scenario finished)."""
+    fmt = Format(fmt)
+    if fmt is Format.JSON:
+        return schema.dumps(report)
+    view = build(report, detail)
+    if fmt is Format.TABLE:
+        return terminal.render(view, width or terminal_width(), omit)
+    return RENDERERS[fmt](view)
 
 
 def terminal_width() -> int:
     """The width the terminal view is laid out for: COLUMNS when set, else
     the terminal's, else 80 (piped to a file or another program)."""
-    return shutil.get_terminal_size((common.DEFAULT_WIDTH, 24)).columns
+    return shutil.get_terminal_size((terminal.DEFAULT_WIDTH, 24)).columns

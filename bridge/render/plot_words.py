@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from bridge.catalog.scenario import KINDS
-from bridge.hw import ab, verdicts
 from bridge.render.escape import svg_text
 from bridge.report import schema
+from bridge.view import units
+from bridge.view import words as view_words
 
 # The longest name a picture draws whole (a runtime, a call, a label).
 NAME = 48
@@ -42,19 +43,19 @@ WORDS = {
 def size_unit(report: schema.Report, scenario: str) -> str:
     """What a scenario's sizes count: bytes, iterations, or per call."""
     kind = KINDS.get(report.scenario_kind(scenario))
-    return kind.size_unit if kind else verdicts.BYTES
+    return kind.size_unit if kind else units.BYTES
 
 
-def size(n: int, unit: str = verdicts.BYTES) -> str:
+def size(n: int, unit: str = units.BYTES) -> str:
     """A size as a tick or a list says it: 16 B, 1 KiB, 1,024 iterations."""
-    return verdicts.short(n, unit)
+    return units.short(n, unit)
 
 
 def axis_label(unit: str) -> str:
     """The size axis's label."""
-    if unit == verdicts.BYTES:
+    if unit == units.BYTES:
         return "message size (bytes)"
-    if unit == verdicts.PER_CALL:
+    if unit == units.PER_CALL:
         return "message size (bytes, signed or agreed per call)"
     return unit
 
@@ -132,7 +133,7 @@ def call_name(call: str, call_id: str) -> str:
 
 def hw_verdict(verdict: str, feature: str) -> str:
     """A hardware verdict in a few words: "uses SHA extensions"."""
-    name = svg_text(ab.feature_name(feature).split(" (")[0], NAME) if feature else "the feature"
+    name = svg_text(view_words.feature(feature).split(" (")[0], NAME) if feature else "the feature"
     if verdict == "used":
         return f"uses {name}"
     if verdict == "not-used":

@@ -1,7 +1,7 @@
 """A command line laid out for a narrow view, so that it still pastes into a
 shell: lines end in ` \\` (a line continuation), and only between words.
 
-Each word is quoted for the shell (bridge.render.home.shell_word: shlex.quote,
+Each word is quoted for the shell (bridge.view.home.shell_word: shlex.quote,
 and an unquoted ~/ for a path in the home directory). A word longer than a
 line is cut into pieces joined by a backslash-newline with nothing before
 the next piece: the shell removes a backslash-newline outside quotes and
@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from bridge.render import home
+from bridge.view import home
 
 
 def lines(argv: Sequence[str], width: int, indent: str = "", more: str = "  ") -> list[str]:

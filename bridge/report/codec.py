@@ -62,20 +62,10 @@ class Spec:
     write: bool = True
 
 
-def jf(
-    *,
-    key: str | None = None,
-    omit: Callable[[Any, Any], bool] | None = None,
-    missing: Any = REQUIRED,
-    encode: Callable[[Any], Any] | None = None,
-    decode: Callable[[Any], Any] | None = None,
-    flat: bool = False,
-    write: bool = True,
-    default: Any = MISSING,
-    default_factory: Any = MISSING,
-) -> Any:
-    """A dataclass field with its JSON form (see the module)."""
-    spec = Spec(key, omit, missing, encode, decode, flat, write)
+def jf(*, default: Any = MISSING, default_factory: Any = MISSING, **json: Any) -> Any:
+    """A dataclass field with its JSON form: `json` holds Spec's keywords
+    (key, omit, missing, encode, decode, flat, write; see the module)."""
+    spec = Spec(**json)  # a keyword Spec does not have is a TypeError
     return dataclasses.field(
         default=default, default_factory=default_factory, metadata={"json": spec}
     )

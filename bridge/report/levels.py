@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 from bridge import stats
 from bridge.report.codec import EMPTY, NONE, Json, Record, jf
+from bridge.report.findings import Reason
 from bridge.report.hw import Hw
 
 Window = tuple[tuple[int, int], ...]  # per worker: (calls, ns)
@@ -487,11 +488,14 @@ class Concurrency(Record):
     machine: Machine = jf(decode=lambda v: Machine.from_json(v or {}), default_factory=Machine)
     cells: tuple[LevelResult, ...] = ()
     scaling: tuple[Scaling, ...] = ()
-    warnings: tuple[str, ...] = ()
+    # What a reader must see, in words: reports from before `findings`.
+    warnings: tuple[str, ...] | None = jf(omit=NONE, default=None)
     # Added later: written only when there is one, so older reports
     # re-serialise as they were.
     serialisation: tuple[Serialisation, ...] = jf(omit=EMPTY, default=())
     level_one: tuple[LevelOne, ...] = jf(omit=EMPTY, default=())
+    # What a reader must see: reasons with their figures (bridge.report.findings).
+    findings: tuple[Reason, ...] = jf(omit=EMPTY, default=())
 
     json_order: ClassVar[tuple[str, ...]] = (
         "levels",
@@ -499,6 +503,7 @@ class Concurrency(Record):
         "schedulers",
         "machine",
         "warnings",
+        "findings",
         "scaling",
         "serialisation",
         "level_one",

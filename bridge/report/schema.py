@@ -28,6 +28,16 @@ from bridge.errors import UsageError
 from bridge.report import levels, whynot
 from bridge.report import tls as tlsrec
 from bridge.report.codec import EMPTY, NONE, Json, Record, jf
+from bridge.report.findings import (
+    Basis,
+    Change,
+    Reason,
+    Rerun,
+    Significance,
+    Statistic,
+    Verdict,
+    reasons_field,
+)
 from bridge.report.hw import Hw, HwMode
 
 SCHEMA = "bridge.report/1"
@@ -329,7 +339,12 @@ class InteropCheck(Record):
 
 @dataclass(frozen=True)
 class HwVerdict(Record):
-    """Does a runtime's call use a hardware feature (see bridge.hw.verdicts)?"""
+    """Does a runtime's call use a hardware feature (see bridge.hw.verdicts)?
+    `reasons` say why, as codes with their parameters (bridge.report.findings):
+    why a verdict was withheld, what a small gain is, what was left out;
+    `rerun` what would settle an inconclusive one; `margin` the CI's low end
+    a "used" needed to clear. Reports from before the reasons hold a
+    sentence instead (`explanation`), which new reports do not write."""
 
     scenario: str
     runtime: str
@@ -337,19 +352,22 @@ class HwVerdict(Record):
     call_id: str
     feature: str  # one feature, or several masked together: "aes+pclmul"
     size: int
-    verdict: str
+    verdict: Verdict
     speedup: float | None = jf(missing=None)
     speedup_ci95: tuple[float, float] | None = jf(missing=None)
-    explanation: str = jf(missing="")
-    # What speedup is a ratio of: "paired" (bridge.stats.PAIRED_STATISTIC: the
-    # median of the interleaved rounds' ratios of round medians), or the cells'
-    # low statistic (bridge.stats.LOW_STATISTIC) where the report does not say
-    # how it sampled; "": a report from before either, whose speedups are
-    # ratios of medians.
-    statistic: str = jf(omit=EMPTY, default="")
+    explanation: str | None = jf(omit=NONE, default=None)
+    # What speedup is a ratio of: "paired" (the median of the interleaved
+    # rounds' ratios of round medians), or the cells' low statistic (p10)
+    # where the report does not say how it sampled; "": a report from before
+    # either, whose speedups are ratios of medians.
+    statistic: Statistic = jf(omit=EMPTY, default=Statistic.MEDIAN)
     # Why the path is not using the feature (not-used, masked, cpu-lacks,
     # not-openssl), as a code with its parameters (bridge.hw.whynot).
     why: whynot.WhyNot | None = jf(omit=NONE, default=None, decode=whynot.decode)
+    reasons: tuple[Reason, ...] = reasons_field()
+    rerun: Rerun | None = jf(omit=NONE, default=None)
+    margin: float | None = jf(omit=NONE, default=None)
+    basis: Basis | None = jf(omit=NONE, default=None)  # what it was judged on
 
 
 @dataclass(frozen=True)
@@ -368,8 +386,20 @@ class CostFit(Record):
     max_rel_residual: float
     sizes: tuple[int, ...]
     # Sizes whose per-unit cost is off the line by more than
-    # bridge.analysis.fits.PLAUSIBLE (30%), in words: a linear cost cannot do that.
+    # bridge.analysis.fits.PLAUSIBLE (30%), in words (reports from before
+    # `off_line`): a linear cost cannot do that.
     implausible: tuple[str, ...] = jf(omit=EMPTY, default=())
+    off_line: tuple[OffLine, ...] = jf(omit=EMPTY, default=())
+
+
+@dataclass(frozen=True)
+class OffLine(Record):
+    """A size of a cost fit whose per-unit cost strays from the line's:
+    `per_unit_ns` is (median - a) / size, `ratio` that over b."""
+
+    size: int
+    per_unit_ns: float
+    ratio: float
 
 
 @dataclass(frozen=True)
@@ -404,7 +434,8 @@ class Decomposition(Record):
     (bridge.analysis.decompose). `method`: "by difference" (the whole call minus a
     prepared call) or "timed alone" (a call that does only the set-up, when
     there is no prepared call); `alone_ns` is the set-up alone whenever a
-    runtime can time it. Without numbers, `note` says why it cannot be split."""
+    runtime can time it. Without numbers, `reasons` say why it cannot be split
+    (reports from before them: `note`, in words)."""
 
     scenario: str
     runtime: str
@@ -420,7 +451,8 @@ class Decomposition(Record):
     prepared_ns: float | None = None
     alone: str = ""  # the call that does only the set-up
     alone_ns: float | None = None
-    note: str = ""
+    note: str | None = jf(omit=NONE, default=None)
+    reasons: tuple[Reason, ...] = reasons_field()
 
     @property
     def share(self) -> float | None:
@@ -451,6 +483,12 @@ class UpgradeSize(Record):
     new_ns: float
     ratio: float
     ratio_ci95: tuple[float, float] | None = jf(missing=None)  # None: no samples (imported)
+    # Whether new differs from old at this size, judged as the report's table
+    # judges the same two cells (bridge.analysis.versus, compare).
+    significance: Significance | None = jf(omit=NONE, default=None)
+    # What the ratio is of: the medians (within a run), the 10th percentiles
+    # (bridge compare's rows).
+    statistic: Statistic = jf(omit=EMPTY, default=Statistic.MEDIAN)
 
 
 @dataclass(frozen=True)
@@ -458,7 +496,9 @@ class Upgrade(Record):
     """Two versions of one runtime kind on the same call (bridge.analysis.upgrade):
     new/old per size, and the cost model of each (ns per call = a + b*bytes)
     to say whether the difference is per call or per byte. `per_call` and
-    `per_byte` are more | less | same | unknown; `same` means within noise."""
+    `per_byte` are more | less | same | unknown | unequal load; `same` means
+    within noise. `reasons` say why the split has no CI, or why the load can
+    explain it (reports from before them: `note`, in words)."""
 
     scenario: str
     kind: str
@@ -478,12 +518,13 @@ class Upgrade(Record):
     delta_a_ci95: tuple[float, float] | None = None
     b_ratio: float | None = None
     b_ratio_ci95: tuple[float, float] | None = None
-    per_call: str = "unknown"
-    per_byte: str = "unknown"
+    per_call: Change = Change.UNKNOWN
+    per_byte: Change = Change.UNKNOWN
     # Two reports on differently loaded machines (bridge.analysis.compare):
     # what differed; per_call/per_byte then say "unequal load" where the load
     # alone can make the difference.
     note: str = jf(omit=EMPTY, default="")
+    reasons: tuple[Reason, ...] = reasons_field()
 
 
 @dataclass(frozen=True)
@@ -508,13 +549,14 @@ class Difference(Record):
     baseline_call_id: str
     ratio: float
     ci95: tuple[float, float] | None
-    verdict: str
+    verdict: Significance
     rounds: int | None = None  # rounds with samples on both sides
-    note: str = jf(omit=EMPTY, default="")
+    note: str = jf(omit=EMPTY, default="")  # reports from before `reasons`: in words
+    reasons: tuple[Reason, ...] = reasons_field()
 
     @property
     def significant(self) -> bool:
-        return self.verdict in ("faster", "slower")
+        return self.verdict in (Significance.FASTER, Significance.SLOWER)
 
 
 # -- noise -------------------------------------------------------------------
@@ -524,7 +566,8 @@ class Difference(Record):
 class CellShape(Record):
     """A cell whose samples are bimodal or drift (bridge.analysis.stability names the
     tests), or whose figure depends on its worker process (bridge.analysis.noise);
-    `statistic` is Ashman's D, Spearman's z, or the between-process share."""
+    `statistic` is Ashman's D, Spearman's z, or the between-process share.
+    Reports from before the figures below say them in words (`detail`)."""
 
     scenario: str
     runtime: str
@@ -533,9 +576,14 @@ class CellShape(Record):
     hw: Hw
     shape: str  # bimodal | drift | process
     statistic: float
-    detail: str
+    detail: str | None = jf(omit=NONE, default=None)
     # bimodal: the two clusters, lower first (bridge.stats.clusters).
     clusters: tuple[SampleCluster, ...] = jf(omit=EMPTY, default=())
+    # drift: how far the level moved from the first third of the samples to the last.
+    shift: float | None = jf(omit=NONE, default=None)
+    # process: how far apart the processes' medians are, and how many there were.
+    spread: float | None = jf(omit=NONE, default=None)
+    processes: int | None = jf(omit=NONE, default=None)
 
 
 @dataclass(frozen=True)
@@ -575,9 +623,12 @@ class BusyOthers(Record):
 class Noise(Record):
     """The machine during the run (bridge.analysis.noise): load, the CPU time that
     went elsewhere, how many other processes were busy and their shares (not
-    who they were), cells with bimodal or drifting
-    samples, and the warnings these gave. Shares are of all CPU time, over
-    `seconds`; `*_cpus` are average numbers of CPUs. None: not measurable here."""
+    who they were), cells with bimodal or drifting samples, and what these
+    say (`findings`: reasons with their figures; reports from before them:
+    `warnings` and `advice`, in words). Shares are of all CPU time, over
+    `seconds`; `*_cpus` are average numbers of CPUs. None: not measurable
+    here. `windows`: the machine from the run's start to the end of each
+    scenario, which that scenario's verdicts go by."""
 
     seconds: float = jf(missing=0.0)
     cpus: int | None = None
@@ -592,14 +643,31 @@ class Noise(Record):
     busy_processes: tuple[BusyProcess, ...] | None = jf(omit=NONE, default=None)
     cells: tuple[CellShape, ...] = ()
     driver_cpus: float | None = None
-    warnings: tuple[str, ...] = ()
-    advice: str = ""
+    warnings: tuple[str, ...] | None = jf(omit=NONE, default=None)
+    advice: str | None = jf(omit=NONE, default=None)
+    findings: tuple[Reason, ...] = reasons_field()
+    windows: tuple[NoiseWindow, ...] = jf(omit=EMPTY, default=())
     busy_others: BusyOthers | None = jf(omit=NONE, default=None)
 
     json_order: ClassVar[tuple[str, ...]] = (
         *("seconds", "cpus", "load_before", "load_after", "busy", "steal", "iowait"),
         *("bridge_cpus", "driver_cpus", "others_cpus", "busy_processes", "busy_others", "cells"),
     )
+
+    def window(self, scenario: str) -> NoiseWindow | None:
+        return next((w for w in self.windows if w.scenario == scenario), None)
+
+
+@dataclass(frozen=True)
+class NoiseWindow(Record):
+    """The machine from the run's start to the end of one scenario: what its
+    hardware verdicts go by, so that they are what was printed as it ended."""
+
+    scenario: str
+    seconds: float
+    others_cpus: float | None = None
+    steal: float | None = None
+    load: float | None = None  # the 1-minute load average at its end
 
 
 # -- problems ----------------------------------------------------------------
@@ -652,6 +720,17 @@ class MaskUsed(Record):
     features: tuple[str, ...]
 
 
+def _untestable_why(data: Any) -> dict[str, Reason | whynot.WhyNot]:
+    """An experiment's `why`: per feature, a path's record (keyed by
+    "reason") or a reason (keyed by "why")."""
+    if not isinstance(data, dict):
+        raise TypeError("expected an object")
+    return {
+        str(f): Reason.from_json(v) if isinstance(v, dict) and "why" in v else whynot.decode(v)
+        for f, v in data.items()
+    }
+
+
 @dataclass(frozen=True)
 class HwExperiment(Record):
     """What the A/B experiment could do for one runtime: the mask of its
@@ -660,10 +739,14 @@ class HwExperiment(Record):
     runtime: str
     mask: MaskUsed | None = jf(missing=None, decode=lambda v: MaskUsed.from_json(v) if v else None)
     mask_check: MaskCheck | None = jf(missing=None)
-    # feature -> verdict (cpu-lacks, masked, cannot-test)
-    untestable: dict[str, str] = jf(missing={})
+    # feature -> verdict (cpu-lacks, masked, cannot-test), and why: the path's
+    # record (bridge.report.whynot) or the reason no mask can test it.
+    untestable: dict[str, Verdict] = jf(missing={})
     # What the runtime's libcrypto says about its build (bridge.system.libbuild).
     library: whynot.LibraryBuild | None = jf(omit=NONE, default=None)
+    why: dict[str, Reason | whynot.WhyNot] = jf(
+        omit=EMPTY, default_factory=dict, decode=_untestable_why
+    )
 
 
 @dataclass(frozen=True)

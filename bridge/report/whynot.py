@@ -10,10 +10,12 @@ parameters its wording needs, written with its code first:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bridge.report.codec import EMPTY, Json, Record, jf
+from bridge.report.findings import Why
 from bridge.report.hw import _Choice
 
 
@@ -68,31 +70,29 @@ class LibraryBuild(Record):
 # -- reasons -------------------------------------------------------------------
 
 
-class Reason(_Choice):
-    """Why a path is not using a feature."""
-
-    CPU_LACKS = "cpu-lacks"  # the CPU does not offer it
-    ENV_MASKS = "env-masks"  # the environment bridge started in masks it already
-    NO_ASM = "no-asm"  # the library was built without assembler
-    NO_CAPVECTOR = "no-capvector"  # the library has no capability vector to read
-    BYPASSES_EVP = "bypasses-evp"  # the call does not reach the library's assembler
-    TOO_SMALL = "too-small"  # the size is too small for it to show
-    NONE_FOUND = "none-found"  # none of the above: the evidence names no reason
+# The codes are members of bridge.report.findings.Why (CPU_LACKS, ENV_MASKS,
+# NO_ASM, NO_CAPVECTOR, BYPASSES_EVP, TOO_SMALL, NONE_FOUND), whose PARAMS are
+# each record's fields: the one closed set of reasons, worded in
+# bridge.view.words.
 
 
 class _Why(Record):
     """A reason: its code is the record's type, written first as "reason"."""
 
-    REASON: ClassVar[Reason]
+    REASON: ClassVar[Why]
     json_derived_keys: ClassVar[tuple[str, ...]] = ("reason",)
     json_order: ClassVar[tuple[str, ...]] = ("reason",)
 
     @property
-    def reason(self) -> Reason:
+    def reason(self) -> Why:
         return self.REASON
 
     def json_derived(self) -> Json:
         return {"reason": self.REASON.value}
+
+    def params(self) -> dict[str, Any]:
+        """The record's fields, as a Reason's parameters (PARAMS[why])."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class CpuLacks(_Why):
     """The CPU does not offer `feature`, as /proc/cpuinfo says, or as the
     library's own capability vector says (read with no mask set)."""
 
-    REASON: ClassVar[Reason] = Reason.CPU_LACKS
+    REASON: ClassVar[Why] = Why.CPU_LACKS
     feature: str
     seen_by: Source
 
@@ -109,7 +109,7 @@ class CpuLacks(_Why):
 class EnvMasks(_Why):
     """`variable`=`value`, set before bridge started, switches it off."""
 
-    REASON: ClassVar[Reason] = Reason.ENV_MASKS
+    REASON: ClassVar[Why] = Why.ENV_MASKS
     variable: str
     value: str
 
@@ -118,7 +118,7 @@ class EnvMasks(_Why):
 class NoAsm(_Why):
     """The libcrypto `library` (`version`) was built without assembler."""
 
-    REASON: ClassVar[Reason] = Reason.NO_ASM
+    REASON: ClassVar[Why] = Why.NO_ASM
     library: str
     version: str
     evidence: tuple[Clue, ...]
@@ -129,7 +129,7 @@ class NoCapvector(_Why):
     """The libcrypto has no capability vector (CPUINFO: N/A), and nothing
     else says whether it has assembler."""
 
-    REASON: ClassVar[Reason] = Reason.NO_CAPVECTOR
+    REASON: ClassVar[Why] = Why.NO_CAPVECTOR
     library: str
     version: str
     evidence: tuple[Clue, ...]
@@ -140,7 +140,7 @@ class BypassesEvp(_Why):
     """The call runs `api`, which does not reach the library's assembler
     for this feature (built-in code, a pre-EVP path, an engine or provider)."""
 
-    REASON: ClassVar[Reason] = Reason.BYPASSES_EVP
+    REASON: ClassVar[Why] = Why.BYPASSES_EVP
     api: str
 
 
@@ -149,7 +149,7 @@ class TooSmall(_Why):
     """At `size` the feature's share of a call is too small to show; the same
     call in the same run shows it at `shows_at`, `speedup` times slower masked."""
 
-    REASON: ClassVar[Reason] = Reason.TOO_SMALL
+    REASON: ClassVar[Why] = Why.TOO_SMALL
     size: int
     shows_at: int
     speedup: float
@@ -160,12 +160,12 @@ class NoneFound(_Why):
     """The library has assembler and a vector with the feature, and no larger
     size of the call showed it: `largest` is the largest size measured."""
 
-    REASON: ClassVar[Reason] = Reason.NONE_FOUND
+    REASON: ClassVar[Why] = Why.NONE_FOUND
     largest: int
 
 
 WhyNot = CpuLacks | EnvMasks | NoAsm | NoCapvector | BypassesEvp | TooSmall | NoneFound
-KINDS: dict[Reason, type[Any]] = {
+KINDS: dict[Why, type[Any]] = {
     k.REASON: k for k in (CpuLacks, EnvMasks, NoAsm, NoCapvector, BypassesEvp, TooSmall, NoneFound)
 }
 
@@ -176,5 +176,5 @@ def decode(data: Any) -> WhyNot | None:
         return None
     if not isinstance(data, dict):
         raise TypeError("expected an object")
-    kind = KINDS[Reason(data.get("reason"))]
+    kind = KINDS[Why(data.get("reason"))]
     return kind.from_json(data)

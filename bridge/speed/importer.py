@@ -8,14 +8,13 @@ anything comparing them says that significance is unknown.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import math
 from typing import BinaryIO
 
 import bridge
 from bridge import plain
-from bridge.analysis import versus
+from bridge.analysis import findings, versus
 from bridge.errors import UsageError
 from bridge.report import check, schema
 from bridge.report.hw import Hw
@@ -101,8 +100,11 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
         ),
         concurrency=multi.block(cells),
     )
-    # × first named between the runs, as posted (no samples: no significance).
-    return dataclasses.replace(made, differences=versus.differences(made)), parsed.warnings
+    # Its one finding, × first named between the runs (as posted: no samples,
+    # no significance), and the report constructed once with it. Pasted
+    # numbers hold no samples, machine or experiment for the others.
+    found = findings.Findings(differences=versus.differences(made), concurrency=made.concurrency)
+    return findings.report(made, found), parsed.warnings
 
 
 # The longest algorithm name taken: openssl's are under 40 characters

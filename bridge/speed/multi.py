@@ -77,4 +77,4 @@ def block(cells_: list[LevelResult]) -> Concurrency | None:
     if not cells_:
         return None
     levels = tuple(sorted({c.level for c in cells_}))
-    return concurrency.block(levels, None, None, Machine(), cells_)
+    return concurrency.with_findings(concurrency.block(levels, None, None, Machine(), cells_))

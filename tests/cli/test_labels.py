@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from bridge.render import RENDERERS
+from bridge.cli.common import rendered
 from bridge.report import schema
 from tests.conftest import bridge_cmd, needs_erl, needs_openssl
 
@@ -40,7 +40,7 @@ def test_pbkdf2_iterations_read_as_iterations_everywhere(tmp_path, no_leftovers)
     report = schema.load(out)
     assert {r.size for r in report.results} == {1024, 10000}
     shown = {"stdout": done.stdout, "stderr": done.stderr}
-    shown |= {fmt: RENDERERS[fmt](report) for fmt in ("table", "text", "markdown")}
+    shown |= {fmt: rendered(fmt, report) for fmt in ("table", "text", "markdown")}
     for name, text in shown.items():
         text = " ".join(text.split())  # the text view wraps the title
         if name != "stderr":

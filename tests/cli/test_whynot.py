@@ -26,9 +26,9 @@ from bridge.hw import hardware
 from bridge.measure import runner
 from bridge.measure.plan import Plan
 from bridge.measure.seams import Seams
-from bridge.render import home
 from bridge.report.hw import HwMode
 from bridge.system import environment
+from bridge.view import home
 from tests.conftest import FAST, bridge_cmd, needs_erl, needs_openssl
 
 pytestmark = [needs_erl, needs_openssl]

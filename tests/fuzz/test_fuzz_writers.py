@@ -43,10 +43,12 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from bridge.analysis import compare as comparison
+from bridge.cli.common import rendered
 from bridge.errors import BridgeWarning
-from bridge.render import RENDERERS, escape, table
+from bridge.render import escape
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
+from bridge.view import Detail
 from tests.conftest import FIXTURES
 from tests.fuzz import fields
 
@@ -140,6 +142,20 @@ def _extras() -> dict:
         {"reason": "bypasses-evp", "api": "hashlib's built-in sha256"},
     ):
         d["verdicts"].append({**d["verdicts"][0], "verdict": "not-used", "why": why})
+    # The reasons of a report with codes (bridge.report.findings): a withheld
+    # verdict's, with what to rerun; why a feature cannot be tested.
+    busy = {"why": "busy-machine", "others_cpus": 1.6, "cpus": 2, "needs": 2.0}
+    gap = {"why": "twin-gap", "gap": 1.4, "scenario": "s", "call_id": "c", "size": 16}
+    d["verdicts"].append(
+        {
+            **d["verdicts"][0],
+            "verdict": "inconclusive",
+            "reasons": [busy, {**gap, "unit": "bytes"}],
+            "rerun": {"option": "--rounds 40", "why": "busy-machine"},
+            "margin": 2.0,
+        }
+    )
+    experiment["why"] = {"aes": {"why": "foreign-library", "library": "LibreSSL 3.8"}}
     return d
 
 
@@ -375,16 +391,17 @@ def check_plain(text: str) -> None:
 
 
 def check_every_writer(report: schema.Report, label: str) -> None:
-    check_plain(table.render(report, width=80))
-    check_plain(table.render(report, width=100, verbose=True))
-    md, text = RENDERERS["markdown"](report), RENDERERS["text"](report)
+    check_plain(rendered("table", report, width=80))
+    check_plain(rendered("table", report, Detail.VERBOSE, width=100))
+    check_plain(rendered("summary", report))
+    md, text = rendered("markdown", report), rendered("text", report)
     check_markdown(md)
     check_text(text)
     # The command to paste: one command, the same words in both views (the
     # text view, ASCII only, leaves out one that names a path outside it).
     command, said = _one_command(md), _text_command(text)
     assert said == command or (said is None and not all(w.isascii() for w in command))
-    dumped = RENDERERS["json"](report)
+    dumped = rendered("json", report)
     assert dumped.isascii() and json.loads(dumped)["schema"] == schema.SCHEMA
     both = comparison.compare([schema.load(BASELINE), report], ["base.json", label])
     check_markdown(render_compare(both, "markdown"))

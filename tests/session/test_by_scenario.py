@@ -8,11 +8,13 @@ from __future__ import annotations
 import dataclasses
 
 from bridge.cli import live
+from bridge.cli.common import rendered
 from bridge.cli.run import Shape
 from bridge.measure import runner
-from bridge.render import section, view
+from bridge.render import terminal
 from bridge.report.hw import Hw
 from bridge.settings import Settings
+from bridge.view import Detail, section_of
 from tests.session.fake import Log, Script, seams
 from tests.session.test_session import ERL, PY, SETTINGS, mac_scenario, plan
 
@@ -61,9 +63,9 @@ def test_a_finished_scenarios_answer_is_the_whole_reports():
         # The same analysis on the same cells: the same verdicts and comparisons.
         assert part.verdicts == tuple(v for v in whole.verdicts if v.scenario == name)
         assert part.differences == tuple(d for d in whole.differences if d.scenario == name)
-        for verbose in (False, True):
-            assert section(part, name, 80, verbose, False) == section(
-                whole, name, 80, verbose, False
+        for detail in Detail:
+            assert terminal.section(section_of(part, name, detail)) == terminal.section(
+                section_of(whole, name, detail)
             )
 
 
@@ -76,7 +78,7 @@ def test_the_view_printed_scenario_by_scenario_is_the_view_printed_whole(capsys)
     assert sections.printed == ["mac-a", "mac-b"]
     rest = shape.render(report, omit=frozenset(sections.printed))
     printed = capsys.readouterr().out + sections.rest(rest)
-    assert printed == view("table", report, width=80)
+    assert printed == rendered("table", report, width=80)
     assert printed.index("== mac-a") < printed.index("== mac-b")
 
 

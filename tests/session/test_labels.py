@@ -14,17 +14,17 @@ import re
 
 import pytest
 
-from bridge.analysis import upgrade, versus
+from bridge.analysis import findings, versus
 from bridge.catalog import scenario
+from bridge.cli.common import rendered
 from bridge.errors import UsageError
 from bridge.measure import runner
 from bridge.measure.plan import Plan
-from bridge.render import RENDERERS, common, ratios, summary, units
-from bridge.render import concurrency as concurrency_view
-from bridge.render import noise as noise_view
+from bridge.render import terminal
 from bridge.report import schema
 from bridge.report.hw import HwMode
 from bridge.settings import Settings
+from bridge.view import build, titles, units, words
 from tests.session.fake import Log, Script, seams
 
 SETTINGS = Settings(warmup_ms=0, rewarm_ms=0, sample_ms=1, samples=3, rounds=1, openssl_runs=1)
@@ -38,6 +38,34 @@ def per_op(job, hw, n) -> float:
     return {"sign": 72_000.0, "speed-sign": 22_000.0, "verify": 90_000.0}.get(
         job.call.id, 1000.0 + len(job.inputs.data)
     )
+
+
+def said(report: schema.Report) -> list[str]:
+    """Every sentence the view says: its answers, its notes, its caveats."""
+    view = build(report)
+    out = [terminal.said(line) for a in view.answers() for line in a.lines]
+    out += [n.text for s in view.sections for n in s.notes]
+    return out + [n.text for n in view.caveats]
+
+
+def description(report: schema.Report, name: str) -> str:
+    return titles.sized(
+        report.description(name), [r.size for r in report.results if r.scenario == name]
+    )
+
+
+def mbs_cells(report: schema.Report, scenario: str) -> dict[tuple, str]:
+    """(runtime, call_id, size, hw) -> the MB/s cell of the results table ("" without one)."""
+    (section,) = [s for s in build(report).sections if s.key == scenario]
+    table = section.tables[0]
+    i = table.column("mbs")
+    rows = [r for r in report.results if r.scenario == scenario]
+    from bridge.view.context import ordered
+
+    out = {}
+    for r, row in zip(ordered(report, rows), table.rows, strict=True):
+        out[(r.runtime, r.call_id, r.size, r.hw)] = row[i].text if i is not None else "–"
+    return out
 
 
 def run(scenarios, scripts, settings=SETTINGS, hw=HwMode.ON) -> schema.Report:
@@ -66,22 +94,22 @@ def test_each_built_in_scenario_says_its_sizes_in_its_unit(name):
     report = run([sc], one_of_each())
     unit = units.unit(report, sc.name)
     assert unit == sc.size_unit
-    shown = {fmt: RENDERERS[fmt](report) for fmt in VIEWS}
+    shown = {fmt: rendered(fmt, report) for fmt in VIEWS}
     for fmt, text in shown.items():
         assert "at 0 bytes" not in text and " 0 B" not in text, fmt
         if unit == units.ITERATIONS:
             assert not BYTE_WORDS.findall(text.replace(sc.description, "")), fmt
         if unit == units.BYTES:
             assert "iterations" not in text, fmt
-    fastest = common.fastest(report, report.results)
+    mbs_of = mbs_cells(report, sc.name)
     for r in report.results:
         if not r.ok:
             continue
-        mbs = common.cells(r, fastest, {}, unit=unit)["mbs"]
+        mbs = mbs_of[(r.runtime, r.call_id, r.size, r.hw)]
         # MB/s only where bytes flow: never on a sign, verify or agreement row.
         assert (mbs == "–") == (unit != units.BYTES or r.size == 0), (r.call_id, mbs)
     # The title says the sizes that ran.
-    title = common.scenario_description(report, sc.name)
+    title = description(report, sc.name)
     sizes = sorted({r.size for r in report.results})
     said = [sizes[0], sizes[-1]] if " to " in title else sizes  # a range: its ends
     for n in said:
@@ -95,14 +123,10 @@ def test_iterations_and_sizes_given_by_hand_are_said_everywhere():
     kdf = scenario.load("pbkdf2-sha256").with_sizes((1024, 10000))
     rand = scenario.load("strong-rand-bytes").with_sizes((20,))
     report = run([kdf, rand], one_of_each())
-    assert common.scenario_description(report, "pbkdf2-sha256").endswith(
-        "1,024 and 10,000 iterations"
-    )
-    assert common.scenario_description(report, "strong-rand-bytes") == (
-        "Random bytes per call: 20 B"
-    )
+    assert description(report, "pbkdf2-sha256").endswith("1,024 and 10,000 iterations")
+    assert description(report, "strong-rand-bytes") == ("Random bytes per call: 20 B")
     for fmt in VIEWS:
-        text = RENDERERS[fmt](report)
+        text = rendered(fmt, report)
         kdf_part = [line for line in text.splitlines() if "pbkdf2" in line]
         assert kdf_part and not any(BYTE_WORDS.search(line) for line in kdf_part), fmt
 
@@ -132,19 +156,20 @@ ERLANG_CALL = re.compile(r"\bErlang crypto:|\bcrypto:\w+\(")
 
 
 def test_every_sentence_about_an_erlang_call_names_its_otp_when_there_are_two(two_otps):
-    said = summary.sentences(two_otps)  # the concurrency sentences among them
-    assert set(concurrency_view.sentences(two_otps)) <= set(said)
-    about = [s for s in said if ERLANG_CALL.search(s) and "OTP 25.2.3" not in s]
+    sentences = said(two_otps)
+    about = [s for s in sentences if ERLANG_CALL.search(s) and "OTP 25.2.3" not in s]
     assert about
     for s in about:
         assert "erlang@23.3" in s or "erlang@25.2.3" in s, s
-    probes = [s for s in said if "a process asking to wake" in s]
-    assert sorted(p.split(",")[0] for p in probes) == ["On erlang@23.3", "On erlang@25.2.3"]
-    setups = [s for s in said if " spends " in s and s.startswith("Erlang")]
+    setups = [s for s in sentences if " spends " in s and s.startswith("Set-up: Erlang")]
     # Sign and verify on each OTP: four set-up sentences, none alike.
     assert len(setups) == len(set(setups)) == 4
-    scaling = [s for s in said if "workers at once against one" in s]
-    assert scaling and all("on erlang@23.3" in s and "on erlang@25.2.3" in s for s in scaling)
+    view = build(two_otps)
+    scaling = [
+        line.subject for a in view.answers() if a.kind.value == "scaling" for line in a.lines
+    ]
+    erlang = [s for s in scaling if s.startswith("Erlang")]
+    assert erlang and all(" on erlang@" in s for s in erlang)
 
 
 def test_unstable_cells_name_their_scenario_and_unit_where_a_run_has_several(two_otps):
@@ -156,12 +181,22 @@ def test_unstable_cells_name_their_scenario_and_unit_where_a_run_has_several(two
             schema.UnstableCell("hmac-sha1", "erlang@23.3", "macN", 1000, "on", 0.2),
         ),
     )
-    (line,) = noise_view.unstable_lines(report)
-    assert "openssl@3.0.19 speed-sign (ecdsa-p256) hw on: ±40.0% per call" in line
-    assert "openssl@3.0.19 speed-ecdh (x25519) hw on: ±30.0% per call" in line
-    assert "erlang@23.3 macN (hmac-sha1) hw on: ±20.0% at 1000 B" in line
-    problems = common.problem_lines(report)
-    assert any("speed-ecdh (x25519) per call (hw on)" in p for p in problems)
+    # Each marked in its own scenario's table, on its own row.
+    view = build(report)
+    marked = set()
+    for section in view.sections:
+        table = section.tables[0]
+        median, runtime, call = (
+            table.column("median"),
+            table.column("runtime"),
+            table.column("call"),
+        )
+        for row in table.rows:
+            if row[median].mark == "!":
+                marked.add((section.key, row[runtime].text, row[call].text))
+    assert ("ecdsa-p256", "openssl@3.0.19", "speed-sign") in marked
+    assert ("x25519", "openssl@3.0.19", "speed-ecdh") in marked
+    assert ("hmac-sha1", "erlang@23.3", "macN") in marked  # the fake labels it so
 
 
 def test_sign_verify_and_key_generation_are_never_compared(two_otps):
@@ -180,21 +215,6 @@ def test_sign_verify_and_key_generation_are_never_compared(two_otps):
                 == (d.scenario, d.baseline_runtime, d.baseline_call_id, d.size, d.hw)
             )
             assert versus.group(two_otps, row) == versus.group(two_otps, base), d
-    sentences = summary.sentences(two_otps)
-    fastest = [s for s in sentences if s.startswith(("ecdsa-p256", "x25519"))]
-    assert {s.split(":")[0] for s in fastest} == {
-        "ecdsa-p256 (sign) per call",
-        "ecdsa-p256 (verify) per call",
-        "x25519 per call",
-        "x25519 (with a fresh key pair per call) per call",
-    }
-    for s in fastest:
-        if "(sign)" in s.split(":")[0]:
-            assert "verify(" not in s and "(verify)" not in s, s
-        if "(verify)" in s.split(":")[0]:
-            assert ".sign(" not in s and "crypto:sign" not in s, s
-        if s.startswith("x25519 per call"):
-            assert "generate" not in s, s
 
 
 def test_the_sizes_hint_is_said_once_and_only_for_byte_scenarios(two_otps):
@@ -202,12 +222,12 @@ def test_the_sizes_hint_is_said_once_and_only_for_byte_scenarios(two_otps):
     for fmt in VIEWS:
         # Said once; the Markdown folds the upgrade view's details and may leave it out.
         wanted = (0, 1) if fmt == "markdown" else (1,)
-        assert RENDERERS[fmt](two_otps).count("--sizes 16,16384") in wanted, fmt
+        assert rendered(fmt, two_otps).count("--sizes 16,16384") in wanted, fmt
     signs = run([scenario.load("ecdsa-p256"), scenario.load("x25519")], two_of_a_kind())
     assert signs.upgrades
     for fmt in VIEWS:
-        assert "--sizes 16,16384" not in RENDERERS[fmt](signs), fmt
-    assert upgrade.SPLIT_HINT not in " ".join(summary.sentences(signs))
+        assert "--sizes 16,16384" not in rendered(fmt, signs), fmt
+    assert words.SPLIT_HINT not in " ".join(said(signs))
 
 
 def test_concurrency_cells_carry_their_real_size(two_otps):
@@ -232,17 +252,17 @@ def test_baseline_and_the_neighbour_of_a_version_matrix():
     # 27.1 against 25.2.3 (its neighbour); 25.2.3's neighbour is the first named.
     assert [(d.runtime, d.baseline_runtime) for d in near] == [("erlang@27.1", "erlang@25.2.3")]
     assert near[0].ratio == pytest.approx(1.5, rel=1e-3)
-    (line,) = [s for s in summary.sentences(report) if "time relative to" in s]
-    assert "time relative to erlang@23.3" in line and "against erlang@25.2.3 1.50×" in line
-    rebased = versus.rebased(report, "erlang@25.2.3")
+    subjects = [line.subject for a in build(report).answers() for line in a.lines]
+    assert any(s.startswith("erlang@27.1 against erlang@23.3") for s in subjects), subjects
+    rebased = findings.rebased(report, "erlang@25.2.3")
     first = {d.runtime: d for d in versus.of(rebased) if d.against == versus.FIRST}
     assert first["erlang@23.3"].ratio == pytest.approx(0.5, rel=1e-3)
     assert first["erlang@27.1"].ratio == pytest.approx(1.5, rel=1e-3)
     assert all(d.baseline_runtime == "erlang@25.2.3" for d in first.values())
-    assert "time relative to erlang@25.2.3" in " ".join(summary.sentences(rebased))
-    assert ratios.Ratios(report).first_heading() == "× first named"
-    assert ratios.Ratios(rebased).first_heading() == "× baseline"
-    assert "× baseline" in RENDERERS["table"](rebased)
+    subjects = [line.subject for a in build(rebased).answers() for line in a.lines]
+    assert any(s.startswith("erlang@23.3 against erlang@25.2.3") for s in subjects), subjects
+    assert "× first named" in rendered("table", report, width=200)
+    assert "× baseline" in rendered("table", rebased, width=200)
     with pytest.raises(UsageError) as bad:
-        versus.rebased(report, "erlang@26")
+        findings.rebased(report, "erlang@26")
     assert "erlang@23.3, erlang@25.2.3, erlang@27.1" in str(bad.value)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 
+from bridge.analysis.findings import complete
 from bridge.catalog import scenario
 from bridge.errors import OperationError, WorkerError
-from bridge.render import concurrency as concurrency_view
 from bridge.report import levels, schema
 from bridge.settings import Settings
+from bridge.view import build, words
 from tests.session.fake import Log, Script
 from tests.session.test_session import ERL, PY, plan, run
 
@@ -128,9 +129,14 @@ def test_a_level_whose_per_call_time_grows_without_cpu_is_serialised():
     assert abs(four.slowest_ratio - 4) < 0.01
     assert by[("python", "threads", 2)].shape is levels.Shape.WORK
     assert by[("python", "processes", 4)].shape is levels.Shape.WORK
-    text = "\n".join(concurrency_view.sentences(outcome.report))
+    text = "\n".join(findings(outcome.report))
     assert "per-call time grew 4.00×" in text and "waited for each other" in text
     assert text.count("waited for each other") == 2  # erlang at 2 and at 4, not python
+
+
+def findings(report) -> list[str]:
+    """What the view says under each scenario's tables."""
+    return [n.text for s in build(complete(report)).sections for n in s.notes]
 
 
 def test_level_one_against_the_per_call_median():
@@ -148,7 +154,7 @@ def test_level_one_against_the_per_call_median():
     # 0.3x the median, and the fake's windows waited 10% of their time: not
     # enough waiting to explain it.
     assert lo.gap is levels.Gap.UNEXPLAINED and abs(lo.ratio - 0.3) < 0.01
-    assert "neither the waits" in "\n".join(concurrency_view.sentences(outcome.report))
+    assert "neither the waits" in "\n".join(findings(outcome.report))
 
 
 def test_scaling_efficiency_and_figures_per_level():
@@ -239,7 +245,8 @@ def test_levels_above_the_cpus_are_oversubscribed_and_said_so():
         False,
         True,
     ]
-    assert any("level 4 exceeds the 2 CPUs" in w for w in c.warnings)
+    assert any("level 4 exceeds the 2 CPUs" in w for w in words.concurrency_lines(c))
+    assert c.warnings is None  # findings, not sentences
     (four,) = [s for s in c.scaling if s.level == 4]
     assert four.oversubscribed
 

@@ -9,7 +9,9 @@ import dataclasses
 
 from bridge.analysis import noise
 from bridge.errors import WorkerError
+from bridge.report.findings import Why
 from bridge.settings import Settings
+from bridge.view import words
 from tests.session.fake import Script
 from tests.session.test_session import mac_scenario, plan, run
 
@@ -65,9 +67,8 @@ def test_a_process_effect_widens_the_ci_and_is_named():
     shape = noise.process_shape(r)
     assert shape is not None and shape.shape == "process"
     named = "python@3.11.0 hmac.digest at 1000 B (hw on): this cell depends on the process: 6.0%"
-    assert any(
-        w.startswith(named + " between two processes") for w in outcome.report.noise.warnings
-    )
+    (found,) = [r for r in outcome.report.noise.findings if r.why is Why.CELL_BY_PROCESS]
+    assert words.clause(found).startswith(named + " between two processes")
     assert "process" in [c.shape for c in outcome.report.noise.cells]
     # One process: today's CI, and nothing named.
     one = dataclasses.replace(SETTINGS, processes=1)

@@ -10,7 +10,9 @@ from bridge.analysis import noise
 from bridge.measure import runner
 from bridge.measure.eta import Step
 from bridge.report import schema
+from bridge.report.findings import Why
 from bridge.settings import Settings
+from bridge.view import words
 from tests.session.fake import Log, Script, seams
 from tests.session.test_session import ERL, PY, mac_scenario, plan
 
@@ -117,9 +119,11 @@ def test_the_report_carries_what_the_machine_did_during_the_run():
     assert "burner" not in schema.dumps(report)
     assert outcome.busiest == (noise.OtherProcess(50, "burner", 1.0),)
     assert [c.shape for c in n.cells] == ["drift"]
-    assert n.warnings[0].startswith("other processes used 1.0 of 2 CPUs")
-    assert "drifting samples" in n.warnings[1]
-    assert n.advice
+    said = words.noise_lines(n)
+    assert said[0].startswith("other processes used 1.0 of 2 CPUs")
+    assert "drifting samples" in said[1]
+    assert [r.why for r in n.findings] == [Why.OTHERS_BUSY, Why.CELL_DRIFT, Why.NOISY_RUN]
+    assert words.noise_advice(n) and n.warnings is None and n.advice is None
     assert schema.Report.from_json(report.to_json()) == report
 
 

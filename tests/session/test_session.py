@@ -14,6 +14,7 @@ from bridge.errors import OperationError, WorkerError
 from bridge.measure import runner
 from bridge.measure.plan import Plan
 from bridge.report import schema
+from bridge.report.findings import Why, reason
 from bridge.report.hw import Hw, HwMode
 from bridge.settings import Settings
 from tests.session.fake import Log, Script, seams, unavailable
@@ -107,7 +108,8 @@ def test_a_mask_that_does_not_take_effect_starts_no_twin():
     assert all(e[2] == "on" for e in log.of("start"))
     verdicts = {v.verdict for v in outcome.report.verdicts}
     assert verdicts == {"cannot-test"}
-    assert "did not take effect" in outcome.report.verdicts[0].explanation
+    assert outcome.report.verdicts[0].reasons == (reason(Why.MASK_NO_EFFECT),)
+    assert outcome.report.verdicts[0].explanation is None
 
 
 def test_a_runtime_that_cannot_start_is_skipped_and_the_others_run():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridge.render import home
+from bridge.view import home
 
 # The fixture reports were written by runs under /root; the golden renderings
 # show that directory as ~ whoever runs the tests.

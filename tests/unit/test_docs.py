@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
-from bridge.render import RENDERERS
+from bridge.cli.common import rendered
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = "tests/fixtures/report-hmac-sha1-v1.json"
@@ -72,18 +72,18 @@ def test_the_findings_have_render_blocks_and_their_reports_exist():
 
 def test_a_block_is_rewritten_with_exactly_what_the_renderer_prints(tmp_path):
     page = _page(tmp_path, _block(inner="```\nan old figure: 1,234 ns\n```"))
-    rendered = gen_docs.render_page(page)
-    want = RENDERERS["table"](load(ROOT / FIXTURE)).rstrip("\n")
-    assert f"```\n{want}\n```" in rendered
-    assert "an old figure" not in rendered
-    assert rendered.startswith("Before.\n") and rendered.endswith("After.\n")
-    # A fixed point: rendering the rendered page changes nothing.
-    page.write_text(rendered, encoding="utf-8")
-    assert gen_docs.render_page(page) == rendered
+    page_text = gen_docs.render_page(page)
+    want = rendered("table", load(ROOT / FIXTURE)).rstrip("\n")
+    assert f"```\n{want}\n```" in page_text
+    assert "an old figure" not in page_text
+    assert page_text.startswith("Before.\n") and page_text.endswith("After.\n")
+    # A fixed point: rendering the page_text page changes nothing.
+    page.write_text(page_text, encoding="utf-8")
+    assert gen_docs.render_page(page) == page_text
 
 
 def test_a_block_that_differs_by_one_character_is_stale(tmp_path):
-    want = RENDERERS["text"](load(ROOT / FIXTURE)).rstrip("\n")
+    want = rendered("text", load(ROOT / FIXTURE)).rstrip("\n")
     drifted = want.replace("1", "2", 1)
     assert drifted != want
     page = _page(tmp_path, _block(fmt="text", inner=f"```\n{drifted}\n```"))
@@ -96,8 +96,8 @@ def test_an_indented_block_stays_inside_its_admonition(tmp_path):
         f"    <!-- render: bridge report {FIXTURE} --format text -->\n"
         "    ```\n    ```\n    <!-- end render -->\n"
     )
-    rendered = gen_docs.render_page(_page(tmp_path, body))
-    inside = rendered.split("-->\n", 1)[1].split("<!-- end render -->")[0]
+    page_text = gen_docs.render_page(_page(tmp_path, body))
+    inside = page_text.split("-->\n", 1)[1].split("<!-- end render -->")[0]
     assert all(line.startswith("    ") or not line for line in inside.split("\n"))
     assert inside.count("```") == 2
 

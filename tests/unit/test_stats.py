@@ -210,14 +210,6 @@ def test_low_ratio_ci_covers_the_true_ratio_and_has_a_width():
     assert lo < 1 < hi
 
 
-def test_too_few_samples_say_what_is_missing():
-    assert stats.missing_evidence(3, 3) == ""
-    assert stats.missing_evidence(1, 1, "openssl run", "--openssl-runs 3") == (
-        "1 openssl run per side: no CI; rerun with --openssl-runs 3"
-    )
-    assert stats.missing_evidence(2, 24) == "2 and 24 samples per side: no CI"
-
-
 def test_clusters_of_a_two_speed_machine_with_their_shares_and_levels():
     found = stats.clusters(two_speeds(100, 0.34, seed=1))
     assert found is not None
@@ -225,7 +217,6 @@ def test_clusters_of_a_two_speed_machine_with_their_shares_and_levels():
     assert found.high.share == pytest.approx(0.66, abs=0.01)
     assert found.low.level == pytest.approx(2876, rel=0.02)
     assert found.ratio == pytest.approx(1.62, rel=0.03)
-    assert found.sentence().startswith("two speeds: 34% of the samples near 2,8")
     # From 16 samples (a --quick cell has 24) the logarithms are enough.
     assert stats.clusters(two_speeds(24, 0.5, seed=2)) is not None
 

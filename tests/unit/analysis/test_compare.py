@@ -9,7 +9,9 @@ import json
 from bridge.analysis import compare, quietness, upgrade
 from bridge.render.compare import render
 from bridge.report import schema
+from bridge.report.findings import Change, Why, reason
 from bridge.report.hw import Hw
+from bridge.view import words
 from tests.unit.analysis.test_upgrade import NEW, OLD, report, result, sweep
 
 QUIET = schema.Noise(
@@ -42,11 +44,12 @@ def test_one_sample_a_side_is_never_significant():
     (row,) = compare.pair(openssl_report(1000, 1), openssl_report(2370, 1))
     assert row.verdict == compare.FEW and not row.significant and row.ci95 is None
     assert row.ratio == 2.37 or abs(row.ratio - 2.37) < 1e-3
-    assert row.note == "1 openssl run per side: no CI; rerun with --openssl-runs 3"
+    assert row.reasons == (reason(Why.TOO_FEW_SAMPLES, what="openssl run", have=1, need=3),)
     c = compare.compare([openssl_report(1000, 1), openssl_report(2370, 1)], ["a", "b"])
     text = render(c, "table")
-    assert "0 of 1 cells differ significantly" in text
-    assert "Too few samples: 1 openssl run per side: no CI; rerun with --openssl-runs 3." in text
+    assert "0 of 1 cell differs" in text
+    said = "Too few samples: 1 openssl run a side: a CI needs 3; rerun with --openssl-runs 3."
+    assert said in " ".join(text.split())
     # Three runs a side are enough for a CI.
     (row,) = compare.pair(openssl_report(1000, 3), openssl_report(2370, 3))
     assert row.verdict == "slower" and row.ci95 is not None
@@ -59,15 +62,18 @@ def test_identical_set_ups_one_under_load_are_not_a_significant_difference():
     b = with_noise(report([NEW], sweep(NEW.id, 1580, 1.58)), LOADED)
     rows = compare.pair(a, b)
     assert rows and all(r.verdict == compare.UNEQUAL and not r.significant for r in rows)
-    assert rows[0].note.startswith("B ran on a busier machine (A: load 0.4, other processes 0.1")
+    assert rows[0].reasons == (reason(Why.UNEQUAL_LOAD, busier="B"),)
+    assert words.clause(rows[0].reasons[0]).startswith("B ran on a busier machine")
     c = compare.compare([a, b], ["idle.json", "busy.json"])
-    assert "other processes 1.6 CPUs" in c.load_notes[1]
+    assert c.unequal == {1: reason(Why.UNEQUAL_LOAD, busier="B")}
     table = render(c, "table")
-    assert "0 of 6 cells differ significantly" in table
-    assert "marked 'unequal load', not significant" in table
+    assert "0 of 6 cells differ" in table
+    assert "(A: load 0.4, other processes 0.1" in table and "other processes 1.6 CPUs" in table
+    assert "marked unequal load, not significant" in table
     assert all(len(line) <= 72 for line in render(c, "text").splitlines())
     data = json.loads(render(c, "json"))
-    assert data["comparisons"][0]["unequal_load"] and data["statistic"] == "p10"
+    assert data["comparisons"][0]["unequal_load"] == {"why": "unequal-load", "busier": "B"}
+    assert data["statistic"] == "p10"
     assert data["conditions"][1]["others_cpus"] == 1.6
     # The busier report the faster one: load does not do that, the difference stands.
     faster = with_noise(report([NEW], sweep(NEW.id, 600, 0.6)), LOADED)
@@ -95,12 +101,12 @@ def test_conditions_read_the_wait_share_of_the_cpu_time_block():
     b = waiting(with_noise(report([NEW], sweep(NEW.id, 1300, 1.3)), QUIET), 0.3)
     cond = quietness.conditions(b)
     assert cond is not None and cond.wait == 0.3
-    text, busier = quietness.unequal(quietness.conditions(a), cond)
-    assert busier == 1 and "waiting for a CPU 30%" in text
+    assert quietness.unequal(quietness.conditions(a), cond) == reason(Why.UNEQUAL_LOAD, busier="B")
+    assert "waiting for a CPU 30%" in words.conditions(cond)
     assert {r.verdict for r in compare.pair(a, b)} == {compare.UNEQUAL}
     # Only one report knows its wait share: nothing to weigh.
     plain = with_noise(report([NEW], sweep(NEW.id, 1000, 1.0)), QUIET)
-    assert quietness.unequal(quietness.conditions(plain), cond) == ("", None)
+    assert quietness.unequal(quietness.conditions(plain), cond) is None
 
 
 def test_the_low_statistic_ignores_which_speed_a_cell_caught():
@@ -120,17 +126,22 @@ def test_the_low_statistic_ignores_which_speed_a_cell_caught():
 def test_an_upgrade_between_differently_loaded_machines_says_so():
     a = with_noise(report([OLD], sweep(OLD.id, 1000, 1.0)), QUIET)
     b = with_noise(report([NEW], sweep(NEW.id, 1600, 1.6)), LOADED)
-    (u,) = upgrade.between(a, b, "old.json", "new.json")
-    assert u.per_call == upgrade.UNEQUAL and u.per_byte == upgrade.UNEQUAL
-    words = upgrade.sentence(u)
-    assert "600 ns more per call (which the unequal load can explain)" in words
-    assert "Not significant on that basis: the machines differed (A: load 0.4" in words
+    rows = compare.pair(a, b)
+    (u,) = upgrade.between(a, b, ("old.json", "new.json"), rows)
+    assert u.per_call == Change.UNEQUAL_LOAD and u.per_byte == Change.UNEQUAL_LOAD
+    assert u.reasons == (reason(Why.UNEQUAL_LOAD, busier="B"),)
+    said = words.upgrade_split(u, "crypto:hash")
+    assert "600 ns more per call (which the unequal load can explain)" in said
+    assert said.endswith("B ran on a busier machine: the load alone can make this difference.")
+    # Each size is the comparison's row of the same cells: unequal load too.
+    assert {s.significance for s in u.sizes} == {compare.UNEQUAL}
+    assert u.sizes[0].ratio == rows[0].ratio and u.sizes[0].statistic == "p10"
     # Recorded in the report's upgrade records, and read back.
     again = schema.Upgrade.from_json(json.loads(json.dumps(u.to_json())))
     assert again == u
     # On equal machines the same numbers are an upgrade's difference.
-    (u,) = upgrade.between(a, with_noise(b, QUIET), "old.json", "new.json")
-    assert (u.per_call, u.per_byte, u.note) == ("more", "more", "")
+    (u,) = upgrade.between(a, with_noise(b, QUIET), ("old.json", "new.json"))
+    assert (u.per_call, u.per_byte, u.reasons) == ("more", "more", ())
     assert u.hw == Hw.ON
 
 
@@ -143,4 +154,5 @@ def test_both_machines_busy_unequally_is_no_difference_either_way():
     b = with_noise(report([NEW], sweep(NEW.id, 600, 0.6)), busier)
     rows = compare.pair(a, b)
     assert {r.verdict for r in rows} == {compare.UNEQUAL}
-    assert rows[0].note.startswith("the machines were busy, unequally (A: load 7.9")
+    assert rows[0].reasons == (reason(Why.UNEQUAL_LOAD, busier=""),)
+    assert words.clause(rows[0].reasons[0]).startswith("the machines were busy, unequally")

@@ -14,9 +14,10 @@ import pytest
 from bridge.analysis import compare, concurrency
 from bridge.catalog import scenario
 from bridge.cli import plans
+from bridge.cli.common import rendered
 from bridge.errors import UsageError
-from bridge.render import RENDERERS
 from bridge.report import schema
+from bridge.report.findings import Why
 from bridge.report.hw import Hw
 from bridge.report.levels import (
     Concurrency,
@@ -30,6 +31,7 @@ from bridge.report.levels import (
     percentile,
 )
 from bridge.system import topology
+from bridge.view import words
 from tests.conftest import FIXTURES
 
 
@@ -101,13 +103,20 @@ def test_percentiles_are_observed_values():
 def test_oversubscription_and_warnings():
     m = Machine(logical_cpus=2, usable_cpus=2, physical_cores=1, smt_siblings=2)
     assert not concurrency.oversubscribed(2, m) and concurrency.oversubscribed(3, m)
-    text = " ".join(concurrency.warnings((1, 2, 4), m, schedulers=4))
+    found = concurrency.machine_findings((1, 2, 4), m, schedulers=4)
+    assert [r.why for r in found] == [Why.OVERSUBSCRIBED, Why.SMT_LEVELS, Why.SCHEDULERS_OVER]
+    assert found[0].params == {"levels": (4,), "cpus": 2}
+    text = " ".join(words.clause(r) for r in found)
     assert "level 4 exceeds the 2 CPUs" in text
     assert "2 hardware threads share each core" in text and "--schedulers 4" in text
     busy = Machine(logical_cpus=2, loadavg_start=(9.5, 9.0, 8.0), autogroup=True)
-    said = concurrency.warnings((1, 2), busy, None)
+    said = [words.clause(r) for r in concurrency.machine_findings((1, 2), busy, None, True)]
     assert "load average 9.50" in said[0] and "autogroup" in said[1]
-    assert concurrency.warnings((1, 2), Machine(logical_cpus=2), None) == []
+    # Autogroup matters only where Python's worker processes ran, each in a
+    # session of its own: not on an Erlang-only run.
+    alone = concurrency.machine_findings((1, 2), busy, None, sessions=False)
+    assert [r.why for r in alone] == [Why.BUSY_START]
+    assert concurrency.machine_findings((1, 2), Machine(logical_cpus=2), None) == []
 
 
 @pytest.mark.parametrize("text, levels", [("2,4", (1, 2, 4)), ("1", (1,)), (" 4 , 2 ", (1, 2, 4))])
@@ -254,7 +263,7 @@ def report(scale: float = 1.0, jitter: bool = False) -> schema.Report:
         loadavg_start=(0.5, 0.4, 0.3),
         loadavg_end=(1.0, 0.5, 0.3),
     )
-    block = concurrency.block((1, 2, 4), 50, None, machine, cells)
+    block = concurrency.with_findings(concurrency.block((1, 2, 4), 50, None, machine, cells))
     return schema.Report(**{**base.__dict__, "concurrency": block})
 
 
@@ -274,17 +283,16 @@ def test_the_block_reads_back_byte_for_byte():
 
 def test_views_show_levels_scaling_latency_and_the_probe():
     r = report()
-    table = RENDERERS["table"](r)
-    assert "== Concurrency: 1, 2, 4 workers at once" in table
+    table = rendered("table", r, width=200)
+    assert "Scaling: throughput of N workers at once over one (1, 2, 4)" in table
     assert "1.80× (1.80–1.80)" in table and "4*" in table and "failed [f1]" in table
     assert "process 2 of 2 exited" in table
-    md = RENDERERS["markdown"](r)
-    assert "#### Concurrency" in md and "| erlang@25.2.3" in md
-    assert "Erlang crypto:hash(sha256, Data) in 2 processes on 2 schedulers 1.80×" in md
-    assert "woke p99 50 µs late" in md and "the calls ran on them" in md
-    text = RENDERERS["text"](r)
+    assert "50µs" in table  # the probe's p99 at level 2, at a width with room for it
+    md = rendered("markdown", r)
+    assert "**Scaling:" in md and "| erlang@25.2.3" in md
+    assert "- Erlang crypto:hash, 2 processes: " in md and "1.80×" in md
+    text = rendered("text", r)
     assert text.isascii() and max(map(len, text.splitlines())) <= 72
-    assert "(a) erlang@25.2.3: crypto:hash(sha256, Data) xN processes" in text
 
 
 def test_compare_lines_up_levels_across_reports():
@@ -453,7 +461,8 @@ def test_level_one_agrees_or_says_why_not():
 
 def test_the_findings_are_worded_in_the_views(tmp_path):
     queue = [cell(1, (1000,), **cpus(1.0)), cell(4, (250,) * 4, **cpus(1.05))]
-    block = concurrency.block([1, 4], 50, None, Machine(logical_cpus=2), queue, [per_call(1e6)])
+    measured = concurrency.block([1, 4], 50, None, Machine(logical_cpus=2), queue)
+    block = concurrency.with_findings(measured, [per_call(1e6)])
     assert block.serialisation[0].shape is Shape.SERIALISED
     assert block.level_one[0].gap is Gap.AGREE
     data = block.to_json()

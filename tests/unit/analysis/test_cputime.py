@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from bridge.analysis import cputime
 from bridge.report import schema
+from bridge.report.findings import Why
 from bridge.report.hw import Hw
+from bridge.view import words
 
 SCENARIOS = [{"name": "sha256", "kind": "hash", "digest": "sha256"}]
 
@@ -44,12 +46,21 @@ def test_a_cell_that_waited_is_flagged_with_its_cpu_time_cycles_and_cpus():
     assert c.cpu_cycles_per_byte == round(10_000 * 2 / 8192, 3)
     assert c.of_best == round(10_000 / 15_000, 3)
     assert [(f.cpu, f.samples, f.median_ns) for f in c.by_cpu] == [(0, 2, 10_000), (1, 2, 20_000)]
-    (waited,) = [w for w in cputime.warnings(block) if "waited for a CPU" in w]
-    assert "python@3.11" in waited and "hashlib at 8 KiB (hw on) 33%" in waited
-    assert "not the cost of the calls" in waited
-    report = schema.Report("", "", [], "", {}, {}, runtimes=(), results=(r,), cpu_time=block)
-    (line,) = cputime.lines(report)
-    assert "3.66 cycles/B" in line and "0.67x the best" in line and "TSC 2.000 GHz" in line
+    (waited,) = [w for w in cputime.findings(block) if w.why is Why.CELL_WAITED]
+    assert waited.params == {
+        "scenario": "sha256",
+        "runtime": "python@3.11",
+        "call_id": "hashlib",
+        "size": 8192,
+        "hw": "on",
+        "unit": "bytes",
+        "share": round(2 / 6, 4),
+    }
+    said = words.clause(waited)
+    assert said.startswith("python@3.11 hashlib at 8 KiB (hw on) waited for a CPU 33%")
+    assert "not the cost of the call" in said
+    (line,) = words.cost_lines(block)
+    assert "3.66 cycles/B" in line and "0.67× the best" in line and "TSC 2.000 GHz" in line
 
 
 def test_a_cell_that_ran_alone_is_not_flagged_and_unknown_samples_are_left_out():
@@ -63,14 +74,25 @@ def test_a_cell_that_ran_alone_is_not_flagged_and_unknown_samples_are_left_out()
     assert c.flag == "" and c.wait_share == 0.001 and c.cpu_ns == 9_900
     assert c.cycles_per_byte is None and c.of_best is None
     assert [f.cpu for f in c.by_cpu] == [0, 1]
-    assert cputime.warnings(cputime.record([r], SCENARIOS, None)) == ()
+    assert cputime.findings(cputime.record([r], SCENARIOS, None)) == ()
 
 
 def test_samples_that_differ_by_cpu_say_so():
     r = _result(samples=(1_000_000,) * 3 + (1_300_000,) * 3, sample_cpus=(0, 0, 0, 1, 1, 1))
     block = cputime.record([r], SCENARIOS, (2e9, "x"))
-    (w,) = cputime.warnings(block)
+    (found,) = cputime.findings(block)
+    assert found.why is Why.CELL_BY_CPU
+    assert found["cpus"] == ((0, 10_000, 3), (1, 13_000, 3))
+    w = words.clause(found)
     assert "differ by CPU" in w and "CPU 0 10,000 ns (3)" in w and "CPU 1 13,000 ns (3)" in w
+
+
+def test_many_cells_that_waited_are_one_finding_a_runtime():
+    waited = dict(sample_cpu_ns=(1_000_000,) * 4, sample_wait_ns=(500_000,) * 4)
+    rs = [_result(size=n, **waited) for n in (16, 64, 256)]
+    (found,) = cputime.findings(cputime.record(rs, SCENARIOS, None))
+    assert found.why is Why.CELLS_WAITED and found["cells"] == 3
+    assert words.clause(found).startswith("python@3.11 waited for a CPU 33% of its sample")
 
 
 def test_an_openssl_window_is_its_whole_process():
@@ -115,5 +137,5 @@ def test_a_two_speed_cell_is_not_said_again_to_differ_by_cpu():
     block = cputime.record([r], SCENARIOS, (2e9, "x"))
     (c,) = block.cells
     key = (c.scenario, c.runtime, c.call_id, c.size, str(c.hw))
-    assert cputime.warnings(block, None, frozenset({key})) == ()
-    assert cputime.warnings(block)  # not called two-speed: said
+    assert cputime.findings(block, None, frozenset({key})) == ()
+    assert cputime.findings(block)  # not called two-speed: said

@@ -8,10 +8,12 @@ import pytest
 
 from bridge.analysis import decompose
 from bridge.catalog import scenario
-from bridge.render import RENDERERS
-from bridge.render import decompose as render
+from bridge.cli.common import rendered
 from bridge.report import schema
+from bridge.report.findings import Reason, Why
 from bridge.report.hw import Hw
+from bridge.view import Detail, notes
+from bridge.view.context import Context
 
 LIB = "OpenSSL 3.0.19 27 Jan 2026"
 
@@ -65,9 +67,9 @@ def test_python_key_load_against_a_prepared_key_and_alone():
     assert d.setup_ns == pytest.approx(97_000) and d.share == pytest.approx(97 / 154)
     assert d.setup_ci95[0] <= 97_000 <= d.setup_ci95[1]
     assert (d.alone, d.alone_ns) == ("load()", 47_000)
-    sentence = render._sentence(_report([d]), [d], "bytes")
+    sentence = setup_sentence(d)
     assert "spends ~97.0 µs of 154 µs (63%) loading the key" in sentence
-    assert "python@1 sign() signs in 57.0 µs; load() alone takes 47.0 µs." in sentence
+    assert "done once, python@1 sign() takes 57.0 µs; load() alone takes 47.0 µs." in sentence
     assert "same libcrypto" not in sentence
 
 
@@ -78,7 +80,7 @@ def test_a_set_up_alone_without_a_prepared_call_is_timed_alone():
     ]
     (d,) = decompose.decompose([ECDSA], results, [runtime("python")])
     assert (d.method, d.setup_ns, d.prepared_ns) == (decompose.TIMED_ALONE, 47_000, None)
-    assert render._sentence(_report([d]), [d], "bytes").endswith("(timed alone).")
+    assert setup_sentence(d).endswith("(timed alone).")
 
 
 def test_erlang_import_is_the_difference_with_openssl_on_the_same_libcrypto():
@@ -89,9 +91,9 @@ def test_erlang_import_is_the_difference_with_openssl_on_the_same_libcrypto():
     (d,) = decompose.decompose([ECDSA], results, [runtime("erlang"), runtime("openssl")])
     assert d.method == decompose.BY_DIFFERENCE and d.setup_ns == pytest.approx(50_000)
     assert d.prepared == "speed-sign() on the same libcrypto" and d.prepared_ns == 22_000
-    sentence = render._sentence(_report([d]), [d], "bytes")
+    sentence = setup_sentence(d)
     assert "spends ~50.0 µs of 72.0 µs (69%) importing the raw key" in sentence
-    assert "speed-sign() on the same libcrypto signs in 22.0 µs (so the difference" in sentence
+    assert "speed-sign() on the same libcrypto takes 22.0 µs (so the difference" in sentence
 
 
 def test_no_difference_is_taken_against_another_library():
@@ -101,7 +103,10 @@ def test_no_difference_is_taken_against_another_library():
     ]
     rts = [runtime("erlang", "OpenSSL 1.1.1w  11 Sep 2023"), runtime("openssl")]
     (d,) = decompose.decompose([ECDSA], results, rts)
-    assert d.setup_ns is None and "OpenSSL 3.0.19" in d.note and "1.1.1" in d.note
+    assert d.setup_ns is None and d.note is None
+    other = {"runtime": "openssl@1", "theirs": "OpenSSL 3.0.19", "ours": "OpenSSL 1.1.1"}
+    assert d.reasons == (Reason(Why.OTHER_LIBRARY, other),)
+    assert "no prepared call on the same library" in setup_sentence(d)
 
 
 def test_a_release_without_the_calls_says_why_per_size():
@@ -112,8 +117,8 @@ def test_a_release_without_the_calls_says_why_per_size():
         result(GCM, "erlang", "aead_init_only", 0, size=1200, status="unsupported", reason=why),
     ]
     (d,) = decompose.decompose([GCM], results, [runtime("erlang")])
-    assert d.setup_ns is None and d.note == why  # said once, not twice
-    assert why in render._sentence(_report([d]), [d], "bytes")
+    assert d.setup_ns is None and d.reasons == (Reason(Why.UNSUPPORTED, {"reason": why}),)  # once
+    assert why in setup_sentence(d)
 
 
 def test_before_otp_28_an_aead_is_set_against_openssl_speed_aead():
@@ -144,14 +149,20 @@ def test_sizes_of_one_call_share_a_sentence():
         ]
     ds = decompose.decompose([GCM], results, [runtime("python")])
     report = _report(ds, results)
-    (sentence,) = render.sentences(report, GCM.name)
+    (note,) = notes.setup_costs(Context(report, Detail.NORMAL), GCM.name)
+    sentence = note.text
     assert "~3.00 µs of 3.80 µs (79%) at 64 B; ~3.20 µs of 4.40 µs (73%) at 1200 B" in sentence
-    assert "seals in 0.80 µs, 1.20 µs at 64 B, 1200 B." in sentence
+    assert "takes 0.80 µs, 1.20 µs at 64 B, 1200 B." in sentence
     # Every view says it; the JSON keeps the records.
     for fmt in ("table", "markdown", "text"):
-        assert "3.20" in RENDERERS[fmt](report)
+        assert "3.20" in rendered(fmt, report)
     again = schema.Report.from_json(report.to_json())
     assert again.decompositions == report.decompositions
+
+
+def setup_sentence(d) -> str:
+    (note,) = notes.setup_costs(Context(_report([d]), Detail.NORMAL), d.scenario)
+    return note.text
 
 
 def _report(ds, results=()) -> schema.Report:

@@ -7,6 +7,10 @@ import random
 import pytest
 
 from bridge.analysis import fits
+from bridge.report import schema
+from bridge.report.findings import Why
+from bridge.report.hw import Hw
+from bridge.view import words
 
 SIZES = [16, 64, 256, 1024, 8192, 16384]
 
@@ -43,7 +47,23 @@ def test_a_size_off_the_linear_cost_is_named():
     f = fits.fit(iterations, ms)
     (flag,) = fits.implausible(f, ms)
     assert flag[0] == 10000 and flag[2] > 2
-    (text,) = fits.implausible_text("python@3.11.7 pbkdf2 (hw on)", f, ms, "iterations")
+    fit = schema.CostFit(
+        "pbkdf2",
+        "python@3.11.7",
+        "c",
+        "pbkdf2",
+        Hw.ON,
+        f.a_ns,
+        f.b_ns_per_byte,
+        None,
+        f.r2,
+        f.max_rel_residual,
+        f.sizes,
+        off_line=(schema.OffLine(*flag),),
+    )
+    (found,) = fits.findings([fit], {"pbkdf2": "iterations"})
+    assert found.why is Why.IMPLAUSIBLE_COST and found["size"] == 10000
+    text = words.clause(found)
     assert text.startswith("python@3.11.7 pbkdf2 (hw on) at 10,000 iterations: 1,1")
     assert "iteration" in text and "not a linear cost" in text
 
@@ -69,6 +89,9 @@ def test_fits_for_records_the_flags():
     results[4] = type(slow)(
         **{**slow.__dict__, "samples": tuple(int(s * 1.5) for s in slow.samples)}
     )
-    (fit,) = fits.fits_for(results, {"sha256": "bytes"})
-    (text,) = fit.implausible
-    assert text.startswith("erlang@25.2.3 hash (hw on) at 8,192 bytes:")
+    (fit,) = fits.fits_for(results)
+    assert fit.implausible == ()  # figures, not words
+    (off,) = fit.off_line
+    assert off.size == 8192 and off.ratio > 1.3
+    (found,) = fits.findings([fit])
+    assert words.clause(found).startswith("erlang@25.2.3 hash (hw on) at 8,192 bytes:")

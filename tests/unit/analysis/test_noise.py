@@ -4,16 +4,19 @@ come, the record in the report, and how the views show it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from bridge.analysis import noise
-from bridge.render import RENDERERS
-from bridge.render import noise as noise_view
+from bridge.analysis import findings, noise
+from bridge.cli.common import rendered
+from bridge.render import terminal
 from bridge.report import schema
+from bridge.report.findings import Why
 from bridge.report.hw import Hw
 from bridge.system import environment
+from bridge.view import Detail, build, words
 
 STAT = """\
 cpu  1000 10 200 5000 30 4 6 50 0 0
@@ -100,13 +103,14 @@ def test_a_report_keeps_how_many_were_busy_and_how_busy_not_who():
         procs[pid] = (f"secret-{pid}", 500 + (pid - 200) * 50)
     use = noise.usage(before, noise.Snapshot(**{**after.__dict__, "processes": procs}), 2, 100)
     assert use.busy_count == 8 and len(use.busy_processes) == noise.BUSY_PROCESSES_SHOWN
-    rec = noise.record(use, [], {})
+    rec = noise.measured(use)
+    rec = dataclasses.replace(rec, findings=tuple(noise.machine_findings(rec, {})))
     assert rec.busy_others == schema.BusyOthers(8, (0.99, 0.8, 0.75, 0.7, 0.65))
     assert rec.busy_processes is None
     text = json.dumps(rec.to_json())
     assert "secret" not in text and "burner" not in text and '"pid"' not in text
     assert "busy_processes" not in text
-    assert rec.warnings[0].endswith(
+    assert words.clause(rec.findings[0]).endswith(
         "; 8 of them over 10% of a CPU, the busiest at 99%, 80%, 75%, 70%, 65%:"
         " they share the CPUs and caches with the measurement"
     )
@@ -123,8 +127,8 @@ def test_a_reused_pid_is_not_counted_as_busy():
 def test_without_proc_nothing_is_claimed():
     use = noise.usage(noise.Snapshot(wall=0.0), noise.Snapshot(wall=5.0), cpus=2, ticks_per_s=100)
     assert use.busy is use.steal is use.others_cpus is None
-    rec = noise.record(use, [], {})
-    assert rec.warnings == () and rec.advice == ""
+    rec = record(use, [], {})
+    assert rec.findings == () and rec.warnings is None and rec.advice is None
 
 
 def quiet_use(**over) -> noise.Usage:
@@ -143,9 +147,33 @@ def quiet_use(**over) -> noise.Usage:
     return noise.Usage(**{**base, **over})
 
 
+def record(use: noise.Usage, results, environment, units=None) -> schema.Noise:
+    """The noise block a report gets: measured, then its findings (as
+    bridge.analysis.findings computes them)."""
+    base = schema.Report(
+        bridge_version="t",
+        created="c",
+        command=[],
+        reproduce="",
+        settings={},
+        environment=dict(environment),
+        runtimes=(),
+        results=tuple(results),
+        noise=noise.measured(use),
+    )
+    return findings.compute(base).noise
+
+
+def said(use: noise.Usage, cells=(), env=None) -> list[str]:
+    """What the machine and the cells' findings say, in words (the advice apart)."""
+    block = noise.measured(use)
+    found = noise.machine_findings(block, env or {}) + noise.cell_findings(cells)
+    return [words.clause(r) for r in found]
+
+
 def test_a_quiet_machine_gives_no_warning():
-    assert noise.warnings(quiet_use(), (), {"cpu_governor": "performance"}) == ()
-    assert noise.advice(quiet_use(), (), {}) == ""
+    assert said(quiet_use(), (), {"cpu_governor": "performance"}) == []
+    assert not noise.noisy(noise.measured(quiet_use()), (), 2)
 
 
 def test_others_busy_steal_governor_and_smt_warn():
@@ -156,7 +184,16 @@ def test_others_busy_steal_governor_and_smt_warn():
         busy_processes=(noise.OtherProcess(77, "burner", 0.99),),
     )
     env = {"cpu_governor": "powersave", "smt_siblings": [[0, 1]]}
-    said = noise.warnings(use, (), env)
+    found = noise.machine_findings(noise.measured(use), env)
+    assert [r.why for r in found] == [Why.OTHERS_BUSY, Why.STEAL, Why.GOVERNOR, Why.SMT]
+    assert found[0].params == {
+        "others_cpus": 1.0,
+        "cpus": 2,
+        "load": 3.1,
+        "busy_count": 1,
+        "shares": (0.99,),
+    }
+    said = [words.clause(r) for r in found]
     assert said[0] == (
         "other processes used 1.0 of 2 CPUs during the run (load average 3.1);"
         " 1 of them over 10% of a CPU, the busiest at 99%: they share the CPUs and caches"
@@ -165,18 +202,19 @@ def test_others_busy_steal_governor_and_smt_warn():
     assert "gave 5% of this machine's CPU time to other guests (steal)" in said[1]
     assert "governor 'powersave'" in said[2]
     assert said[3].startswith("SMT: CPUs 0,1 share a core")
-    assert "taskset" in noise.advice(use, (), env)
+    assert noise.noisy(noise.measured(use), (), 2)
+    assert "taskset" in words.reason(noise.what_to_do())
 
 
 def test_smt_alone_on_a_quiet_machine_is_not_worth_a_warning():
-    assert noise.warnings(quiet_use(), (), {"smt_siblings": [[0, 1]]}) == ()
+    assert said(quiet_use(), (), {"smt_siblings": [[0, 1]]}) == []
 
 
 def test_the_threshold_for_others_grows_with_the_machine():
     # A quarter of a CPU on 2 CPUs; a tenth of the machine on 64.
-    assert noise.warnings(quiet_use(others_cpus=0.3), (), {})
-    assert not noise.warnings(quiet_use(others_cpus=3.0, cpus=64), (), {})
-    assert noise.warnings(quiet_use(others_cpus=7.0, cpus=64), (), {})
+    assert said(quiet_use(others_cpus=0.3))
+    assert not said(quiet_use(others_cpus=3.0, cpus=64))
+    assert said(quiet_use(others_cpus=7.0, cpus=64))
 
 
 def result(samples: list[int], runtime="erlang@25.2.3", call_id="hash") -> schema.Result:
@@ -201,26 +239,36 @@ def test_bimodal_and_drifting_cells_are_named_in_the_record():
     two_modes = [1_300_000 if i % 5 in (1, 3) else 1_000_000 + (i % 7) * 100 for i in range(100)]
     drifting = [1_000_000 + i * 1000 for i in range(100)]  # +10% over the run
     flat = [1_000_000 + (i % 5) * 100 for i in range(100)]
-    rec = noise.record(
+    rec = record(
         quiet_use(),
         [result(two_modes), result(drifting, call_id="drift"), result(flat, call_id="flat")],
         {},
     )
     shapes = [(c.call_id, c.shape) for c in rec.cells]
     assert shapes == [("hash", "bimodal"), ("drift", "drift")]
-    bimodal = rec.cells[0]
-    assert bimodal.detail.startswith("two speeds: 60% of the samples near 1,000 ns, 40% near")
+    bimodal, drift = rec.cells
+    assert bimodal.detail is None  # figures, not words
     low, high = bimodal.clusters
     assert (low.share, low.n, high.share, high.n) == (0.6, 60, 0.4, 40)
     assert low.ns == pytest.approx(1000, rel=0.01) and high.ns == pytest.approx(1300)
-    assert rec.warnings[0].startswith("erlang@25.2.3 hash at 64 B (hw on): bimodal samples")
-    assert "drifting samples, the level moved +" in rec.warnings[1]
-    assert rec.advice  # noisy cells: say what to do
+    assert drift.shift == pytest.approx(0.066, abs=0.001) and drift.statistic > 3
+    two, moved, todo = rec.findings
+    assert (two.why, moved.why, todo.why) == (Why.CELL_TWO_SPEEDS, Why.CELL_DRIFT, Why.NOISY_RUN)
+    assert words.clause(two).startswith(
+        "erlang@25.2.3 hash at 64 B (hw on): two speeds: 60% of the samples near 1,000 ns,"
+    )
+    assert "Ashman" not in words.clause(two) and "Ashman's D" in words.clause(two, verbose=True)
+    assert "drifting samples: the level moved +" in words.clause(moved)
+    assert "Spearman" not in words.clause(moved) and "Spearman z" in words.clause(moved, True)
 
 
 def test_the_record_round_trips_through_json_and_old_reports_stay_without_it():
     use = quiet_use(others_cpus=1.0, busy_processes=(noise.OtherProcess(7, "x", 0.5),))
-    rec = noise.record(use, [result([1_000_000 + i * 1000 for i in range(100)])], {})
+    rec = record(use, [result([1_000_000 + i * 1000 for i in range(100)])], {})
+    assert rec.findings and "warnings" not in rec.to_json() and "advice" not in rec.to_json()
+    # How many and how busy, never who: no name or pid in the block.
+    assert "busy_processes" not in rec.to_json() and rec.busy_others.cpu == (0.5,)
+    assert '"x"' not in json.dumps(rec.to_json())
     again = schema.Noise.from_json(json.loads(json.dumps(rec.to_json())))
     assert again == rec
     report = schema.Report(
@@ -250,21 +298,21 @@ def test_every_view_shows_the_noise():
         runtimes=(),
         results=(),
         unstable=(schema.UnstableCell("sha256", "openssl@3.0.19", "speed-evp", 64, "on", 0.031),),
-        noise=noise.record(use, [], {}),
+        noise=record(use, [], {}),
     )
-    paragraphs = noise_view.lines(report)
+    paragraphs = [terminal.prefixed(n) for n in build(report).caveats]
     assert paragraphs[0] == (
-        "Unstable (95% CI wider than ±2%): openssl@3.0.19 speed-evp hw on: ±3.1% at 64 B."
-        " Rerun with --until-stable to sample them until they are stable."
+        "Unstable (95% CI wider than the target): openssl@3.0.19 speed-evp at 64 B hw on: ±3.1%."
     )
-    assert paragraphs[1].startswith("During the run: 10.0 s, load average 0.10 before")
-    assert paragraphs[2].startswith("Warning: other processes used 1.2 of 2 CPUs")
-    assert paragraphs[3].startswith("Advice: run again on a quieter machine")
+    assert paragraphs[1].startswith("Warning: other processes used 1.2 of 2 CPUs")
+    assert paragraphs[2].startswith("Advice: run again on a quieter machine")
+    verbose = [n.text for n in build(report, Detail.VERBOSE).caveats]
+    assert any(p.startswith("During the run: 10.0 s, load average 0.10 before") for p in verbose)
     for fmt in ("table", "markdown", "text"):
-        shown = RENDERERS[fmt](report)
+        shown = rendered(fmt, report)
         assert "other processes used 1.2 of 2 CPUs" in shown
-        assert "speed-evp hw on" in shown
-    assert "+/-3.1% at 64 B" in RENDERERS["text"](report)  # ASCII for email
+        assert "speed-evp at 64 B hw on" in " ".join(shown.split())
+    assert "+/-3.1%" in rendered("text", report)  # ASCII for email
 
 
 def test_smt_siblings_come_from_sysfs(tmp_path):
@@ -287,7 +335,7 @@ def _shape(runtime, call_id, hw, shape, low=2800.0, high=4600.0):
         else ()
     )
     return schema.CellShape(
-        "hmac-sha1", runtime, call_id, 1000, Hw(hw), shape, 10.0, "detail", clusters=clusters
+        "hmac-sha1", runtime, call_id, 1000, Hw(hw), shape, 10.0, clusters=clusters, shift=0.05
     )
 
 
@@ -300,14 +348,14 @@ def test_many_cells_of_one_shape_are_one_sentence():
         _shape("python@3.11", "hmac.digest", "on", "bimodal"),
         _shape("python@3.11", "hmac.digest", "on", "drift"),
     ]
-    said = noise.warnings(quiet_use(), cells, {})
-    (speeds,) = [w for w in said if "two speeds" in w]
+    found = said(quiet_use(), cells)
+    (speeds,) = [w for w in found if "two speeds" in w]
     assert speeds.startswith("two speeds in 3 cells (erlang@25 macN (hw on, off); python@3.11")
     assert "1.64-1.70× apart" in speeds and "50%-50% of the samples" in speeds
     # Two or fewer of a shape keep their own sentence.
-    (drift,) = [w for w in said if "drifting" in w]
+    (drift,) = [w for w in found if "drifting" in w]
     assert drift.startswith("python@3.11 hmac.digest at 1000 B (hw on): drifting samples")
-    assert len(said) == 2
+    assert len(found) == 2
 
 
 def test_a_two_speed_host_that_also_drifts_is_one_sentence():
@@ -317,8 +365,10 @@ def test_a_two_speed_host_that_also_drifts_is_one_sentence():
         for shape in ("bimodal", "drift")
     ]
     cells += [_shape("python@3.11", "hmac.digest", "on", s) for s in ("bimodal", "drift")]
-    (said,) = noise.warnings(quiet_use(), cells, {})
-    assert said.startswith("two speeds in 3 cells") and "in 3 cells the level also drifted" in said
+    (found,) = said(quiet_use(), cells)
+    assert (
+        found.startswith("two speeds in 3 cells") and "in 3 cells the level also drifted" in found
+    )
 
 
 @pytest.mark.parametrize("kept", [[], [{"pid": 4064, "name": "python", "cpu": 0.53}]])

@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 
 from bridge.analysis import noise, quietness
+from bridge.cli.machine import quietness_lines
 from bridge.render.env import render_env
+from bridge.report.findings import Why, reason
+from bridge.view import words
 
 
 def steady(n: int = 200, ms: float = 5.0) -> list[float]:
@@ -20,9 +23,9 @@ def test_a_steady_loop_is_quiet():
     assert c.robust_cv == pytest.approx(1.4826 * 0.002, rel=0.01)
     assert c.slow == 0.0 and c.worst == pytest.approx(1.004)
     assert quietness.verdict([c]) == "quiet"
-    assert quietness.advice([c], None, "quiet") == [
-        "quiet enough: the default run should give CIs within ±2%"
-    ]
+    (quiet,) = quietness.advice([c], None, "quiet")
+    assert quiet.why is Why.QUIET_ENOUGH
+    assert words.reason(quiet) == "quiet enough: the default run should give CIs within ±2%"
 
 
 def test_stalls_show_in_the_slow_share_and_the_worst_sample():
@@ -52,7 +55,10 @@ def test_one_noisy_cpu_makes_the_machine_noisy_and_the_other_is_advised():
         others_cpus=0.8,
         busy_processes=(noise.OtherProcess(77, "burner", 0.8),),
     )
-    said = quietness.advice([quiet, noisy], use, "noisy")
+    found = quietness.advice([quiet, noisy], use, "noisy")
+    assert [r.why for r in found] == [Why.PIN_CPU, Why.UNTIL_STABLE, Why.BUSY_MEANWHILE, Why.STEAL]
+    assert found[0]["cpu"] == 0
+    said = [words.reason(r) for r in found]
     assert said[0].startswith("pin bridge to CPU 0, the quietest here: taskset -c 0 bridge run")
     assert said[1].startswith("add --until-stable")
     assert said[2] == "busy meanwhile: burner (pid 77, 80%)"
@@ -62,21 +68,21 @@ def test_one_noisy_cpu_makes_the_machine_noisy_and_the_other_is_advised():
 def test_evenly_spread_noise_is_not_helped_by_pinning():
     values = [0.005 * (1 + 0.08 * ((i % 7) - 3)) for i in range(200)]
     cpus = [quietness.summarize(0, values), quietness.summarize(1, values)]
-    said = quietness.advice(cpus, None, "noisy")
+    said = [words.reason(r) for r in quietness.advice(cpus, None, "noisy")]
     assert not any("taskset" in line for line in said)
     assert said[0].startswith("add --until-stable")
 
 
 def test_bridge_env_shows_the_check_per_cpu_with_the_verdict_and_advice():
     cpus = (quietness.summarize(0, steady()), quietness.summarize(1, steady()))
-    q = quietness.Quietness(0.5, cpus, None, "quiet", ("quiet enough",))
-    text = render_env({"cpu_model": "Fake", "smt_siblings": []}, [], {}, q)
+    q = quietness.Quietness(0.5, cpus, None, "quiet", (reason(Why.QUIET_ENOUGH),))
+    text = render_env({"cpu_model": "Fake", "smt_siblings": []}, [], {}, quietness_lines(q))
     assert "SMT siblings: none (one thread per core)" in text
     assert text.endswith(
         "Quietness (0.5 s of a fixed 5 ms loop, back to back):\n"
         "  CPU 0: CV 0.3%, robust CV 0.3%, 0% of 200 samples over 5% slow, worst 1.00x the median\n"
         "  CPU 1: CV 0.3%, robust CV 0.3%, 0% of 200 samples over 5% slow, worst 1.00x the median\n"
         "verdict: quiet\n"
-        "- quiet enough\n"
+        "- quiet enough: the default run should give CIs within ±2%\n"
     )
     assert q.to_json()["cpus"][0]["samples"] == 200

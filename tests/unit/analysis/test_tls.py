@@ -13,10 +13,10 @@ import pytest
 
 from bridge.analysis import tls
 from bridge.catalog import negotiated, scenario
-from bridge.render import tls as tls_view
 from bridge.report import schema
 from bridge.report import tls as rec
 from bridge.report.hw import Hw
+from bridge.view import tls as tls_view
 
 ROUNDS, PER_ROUND = 6, 4
 SETTINGS = {"samples": ROUNDS * PER_ROUND, "rounds": ROUNDS, "openssl_runs": ROUNDS}

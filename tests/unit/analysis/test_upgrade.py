@@ -9,11 +9,13 @@ import json
 
 import pytest
 
-from bridge.analysis import compare, upgrade
-from bridge.render import RENDERERS
+from bridge.analysis import compare, upgrade, versus
+from bridge.render import show
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
+from bridge.report.findings import Significance, Why, reason
 from bridge.report.hw import Hw
+from bridge.view import words
 
 SIZES = (16, 64, 256, 1024, 8192, 16384)
 LOOPS = 1000
@@ -91,36 +93,76 @@ def test_a_fixed_cost_per_call_and_the_same_cost_per_byte():
     assert [s.size for s in u.sizes] == list(SIZES)
     assert u.sizes[0].ratio == pytest.approx(1616 / 1016, rel=0.01)
     assert u.sizes[-1].ratio == pytest.approx(17984 / 17384, rel=0.01)
-    assert upgrade.sentence(u) == (
-        "Erlang crypto:hash(sha256, Data): OTP 25.2.3 on OpenSSL 3.0.19 costs"
-        f" 600 ns more per call (95% CI {upgrade._signed(u.delta_a_ci95[0])} to"
-        f" {upgrade._signed(u.delta_a_ci95[1])}) and the same per byte (1.00×) as"
-        " OTP 23.2.6 on OpenSSL 1.1.1w: 1.59× at 16 B, 1.03× at 16 KiB."
+    assert all(s.significance is Significance.SLOWER for s in u.sizes)
+    assert words.upgrade_split(u, "Erlang crypto:hash(sha256, Data)") == (
+        "Erlang crypto:hash(sha256, Data): OTP 25.2.3 on OpenSSL 3.0.19 costs 600 ns more"
+        f" per call (95% CI {words._signed(u.delta_a_ci95[0])} to"
+        f" {words._signed(u.delta_a_ci95[1])}) and the same per byte (1.00×) against"
+        " OTP 23.2.6 on OpenSSL 1.1.1w."
     )
 
 
+def test_each_size_is_the_finding_the_table_shows():
+    # The sentence and the table's `× first named` say the same of a cell:
+    # one ratio, one CI, one significance.
+    r = report([OLD, NEW], sweep(OLD.id, 1000, 1.0) + sweep(NEW.id, 1600, 1.0, n=3))
+    diffs = versus.differences(r)
+    (u,) = upgrade.in_report(r, diffs)
+    first = {d.size: d for d in diffs if d.against == versus.FIRST}
+    for s in u.sizes:
+        d = first[s.size]
+        assert (s.ratio, s.ratio_ci95, s.significance) == (d.ratio, d.ci95, d.verdict)
+    # Named the other way round, the table's finding is read back inverted.
+    r2 = report([NEW, OLD], r.results)
+    (u2,) = upgrade.in_report(r2, versus.differences(r2))
+    d = next(d for d in versus.differences(r2) if d.against == versus.FIRST and d.size == 16)
+    assert u2.sizes[0].ratio == pytest.approx(1 / d.ratio)
+    assert d.verdict is Significance.FASTER and u2.sizes[0].significance is Significance.SLOWER
+
+
 @pytest.mark.parametrize(
-    "new_a, new_b, per_call, per_byte, words",
+    "new_a, new_b, per_call, per_byte, said, ends",
     [
-        (1000, 1.5, "same", "more", "the same per call within noise (+0"),
-        (1000, 0.5, "same", "less", "50% less per byte (0.50×) than"),
-        (700, 1.2, "less", "more", "300 ns less per call"),
+        (
+            1000,
+            1.5,
+            "same",
+            "more",
+            "the same per call within noise (+0",
+            ("within noise", "slower"),
+        ),
+        (1000, 0.5, "same", "less", "the same per call within noise", ("within noise", "faster")),
+        (700, 1.2, "less", "more", "ns less per call", ("faster", "slower")),
     ],
 )
-def test_the_words_follow_the_fits(new_a, new_b, per_call, per_byte, words):
+def test_the_words_follow_the_fits(new_a, new_b, per_call, per_byte, said, ends):
     r = report([OLD, NEW], sweep(OLD.id, 1000, 1.0) + sweep(NEW.id, new_a, new_b))
     (u,) = upgrade.in_report(r)
     assert (u.per_call, u.per_byte) == (per_call, per_byte)
-    assert words in upgrade.sentence(u)
+    assert said in words.upgrade_split(u, "crypto:hash")
+    assert (u.sizes[0].significance, u.sizes[-1].significance) == ends
 
 
-def test_too_few_samples_give_no_ci_and_say_so():
+def test_too_few_samples_give_the_split_no_ci_and_say_so():
     r = report([OLD, NEW], sweep(OLD.id, 1000, 1.0, n=3) + sweep(NEW.id, 1600, 1.0, n=3))
     (u,) = upgrade.in_report(r)
     assert u.delta_a_ci95 is None and u.b_ratio_ci95 is None
-    assert all(s.ratio_ci95 is None for s in u.sizes)
     assert u.per_call == "more"  # from the point estimates
-    assert upgrade.sentence(u).endswith("Too few samples for a CI: significance unknown.")
+    assert u.reasons == (reason(Why.TOO_FEW_SAMPLES, what="sample", have=3, need=6),)
+    # Each size keeps its own finding, as the table shows it.
+    assert u.sizes[0].significance is Significance.SLOWER
+    said = words.upgrade_split(u, "crypto:hash")
+    assert said.endswith("(the split has no CI: 3 samples a side: a CI needs 6).")
+
+
+def test_imported_numbers_say_as_posted():
+    bare = [dataclasses.replace(x, samples=(), point_ns=x.median()) for x in sweep(OLD.id, 1000, 1)]
+    new = [dataclasses.replace(x, samples=(), point_ns=x.median()) for x in sweep(NEW.id, 1600, 1)]
+    r = report([OLD, NEW], bare + new)
+    (u,) = upgrade.in_report(r)
+    assert u.reasons == (reason(Why.NO_SAMPLES),)
+    assert {s.significance for s in u.sizes} == {Significance.UNKNOWN}
+    assert u.sizes[0].ratio == pytest.approx(1.59, abs=0.01)
 
 
 def test_one_size_gives_the_ratio_alone():
@@ -130,7 +172,7 @@ def test_one_size_gives_the_ratio_alone():
     )
     (u,) = upgrade.in_report(r)
     assert u.delta_a_ns is None and u.per_call == "unknown"
-    assert "1.10× at 1000 B (one size)." in upgrade.sentence(u)
+    assert u.sizes[0].ratio == pytest.approx(1.10, abs=0.01)
 
 
 def test_what_is_not_an_upgrade():
@@ -203,20 +245,19 @@ def test_the_report_keeps_the_view_and_old_reports_stay_as_they_were():
 
 def rendered(r: schema.Report) -> dict[str, str]:
     r = dataclasses.replace(r, upgrades=tuple(upgrade.in_report(r)))
-    return {fmt: render(r) for fmt, render in RENDERERS.items()}
+    return {fmt: show(fmt, r, width=200) for fmt in ("table", "markdown", "text", "json")}
 
 
 def test_every_view_shows_it():
     views = rendered(report([OLD, NEW], sweep(OLD.id, 1000, 1.0) + sweep(NEW.id, 1600, 1.0)))
     for fmt in ("table", "markdown", "text"):
-        assert "Upgrade view" in views[fmt], fmt
-    assert "costs 600 ns more per call" in views["table"]
+        assert "Upgrade: new time over old" in views[fmt], fmt
+    assert "costs 600 ns more per call" in " ".join(views["table"].split())
     assert "| erlang@25.2.3 | erlang@23.2.6 | hash" in views["markdown"]
     assert "1,000 → 1,600" in views["table"] and "1.59×" in views["table"]
-    # Text: the sentence in the summary, then a narrow table per call.
     text = views["text"]
     assert all(len(line) <= 72 and line.isascii() for line in text.splitlines())
-    assert "600 ns more per call" in " ".join(text.split()) and "a ns/call 1,000 -> 1,600" in text
+    assert "600 ns more per call" in " ".join(text.split())
     assert json.loads(views["json"])["upgrades"][0]["per_call"] == "more"
 
 

@@ -9,9 +9,13 @@ import random
 import pytest
 
 from bridge.analysis import versus
-from bridge.render import RENDERERS, common, plot, ratios, summary
+from bridge.analysis.findings import complete
+from bridge.cli.common import rendered
+from bridge.render import plot
 from bridge.report import schema
+from bridge.report.findings import Significance, Why, reason
 from bridge.report.hw import Hw
+from bridge.view import build as build_view
 
 SETTINGS = {"samples": 20, "rounds": 5, "openssl_runs": 5, "quick": False}
 
@@ -97,7 +101,8 @@ def test_drift_in_one_round_is_not_a_difference():
     rep = report([result("erlang@23.2.6", base), result("erlang@25.2.3", hit)], TWO_OTPS)
     d = first_named(rep)
     assert d.ci95[0] > 1.03  # what compare alone would call slower
-    assert d.verdict == "within noise" and "drift" in d.note
+    assert d.verdict == "within noise" and versus.is_drift(d)
+    assert d.reasons == (reason(Why.ROUNDS_DISAGREE, agree=4, rounds=5),)
 
 
 def test_too_few_rounds_is_unresolved_not_significant():
@@ -111,9 +116,75 @@ def test_too_few_rounds_is_unresolved_not_significant():
     )
     d = first_named(rep)
     assert d.verdict == versus.UNRESOLVED and d.rounds == 2 and not d.significant
-    text = RENDERERS["text"](rep)
-    assert "--quick measures 2 rounds per cell" in " ".join(text.split())
-    assert "0.70x ?" in text
+    assert d.reasons == (reason(Why.FEW_ROUNDS, rounds=2, need=3),)
+    text = " ".join(rendered("text", rep).split())
+    assert "0.70x ? (CI 0.69-0.71) - 2 rounds with samples on both sides" in text
+    assert "telling a difference from drift needs 3; rerun without --quick" in text
+
+
+def test_without_a_round_plan_too_few_samples_are_no_significance():
+    # A report that does not say how it sampled: the CI alone, which one or
+    # two samples a side cannot give.
+    rep = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", [700.0, 701.0])],
+        TWO_OTPS,
+        settings={},
+    )
+    d = first_named(rep)
+    assert d.verdict is Significance.FEW and d.ci95 is None and not d.significant
+    assert d.reasons == (reason(Why.TOO_FEW_SAMPLES, what="sample", have=2, need=3),)
+    assert "0.70× ?" in rendered("table", rep, width=200)
+
+
+def test_numbers_as_posted_have_no_significance_and_say_so():
+    bare = [
+        schema.Result(**{**r.__dict__, "samples": (), "point_ns": r.median()})
+        for r in (result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(700)))
+    ]
+    d = first_named(report(bare, TWO_OTPS))
+    assert d.verdict is Significance.UNKNOWN and d.reasons == (reason(Why.NO_SAMPLES),)
+
+
+def two_speed(fast: float, slow_share: float, n: int = 24, seed: int = 3) -> list[float]:
+    """A cell of one process on a two-speed machine: `slow_share` of its
+    samples 1.5x slower, in no order."""
+    rng = random.Random(seed)
+    k = round(n * slow_share)
+    xs = [fast * 1.5 * (1 + rng.uniform(-0.01, 0.01)) for _ in range(k)]
+    xs += [fast * (1 + rng.uniform(-0.01, 0.01)) for _ in range(n - k)]
+    rng.shuffle(xs)
+    return xs
+
+
+def test_a_lopsided_ci_says_which_side_makes_it():
+    # "1.50x (CI 0.47-1.53: within noise)": a --quick cell (24 samples, one
+    # process) that caught a two-speed machine, just over half of its samples
+    # at the slow speed. Its median is a slow one; a resample's median is a
+    # fast one almost as often: the CI spans both speeds and the point sits
+    # at its top. The difference names the cell that makes it.
+    rep = report(
+        [
+            result("erlang@23.2.6", noisy(1000, n=24)),
+            result("erlang@25.2.3", two_speed(1000, 13 / 24)),
+        ],
+        TWO_OTPS,
+        settings={},
+    )
+    d = first_named(rep)
+    lo, hi = d.ci95
+    assert d.ratio == pytest.approx(1.49, abs=0.01) and lo < 1.01 and hi < 1.5, d
+    assert (d.ratio - lo) / (hi - lo) > 0.9 and d.verdict is Significance.NOISE
+    (why,) = d.reasons
+    assert why.why is Why.CELL_TWO_SPEEDS and why["runtime"] == "erlang@25.2.3"
+    assert why["low_share"] == pytest.approx(11 / 24, abs=0.001)
+    (line,) = [x for a in view_of(rep).answers() for x in a.lines if "against" in x.subject]
+    assert line.verdict.text == "within noise" and line.figure.startswith("1.49× (CI 1.00–1.50")
+    assert line.reason.startswith("erlang@25.2.3 hash at 16 B (hw on): two speeds: 46% of the")
+    # Both sides steady, the same ratio: nothing lopsided to say.
+    one = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1500))], TWO_OTPS
+    )
+    assert first_named(one).reasons == ()
 
 
 def test_rounds_follow_the_session_schedule():
@@ -141,11 +212,12 @@ def test_rounds_follow_the_session_schedule():
 def test_the_fastest_row_is_not_named_inside_the_noise():
     level = [result("erlang@23.2.6", noisy(1000, spread=0.05))]
     level.append(result("erlang@25.2.3", noisy(1005, spread=0.05, seed=2)))
-    sentence = summary.sentences(report(level, TWO_OTPS))[0]
-    assert "no clear fastest" in sentence and "fastest is" not in sentence
+    (line,) = [x for a in view_of(report(level, TWO_OTPS)).answers() for x in a.lines]
+    assert line.verdict.text == "within noise"
     clear = [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1500, seed=2))]
-    sentence = summary.sentences(report(clear, TWO_OTPS))[0]
-    assert "fastest is crypto:hash(sha256, Data) on erlang@23.2.6" in sentence
+    (line,) = [x for a in view_of(report(clear, TWO_OTPS)).answers() for x in a.lines]
+    assert line.subject.startswith("erlang@25.2.3 against erlang@23.2.6")
+    assert line.verdict.text == "1.50× slower"
 
 
 def test_version_sentences_state_each_size():
@@ -158,9 +230,10 @@ def test_version_sentences_state_each_size():
         ],
         TWO_OTPS,
     )
-    (line,) = [s for s in summary.sentences(rep) if "relative to erlang@23.2.6" in s]
-    assert "at 16 bytes, erlang@25.2.3 0.80× (CI" in line and ": faster)" in line
-    assert "at 1 KiB, erlang@25.2.3 1.00× (CI" in line and ": within noise)" in line
+    small, large = [x for a in view_of(rep).answers() for x in a.lines]
+    assert small.subject.endswith("at 16 B") and small.verdict.text == "1.25× faster"
+    assert small.figure.startswith("0.80× the time (CI")
+    assert large.subject.endswith("at 1 KiB") and large.verdict.text == "within noise"
 
 
 def test_reports_keep_their_differences_and_older_ones_compute_them():
@@ -179,6 +252,14 @@ def test_reports_keep_their_differences_and_older_ones_compute_them():
 # -- names -------------------------------------------------------------------
 
 
+def view_of(rep):
+    """The view of a report as `bridge report` builds it: completed first."""
+    return build_view(complete(rep))
+
+
+NOT_USED = "does not use SHA extensions: 1.00× at 16 bytes, within noise"
+
+
 def verdict(rid: str) -> schema.HwVerdict:
     return schema.HwVerdict(
         "sha256",
@@ -194,26 +275,23 @@ def verdict(rid: str) -> schema.HwVerdict:
     )
 
 
-NOT_USED = "does not use SHA extensions: 1.00× at 16 bytes, within noise"
-
-
 def test_stored_explanations_name_their_runtime_when_a_kind_has_several():
     one = report(
         [result("erlang@23.2.6", noisy(1000))], TWO_OTPS[:1], verdicts=(verdict("erlang@23.2.6"),)
     )
-    assert common.explanation(one, one.verdicts[0]).startswith(
-        "Erlang crypto:hash(sha256, Data) does not"
-    )
+    (line,) = [x for a in view_of(one).answers() for x in a.lines]
+    assert line.subject == "Erlang crypto:hash"
     two = report(
         [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1000, seed=2))],
         TWO_OTPS,
         verdicts=(verdict("erlang@23.2.6"), verdict("erlang@25.2.3")),
     )
-    lines = common.verdict_lines(two, "sha256")[2:]
-    assert lines == [
-        f"- Erlang crypto:hash(sha256, Data) on erlang@23.2.6 {NOT_USED}",
-        f"- Erlang crypto:hash(sha256, Data) on erlang@25.2.3 {NOT_USED}",
+    hardware = [x for a in view_of(two).answers() if a.kind.value == "hardware" for x in a.lines]
+    assert [x.subject for x in hardware] == [
+        "Erlang crypto:hash on erlang@23.2.6",
+        "Erlang crypto:hash on erlang@25.2.3",
     ]
+    assert all(x.verdict.text == "does not use SHA extensions" for x in hardware)
 
 
 def test_fits_and_unstable_cells_name_their_runtime():
@@ -240,10 +318,12 @@ def test_fits_and_unstable_cells_name_their_runtime():
         fits=fits,
         unstable=unstable,
     )
-    table = common.fit_lines(rep, "sha256")
-    assert table[2].split()[0] == "runtime"
-    assert [line.split()[0] for line in table[4:]] == ["erlang@23.2.6", "erlang@25.2.3"]
-    assert any("erlang@25.2.3 hash at 16 B" in line for line in common.problem_lines(rep))
+    (section,) = view_of(rep).sections
+    results, fit = section.tables[0], section.tables[1]
+    assert fit.columns[0].key == "runtime"
+    assert [row[0].text for row in fit.rows] == ["erlang@23.2.6", "erlang@25.2.3"]
+    marked = [row[0].text for row in results.rows if row[results.column("median")].mark == "!"]
+    assert marked == ["erlang@25.2.3"]
 
 
 def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
@@ -272,22 +352,6 @@ def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
     assert "dashed" not in plot.title("sha256", on_only)
 
 
-def test_ratio_cells_say_what_they_are():
-    d = schema.Difference(
-        "s", 16, "on", versus.FIRST, "b", "c", "a", "c", 1.0625, (1.01, 1.08), "within noise", 5
-    )
-    assert ratios.text(d) == "1.06× (1.01–1.08) noise"
-    assert (
-        ratios.text(d.__class__(**{**d.__dict__, "verdict": "slower", "ci95": (1.04, 1.08)}))
-        == "1.06× (1.04–1.08) sig"
-    )
-    assert ratios.text(d.__class__(**{**d.__dict__, "verdict": versus.UNRESOLVED})) == "1.06× ?"
-    assert (
-        ratios.text(d.__class__(**{**d.__dict__, "verdict": versus.UNKNOWN, "ci95": None}))
-        == "1.06×"
-    )
-
-
 def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():
     assert [versus.agreeing_rounds_needed(k) for k in (6, 10, 20, 30)] == [6, 9, 15, 20]
     # 23 of 30 rounds agreeing is a difference; 19 of 30 is not.
@@ -305,7 +369,8 @@ def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():
         [result("erlang@23.2.6", base), result("erlang@25.2.3", other)], TWO_OTPS, settings
     )
     d = first_named(rep)
-    assert d.verdict == "within noise" and "19 of 30 rounds" in d.note
+    assert d.verdict == "within noise"
+    assert d.reasons == (reason(Why.ROUNDS_DISAGREE, agree=19, rounds=30),)
 
 
 def test_a_pasted_line_with_no_operations_makes_no_ratio():
@@ -316,4 +381,4 @@ def test_a_pasted_line_with_no_operations_makes_no_ratio():
     rep, _ = importer.to_report(doc, "doc", [])
     assert all(d.ratio > 0 for d in rep.differences)
     for fmt in ("table", "markdown", "text"):
-        RENDERERS[fmt](rep)  # renders, no ZeroDivisionError
+        rendered(fmt, rep)  # renders, no ZeroDivisionError

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from bridge.cli.common import rendered
 from bridge.cli.run import Shape, _stderr_warnings
 from bridge.errors import UsageError
-from bridge.render import table
 from bridge.report import schema
 from tests.conftest import FIXTURES
 
@@ -28,7 +28,7 @@ def test_what_stderr_says_beside_json_is_what_the_view_says(capsys):
     _stderr_warnings(report)
     err = capsys.readouterr().err.splitlines()
     assert err and all(x.startswith(("bridge: warning: ", "bridge: advice: ")) for x in err)
-    view = " ".join(table.render(report, width=80).split())
+    view = " ".join(rendered("table", report, width=80).split())
     # Each stderr line (the unstable cells aside: the view marks them) is in the view.
     for line in err:
         text = line.split(": ", 2)[2]

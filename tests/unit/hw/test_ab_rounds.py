@@ -10,6 +10,7 @@ import pytest
 
 from bridge.hw import ab
 from bridge.report import schema
+from bridge.report.findings import Why, reason
 from bridge.report.hw import Hw
 
 WINDOW = 2_000_000  # ns: a 2-ms sample window
@@ -62,17 +63,15 @@ def test_twins_that_waited_unlike_are_said_to():
     assert len(kept[0]) == 6 and left_out == 0
     assert usual == pytest.approx(0.075) and apart == pytest.approx(0.05)
     busy, unlike = ab._waited_rounds(usual, apart)
-    assert (
-        busy == "" and unlike == "the twins' waits for a CPU were 5 points apart in a usual round"
-    )
+    assert busy == () and unlike == reason(Why.TWINS_WAITED_APART, points=5.0, needs=1.1)
     # Alike, however much, below the busy share: nothing to say.
-    assert ab._waited_rounds(*_ran([0.10] * 6, [0.11] * 6)[2:]) == ("", "")
+    assert ab._waited_rounds(*_ran([0.10] * 6, [0.11] * 6)[2:]) == ((), None)
     # 10 points apart or more: the busy machine's rule.
     busy, unlike = ab._waited_rounds(*_ran([0.02] * 6, [0.13] * 6)[2:])
-    assert "11 points apart" in busy and unlike == ""
+    assert busy == (reason(Why.TWINS_WAITED_APART, points=11.0, needs=2.0),) and unlike is None
     # A usual round at 15%: busy, whatever the gap.
     busy, _ = ab._waited_rounds(*_ran([0.15] * 6, [0.16] * 6)[2:])
-    assert "16% of its sample time" in busy
+    assert busy == (reason(Why.TWIN_WAITED, share=0.16, needs=2.0),)
 
 
 def test_too_few_rounds_left_and_the_cells_are_judged_whole():
@@ -83,4 +82,4 @@ def test_too_few_rounds_left_and_the_cells_are_judged_whole():
     assert ab._rounds_that_ran(on, off, paired, 0.05) == (paired, None, None, None)
     # ... by their wait shares (the cpu_time block's): 11% makes the machine busy.
     waits = {on.key: 0.11, off.key: 0.11}
-    assert "11%" in ab._waited(on, off, waits, 0.05)
+    assert ab._waited(on, off, waits, 0.05) == (reason(Why.TWIN_WAITED, share=0.11, needs=2.0),)

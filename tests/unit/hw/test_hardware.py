@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from bridge.hw import hardware
+from bridge.report.findings import Why, reason
 
 X86 = """processor\t: 0
 vendor_id\t: AuthenticAMD
@@ -102,15 +103,29 @@ def test_ia32cap_masks_per_generation(features, gen, expected):
 
 
 def test_openssl_102_cannot_mask_one_feature():
-    with pytest.raises(hardware.CannotMask, match="1.0.2"):
+    with pytest.raises(hardware.CannotMask) as caught:
         hardware.ia32cap_mask(("sha",), "1.0.2")
-    with pytest.raises(hardware.CannotMask):
+    assert caught.value.reason == reason(Why.ZEROES_LEAF7)
+    with pytest.raises(hardware.CannotMask) as caught:
         hardware.mask_for(("sha",), "x86_64", ("OpenSSL", (1, 0, 2)))
+    assert caught.value.reason.why is Why.ZEROES_LEAF7
 
 
 def test_non_openssl_libraries_cannot_be_masked():
-    with pytest.raises(hardware.CannotMask, match="LibreSSL"):
+    with pytest.raises(hardware.CannotMask) as caught:
         hardware.mask_for(("sha",), "x86_64", ("LibreSSL", (3, 8, 2)))
+    assert caught.value.reason == reason(Why.FOREIGN_LIBRARY, library="LibreSSL")
+    with pytest.raises(hardware.CannotMask) as caught:
+        hardware.mask_for(("sha",), "x86_64", None)
+    assert caught.value.reason == reason(Why.LIBRARY_UNKNOWN)
+    with pytest.raises(hardware.CannotMask) as caught:
+        hardware.mask_for(("sha",), "riscv64", ("OpenSSL", (3, 0, 2)))
+    assert caught.value.reason == reason(Why.NO_MASK_FOR_ARCH, arch="riscv64")
+    with pytest.raises(hardware.CannotMask) as caught:
+        hardware.mask_for(("sha", "nosuch"), "x86_64", ("OpenSSL", (3, 0, 2)))
+    assert caught.value.reason == reason(
+        Why.NO_MASK_BIT, variable="OPENSSL_ia32cap", features=("nosuch",)
+    )
 
 
 def test_armcap_replaces_so_mask_is_detected_minus_bits():
@@ -119,8 +134,14 @@ def test_armcap_replaces_so_mask_is_detected_minus_bits():
     mask = hardware.mask_for(("sha",), "aarch64", ("OpenSSL", (3, 0, 2)), detected)
     assert mask.variable == "OPENSSL_armcap"
     assert int(mask.value, 16) == detected & ~0x58
-    with pytest.raises(hardware.CannotMask, match="replaces"):
+    with pytest.raises(hardware.CannotMask) as caught:
         hardware.mask_for(("sha",), "aarch64", ("OpenSSL", (3, 0, 2)), None)
+    assert caught.value.reason == reason(Why.ARMCAP_UNKNOWN)
+    with pytest.raises(hardware.CannotMask) as caught:
+        hardware.mask_for(("nosuch",), "aarch64", ("OpenSSL", (3, 0, 2)), 0xFF)
+    assert caught.value.reason == reason(
+        Why.NO_MASK_BIT, variable="OPENSSL_armcap", features=("nosuch",)
+    )
 
 
 @pytest.mark.parametrize(

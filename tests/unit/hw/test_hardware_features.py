@@ -12,6 +12,7 @@ import pytest
 
 from bridge.hw import ab, hardware
 from bridge.report import schema
+from bridge.report.findings import Why, reason
 from bridge.runtimes.openssl import check_mask, parse_ia32_vector
 from bridge.system import environment
 
@@ -55,8 +56,9 @@ def test_the_parser_model_knows_the_new_bits(value, feature, gen, off):
 
 
 def test_openssl_110_reads_no_ecx_of_leaf_7():
-    with pytest.raises(hardware.CannotMask, match="reads only EBX"):
+    with pytest.raises(hardware.CannotMask) as caught:
         hardware.mask_for(("vaes",), "x86_64", ("OpenSSL", (1, 1, 0)))
+    assert caught.value.reason == reason(Why.OLD_LEAF7, version="1.1.0", features=("vaes",))
     assert hardware.mask_for(("adx",), "x86_64", ("OpenSSL", (1, 1, 0))).value == ":~0x80000"
     assert hardware.mask_for(("vaes",), "x86_64", ("OpenSSL", (1, 1, 1))).value == (
         ":~0x20000000000"

@@ -9,11 +9,13 @@ import json
 import pytest
 
 from bridge.analysis import compare
+from bridge.cli.common import rendered
 from bridge.hw import hardware
 from bridge.nodes import probe
-from bridge.render import RENDERERS, common
 from bridge.render.nodes import render_nodes
 from bridge.report import schema
+from bridge.view import Detail
+from bridge.view.context import ordered
 from tests.conftest import FIXTURES
 
 X86 = (
@@ -154,16 +156,16 @@ def test_node_report_reads_back_unchanged():
 
 def test_nodes_render_with_their_own_host(tmp_path):
     report = schema.load(NODES)
-    text = RENDERERS["text"](report)
+    text = rendered("text", report, Detail.VERBOSE)
     assert max(len(line) for line in text.splitlines()) <= 72
     flat = " ".join(text.split())
     assert "running node t23@vm (os pid" in flat and "on host vm: AMD EPYC" in flat
     assert "at most 25% of one scheduler busy" in flat
     assert "the SHA-1/SHA-256 paths use SHA-NI" in flat
-    rendered = render_nodes(
+    nodes = render_nodes(
         [rt for rt in report.runtimes if rt.node_host], {"erlang@23.2.6@t23@vm": "A/B here."}
     )
-    assert "verdict: libcrypto OpenSSL 1.1.1w" in rendered and "A/B: A/B here." in rendered
+    assert "verdict: libcrypto OpenSSL 1.1.1w" in nodes and "A/B: A/B here." in nodes
 
 
 def _on_host(data: dict, runtime_id: str, host: str, new_id: str) -> None:
@@ -188,7 +190,7 @@ def test_rows_of_one_host_sit_together():
     rt["id"], rt["node"]["host"] = "erlang@23.2.6@b@db2", "db2"
     data["runtimes"].append(rt)
     report = schema.Report.from_json(data)
-    order = [r.runtime for r in common.ordered(report, list(report.results))]
+    order = [r.runtime for r in ordered(report, list(report.results))]
     # db2's two nodes first (db2 was seen first), then vm's.
     assert order == ["erlang@25.2.3@a@db2", "erlang@23.2.6@b@db2", ids[1]]
 

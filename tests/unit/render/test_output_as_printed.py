@@ -63,8 +63,8 @@ REPRODUCE = [
 def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width, monkeypatch, tmp_path):
     import subprocess
 
-    from bridge.render import home as home_module
     from bridge.render import shell
+    from bridge.view import home as home_module
 
     # Paths in the home directory are written from ~/ (which the shell
     # expands), long ones cut, one with a space quoted after the ~/.
@@ -132,18 +132,18 @@ def test_a_wrapped_reproduce_line_means_the_same_words_to_a_shell(width, monkeyp
     ],
 )
 def test_titles_follow_the_sizes_run(description, sizes, title):
-    from bridge.render import titles
+    from bridge.view import titles
 
     assert titles.sized(description, sizes) == (title or description)
 
 
 def test_every_view_titles_a_sweep_by_its_sizes():
     # run-mix1 ran hmac-sha1 at 16, 64 and 256 bytes; the scenario says 1000.
-    from bridge.render import RENDERERS
+    from bridge.cli.common import rendered
     from tests.conftest import FIXTURES
 
     report = schema.load(FIXTURES / "roundtrip" / "run-mix1.json")
     assert "1000-byte message" in report.description("hmac-sha1")
     for fmt in ("table", "markdown", "text"):
-        out = RENDERERS[fmt](report)
+        out = rendered(fmt, report)
         assert "1000-byte" not in out and "16 B, 64 B and 256 B messages" in out.replace("\n", " ")

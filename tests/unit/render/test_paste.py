@@ -21,8 +21,10 @@ import re
 
 import pytest
 
-from bridge.render import RENDERERS, env, home, markdown, plot
+from bridge.cli.common import rendered
+from bridge.render import env, plot
 from bridge.report import schema
+from bridge.view import home
 from tests.conftest import FIXTURES, ROOT
 
 ECDSA = FIXTURES / "roundtrip" / "ecdsa-2otp-2openssl.json"
@@ -63,48 +65,21 @@ def one_scenario(path, scenario: str, drop: str = "") -> schema.Report:
 
 @pytest.mark.parametrize("fmt, suffix", [("markdown", "md"), ("text", "txt")])
 def test_golden_ecdsa_on_two_otps_and_two_openssl_builds(fmt, suffix):
-    rendered = RENDERERS[fmt](load(ECDSA))
+    out = rendered(fmt, load(ECDSA))
     golden = GOLDEN / f"ecdsa-2otp-2openssl.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
-        golden.write_text(rendered)
-    assert rendered == golden.read_text()
+        golden.write_text(out)
+    assert out == golden.read_text()
 
 
-def test_the_markdown_fits_a_post():
-    ecdsa = RENDERERS["markdown"](load(ECDSA))
-    assert len(ecdsa.splitlines()) < 120  # it was 251 lines
-    # One scenario on three runtimes, two of them in two versions.
-    sha256 = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256", drop="erlang@25.2.3#2"))
-    assert len(sha256.splitlines()) <= 80
-    # With a third OTP, its answer line, its rows and its cost model lines.
-    assert len(RENDERERS["markdown"](one_scenario(VERSIONS, "sha256")).splitlines()) <= 95
-    assert len(RENDERERS["markdown"](load(HMAC)).splitlines()) <= 50
-
-
-def test_the_markdown_opens_with_one_answer_line_per_call_and_runtime():
-    report = load(ECDSA)
-    lines = RENDERERS["markdown"](report).splitlines()
-    assert lines[0].startswith("### ecdsa-p256: bridge ") and lines[1] == ""
-    calls = {(r.runtime, r.call) for r in report.results}
-    answers = lines[2 : 2 + len(calls)]
-    assert all(a.startswith("- ") for a in answers)
-    assert set(calls_in(answers)) == calls and len(answers) == len(calls)
-    # The comparisons carry their CI and verdict.
-    otp25 = next(a for a in answers if a.startswith("- erlang@25.2.3 `crypto:verify"))
-    assert re.search(r"time against erlang@23\.2\.6: 0\.\d\d× \(CI [\d.]+–[\d.]+, faster\)", otp25)
-    heading = next(n for n, x in enumerate(lines) if x.startswith("#### ecdsa-p256: "))
-    assert heading > 2 + len(calls)  # the table after the answer
-
-
-def calls_in(answers: list[str]) -> list[tuple[str, str]]:
-    return [(a.split(" `")[0][2:], a.split("`")[1]) for a in answers]
-
-
-def test_the_hw_verdict_answers_with_its_ci():
-    md = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256"))
-    line = next(x for x in md.splitlines() if x.startswith("- erlang@23.2.6 "))
-    assert "uses SHA extensions: masked takes 1.39× (CI 1.26–1.59) at 16 B" in line
-    assert "16.11× (CI 4.13–21.26) at 16 KiB" in line
+def test_the_markdown_table_fits_a_comment():
+    """The few columns that fit a GitHub comment in the open, every column
+    folded under them."""
+    for path in ALL:
+        md = rendered("markdown", load(path))
+        head, rule, _ = table(md)
+        assert len(head) <= 7, (path.name, head)
+        assert "<details><summary>Every column</summary>" in md, path.name
 
 
 def table(md: str, header_start: str = "| runtime") -> tuple[list[str], list[str], list[list[str]]]:
@@ -119,36 +94,40 @@ def table(md: str, header_start: str = "| runtime") -> tuple[list[str], list[str
     return cells[0], cells[1], body
 
 
-def test_numbers_are_right_aligned_and_ops_and_the_low_statistic_stand_beside_ns():
-    md = RENDERERS["markdown"](one_scenario(VERSIONS, "sha256"))
+def test_the_markdown_answers_first_with_each_reason():
+    md = rendered("markdown", one_scenario(VERSIONS, "sha256"))
+    lines = md.splitlines()
+    answer = next(n for n, x in enumerate(lines) if x.startswith("**Hardware:"))
+    first_table = next(n for n, x in enumerate(lines) if x.startswith("| runtime"))
+    assert answer < first_table
+    line = next(x for x in lines if x.startswith("- Erlang crypto:hash on erlang@23.2.6: "))
+    assert "uses SHA extensions, 16.11× slower without (CI 4.13–21.26)" in line
+    withheld = [x for x in lines if x.startswith("- ") and "(inconclusive)" in x]
+    assert withheld and all(" — " in x for x in withheld)
+
+
+def test_numbers_are_right_aligned_and_the_low_statistic_stands_beside_the_median():
+    md = rendered("markdown", one_scenario(VERSIONS, "sha256"))
     head, rule, body = table(md)
-    assert head[:7] == ["runtime", "call", "bytes", "ns/op (hw on)", "95% CI", "p10", "ops/s"]
-    assert "MB/s" in head and "ns/op (hw off)" in head and "off/on (95% CI)" in head
-    for name in ("bytes", "ns/op (hw on)", "95% CI", "p10", "ops/s", "MB/s", "× fastest"):
+    assert head[:5] == ["runtime", "call", "size", "hw", "p10 ns"]
+    for name in ("size", "p10 ns", "median ns (95% CI)"):
         assert rule[head.index(name)].endswith(":"), name
     assert rule[0].startswith(":") and not rule[0].endswith(":")
-    # hw on and off of a call and size share a row: 8 calls at 3 sizes.
-    assert len(body) == 24
-    row = body[0]
-    assert row[0] == "erlang@23.2.6" and row[head.index("off/on (95% CI)")] == "1.39× (1.26–1.59)"
-    ns, low = (float(row[head.index(k)].replace(",", "")) for k in ("ns/op (hw on)", "p10"))
-    assert low <= ns and row[head.index("ops/s")] == "2.06M"
+    assert body[0][0] == "erlang@23.2.6"
 
 
 def test_no_mb_per_s_where_no_bytes_flow():
-    ecdsa = RENDERERS["markdown"](load(ECDSA))
-    head, _, body = table(ecdsa)
-    assert "MB/s" not in head and "ops/s" in head
-    assert "MB/s" not in RENDERERS["text"](load(ECDSA))
-    assert "MB/s" in table(RENDERERS["markdown"](load(HMAC)))[0]
+    for fmt in ("markdown", "text", "table"):
+        assert "MB/s" not in rendered(fmt, load(ECDSA), width=200)
+    assert "MB/s" in rendered("markdown", load(HMAC))
 
 
 def test_folded_blocks_render_on_github():
-    md = RENDERERS["markdown"](load(ECDSA))
+    md = rendered("markdown", load(ECDSA))
     lines = md.splitlines()
     opened = [n for n, x in enumerate(lines) if x.startswith("<details><summary>")]
     summaries = [lines[n] for n in opened]
-    assert any("Environment" in s for s in summaries) and any("Noise" in s for s in summaries)
+    assert any("Environment" in s for s in summaries) and any("Caveats" in s for s in summaries)
     for n in opened:
         assert lines[n - 1] == "" and lines[n + 1] == ""  # blank lines around the Markdown
         close = lines.index("</details>", n)
@@ -158,28 +137,20 @@ def test_folded_blocks_render_on_github():
 
 def test_no_trailing_space_line_breaks_and_no_code_block_but_the_command():
     for path in ALL:
-        md = RENDERERS["markdown"](load(path))
+        md = rendered("markdown", load(path))
         assert not [x for x in md.splitlines() if x != x.rstrip()], path.name
-        # An error's stderr tail is a code block inside its (folded) list item.
         fences = [x for x in md.splitlines() if x.startswith("```")]
         assert fences == ["```sh", "```"] and "```sh\nbridge run " in md, path.name
-    md = RENDERERS["markdown"](load(VERSIONS))
-    assert "| erlang@23.2.6   | `crypto:hash(sha256, Data)`" in md  # the cost model, a table
-    assert re.search(r"\| +R² \|", md)
 
 
 def test_the_home_directory_reads_tilde(monkeypatch):
     report = load(ECDSA)
-    for fmt in ("markdown", "text"):
-        out = RENDERERS[fmt](report)
-        assert "/root/" not in out, fmt
-        assert "~/.cache/bridge/runtimes/bullseye/bin/openssl" in out
-    md = RENDERERS["markdown"](report)
+    md = rendered("markdown", report)
+    assert "~/.cache/bridge/runtimes/bullseye/bin/openssl" in md
     assert "--erl ~/.cache/bridge/runtimes/bullseye/bin/erl --erl /usr/bin/erl" in md
+    assert "/root/.cache" not in md
     # bridge env, and a home elsewhere (the python in a venv under it).
     monkeypatch.setattr(home, "_home", lambda: "/work/wt-i24-paste")
-    items = env.paste_items(report)
-    assert any("Python 3.11.7 (~/.venv/bin/python)" in i for i in items)
     shown = env.render_env({"os": "x"}, report.runtimes, {})
     assert "(~/.venv/bin/python)" in shown and "/work/wt-i24-paste" not in shown
     assert home.tilde("/work/wt-i24-paste2/x /work/wt-i24-paste") == "/work/wt-i24-paste2/x ~"
@@ -188,23 +159,18 @@ def test_the_home_directory_reads_tilde(monkeypatch):
 
 
 def test_masks_are_one_environment_line():
-    items = env.paste_items(load(VERSIONS))
+    from bridge.view import notes
+
+    items = notes.environment(load(VERSIONS))
     masks = [i for i in items if i.startswith("hw off: ")]
     assert masks == ["hw off: OPENSSL_ia32cap=:~0x20000000 (every runtime)"]
 
 
 def test_the_concurrency_block_pastes_too():
-    md = RENDERERS["markdown"](load(CONCURRENCY))
-    head, rule, _ = table(md[md.index("#### Concurrency") :])
-    assert rule[head.index("ops/s (95% CI)")].endswith(":")
+    md = rendered("markdown", load(CONCURRENCY))
+    assert "**Scaling: throughput of N workers at once over one" in md
+    head, rule, _ = table(md, "| runtime  ")
     assert "- erlang procs: N Erlang processes in one node" in md
-    assert "hmac-sha1 at 1000 bytes, 2 workers at once against one" in md.split("####")[0]
-
-
-def test_align_right_aligns_other_modules_tables():
-    lines = ["| a   | n     |", "|-----|-------|", "| x   | 1,234 |", "| y   | 2.0×  |"]
-    assert markdown.align(lines)[1] == "|-----|------:|"
-    assert markdown.align(["| a | b |", "|---|---|", "| x | - |"])[1] == "|---|---|"
 
 
 # -- the text view -------------------------------------------------------------
@@ -212,30 +178,10 @@ def test_align_right_aligns_other_modules_tables():
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)
 def test_the_text_view_survives_mail(path):
-    text = RENDERERS["text"](load(path))
+    text = rendered("text", load(path))
     assert text.isascii() and max(map(len, text.splitlines())) <= 72
-    assert text.splitlines()[2] == "Answer:"
-    assert text.index("Answer:") < text.index("== ") < text.index("Findings:")
+    assert text.startswith("== ")
     assert not re.search(r"^\S+ B\b|^B\b", text, re.M)  # no unit cut from its figure
-
-
-def test_one_meaning_of_a_number_in_brackets():
-    """[n] is a note on what a row measures in every view; the text view's
-    calls are lettered."""
-    report = load(ECDSA)
-    text = RENDERERS["text"](report)
-    calls = [x for x in text.splitlines() if re.match(r"\([a-z]+\) \w+@", x)]
-    assert len(calls) == len({(r.runtime, r.call) for r in report.results})
-    assert calls[0].startswith("(a) erlang@23.2.6: crypto:sign(")
-    assert re.search(
-        r"\(a\) erlang@23\.2\.6: crypto:sign\([^()]*\) \[1\] \(b\)", " ".join(text.split())
-    )
-    notes = [x for x in text.splitlines() if re.match(r"\[\d+\] ", x)]
-    table_notes = [x for x in RENDERERS["table"](report).splitlines() if re.match(r"\[\d+\] ", x)]
-    assert notes
-    # The terminal view names its calls in a legend; where it numbers notes, the same numbers.
-    assert not table_notes or [n.split()[0] for n in notes] == [n.split()[0] for n in table_notes]
-    assert all(not re.match(r"\[\d+\] \w+@", n) for n in notes)
 
 
 # -- plots -----------------------------------------------------------------------

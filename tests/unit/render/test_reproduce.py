@@ -1,5 +1,5 @@
 """The command a view shows to measure a report again: rebuilt from the
-report's checked fields (bridge.render.reproduce), the same words as the line
+report's checked fields (bridge.view.reproduce), the same words as the line
 `bridge run` wrote (bridge.cli.plans.reproduce) when nothing is amiss, and
 never the report's own string."""
 
@@ -13,9 +13,10 @@ import pytest
 
 from bridge.catalog import calls
 from bridge.cli import plans
-from bridge.render import markdown, reproduce, text
-from bridge.render.reproduce import Left
+from bridge.render import markdown, text
 from bridge.report import schema
+from bridge.view import build, reproduce
+from bridge.view.reproduce import Left
 from tests.conftest import FIXTURES
 
 RUNS = [
@@ -112,10 +113,10 @@ def test_a_crafted_line_is_never_printed():
     report = _changed("roundtrip/run-mix1.json", lambda d: d.__setitem__("reproduce", CRAFTED))
     rebuilt = reproduce.of(report)
     assert rebuilt.left == (Left.DIFFERS,)
-    for view in (markdown.render(report), text.render(report)):
+    for view in (markdown.render(build(report)), text.render(build(report))):
         assert "curl" not in view and "evil.example" not in view
         assert "own command line differs" in " ".join(view.split())
-    md = markdown.render(report)
+    md = markdown.render(build(report))
     assert "```sh\nbridge run hmac-sha1 sha256 --seed 1 --hw both --sizes 16,64,256" in md
 
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from bridge.render import RENDERERS
+from bridge.cli.common import rendered
 from bridge.report import schema
 from tests.conftest import FIXTURES
 
@@ -59,15 +59,15 @@ GOLDEN = [
 
 @pytest.mark.parametrize("name, fmt, suffix", GOLDEN)
 def test_golden_renderings_of_varied_reports(name, fmt, suffix):
-    rendered = RENDERERS[fmt](schema.load(ROUNDTRIP / f"{name}.json"))
+    out = rendered(fmt, schema.load(ROUNDTRIP / f"{name}.json"))
     golden = FIXTURES / "golden" / f"{name}.{suffix}"
     if os.environ.get("BRIDGE_UPDATE_GOLDEN"):
-        golden.write_text(rendered)
-    assert rendered == golden.read_text()
+        golden.write_text(out)
+    assert out == golden.read_text()
     if fmt == "text":
-        assert max(map(len, rendered.splitlines())) <= 72 and rendered.isascii()
+        assert max(map(len, out.splitlines())) <= 72 and out.isascii()
 
 
 def test_json_rendering_is_the_report():
     report = schema.load(ROUNDTRIP / "run-mix2.json")
-    assert json.loads(RENDERERS["json"](report)) == report.to_json()
+    assert json.loads(rendered("json", report)) == report.to_json()

@@ -12,6 +12,7 @@ import pytest
 
 from bridge.errors import UsageError
 from bridge.report import check, codec, schema
+from bridge.report.findings import PARAMS, Why
 from bridge.report.whynot import (
     KINDS,
     BypassesEvp,
@@ -22,7 +23,6 @@ from bridge.report.whynot import (
     NoAsm,
     NoCapvector,
     NoneFound,
-    Reason,
     Sign,
     Source,
     TooSmall,
@@ -55,7 +55,18 @@ EXAMPLES = [
 
 def test_every_reason_has_an_example():
     assert {type(e) for e in EXAMPLES} == set(KINDS.values())
-    assert set(KINDS) == set(Reason)
+    assert set(KINDS) == {
+        Why.CPU_LACKS,
+        Why.ENV_MASKS,
+        Why.NO_ASM,
+        Why.NO_CAPVECTOR,
+        Why.BYPASSES_EVP,
+        Why.TOO_SMALL,
+        Why.NONE_FOUND,
+    }
+    # Each record's fields are its code's parameters.
+    for example in EXAMPLES:
+        assert set(example.params()) == PARAMS[example.reason]
 
 
 @pytest.mark.parametrize("why", EXAMPLES, ids=lambda w: w.reason.value)

@@ -29,11 +29,11 @@ import shlex
 from dataclasses import dataclass
 
 from bridge.catalog import calls, scenario
-from bridge.hw.hardware import MASK_VARS
-from bridge.render import home
+from bridge.catalog.vocab import MASK_VARS
 from bridge.report import schema
 from bridge.report.hw import HwMode
 from bridge.settings import BOUNDS, DEFAULT, QUICK, Settings
+from bridge.view import home
 
 # A running node's name, as bridge.cli.replay checks one before naming it.
 _NODE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+.-@")

@@ -1,4 +1,4 @@
-"""Why a path is not using the hardware, in words (bridge.render.whynot): each
+"""Why a path is not using the hardware, in words (bridge.view.words.why_not): each
 reason says what applies and what to do next, and the verdict lines of
 every view carry it after the figures (a verdict without figures: instead
 of its stored reason)."""
@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from bridge.render import RENDERERS, common
-from bridge.render.whynot import why_not
+from bridge.cli.common import FORMATS, rendered
+from bridge.render import terminal
 from bridge.report import schema
 from bridge.report.whynot import (
     BypassesEvp,
@@ -25,6 +25,8 @@ from bridge.report.whynot import (
     Source,
     TooSmall,
 )
+from bridge.view import build
+from bridge.view.words import why_not
 from tests.conftest import FIXTURES
 
 LIB = "/cache/noasm-openssl/lib/libcrypto.so.3"
@@ -78,7 +80,7 @@ def test_sizes_are_said_in_the_scenario_s_unit_and_the_view_s_times_sign():
 def _report(verdict: str, speedup, why) -> schema.Report:
     report = schema.load(FIXTURES / "report-hmac-sha1-v1.json")
     v0 = report.verdicts[0]
-    head = common.explanation(report, v0).split(":")[0]
+    head = v0.explanation.split(":")[0]
     text = (
         f"{head} does not use SHA extensions: 1.00× at 1000 bytes, within noise"
         if speedup is not None
@@ -89,28 +91,34 @@ def _report(verdict: str, speedup, why) -> schema.Report:
     return dataclasses.replace(report, verdicts=(v,))
 
 
+def answer_line(report: schema.Report):
+    (line,) = [x for a in build(report).answers() if a.kind.value == "hardware" for x in a.lines]
+    return line
+
+
 def test_a_not_used_line_ends_with_its_reason():
     report = _report("not-used", 1.0, NoAsm(LIB, "OpenSSL 3.5.7", EVIDENCE))
-    line = common.explanation(report, report.verdicts[0])
-    assert line.endswith(why_not(report.verdicts[0].why))
-    assert "within noise; " + LIB in line
+    line = answer_line(report)
+    assert line.verdict.text == "does not use SHA extensions"
+    assert line.reason == why_not(report.verdicts[0].why)
+    assert terminal.said(line).endswith(why_not(report.verdicts[0].why))
 
 
 def test_a_masked_line_says_which_variable_instead_of_its_stored_reason():
     report = _report("masked", None, EnvMasks("OPENSSL_ia32cap", ":~0x20000000"))
-    line = common.explanation(report, report.verdicts[0])
-    assert line.endswith(": masked: " + why_not(report.verdicts[0].why))
-    assert "already masks it" not in line
+    line = answer_line(report)
+    assert line.reason == why_not(report.verdicts[0].why)
+    assert "already masks it" not in terminal.said(line)
 
 
-@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_says_it(fmt):
     report = _report("not-used", 1.0, NoAsm(LIB, "OpenSSL 3.5.7", EVIDENCE))
-    out = RENDERERS[fmt](report)
+    out = rendered(fmt, report)
     if fmt == "json":
         assert json.loads(out)["verdicts"][0]["why"]["reason"] == "no-asm"
     else:
-        assert "built without assembler" in " ".join(out.split()), fmt
+        assert "built without assembler" in " ".join(out.split()).replace("\\", ""), fmt
 
 
 def test_a_smaller_size_s_own_reason_is_said_briefly_in_the_answer():
@@ -125,9 +133,6 @@ def test_a_smaller_size_s_own_reason_is_said_briefly_in_the_answer():
         dataclasses.replace(r, size=n) for r in report.results[:1] for n in sorted(sizes)
     )
     report = dataclasses.replace(report, verdicts=(small, large), results=results)
-    from bridge.render import summary
-
-    _, lines = summary.answer(report, v0.scenario)
-    (line,) = [line for line in lines if "1.01×" in line]
-    assert line.endswith("1.01× at 16 B (too small to show)")
+    line = answer_line(report)
+    assert line.figure.endswith("1.01× at 16 B (too small to show)")
     assert all(why_not(w, brief=True) for w in (NoneFound(1), BypassesEvp("x")))

@@ -23,14 +23,6 @@ def sentences(report: schema.Report, scenario: str) -> list[str]:
     return out
 
 
-def lines(report: schema.Report, scenario: str) -> list[str]:
-    """The block under a scenario's table (the table view has no summary)."""
-    found = sentences(report, scenario)
-    if not found:
-        return []
-    return ["", "As a server sees it:"] + [f"- {s}" for s in found]
-
-
 def _who(report: schema.Report, runtime: str) -> str:
     kind = report.kind_of(runtime)
     several = sum(rt.kind == kind and not rt.masked for rt in report.runtimes) > 1

@@ -1,9 +1,10 @@
-"""What a scenario's sizes count, for the renderers: bytes for most kinds,
+"""What a scenario's sizes count, for the view: bytes for most kinds,
 iterations for PBKDF2, "per call" for the fixed-size operations (sign,
 verify, key agreement) (scenario.Scenario.size_unit). The wording itself is
-hw.verdicts' (size_text, short, at), so that a verdict stored in a report and
+bridge.view.words' (size_text, short, at), so that a verdict stored in a report and
 every view say a size the same way: "1,024 iterations", never "1024 B";
-sign rows are timed per call and show no MB/s."""
+sign rows are timed per call and show no MB/s. One time unit per column of
+times (TimeScale)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bridge.catalog.scenario import KINDS
-from bridge.hw import verdicts
 from bridge.report import schema
+from bridge.view import words
 
-BYTES, ITERATIONS, PER_CALL = verdicts.BYTES, verdicts.ITERATIONS, verdicts.PER_CALL
+BYTES, ITERATIONS, PER_CALL = words.BYTES, words.ITERATIONS, words.PER_CALL
 COLUMNS = {BYTES: "bytes", ITERATIONS: "iterations", PER_CALL: "message"}
 
 
@@ -46,12 +47,12 @@ def throughput(unit: str) -> bool:
 
 def size_text(n: int, unit: str = BYTES) -> str:
     """16 bytes, 1 KiB; 1,024 iterations."""
-    return verdicts.size_text(n, unit)
+    return words.size_text(n, unit)
 
 
 def short(n: int, unit: str = BYTES) -> str:
     """16 B, 1 KiB; 1,024 iterations: the form lists of sizes use."""
-    return verdicts.short(n, unit)
+    return words.short(n, unit)
 
 
 def cell_value(n: int, unit: str = BYTES) -> str:
@@ -68,7 +69,7 @@ def at(report: schema.Report, scenario: str, size: int, brief: bool = False) -> 
     report's scenario is, in a sentence ("at 16 B" `brief`, in lists)."""
     u = unit(report, scenario)
     several = u == PER_CALL and len(sizes_run(report, scenario)) > 1
-    return verdicts.at(size, u, several, brief)
+    return words.at(size, u, several, brief)
 
 
 def scenarios_run(report: schema.Report) -> list[str]:
@@ -110,7 +111,6 @@ class TimeScale:
 
 
 SCALES = (TimeScale("s", 1e9), TimeScale("ms", 1e6), TimeScale("µs", 1e3), TimeScale("ns", 1.0))
-NS = SCALES[-1]
 
 
 def time_scale(values: Iterable[float]) -> TimeScale:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bridge.hw import verdicts
+from bridge.view import units
 
 UNIT = r"(?:B|bytes|KiB|MiB|GiB)"
 SCALE = {"B": 1, "bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -86,7 +86,7 @@ def _swap(text: str, m: re.Match, phrase: str) -> str:
 
 
 def _size(n: int) -> str:
-    return verdicts.short(n)
+    return units.short(n)
 
 
 def _list(run: list[int]) -> str:

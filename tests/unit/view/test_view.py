@@ -1,0 +1,88 @@
+"""The view's promises that are not about one run's shape."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from bridge.analysis.findings import complete
+from bridge.render import markdown, terminal, text
+from bridge.report import schema
+from bridge.view import Detail, build
+from bridge.view.model import NoteKind
+from tests.conftest import FIXTURES
+
+VIEW = FIXTURES / "view"
+
+
+def test_unstable_marks_are_keyed_by_their_scenario():
+    """sha256 and sha512 both have hash at 16 B on one runtime: each
+    scenario's table marks its own unstable cell (a fix merged from
+    i37-site: the marks were keyed without the scenario)."""
+    report = complete(schema.load(VIEW / "hmac.json"))
+    first = report.results[0]
+    twin = dataclasses.replace(first, scenario="hmac-sha1-again")
+    cells = [
+        schema.UnstableCell(r.scenario, r.runtime, r.call_id, r.size, r.hw, 0.2)
+        for r in (first, twin)
+    ]
+    both = dataclasses.replace(
+        report, results=(*report.results, twin), unstable=tuple(cells), differences=()
+    )
+    view = build(both)
+    for section in view.sections:
+        table = section.tables[0]
+        median = table.column("median")
+        marked = [row for row in table.rows if row[median].mark == "!"]
+        assert len(marked) == 1, section.key
+    shown = terminal.render(view, 80)
+    assert shown.count("!\n") + shown.count("! ") >= 2
+
+
+def test_quiet_has_no_caveats_verbose_names_the_statistics():
+    report = complete(schema.load(VIEW / "conc.json"))
+    quiet = build(report, Detail.QUIET)
+    assert not quiet.caveats and not quiet.provenance
+    assert not any(n.kind is NoteKind.WARNING for s in quiet.sections for n in s.notes)
+    normal = terminal.render(build(report), 80)
+    assert "Spearman" not in normal
+    assert "Spearman" in terminal.render(build(report, Detail.VERBOSE), 80)
+
+
+def test_the_autogroup_note_only_where_python_workers_ran():
+    report = complete(schema.load(VIEW / "conc.json"))
+    c = report.concurrency
+    erlang_only = dataclasses.replace(
+        c, cells=tuple(x for x in c.cells if x.runtime.startswith("erlang"))
+    )
+    assert "autogroup" in terminal.render(build(report), 80)
+    alone = dataclasses.replace(report, concurrency=erlang_only)
+    assert "autogroup" not in terminal.render(build(alone), 80)
+
+
+def test_warnings_have_one_capitalisation():
+    for name in ("hmac.json", "conc.json", "tls.json"):
+        view = build(complete(schema.load(VIEW / name)))
+        for line in terminal.render(view, 80).splitlines():
+            assert not line.startswith("warning:"), line
+
+
+def test_the_text_view_is_about_as_long_as_the_terminal_one():
+    """One quick scenario: the text view says each verdict once (it was 178
+    lines against the terminal's 53)."""
+    report = complete(schema.load(VIEW / "hmac.json"))
+    view = build(report)
+    mail, term = text.render(view), terminal.render(view, 80)
+    assert len(mail.splitlines()) <= len(term.splitlines()) * 1.3
+    assert max(map(len, mail.splitlines())) <= 72
+    assert mail.isascii()
+
+
+def test_markdown_keeps_a_few_columns_and_folds_the_rest():
+    report = complete(schema.load(VIEW / "hmac.json"))
+    md = markdown.render(build(report))
+    first_row = next(line for line in md.splitlines() if line.startswith("| runtime"))
+    assert first_row.count("|") - 1 <= 7
+    assert "<details><summary>Every column</summary>" in md
+    # Every withheld verdict carries its reason in the Markdown too.
+    answers = [line for line in md.splitlines() if line.startswith("- ") and "inconclusive" in line]
+    assert answers and all(" — " in line for line in answers)
