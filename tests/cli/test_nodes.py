@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, bridge_cmd, needs_erl, wait_gone, worker_pids
+from tests.conftest import ROOT, bridge_cmd, needs_erl, read_until, wait_gone, worker_pids
 
 pytestmark = needs_erl
 
@@ -509,14 +509,18 @@ def test_the_agent_is_purged_on_interrupt_and_on_sigkill(sig, otp25, home, env_f
     before = worker_pids()
     proc = _measuring([*SLOW, "--node", otp25.name, "--measure", *cookie_args(home)], env_for, out)
     try:
-        assert otp25.wait_for(lambda s: s["mods"])["mods"]
-        time.sleep(0.5)
+        # Mid-run: its first round measured on the node (by the agent), five
+        # to come, however slowly a busy machine let it get there.
+        head = read_until(proc, "round 1/6 of hmac-sha1 done")
+        loaded = otp25.check()["mods"]
         proc.send_signal(sig)
-        _, stderr = proc.communicate(timeout=60)
+        _, rest = proc.communicate(timeout=60)
+        stderr = head + rest
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    assert loaded, "bridge's agent was not on the node mid-run"
     if sig == signal.SIGINT:
         # bridge purges the agent itself, and keeps what it measured.
         assert proc.returncode == 130, stderr
