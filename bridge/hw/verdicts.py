@@ -28,7 +28,8 @@ each cell's per-call times (bridge.stats.LOW_STATISTIC), with a bootstrap
 
 Every verdict but used, inconclusive and cannot-test carries why the path
 does not use the feature, as a code with its parameters (Verdict.why,
-bridge.hw.whynot).
+bridge.hw.whynot); an inconclusive at a size too small for a gain that a
+larger size shows carries that size (whynot.too_small).
 """
 
 from __future__ import annotations
