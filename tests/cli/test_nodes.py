@@ -71,7 +71,10 @@ class Target:
             "crypto": fields["crypto"] == "true",
         }
 
-    def wait_for(self, what, timeout: float = 20.0) -> dict[str, object]:
+    def wait_for(self, what, timeout: float = 120.0) -> dict[str, object]:
+        """The target's state once `what` holds of it. The timeout bounds a
+        hang, not a speed: beside two CPU hogs (a load of 14-17) bridge took
+        over 20 s to start, compile its agent with OTP 23's erlc and load it."""
         deadline = time.monotonic() + timeout
         while True:
             state = self.check()
@@ -403,7 +406,10 @@ def test_measure_two_releases_side_by_side(otp25, otp23, home, env_for, tmp_path
     try:
         # While it runs: bridge's side has connections out and nothing that
         # listens, starts no epmd, and shows the cookie to no one.
-        state = otp23.wait_for(lambda s: s["mods"])
+        state = otp23.wait_for(lambda s: s["mods"] or proc.poll() is not None)
+        if not state["mods"] and proc.poll() is not None:
+            _, stderr = proc.communicate(timeout=60)  # what bridge said of it
+            pytest.fail(f"bridge ended before its agent was seen on OTP 23: {stderr[-2000:]}")
         assert state["mods"], "bridge's agent never arrived on the OTP 23 node"
         tree = _tree(proc.pid)
         relay = [p for p in tree if b"-dist_listen\x00false" in _read(f"/proc/{p}/cmdline")]
