@@ -334,11 +334,18 @@ def test_ctrl_c_during_a_level_stops_all_n(tmp_path):
     )
     try:
         head = read_until(proc, "processes (level cell 4/6)")
+        # bridge moves on in steps of 50 ms and is stopped while the test
+        # looks for the level's processes: reading /proc for them took
+        # seconds beside two CPU hogs, and the run had ended by then.
         deadline = time.monotonic() + 60
+        proc.send_signal(signal.SIGSTOP)
         while len(worker_pids() - before) < 2 and time.monotonic() < deadline:
+            proc.send_signal(signal.SIGCONT)
             time.sleep(0.05)
+            proc.send_signal(signal.SIGSTOP)
         assert len(worker_pids() - before) >= 2, "the level-2 processes never started"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGINT)  # delivered as it continues
+        proc.send_signal(signal.SIGCONT)
         _, rest = proc.communicate(timeout=60)
         stderr = head + rest
     finally:

@@ -53,8 +53,13 @@ runs_bridge_code(P) ->
     end.
 
 %% unload/1 removes the modules and, through the purge, every process still
-%% running them.
-unload_test() ->
+%% running them. Up to 60 s, a bound on a hang: the first compile:forms/2
+%% loads the compiler, which beside two CPU hogs (a load of 15) outlasted
+%% EUnit's default 5 s.
+unload_test_() ->
+    {timeout, 60, fun unload/0}.
+
+unload() ->
     Mod = bridge_agent_tests_victim,
     Forms = [{attribute, 1, module, Mod},
              {attribute, 2, export, [{wait, 0}]},
