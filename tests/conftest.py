@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bridge.settings import Settings
+from tests import busy
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -39,6 +41,12 @@ FAST_ARGS = [
 
 needs_erl = pytest.mark.skipif(shutil.which("erl") is None, reason="erl not installed")
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
+
+
+def pytest_configure(config):
+    # Tests that need a quiet machine: checked, skipped saying so, counted
+    # (tests/busy.py).
+    config.pluginmanager.register(busy.Plugin(), "bridge-busy")
 
 
 # `make test` runs the suite in two passes: `pytest -n 2 -m "not serial"`
@@ -208,6 +216,25 @@ def bridge_cmd(*args: str, env: dict | None = None, timeout: float = 300, **kw):
     if isinstance(done.stderr, str):
         done.stderr = without_progress(done.stderr)
     return done
+
+
+def read_until(proc: subprocess.Popen, needle: str, timeout: float = 120) -> str:
+    """What `proc` has written on stderr (a pipe), once it holds `needle`
+    (a progress line's words): a run that has reached that point, however slowly a busy
+    machine let it (a test that signals a run at a fixed delay after it
+    started finds it elsewhere under load). The timeout bounds a hang.
+    Read from the descriptor, unbuffered, so that a later communicate()
+    returns the rest of stderr: the whole is the two joined."""
+    fd, seen = proc.stderr.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while needle.encode() not in seen:
+        left = deadline - time.monotonic()
+        ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
+        chunk = os.read(fd, 65536) if ready else b""
+        if not chunk:
+            raise AssertionError(f"{needle!r} never came: {seen[-2000:].decode(errors='replace')}")
+        seen += chunk
+    return seen.decode(errors="replace")
 
 
 def worker_pids() -> set[int]:

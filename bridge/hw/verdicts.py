@@ -30,7 +30,9 @@ Each verdict carries its reasons as codes with their parameters
 (bridge.report.findings.Reason), what would settle an inconclusive one
 (`Rerun`) and the CI's low end a "used" needed (`margin`); every verdict but
 used, inconclusive and cannot-test also why the path does not use the
-feature (`why`, bridge.hw.whynot). bridge.view.words words them.
+feature (`why`, bridge.hw.whynot), and an inconclusive at a size too small
+for the gain a larger size shows that size (whynot.too_small).
+bridge.view.words words them.
 """
 
 from __future__ import annotations

@@ -12,6 +12,12 @@ For a measured `not-used`, the first of these that the evidence shows:
    feature (CpuLacks seen by the library): it does not detect it;
 3. the same call in the same run is `used` at a larger size (TooSmall);
 4. none of them (NoneFound, with the largest size measured).
+
+An `inconclusive` whose CI reaches into the noise margin, below a larger
+size of the same call that is `used` and below that size's gain, carries
+TooSmall too (too_small): on a busy machine the CI of a small size is
+often too wide for `not-used`, and what the user can act on is the same,
+the size that shows the feature.
 """
 
 from __future__ import annotations
@@ -130,7 +136,11 @@ def not_used(
     seen_by = vector_lacks(build, feature, arch)
     if seen_by is not None:
         return CpuLacks(feature, seen_by)
+    return too_small(size, used) or NoneFound(largest)
+
+
+def too_small(size: int, used: Sequence[tuple[int, float]]) -> TooSmall | None:
+    """The smallest larger size at which the same call is `used`, with its
+    gain; None without one."""
     larger = sorted((n, x) for n, x in used if n > size)
-    if larger:
-        return TooSmall(size, larger[0][0], larger[0][1])
-    return NoneFound(largest)
+    return TooSmall(size, larger[0][0], larger[0][1]) if larger else None

@@ -94,6 +94,7 @@ class Why(_Choice):
     TWIN_GAP = "twin-gap"  # the same twins differed as much elsewhere
     FIXED_COST = "fixed-cost"  # a small gain: mostly fixed per-call cost
     ROUNDS_LEFT_OUT = "rounds-left-out"  # rounds in which a twin waited, left out
+    CPU_SHORT = "cpu-short"  # busy: the wall-time gain is not there in CPU time
     # Why a path does not use the feature: a not-used, masked, cpu-lacks or
     # not-openssl verdict's `why`, as the records of bridge.report.whynot
     # (their fields are the parameters).
@@ -170,6 +171,7 @@ PARAMS: dict[Why, frozenset[str]] = {
     Why.MASKED_FASTER: frozenset({"ratio", "lo", "hi"}),
     Why.SAMPLES_EQUAL: frozenset(),
     Why.WAITED: frozenset({"side", "stretch", "sample_ms"}),
+    Why.CPU_SHORT: frozenset({"cpu", "cpu_lo", "cpu_hi", "needs"}),
     Why.TWIN_GAP: frozenset({"gap", "scenario", "call_id", "size", "unit"}),
     Why.FIXED_COST: frozenset({"speedup", "best_size", "best_speedup", "example"}),
     Why.ROUNDS_LEFT_OUT: frozenset({"left_out", "rounds"}),

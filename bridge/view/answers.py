@@ -55,7 +55,7 @@ def hardware(ctx: Context, scenario: str) -> Answer | None:
     one = len(features) == 1
     head = names.feature(features[0]) if one else "the feature"
     lines: list[AnswerLine] = []
-    said: set[str] = set()
+    said: set[str | tuple[str, str]] = set()
     for (runtime, call_id, feature), group in groups.items():
         group.sort(key=lambda v: v.size)
         top = group[-1]
@@ -67,7 +67,11 @@ def hardware(ctx: Context, scenario: str) -> Answer | None:
         why = next((v.why for v in group[::-1] if v.why is not None), None)
         if why is not None and line.reason in said:  # four rows on one library: said once
             line = dataclasses.replace(line, reason=f"{words.why_not(why, brief=True)}, as above")
+        elif line.reason and (line.reason, line.rerun) in said:
+            # The same withheld reason and rerun (a busy machine): said once.
+            line = dataclasses.replace(line, reason="as above", rerun="")
         said.add(line.reason)
+        said.add((line.reason, line.rerun))
         lines.append(line)
     return Answer(
         AnswerKind.HARDWARE, f"Hardware: hw off = {head} masked from process start", tuple(lines)
@@ -85,7 +89,9 @@ def _verdict_line(subject, group, top, swept, unit, feature) -> AnswerLine:
         same = v.verdict == top.verdict
         tag = "" if same else f" ({_short_word(v)})"
         if v.why is not None and (top.why is None or type(top.why) is not type(v.why)):
-            tag = f" ({words.why_not(v.why, brief=True)})"  # its own reason, briefly
+            # Its own reason, briefly (an inconclusive one still says so).
+            brief = words.why_not(v.why, brief=True)
+            tag = f" ({'inconclusive, ' if v.verdict == 'inconclusive' else ''}{brief})"
         others.append(f"{v.speedup:.2f}× {words.at(v.size, unit, brief=True)}{tag}")
     if others:
         figure += "; " + ", ".join(others)

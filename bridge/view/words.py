@@ -303,6 +303,14 @@ WORDS: dict[Why, tuple[_Words, str]] = {
         QUIETER,
     ),
     Why.TWIN_GAP: (_twin_gap, QUIETER),
+    Why.CPU_SHORT: (
+        lambda p, v: (
+            f"a twin waited for a CPU, and by CPU time per call the masked run is"
+            f" {p['cpu']:.2f}× (CI {p['cpu_lo']:.2f}–{p['cpu_hi']:.2f}), short of the"
+            f" {p['needs']:.2f}× a busy machine needs: the wall-time gain is the wait's"
+        ),
+        QUIETER,
+    ),
     Why.FIXED_COST: (_fixed_cost, ""),
     Why.ROUNDS_LEFT_OUT: (
         lambda p, v: (

@@ -25,6 +25,7 @@ from tests.conftest import (
     bridge_cmd,
     needs_erl,
     needs_openssl,
+    read_until,
     wait_gone,
     worker_pids,
 )
@@ -291,18 +292,19 @@ def _drain(fd: int, stop: threading.Event) -> None:
 @pytest.mark.serial  # the signal is timed against the rounds
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, sig):
-    # 200 samples in 5 rounds of 40 x 20 ms: erlang's first round is done
-    # after about 1.2 s, so an interrupt at ~2.5 s has a finished batch to keep
-    # and is well before the run ends.
+    # 200 samples of 20 ms, in rounds: once round 1 is done (its progress
+    # line, however long a busy machine made it take), every runtime has a
+    # finished batch to keep, and the other rounds are still to come.
     out = tmp_path / "r.json"
     before = worker_pids()
     proc = start_bridge(
         "--processes", "1", "--samples", "200", "--sample-ms", "20", "--hw", "on", out=out
     )
-    _wait_for_worker(b"-m\x00bridge.pyworker.worker")  # every runtime is up: round 1 begins
-    time.sleep(2.5)
+    head = read_until(proc, " of hmac-sha1 done")
+    assert "round 1/" in head, head
     proc.send_signal(sig)
-    _, stderr = proc.communicate(timeout=60)
+    _, rest = proc.communicate(timeout=60)
+    stderr = head + rest
     assert proc.returncode == STATUS[sig], stderr
     assert "Traceback" not in stderr
     report = load(out)

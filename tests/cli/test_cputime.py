@@ -16,6 +16,7 @@ import pytest
 
 from bridge.report import schema
 from bridge.report.hw import Hw
+from bridge.view import words
 from tests.conftest import bridge_cmd, needs_erl, needs_openssl
 
 AGREEMENT = Path(__file__).resolve().parents[2] / "bench" / "agreement-sha256.toml"
@@ -111,6 +112,7 @@ def test_a_cell_that_shares_its_cpu_with_a_busy_loop_is_flagged(tmp_path, no_lef
     )
     assert cell.flag == "waited"
     assert cell.cpu_ns < cell.wall_ns
-    assert any("waited for a CPU" in w and "not the cost" in w for w in report.noise.warnings)
+    said = [words.clause(r) for r in report.noise.findings]
+    assert any("waited for a CPU" in w and "not the cost" in w for w in said), said
     # Said once, in the view (stderr carries warnings only beside --format json).
     assert "waited for a CPU" in done.stdout and "waited for a CPU" not in done.stderr

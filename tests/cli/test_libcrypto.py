@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from tests.conftest import (
     bridge_cmd,
     needs_erl,
     needs_openssl,
+    read_until,
     wait_gone,
     worker_pids,
 )
@@ -270,20 +270,21 @@ def test_a_libcrypto_runtime_that_dies_fails_the_run_in_one_error_line(tmp_path,
         text=True,
     )
     try:
-        victim, deadline = None, time.monotonic() + 60
-        while victim is None and time.monotonic() < deadline:
-            for pid in worker_pids() - before:
-                try:
-                    maps = Path(f"/proc/{pid}/maps").read_text()
-                except OSError:
-                    continue
-                if str(copy_dir) in maps:
-                    victim = pid
-            time.sleep(0.05)
-        assert victim, "the --libcrypto worker did not start"
-        time.sleep(0.5)
+        # Mid-run: once round 1 is done (bridge has checked what each worker
+        # maps, and measured), however slowly a busy machine let it get there.
+        head = read_until(proc, "round 1/2 of sha256 done")
+        victim = None
+        for pid in worker_pids() - before:
+            try:
+                maps = Path(f"/proc/{pid}/maps").read_text()
+            except OSError:
+                continue
+            if str(copy_dir) in maps:
+                victim = pid
+        assert victim, "the --libcrypto worker is not running"
         os.kill(victim, signal.SIGKILL)
-        stdout, stderr = proc.communicate(timeout=120)
+        stdout, rest = proc.communicate(timeout=120)
+        stderr = head + rest
     finally:
         if proc.poll() is None:
             proc.kill()

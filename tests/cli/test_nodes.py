@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, bridge_cmd, needs_erl, wait_gone, worker_pids
+from tests.conftest import ROOT, bridge_cmd, needs_erl, read_until, wait_gone, worker_pids
 
 pytestmark = needs_erl
 
@@ -71,7 +71,10 @@ class Target:
             "crypto": fields["crypto"] == "true",
         }
 
-    def wait_for(self, what, timeout: float = 20.0) -> dict[str, object]:
+    def wait_for(self, what, timeout: float = 120.0) -> dict[str, object]:
+        """The target's state once `what` holds of it. The timeout bounds a
+        hang, not a speed: beside two CPU hogs (a load of 14-17) bridge took
+        over 20 s to start, compile its agent with OTP 23's erlc and load it."""
         deadline = time.monotonic() + timeout
         while True:
             state = self.check()
@@ -403,7 +406,10 @@ def test_measure_two_releases_side_by_side(otp25, otp23, home, env_for, tmp_path
     try:
         # While it runs: bridge's side has connections out and nothing that
         # listens, starts no epmd, and shows the cookie to no one.
-        state = otp23.wait_for(lambda s: s["mods"])
+        state = otp23.wait_for(lambda s: s["mods"] or proc.poll() is not None)
+        if not state["mods"] and proc.poll() is not None:
+            _, stderr = proc.communicate(timeout=60)  # what bridge said of it
+            pytest.fail(f"bridge ended before its agent was seen on OTP 23: {stderr[-2000:]}")
         assert state["mods"], "bridge's agent never arrived on the OTP 23 node"
         tree = _tree(proc.pid)
         relay = [p for p in tree if b"-dist_listen\x00false" in _read(f"/proc/{p}/cmdline")]
@@ -509,14 +515,24 @@ def test_the_agent_is_purged_on_interrupt_and_on_sigkill(sig, otp25, home, env_f
     before = worker_pids()
     proc = _measuring([*SLOW, "--node", otp25.name, "--measure", *cookie_args(home)], env_for, out)
     try:
-        assert otp25.wait_for(lambda s: s["mods"])["mods"]
-        time.sleep(0.5)
-        proc.send_signal(sig)
-        _, stderr = proc.communicate(timeout=60)
+        # Mid-run: its first round measured on the node (by the agent), five
+        # to come, however slowly a busy machine let it get there.
+        head = read_until(proc, "round 1/6 of hmac-sha1 done")
+        # bridge is stopped while the test asks the node: beside two CPU
+        # hogs the asking outlasted the rest of the run.
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            loaded = otp25.check()["mods"]
+        finally:
+            proc.send_signal(sig)  # SIGINT: delivered as it continues
+            proc.send_signal(signal.SIGCONT)
+        _, rest = proc.communicate(timeout=60)
+        stderr = head + rest
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    assert loaded, "bridge's agent was not on the node mid-run"
     if sig == signal.SIGINT:
         # bridge purges the agent itself, and keeps what it measured.
         assert proc.returncode == 130, stderr

@@ -29,10 +29,20 @@ bench_deadline_test() ->
     Args = [{<<"call">>, <<"hash">>}, {<<"digest">>, <<"sha256">>}, {<<"data">>, <<"abc">>},
             {<<"warmup_ns">>, 0}, {<<"sample_ns">>, 50000000}, {<<"samples">>, 100}],
     ?assertMatch({error, {timeout, _}}, bridge_agent:bench(Args, 50)),
-    timer:sleep(20),
-    ?assertEqual([], [P || P <- processes() -- Before, is_process_alive(P),
-                           erlang:process_info(P, current_function) =/= undefined,
-                           runs_bridge_code(P)]).
+    Running = fun() -> [P || P <- processes() -- Before, is_process_alive(P),
+                             erlang:process_info(P, current_function) =/= undefined,
+                             runs_bridge_code(P)]
+              end,
+    ?assertEqual([], until_empty(Running, 5000)).
+
+%% What Fun returns once it is [], or after about Ms: a bound on a hang, not
+%% a speed (on a busy machine a killed process can take tens of ms to go).
+until_empty(Fun, Ms) ->
+    case Fun() of
+        [] -> [];
+        Left when Ms =< 0 -> Left;
+        _ -> timer:sleep(10), until_empty(Fun, Ms - 10)
+    end.
 
 runs_bridge_code(P) ->
     case erlang:process_info(P, current_function) of
@@ -43,8 +53,13 @@ runs_bridge_code(P) ->
     end.
 
 %% unload/1 removes the modules and, through the purge, every process still
-%% running them.
-unload_test() ->
+%% running them. Up to 60 s, a bound on a hang: the first compile:forms/2
+%% loads the compiler, which beside two CPU hogs (a load of 15) outlasted
+%% EUnit's default 5 s.
+unload_test_() ->
+    {timeout, 60, fun unload/0}.
+
+unload() ->
     Mod = bridge_agent_tests_victim,
     Forms = [{attribute, 1, module, Mod},
              {attribute, 2, export, [{wait, 0}]},

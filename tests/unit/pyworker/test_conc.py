@@ -101,8 +101,11 @@ def test_a_failing_thread_fails_the_level():
 
         return "api", lambda: b"", loop
 
+    # A warm-up of a second: the threads make their 51 calls (microseconds)
+    # in it unless both are kept off a CPU for all of it, however busy the
+    # machine; each then fails at its next call, so the level ends at once.
     with pytest.raises(OperationError, match="boom"):
-        conc.conc(args(batch=1), prepare, ops._int)
+        conc.conc(args(batch=1, warmup_ns=1_000_000_000), prepare, ops._int)
 
 
 def test_a_thread_failing_in_a_race_fails_the_level():

@@ -72,6 +72,10 @@ EXAMPLES: dict[Why, tuple[dict, str]] = {
         {"side": "off", "stretch": 4.2, "sample_ms": 5},
         "the masked run's samples took 4.2× their planned 5 ms even at best",
     ),
+    Why.CPU_SHORT: (
+        {"cpu": 1.12, "cpu_lo": 0.86, "cpu_hi": 1.32, "needs": 2.0},
+        "by CPU time per call the masked run is 1.12× (CI 0.86–1.32), short of the 2.00×",
+    ),
     Why.TWIN_GAP: (
         {"gap": 1.3, "scenario": "sha512", "call_id": "hashlib", "size": 8192, "unit": "bytes"},
         "at least 1.30× faster elsewhere (hashlib in sha512 at 8 KiB)",

@@ -1,0 +1,122 @@
+"""Hardware verdicts from twins on a busy machine (bridge.hw.ab): a `used`
+from twins that waited for a CPU must show in the CPU time per call of the
+same rounds too, and a small size whose CI is too wide for `not-used`
+still names the size that shows the feature."""
+
+from __future__ import annotations
+
+import pytest
+
+from bridge.catalog import scenario as scenarios
+from bridge.hw import ab, hardware
+from bridge.report import schema
+from bridge.report.findings import Verdict, Why, reason
+from bridge.report.hw import Hw
+from bridge.report.whynot import TooSmall
+from tests.unit.hw.test_whynot import RUNTIME, SYSTEM
+
+ROUNDS = 6  # two samples a round
+LOOPS = 100
+BUSY = (reason(Why.BUSY_MACHINE, others_cpus=1.7, cpus=2, needs=2.0),)
+
+
+def _cell(size: int, hw: Hw, wall: list[float], cpu: list[float], wait: float) -> schema.Result:
+    """A cell whose round i took wall[i] ns per call (cpu[i] of it on a
+    CPU), each window `wait` of it waiting for one."""
+    samples = tuple(w * LOOPS * (1 + k / 1000) for w in wall for k in range(2))
+    cpu_ns = tuple(round(c * LOOPS * (1 + k / 1000)) for c in cpu for k in range(2))
+    return schema.Result(
+        scenario="sha256",
+        runtime=RUNTIME.id,
+        call="crypto:hash(sha256, Data)",
+        call_id="hash",
+        api="crypto:hash/2",
+        semantics="one-shot",
+        algorithm="sha256",
+        size=size,
+        samples=samples,
+        loops=LOOPS,
+        output_hex="00",
+        hw=hw,
+        sample_cpus=(0,) * len(samples),
+        sample_cpu_ns=cpu_ns,
+        sample_wait_ns=tuple(round(wait * s) for s in samples),
+    )
+
+
+def _rounds(r: schema.Result) -> dict[int, list[float]]:
+    per_op = r.per_op_ns()
+    return {i: per_op[2 * i : 2 * i + 2] for i in range(ROUNDS)}
+
+
+def _verdicts(cells: list[schema.Result], busy=BUSY) -> list[schema.HwVerdict]:
+    masked = schema.Runtime(**{**RUNTIME.__dict__, "hw": Hw.OFF})
+    cpu = hardware.Cpu("x86_64", "test", frozenset({"sha_ni"}), False)
+    ctx = ab.plan(RUNTIME, ("sha",), cpu, {}, None)
+    ctx.build = SYSTEM
+    sc = scenarios.load("sha256")
+    seen = ab.Seen(rounds=_rounds, busy=busy)
+    return ab.verdict_list([sc], cells, [RUNTIME, masked], {RUNTIME.id: ctx}, seen)
+
+
+def _why(v: schema.HwVerdict, why: Why) -> dict:
+    found = [r for r in v.reasons if r.why is why]
+    assert found, v.reasons
+    return found[0].params
+
+
+ROUND = [1.0, 1.02, 0.99, 1.01, 1.0, 0.98]  # each round's speed, alike for both twins
+
+
+def test_a_gain_only_in_wall_time_is_not_used_on_a_busy_machine():
+    # The masked twin waited 60% of its windows: 4x the wall time per call,
+    # the same CPU time (the controls beside two CPU hogs read so).
+    on = _cell(16384, Hw.ON, [9_000 * x for x in ROUND], [9_000 * x for x in ROUND], 0.0)
+    off = _cell(16384, Hw.OFF, [36_000 * x for x in ROUND], [9_100 * x for x in ROUND], 0.6)
+    (v,) = _verdicts([on, off])
+    assert v.verdict is Verdict.INCONCLUSIVE, v.reasons
+    assert v.speedup == pytest.approx(4.0, rel=0.02)
+    short = _why(v, Why.CPU_SHORT)
+    assert short["cpu"] == pytest.approx(1.01, abs=0.01) and short["needs"] == 2.0
+    assert v.rerun is not None and v.rerun.why is Why.CPU_SHORT
+
+
+def test_a_gain_in_cpu_time_too_is_used_on_a_busy_machine():
+    # SHA-NI at 16 KiB: 3x the CPU time per call masked, 4x the wall time.
+    on = _cell(16384, Hw.ON, [9_000 * x for x in ROUND], [9_000 * x for x in ROUND], 0.0)
+    off = _cell(16384, Hw.OFF, [36_000 * x for x in ROUND], [27_000 * x for x in ROUND], 0.3)
+    (v,) = _verdicts([on, off])
+    assert v.verdict is Verdict.USED, v.reasons
+
+
+def test_cpu_time_is_not_asked_on_a_quiet_machine_or_without_it():
+    # Quiet and no wait: the wall-time verdict, as before.
+    on = _cell(16384, Hw.ON, [9_000 * x for x in ROUND], [9_000 * x for x in ROUND], 0.0)
+    off = _cell(16384, Hw.OFF, [27_000 * x for x in ROUND], [9_000 * x for x in ROUND], 0.0)
+    (v,) = _verdicts([on, off], busy=())
+    assert v.verdict == "used"
+    # A cell that recorded no CPU time keeps its verdict.
+    bare = [schema.Result(**{**c.__dict__, "sample_cpu_ns": ()}) for c in (on, off)]
+    (v,) = _verdicts(bare)
+    assert v.verdict == "used"
+
+
+def test_an_inconclusive_small_size_names_the_size_that_shows_it():
+    # At 16 B the rounds straddle the margin (too wide for not-used); at
+    # 16 KiB the call is 3x slower masked.
+    wobble = [1.0, 1.12, 0.9, 1.1, 0.93, 1.06]
+    cells = [
+        _cell(16, Hw.ON, [300.0] * 6, [300.0] * 6, 0.0),
+        _cell(16, Hw.OFF, [300.0 * x for x in wobble], [300.0 * x for x in wobble], 0.0),
+        _cell(16384, Hw.ON, [9_000 * x for x in ROUND], [9_000 * x for x in ROUND], 0.0),
+        _cell(16384, Hw.OFF, [27_000 * x for x in ROUND], [27_000 * x for x in ROUND], 0.0),
+    ]
+    small, large = sorted(_verdicts(cells, busy=()), key=lambda v: v.size)
+    assert large.verdict == "used"
+    assert small.verdict is Verdict.INCONCLUSIVE and _why(small, Why.WITHIN_NOISE)
+    assert small.why == TooSmall(16, 16384, pytest.approx(large.speedup))
+    # One whose CI clears the margin showed a gain at its size: no reason.
+    slower = [1.3, 1.35, 1.28, 1.4, 1.25, 1.5]
+    cells[1] = _cell(16, Hw.OFF, [300.0 * x for x in slower], [300.0 * x for x in slower], 0.0)
+    small, _ = sorted(_verdicts(cells, busy=BUSY), key=lambda v: v.size)
+    assert small.verdict == "inconclusive" and small.why is None
