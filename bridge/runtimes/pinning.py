@@ -19,6 +19,20 @@ batches (30% or more: 13 and 7). What still waits is judged by
 bridge.hw.ab (twins that waited unlike need a larger gain). Level cells
 (--concurrency) need every CPU: before them the process is let loose too.
 
+A TLS cell has two sides that hand the handshake's messages back and
+forth: the client (the Erlang worker node, openssl s_time) measures on the
+round's CPU, and its server (Erlang's server node, which the worker starts
+below itself, and openssl s_server) runs on the other CPUs bridge may use,
+for the batch (`others`, `apart`); after it both are free again. Left where
+the kernel puts it, the server woke beside the client that had just
+written to it: on the 2-vCPU guest Erlang's server node ran on the client's
+pinned CPU 40-77% of its running time, where the two took that CPU in turns
+with the client's schedulers spinning; a plain client and server node
+outside bridge, both pinned to one CPU, took 14-18 ms a handshake against
+3.5-4.2 ms on a CPU each, at the same load. Twins still see the same CPUs
+in the same proportion: each round puts both twins' clients on its CPU and
+their servers on the rest.
+
 BRIDGE_PIN=off turns it off (each process where the kernel puts it), for
 measuring what the pinning does (bench/agreement.py, bench/truth.py).
 """
@@ -29,6 +43,7 @@ import contextlib
 import os
 import resource
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bridge.system import cpustat
@@ -63,6 +78,25 @@ class Pinning:
         if self._where.get(pid) != cpu:
             self._where[pid] = cpu if cpustat.set_process_affinity(pid, {cpu}) else None
         return self._where[pid]
+
+    def others(self, round_index: int) -> frozenset[int]:
+        """The CPUs bridge may use other than the round's: where a TLS
+        cell's server runs while its client measures on the round's CPU
+        (empty: pinning is off)."""
+        cpu = self.cpu_for(round_index)
+        return frozenset(c for c in self.cpus if c != cpu)
+
+    def apart(self, pids: Iterable[int], round_index: int) -> frozenset[int]:
+        """Processes `pids` (every thread) on others(round_index): the CPUs,
+        or none when it could not be done for one of them."""
+        others = self.others(round_index)
+        placed = [cpustat.set_process_affinity(pid, others) for pid in pids if others]
+        return others if placed and all(placed) else frozenset()
+
+    def free(self, pids: Iterable[int]) -> None:
+        """Processes `pids` back on every CPU bridge may use."""
+        for pid in pids if self.cpus else ():
+            cpustat.set_process_affinity(pid, set(self.cpus))
 
     def children(self) -> Children:
         """What each child process of a batch (openssl) got of the CPU."""
