@@ -144,32 +144,26 @@ def client_cert_args(sc: TlsScenario, files: TlsFiles) -> list[str]:
 
 @contextlib.contextmanager
 def server(
-    executable: str,
-    env: Mapping[str, str],
-    argv_tail: list[str],
-    cwd: str | None = None,
-    cpus: frozenset[int] = frozenset(),
+    executable: str, env: Mapping[str, str], argv_tail: list[str], cwd: str | None = None
 ) -> Iterator[tuple[int, subprocess.Popen]]:
-    """s_server on 127.0.0.1 and a free port (on `cpus`, if any), killed and
-    reaped on the way out. Its stderr goes to an unnamed file, not a pipe
-    that a long cell could fill."""
+    """s_server on 127.0.0.1 and a free port, killed and reaped on the way out.
+    Its stderr goes to an unnamed file, not a pipe that a long cell could fill."""
     last = ""
     for _ in range(START_TRIES):
         port = free_port()
         argv = [executable, "s_server", "-accept", f"127.0.0.1:{port}", *argv_tail]
         with tempfile.TemporaryFile() as errors:
-            with cpustat.calling_thread_on(set(cpus)):  # the child inherits them
-                child = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=errors,
-                    env=dict(env),
-                    cwd=cwd,
-                    preexec_fn=proc.die_with_parent,
-                    start_new_session=True,
-                    close_fds=True,
-                )
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                env=dict(env),
+                cwd=cwd,
+                preexec_fn=proc.die_with_parent,
+                start_new_session=True,
+                close_fds=True,
+            )
             try:
                 deadline = time.monotonic() + START_WAIT_S
                 while child.poll() is None and not listening(port, child.pid):
@@ -208,25 +202,17 @@ def bench(rt, job, plan):  # (OpensslRuntime, Job, BatchPlan) -> Batch
     output = _negotiated(rt, env, (sc, version, files), resumed)
     seconds = rt.settings.openssl_seconds
     samples, loops, server_ns = [], [], []
-    # s_time on the round's CPU, s_server on the others (bridge.runtimes.pinning).
-    cpu, others = rt.pinning.cpu_for(plan.round), rt.pinning.others(plan.round)
     with (
         page_dir(sc) as www,
         server(
-            rt.executable,
-            rt.child_env(),
-            [*tail, "-quiet", *(["-WWW"] if www else [])],
-            www,
-            others,
+            rt.executable, rt.child_env(), [*tail, "-quiet", *(["-WWW"] if www else [])], www
         ) as (port, child),
     ):
         argv = _s_time(rt, job, port, www)
         for _ in range(plan.samples):
             c0, t0 = cpustat.process_cpu_ns(child.pid), time.perf_counter_ns()
             # 1.1.1's s_time exits with status 1 after a good run: its count says.
-            with cpustat.calling_thread_on(None if cpu is None else {cpu}):
-                timeout = 3 * seconds + rt.settings.timeout_slack_s
-                done = _exec(argv, env, timeout, "s_time", True)
+            done = _exec(argv, env, 3 * seconds + rt.settings.timeout_slack_s, "s_time", True)
             elapsed, c1 = time.perf_counter_ns() - t0, cpustat.process_cpu_ns(child.pid)
             samples.append(elapsed)
             loops.append(_connections(done, resumed))

@@ -20,18 +20,24 @@ bridge.hw.ab (twins that waited unlike need a larger gain). Level cells
 (--concurrency) need every CPU: before them the process is let loose too.
 
 A TLS cell has two sides that hand the handshake's messages back and
-forth: the client (the Erlang worker node, openssl s_time) measures on the
-round's CPU, and its server (Erlang's server node, which the worker starts
-below itself, and openssl s_server) runs on the other CPUs bridge may use,
-for the batch (`others`, `apart`); after it both are free again. Left where
-the kernel puts it, the server woke beside the client that had just
-written to it: on the 2-vCPU guest Erlang's server node ran on the client's
-pinned CPU 40-77% of its running time, where the two took that CPU in turns
-with the client's schedulers spinning; a plain client and server node
-outside bridge, both pinned to one CPU, took 14-18 ms a handshake against
-3.5-4.2 ms on a CPU each, at the same load. Twins still see the same CPUs
-in the same proportion: each round puts both twins' clients on its CPU and
-their servers on the rest.
+forth. Erlang's client (the worker node) measures on the round's CPU, and
+its server (a node the worker starts below itself, bridge_tls_server) runs
+on the other CPUs bridge may use, for the batch (`others`, `apart`); after
+it both are free again, and each node has as many schedulers online as it
+has CPUs meanwhile (bridge_tls). The server node was never pinned with its
+client, but the kernel woke it beside the client that had just written to
+it: on the 2-vCPU guest it was seen on the client's pinned CPU 62 times of
+99, about half its run time, where the two took that CPU in turns with the
+client's two schedulers, one spinning. Two plain nodes outside bridge, at a
+load of 12-15: client pinned and server free 5.0-8.9 ms a TLS 1.3
+handshake, on a CPU each with one scheduler online 3.6-4.3 ms; both on one
+CPU 10-13 ms (load 6-7). Twins still see the same CPUs in the same
+proportion: each round puts both twins' clients on its CPU and their
+servers on the rest. openssl's s_time and s_server stay free, as the
+kernel puts them: neither spins, and pinned apart (one CPU each) they read
+19-84% fewer handshakes/s in all 20 openssl cells of the four TLS
+scenarios' --quick runs at a load of 10-12 (each run beside one with them
+free), each side waiting for its one CPU.
 
 BRIDGE_PIN=off turns it off (each process where the kernel puts it), for
 measuring what the pinning does (bench/agreement.py, bench/truth.py).
@@ -80,8 +86,8 @@ class Pinning:
         return self._where[pid]
 
     def others(self, round_index: int) -> frozenset[int]:
-        """The CPUs bridge may use other than the round's: where a TLS
-        cell's server runs while its client measures on the round's CPU
+        """The CPUs bridge may use other than the round's: where Erlang's
+        TLS server node runs while its client measures on the round's CPU
         (empty: pinning is off)."""
         cpu = self.cpu_for(round_index)
         return frozenset(c for c in self.cpus if c != cpu)
