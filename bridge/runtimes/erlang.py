@@ -146,10 +146,12 @@ class ErlangRuntime(WorkerRuntime):
 
     @contextlib.contextmanager
     def placed(self, job: Job, round_index: int, cpu: int | None) -> Iterator[dict[str, Any]]:
-        """A TLS cell's server node runs below the worker (erl_child_setup
-        starts it, and its affinity is the node's): for the batch, the
-        server on the other CPUs, the worker on `cpu`, each told how many it
-        has (bridge_tls:measuring/1); then both free (bridge.runtimes.pinning)."""
+        """A TLS cell's server node runs below the worker: erl_child_setup
+        forks it and it starts with erl_child_setup's affinity, which pinning
+        the worker's threads leaves alone. For the batch, the server (and
+        erl_child_setup, for a server node started in it) on the other CPUs,
+        the worker on `cpu`, each told how many it has
+        (bridge_tls:measuring/1); then both free (bridge.runtimes.pinning)."""
         if cpu is None or job.call.op not in calls.TLS_OPS or self.worker is None:
             yield {}
             return

@@ -3,7 +3,12 @@ and free on every CPU again once the batch is done. Processes that stayed
 pinned between their batches took the next batch's CPU in turns with it: in
 a control run with two processes a side (tests/cli/test_hardware.py), masked
 Erlang nodes waited for a CPU in up to 86% of their sample windows, and
-ChaCha20 read up to 1.6x "slower" masked."""
+ChaCha20 read up to 1.6x "slower" masked.
+
+A TLS cell's Erlang server node runs apart from its pinned client, judged on
+the server's CPU time and the affinity it had while it ran (the kernel woke
+it beside the client about half its run time before); openssl's s_time and
+s_server stay free."""
 
 from __future__ import annotations
 
