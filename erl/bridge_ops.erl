@@ -25,6 +25,8 @@
 %% Random bytes per call, PBKDF2 iterations per call: bounds of the same kind.
 -define(MAX_RAND_BYTES, 64 * 1024 * 1024).
 -define(MAX_ITERATIONS, 100000000).
+%% The CPUs a TLS cell's client or server is given: as many as erl's +S takes.
+-define(MAX_CPUS, 1024).
 
 -type error_class() :: bad_request | unknown_op | unknown_call | unsupported | failed.
 -type error_reply() :: {error, {error_class(), binary()}}.
@@ -71,14 +73,16 @@ bench(Args) ->
     end.
 
 %% A TLS cell's server CPU, per sample (bridge_tls:server_meter/0), beside
-%% the probe's figures.
+%% the probe's figures; the client measures with the schedulers of its CPUs
+%% (bridge_tls:measuring/1).
 measured(Loop, Params, Permille) ->
     case bridge_tls_meter() of
         none ->
             {Samples, Probed} = bridge_measure:run_probed(Loop, Params, Permille),
             {Samples, Probed, []};
         Meter ->
-            {Samples, Probed, Server} = bridge_measure:run_metered(Loop, Params, Permille, Meter),
+            Run = fun() -> bridge_measure:run_metered(Loop, Params, Permille, Meter) end,
+            {Samples, Probed, Server} = (tls_module()):measuring(Run),
             {Samples, Probed, [{server_cpu_ns, Server}]}
     end.
 
@@ -341,7 +345,9 @@ tls(Version, Resumed, Args) ->
                    resumption => opt_int(<<"resumption">>, Args, 0, 0, 1) =:= 1,
                    cert => bin_arg(<<"cert">>, Args),
                    key => bin_arg(<<"cert_key">>, Args),
-                   ca => bin_arg(<<"ca">>, Args)},
+                   ca => bin_arg(<<"ca">>, Args),
+                   client_cpus => opt_int(<<"client_cpus">>, Args, 0, 0, ?MAX_CPUS),
+                   server_cpus => opt_int(<<"server_cpus">>, Args, 0, 0, ?MAX_CPUS)},
     Tls = tls_module(),
     case code:ensure_loaded(Tls) of
         {module, Tls} -> Tls:prepare(Spec);

@@ -13,6 +13,17 @@
 %% negotiate is every runtime's; in TLS 1.2 both sides also have P-256 after
 %% the group, which an ECDSA certificate's curve needs there.
 %%
+%% Where the two nodes run while a cell measures: the driver pins this node
+%% to the round's CPU and the server node to the other CPUs bridge may use
+%% (bridge/runtimes/pinning.py), and says how many each has (client_cpus,
+%% server_cpus; 0 or absent: as started, as at --concurrency levels). Each
+%% node then runs as many schedulers online as erl started on those CPUs
+%% would (`taskset -c 0 erl` on two CPUs starts 2 schedulers, 1 online):
+%% two schedulers of one node on one CPU take it in turns, one of them
+%% spinning while the other has the handshake's work. This node's go back
+%% when the cell's measurement ends; the server node's are set anew by
+%% every listener.
+%%
 %% The output (bridge/catalog/negotiated.py) gives what ssl can tell: the
 %% protocol, the suite, the server's certificate, whether the session was
 %% resumed, and the client's certificate as the server saw it. ssl names
@@ -25,13 +36,15 @@
 -module(bridge_tls).
 
 -export([prepare/1, server_meter/0, server_opts/1, client_opts/1, start_ssl/0]).
--export([fingerprint/1]).
+-export([measuring/1, online/1, fingerprint/1]).
 -export_type([spec/0]).
 
 -define(TIMEOUT, 10000).
 -define(LOOPBACK, {127, 0, 0, 1}).
 %% The server's CPU meter of the cell this process prepared (bench reads it).
 -define(METER, bridge_tls_meter).
+%% The CPUs the client has while that cell measures (measuring/1).
+-define(CLIENT_CPUS, bridge_tls_client_cpus).
 %% How long a full handshake's TLS 1.3 ticket may take to arrive.
 -define(TICKET_WAIT, 5000).
 -define(FINGERPRINT_HEX, 16).
@@ -41,7 +54,8 @@
 -type spec() :: #{version := version(), resumed := boolean(), group := binary(),
                   cert_type := binary(), client_auth := boolean(), resumption := boolean(),
                   cert := binary(), key := binary(), ca := binary(),
-                  client_cert => binary(), client_key => binary(), client_ca => binary()}.
+                  client_cert => binary(), client_key => binary(), client_ca => binary(),
+                  client_cpus => non_neg_integer(), server_cpus => non_neg_integer()}.
 
 -spec prepare(spec()) ->
           {ok, tls_connect | tls_resume, bridge_loops:timed_call()} | bridge_ops:error_reply().
@@ -65,6 +79,25 @@ server_meter() ->
         Meter -> Meter
     end.
 
+%% Fun's result, run with this node's schedulers online as erl started on
+%% the client's CPUs of the cell this process prepared would have them, then
+%% as they were (dirty CPU schedulers follow, in proportion).
+-spec measuring(fun(() -> T)) -> T.
+measuring(Fun) ->
+    case get(?CLIENT_CPUS) of
+        N when is_integer(N), N > 0 ->
+            Was = erlang:system_flag(schedulers_online, online(N)),
+            try Fun() after erlang:system_flag(schedulers_online, Was) end;
+        _ ->
+            Fun()
+    end.
+
+%% The schedulers online of a node on N CPUs: N, at most the node's
+%% schedulers; 0: all of them.
+-spec online(non_neg_integer()) -> pos_integer().
+online(0) -> erlang:system_info(schedulers);
+online(N) -> min(N, erlang:system_info(schedulers)).
+
 -spec start_ssl() -> ok | bridge_ops:error_reply().
 start_ssl() ->
     App = application_mod(),
@@ -86,6 +119,7 @@ serve(#{resumed := Resumed} = Spec) ->
     case bridge_tls_server:listen(Spec) of
         {ok, Port, Meter} ->
             put(?METER, Meter),
+            put(?CLIENT_CPUS, maps:get(client_cpus, Spec, 0)),
             SSL = ssl_mod(),
             Opts = client_opts(Spec),
             case Resumed of

@@ -272,6 +272,9 @@ loop(Port, Listener) ->
 
 serve(Port, {listen, Spec}, Listener) ->
     shut(Listener),
+    %% As erl started on the CPUs the driver gives this node for the cell
+    %% (bridge_tls:measuring/1 says why).
+    _ = erlang:system_flag(schedulers_online, bridge_tls:online(maps:get(server_cpus, Spec, 0))),
     SSL = ssl_mod(),
     case SSL:listen(0, bridge_tls:server_opts(Spec)) of
         {ok, L} ->

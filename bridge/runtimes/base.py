@@ -19,6 +19,7 @@ session holds it in an ExitStack.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Mapping
@@ -350,9 +351,10 @@ class WorkerRuntime(Runtime):
         }
         if plan.loops:
             args["loops"] = plan.loops
-        self.pinning.pin(self.worker.pid, plan.round)
+        cpu = self.pinning.pin(self.worker.pid, plan.round)
         try:
-            reply = codec.props(self._bench_request(job, args, plan))
+            with self.placed(job, plan.round, cpu) as placement:
+                reply = codec.props(self._bench_request(job, args | placement, plan))
         finally:
             # Free again until its next batch: a process that has measured
             # goes on running a little (its threads spin, it frees what the
@@ -378,6 +380,14 @@ class WorkerRuntime(Runtime):
             wait_ns=probed[2],
             server_cpu_ns=server if len(server) == n else [],
         )
+
+    def placed(
+        self, job: Job, round_index: int, cpu: int | None
+    ) -> contextlib.AbstractContextManager[dict[str, Any]]:
+        """Where what serves the batch runs while the worker measures on
+        `cpu` (a TLS cell's server node: ErlangRuntime), and what the request
+        says of it; nothing by default."""
+        return contextlib.nullcontext({})
 
     def _bench_request(self, job: Job, args: dict[str, Any], plan: BatchPlan) -> Any:
         """The bench request and its reply. A user call carries its limit per

@@ -15,9 +15,12 @@ there, never taken for a frame.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
+from bridge.catalog import calls
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -25,7 +28,7 @@ from bridge.report.levels import LevelRaw
 from bridge.runtimes import usercode
 from bridge.runtimes.base import Job, LevelPlan, WorkerRuntime, level_batch, memory_words
 from bridge.settings import Settings
-from bridge.system import environment, otp
+from bridge.system import environment, fence, otp
 from bridge.wire import codec
 from bridge.wire.codec import text
 from bridge.wire.port import Launch
@@ -140,6 +143,26 @@ class ErlangRuntime(WorkerRuntime):
         except WorkerError as exc:
             raise self.explain(exc, job) from None
         return {k: text(v) if isinstance(v, bytes) else v for k, v in reply.items()}
+
+    @contextlib.contextmanager
+    def placed(self, job: Job, round_index: int, cpu: int | None) -> Iterator[dict[str, Any]]:
+        """A TLS cell's server node runs below the worker: erl_child_setup
+        forks it and it starts with erl_child_setup's affinity, which pinning
+        the worker's threads leaves alone. For the batch, the server (and
+        erl_child_setup, for a server node started in it) on the other CPUs,
+        the worker on `cpu`, each told how many it has
+        (bridge_tls:measuring/1); then both free (bridge.runtimes.pinning)."""
+        if cpu is None or job.call.op not in calls.TLS_OPS or self.worker is None:
+            yield {}
+            return
+        root = self.worker.pid
+        assert root is not None
+        server = self.pinning.apart([p.pid for p in fence.below(root)], round_index)
+        try:
+            yield {"client_cpus": 1, "server_cpus": len(server)}
+        finally:
+            # The server node may have started in the batch (its first cell).
+            self.pinning.free([p.pid for p in fence.below(root)])
 
     def bench_level(self, job: Job, plan: LevelPlan) -> LevelRaw:
         """N processes in this node behind a barrier, with the scheduler

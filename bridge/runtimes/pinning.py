@@ -19,6 +19,26 @@ batches (30% or more: 13 and 7). What still waits is judged by
 bridge.hw.ab (twins that waited unlike need a larger gain). Level cells
 (--concurrency) need every CPU: before them the process is let loose too.
 
+A TLS cell has two sides that hand the handshake's messages back and
+forth. Erlang's client (the worker node) measures on the round's CPU, and
+its server (a node the worker starts below itself, bridge_tls_server) runs
+on the other CPUs bridge may use, for the batch (`others`, `apart`); after
+it both are free again, and each node has as many schedulers online as it
+has CPUs meanwhile (bridge_tls). The server node was never pinned with its
+client, but the kernel woke it beside the client that had just written to
+it: on the 2-vCPU guest it was seen on the client's pinned CPU 62 times of
+99, about half its run time, where the two took that CPU in turns with the
+client's two schedulers, one spinning. Two plain nodes outside bridge, at a
+load of 12-15: client pinned and server free 5.0-8.9 ms a TLS 1.3
+handshake, on a CPU each with one scheduler online 3.6-4.3 ms; both on one
+CPU 10-13 ms (load 6-7). Twins still see the same CPUs in the same
+proportion: each round puts both twins' clients on its CPU and their
+servers on the rest. openssl's s_time and s_server stay free, as the
+kernel puts them: neither spins, and pinned apart (one CPU each) they read
+19-84% fewer handshakes/s in all 20 openssl cells of the four TLS
+scenarios' --quick runs at a load of 10-12 (each run beside one with them
+free), each side waiting for its one CPU.
+
 BRIDGE_PIN=off turns it off (each process where the kernel puts it), for
 measuring what the pinning does (bench/agreement.py, bench/truth.py).
 """
@@ -29,6 +49,7 @@ import contextlib
 import os
 import resource
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bridge.system import cpustat
@@ -63,6 +84,25 @@ class Pinning:
         if self._where.get(pid) != cpu:
             self._where[pid] = cpu if cpustat.set_process_affinity(pid, {cpu}) else None
         return self._where[pid]
+
+    def others(self, round_index: int) -> frozenset[int]:
+        """The CPUs bridge may use other than the round's: where Erlang's
+        TLS server node runs while its client measures on the round's CPU
+        (empty: pinning is off)."""
+        cpu = self.cpu_for(round_index)
+        return frozenset(c for c in self.cpus if c != cpu)
+
+    def apart(self, pids: Iterable[int], round_index: int) -> frozenset[int]:
+        """Processes `pids` (every thread) on others(round_index): the CPUs,
+        or none when it could not be done for one of them."""
+        others = self.others(round_index)
+        placed = [cpustat.set_process_affinity(pid, others) for pid in pids if others]
+        return others if placed and all(placed) else frozenset()
+
+    def free(self, pids: Iterable[int]) -> None:
+        """Processes `pids` back on every CPU bridge may use."""
+        for pid in pids if self.cpus else ():
+            cpustat.set_process_affinity(pid, set(self.cpus))
 
     def children(self) -> Children:
         """What each child process of a batch (openssl) got of the CPU."""

@@ -71,6 +71,54 @@ check(#{version := V, resumed := R, client_auth := M} = Spec, {Server, Client}) 
     end,
     receive {'DOWN', Ref, process, Pid, Reason} -> ?assertEqual(normal, Reason) end.
 
+%% A cell that the driver placed (client_cpus, server_cpus: the client node
+%% pinned to one CPU, the server node to the others) measures with one
+%% scheduler online in this node, as erl started on one CPU would have it,
+%% not two taking that CPU in turns, one spinning; then as it was, if the
+%% measurement fails too. Its handshakes go on working.
+measuring_test_() ->
+    case {os:find_executable("openssl"), code:which(ssl)} of
+        {false, _} -> [];
+        {_, non_existing} -> [];
+        _ -> {timeout, 60, fun measuring/0}
+    end.
+
+measuring() ->
+    Dir = string:trim(os:cmd("mktemp -d")),
+    ?assertEqual("made", string:trim(os:cmd(certificates(Dir)))),
+    F = fun(Name) -> list_to_binary(filename:join(Dir, Name)) end,
+    Spec = #{version => 'tlsv1.3', resumed => false, group => <<"x25519">>,
+             cert_type => <<"ecdsa-p256">>, client_auth => false, resumption => false,
+             cert => F("cert.pem"), key => F("key.pem"), ca => F("ca.pem"),
+             client_cpus => 1, server_cpus => 1},
+    Was = erlang:system_info(schedulers_online),
+    Self = self(),
+    try
+        {Pid, Ref} = spawn_monitor(fun() ->
+            {ok, tls_connect, {_Once, Loop}} = bridge_tls:prepare(Spec),
+            During = bridge_tls:measuring(fun() ->
+                ok = Loop(2),
+                erlang:system_info(schedulers_online)
+            end),
+            Failed = catch bridge_tls:measuring(fun() -> throw(failed) end),
+            Self ! {done, During, Failed, erlang:system_info(schedulers_online)}
+        end),
+        receive
+            {done, During, Failed, After} ->
+                ?assertEqual({1, failed, Was}, {During, Failed, After})
+        after 50000 ->
+            ?assert(false)
+        end,
+        receive {'DOWN', Ref, process, Pid, Reason} -> ?assertEqual(normal, Reason) end
+    after
+        os:cmd("rm -rf " ++ Dir)
+    end.
+
+%% Schedulers online for N CPUs: N, at most the node's; 0 (not placed): all.
+online_test() ->
+    S = erlang:system_info(schedulers),
+    ?assertEqual({S, 1, S}, {bridge_tls:online(0), bridge_tls:online(1), bridge_tls:online(S + 1)}).
+
 %% ssl's server (OTP 25) has no client certificate after it resumed a TLS
 %% 1.3 session from a stateless ticket (ssl:peercert/1 says no_peercert),
 %% where OpenSSL keeps the session's: bridge's check then names Erlang's row.
