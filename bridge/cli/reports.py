@@ -125,12 +125,16 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
 
 @click.command(
     cls=Command,
-    groups=_OUTPUT,
+    groups=(("Gate", ("fail_slower", "fail_faster", "quiet")), *_OUTPUT),
     examples=(
         ("bridge compare old.json new.json", "new against old, cell by cell."),
         (
             "bridge compare a.json b.json c.json --export-markdown cmp.md",
             "b and c against a; the table here, the Markdown view in cmp.md.",
+        ),
+        (
+            "bridge compare base.json new.json --fail-if-slower 5",
+            "In CI: exit status 3 if a cell is significantly over 5% slower.",
         ),
     ),
 )
