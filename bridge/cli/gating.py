@@ -19,7 +19,7 @@ PREFIX = "bridge: gate: "
 
 class Percent(click.ParamType):
     """A threshold in percent: a number from 0 to 1000, a trailing % allowed
-    (5 or 5%); no sign, nan or inf."""
+    (5 or 5%); not negative, nan or inf."""
 
     name = "PCT"
 
