@@ -13,6 +13,10 @@ class ExitStatus(enum.IntEnum):
     OK = 0
     RUN_FAILED = 1  # something went wrong while measuring
     USAGE = 2  # the user asked for something impossible or malformed
+    # compare --fail-if-slower/--fail-if-faster: a significant difference past
+    # the threshold (bridge.analysis.gate); distinct from 1, so a pipeline can
+    # tell a regression from a broken job
+    GATE = 3
     HANGUP = 129  # SIGHUP (the terminal or ssh session closed), after saving what was measured
     INTERRUPTED = 130  # Ctrl-C (SIGINT), after saving what was measured
     TERMINATED = 143  # SIGTERM, after saving what was measured

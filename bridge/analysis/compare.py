@@ -285,3 +285,64 @@ def _level_row(key: tuple, ca: LevelResult, cb: LevelResult, margin: float) -> R
         low_b=stats.low(xb),
         reasons=reasons,
     )
+
+
+# -- cells one report has and the other lacks ------------------------------------
+# What compare's gate (bridge.analysis.gate) names besides the rows: a cell
+# with nothing to line up with cannot be judged, and says so.
+
+
+@dataclasses.dataclass(frozen=True)
+class Unpaired:
+    """A cell of one report that no cell of the other lines up with (by the
+    rules of `matched`): a call, size, hw state or runtime kind measured on
+    one side only, or that failed on the other (failed cells are not lined
+    up)."""
+
+    side: int  # 0: only in the baseline (A), 1: only in the other report (B)
+    scenario: str
+    kind: str
+    call: str
+    call_id: str  # a level cell's as its Row's: "macN ×2 processes"
+    size: int
+    hw: Hw
+    runtime: str
+
+
+def unpaired(a: schema.Report, b: schema.Report) -> list[Unpaired]:
+    """The cells of `a` and of `b` that `pair` has no row for, A's first."""
+    out = []
+    for ca, cb in ((_cells(a), _cells(b)), (_level_cells(a), _level_cells(b))):
+        for side, item in _unmatched(ca, cb):
+            level = f" ×{item.level} {item.mode}" if isinstance(item, LevelResult) else ""
+            kind = (a if side == 0 else b).kind_of(item.runtime)
+            out.append(
+                Unpaired(
+                    side,
+                    item.scenario,
+                    kind,
+                    item.call,
+                    f"{item.call_id}{level}",
+                    item.size,
+                    item.hw,
+                    item.runtime,
+                )
+            )
+    return sorted(out, key=lambda u: u.side)
+
+
+def _unmatched(
+    ca: Mapping[tuple, Mapping[Hw, T]], cb: Mapping[tuple, Mapping[Hw, T]]
+) -> Iterator[tuple[int, T]]:
+    """(side, cell) for each cell `matched` leaves out: a key on one side
+    only, or a hw state the other side lacks (unless each side has one
+    state, which pair across)."""
+    for key, by_hw_a in ca.items():
+        by_hw_b = cb.get(key) or {}
+        if len(by_hw_a) == 1 and len(by_hw_b) == 1:
+            continue
+        yield from ((0, x) for hw, x in by_hw_a.items() if hw not in by_hw_b)
+        yield from ((1, x) for hw, x in by_hw_b.items() if hw not in by_hw_a)
+    for key, by_hw_b in cb.items():
+        if not ca.get(key):
+            yield from ((1, x) for x in by_hw_b.values())

@@ -247,14 +247,16 @@ class Exports:
         for flag, path in self.flagged:
             plans.check_writable(path, flag)
 
-    def write(self, render: Callable[[str], str]) -> BridgeError | None:
+    def write(self, render: Callable[[str], str], say: bool = True) -> BridgeError | None:
         """Write each file, `render(fmt)` giving its text; each that cannot be
-        written is kept elsewhere and said on stderr; returns the first failure."""
+        written is kept elsewhere and said on stderr; returns the first failure.
+        `say` False leaves out the line naming each file written (compare -q)."""
         first: BridgeError | None = None
         for fmt, path in self.files:
             failure = save_report(render(fmt), path)
             if failure is None:
-                click.echo(f"{fmt} written to {path}", err=True)
+                if say:
+                    click.echo(f"{fmt} written to {path}", err=True)
                 continue
             if first is None:
                 first = failure

@@ -3,7 +3,8 @@ function, picks a renderer and echoes. This is the only place that turns
 errors into messages and exit statuses:
 
   0 success · 1 a run failed (a worker died, outputs differ), or a file or
-  stdout could not be written · 2 bad input · 129 stopped by SIGHUP (the
+  stdout could not be written · 2 bad input · 3 compare's gate: a cell
+  significantly past --fail-if-slower/--fail-if-faster · 129 stopped by SIGHUP (the
   terminal or ssh session closed) · 130 interrupted by Ctrl-C (SIGINT) · 143
   stopped by SIGTERM (all three after saving what was measured).
 

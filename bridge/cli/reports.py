@@ -3,6 +3,7 @@ which makes one of pasted `openssl speed` output."""
 
 from __future__ import annotations
 
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import click
 
 from bridge import plain
-from bridge.cli import plans
+from bridge.cli import gating, plans
 from bridge.cli.common import (
     OUTPUT_GROUP,
     Command,
@@ -28,7 +29,7 @@ from bridge.cli.common import (
     show_results,
     verbosity_options,
 )
-from bridge.errors import BridgeError, BridgeWarning, UsageError
+from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import terminal_width
 from bridge.report import schema
 from bridge.view import Detail
@@ -74,18 +75,27 @@ def _print_and_export(view: str, render, output: Path | None, exports: Exports) 
     """The view on stdout, then -o (the JSON) and the --export-* files, each
     written atomically and kept elsewhere when it cannot be: what stdout
     refused is said after the files are safe."""
-    shown = show_results(view)
+    failure = _show_and_save(view, render, output, exports)
+    if failure is not None:
+        raise failure
+
+
+def _show_and_save(
+    view: str | None, render, output: Path | None, exports: Exports, say: bool = True
+) -> BridgeError | None:
+    """_print_and_export's work, the failure returned; `view` None shows
+    nothing, `say` False leaves out the lines naming the files written."""
+    shown = show_results(view) if view is not None else None
     failure: BridgeError | None = None
     if output is not None:
         failure = save_report(render("json"), output)
-        if failure is None:
+        if failure is None and say:
             click.echo(f"json written to {output}", err=True)
-    exported = exports.write(render)
+    exported = exports.write(render, say)
     failure = failure or exported
     if failure is None and shown is not None:
         failure = StdoutError(shown)
-    if failure is not None:
-        raise failure
+    return failure
 
 
 @click.command(
@@ -122,12 +132,16 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
 
 @click.command(
     cls=Command,
-    groups=_OUTPUT,
+    groups=(("Gate", ("fail_slower", "fail_faster", "quiet")), *_OUTPUT),
     examples=(
         ("bridge compare old.json new.json", "new against old, cell by cell."),
         (
             "bridge compare a.json b.json c.json --export-markdown cmp.md",
             "b and c against a; the table here, the Markdown view in cmp.md.",
+        ),
+        (
+            "bridge compare base.json new.json --fail-if-slower 5",
+            "In CI: exit status 3 if a cell is significantly over 5% slower.",
         ),
     ),
 )
@@ -136,17 +150,22 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
 @output_option("the comparison, as JSON,")
 @export_options
 @verbosity_options
-def compare(files, fmt, output, exports: Exports, verbose, quiet) -> None:
+@gating.gate_options
+def compare(files, fmt, output, exports: Exports, verbose, quiet, **gate_limits) -> None:
     """Line up reports by scenario, call, size and hw (runtimes matched by kind)
-    and say which differences are significant. The first file is the baseline."""
+    and say which differences are significant. The first file is the baseline.
+    With --fail-if-slower or --fail-if-faster, a gate for CI: exit status 3
+    when a significant difference passes the threshold (docs/guide/ci.md)."""
     if len(files) < 2:
         raise UsageError("compare needs at least two reports")
     check_outputs([("-o", output), *exports.flagged], [("the report", f) for f in files])
     if verbose and quiet:
         raise UsageError("--verbose and --quiet: choose one")
+    thresholds = gating.thresholds(gate_limits["fail_slower"], gate_limits["fail_faster"])
     if output is not None:
         plans.check_writable(output)
     from bridge.analysis import compare as comparison
+    from bridge.analysis import gate
     from bridge.render.compare import render as render_compare
 
     reports = [schema.load(f) for f in files]
@@ -154,12 +173,30 @@ def compare(files, fmt, output, exports: Exports, verbose, quiet) -> None:
         f.name if list(map(lambda p: p.name, files)).count(f.name) == 1 else str(f) for f in files
     ]
     pairs = comparison.compare(reports, labels)
-    _print_and_export(
-        render_compare(pairs, fmt, terminal_width(), Detail.of(verbose, quiet)),
-        lambda f: render_compare(pairs, f),
-        output,
-        exports,
+    verdict = gate.judge(pairs, reports, thresholds) if thresholds else None
+
+    def render(f: str) -> str:
+        if f == "json" and verdict is not None:
+            # The comparison's JSON with the gate's outcome: the same cells, by code.
+            data = {**pairs.to_json(), "gate": verdict.to_json(labels)}
+            return json.dumps(data, indent=1) + "\n"
+        return render_compare(pairs, f)
+
+    # With a gate, -q is the gate's lines alone (stderr): nothing on stdout.
+    gate_only = quiet and verdict is not None
+    shown = (
+        None
+        if gate_only
+        else render_compare(pairs, fmt, terminal_width(), Detail.of(verbose, quiet))
     )
+    if shown is not None and fmt == "json" and verdict is not None:
+        shown = render("json")
+    failure = _show_and_save(shown, render, output, exports, not gate_only)
+    status = gating.report(verdict, labels) if verdict is not None else ExitStatus.OK
+    if failure is not None:
+        raise failure
+    if status:
+        raise click.exceptions.Exit(int(status))
 
 
 PICTURES = (".png", ".svg")

@@ -115,6 +115,11 @@ CASES = [
     (["report", "{noresults.json}"], "missing field 'results'"),
     (["report", "/no/such/report.json"], "no such file"),
     (["compare", "{notjson.json}", REPORT], "not JSON"),
+    # compare's gate: a threshold from 0 to 1000 percent
+    (["compare", REPORT, REPORT, "--fail-if-slower", "-5"], "cannot be negative"),
+    (["compare", REPORT, REPORT, "--fail-if-faster", "nan"], "'nan' is not a number"),
+    (["compare", REPORT, REPORT, "--fail-if-slower", "1001"], "from 0 to 1000"),
+    (["compare", REPORT, REPORT, "-q", "-v"], "--verbose and --quiet: choose one"),
     (["run", "--replay", "{future.json}"], "newer bridge"),
     # import-speed: empty, binary, unrelated text
     (["import-speed", "{empty.txt}"], "nothing recognisable"),

@@ -1,7 +1,7 @@
 """Fuzzing whole reports through the commands that read them: a real
 report, mutated at random paths (a field deleted, replaced by any JSON value,
 retyped, or given another value of its own type), read by `report` in every
-format, `compare` (as baseline and as candidate) and `plot`. The only
+format, `compare` (as baseline and as candidate, and gated) and `plot`. The only
 outcomes allowed are output or one clean error line: the report is checked
 (bridge.report.check) before any renderer sees it, and what passes the checks
 must render."""
@@ -133,6 +133,9 @@ def test_mutated_reports_render_or_fail_cleanly(m):
             _run(["report", str(path), "--format", fmt])
         _run(["compare", BASELINE, str(path)])
         _run(["compare", str(path), BASELINE, "--format", "json"])
+        # compare's gate over the same cells, both ways (its status is returned, not raised)
+        gate = ["--fail-if-slower", "5", "--fail-if-faster", "5", "--format", "json"]
+        _run(["compare", BASELINE, str(path), *gate])
 
 
 @settings(max_examples=6 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
