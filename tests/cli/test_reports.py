@@ -127,7 +127,8 @@ def test_hw_on_against_hw_off_sha256_is_significant_at_large_sizes(tmp_path):
     big = [r for r in rows if r.size >= 8192]
     assert big and all(r.hw_a == "on" and r.hw_b == "off" for r in big)
     with busy.unless_busy(a, b, needs="compare's word on two runs' wall times"):
-        assert all(r.verdict == "slower" for r in big), [(r.size, r.verdict, r.note) for r in big]
+        said = [(r.size, r.verdict, r.reasons) for r in big]
+        assert all(r.verdict == "slower" for r in big), said
 
 
 @needs_erl

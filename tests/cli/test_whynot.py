@@ -22,6 +22,7 @@ library's build."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -204,13 +205,16 @@ def test_a_size_too_small_for_the_feature_names_the_size_that_shows_it(tmp_path)
     # The size that shows it is named, whether the CI at 16 B is narrow
     # enough for not-used or, as a busy machine leaves it, too wide.
     assert small["verdict"] in ("not-used", "inconclusive"), small
-    assert small["why"] == {
-        "reason": "too-small",
-        "size": 16,
-        "shows_at": 16777216,
-        "speedup": large["speedup"],
-    }
-    assert "at 16 B (too small to show)" in " ".join(stdout.split())
+    # Named only where a larger size is `used`: a busy machine can withhold that word.
+    with busy.unless_busy(loaded, needs="the size that shows it (used at 16 MiB)"):
+        assert small.get("why") == {
+            "reason": "too-small",
+            "size": 16,
+            "shows_at": 16777216,
+            "speedup": large["speedup"],
+        }, (small, large)
+        said = " ".join(stdout.split())
+        assert re.search(r"at 16 B \((inconclusive, )?too small to show\)", said), said
     with busy.unless_busy(loaded, needs="the word not-used at 16 B"):
         assert small["verdict"] == "not-used", small
 
