@@ -106,10 +106,13 @@ def test_a_run_in_a_pipe_or_under_ci_writes_progress_lines_as_it_goes(ci, no_lef
     # Each with the share done, the time spent and an estimate of the time left.
     assert all(r.split()[0].endswith("%") and " ETA " in r for r in rounds), rounds
     assert "-:--" not in err
-    # They came while it ran: the first round's line before the answer, and
-    # the answer before the end.
-    assert run.where("round 1/4 of hmac-sha1 done") < run.where("Answer:")
-    assert run.first(run.out, "Answer:") < ended
+    # They came while it ran: the first round's line before the answer (the
+    # scenario's heading, then what the run measured: the hardware verdicts),
+    # and the answer before the end.
+    answer = "Hardware: hw off = "
+    assert run.where("round 1/4 of hmac-sha1 done") < run.where("== hmac-sha1")
+    assert run.where("== hmac-sha1") < run.where(answer)
+    assert run.first(run.out, answer) < ended
 
 
 def test_a_two_scenario_run_prints_the_first_answer_before_the_second_starts(no_leftovers):
@@ -121,15 +124,16 @@ def test_a_two_scenario_run_prints_the_first_answer_before_the_second_starts(no_
     out = run.text(run.out)
     order = [
         run.where("== sha256"),
-        run.where("All 2 runtimes computed the same bytes"),
+        run.where("Both runtimes computed the same bytes"),
         run.where("] sha512 "),  # the first batch of sha512
         run.where("== sha512"),
     ]
     assert order == sorted(order) and len(set(order)) == 4, order
     assert run.first(run.out, "== sha512") < ended
     # The first scenario's part was whole before the second began: its
-    # heading, answer and table; the machine and the caveats come at the end.
+    # heading, answer (the hardware verdicts) and table; the machine and the
+    # caveats come at the end.
     before = out[: order[2]]
-    assert "Answer:" in before and "crypto:hash" in before and "hashlib" in before
+    assert "Hardware: hw off = " in before and "crypto:hash" in before and "hashlib" in before
     assert "sha512" not in before and "Warning:" not in before
     assert out.count("== sha256") == 1 and out.count("== sha512") == 1

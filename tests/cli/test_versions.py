@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 from importlib.machinery import SourceFileLoader
@@ -76,8 +77,13 @@ def test_otp23_beside_the_system_otp_in_one_run(tmp_path, bullseye):
         assert check["match"] is True, check
         assert len(check["outputs"]) == 2  # one per OTP
         assert set(check["outputs"].values()) == {check["reference"]}
-    # The answer gives each call on the newer OTP against the first named.
-    assert f"on {new['id']}: " in done.stdout and f"× {old['id']} (" in done.stdout
+    # The answer gives each call on the newer OTP against the first named,
+    # at each size, with its ratio.
+    said = " ".join(done.stdout.split())
+    for call in ("macN", "hash"):
+        for size in ("16 B", "16 KiB"):
+            line = f"{new['id']} against {old['id']}: Erlang crypto:{call} at {size}: "
+            assert re.search(re.escape(line) + r"\d+\.\d\d× ", said), line
 
 
 # -- openssl 1.1.1w beside openssl 3 -----------------------------------------
@@ -113,8 +119,13 @@ def test_openssl_111_beside_openssl_3(tmp_path, bullseye):
         assert cells[(new["id"], "hmac-sha1", "speed", size)]["status"] == "ok"
     for check in report["interop"]:
         assert check["match"] is True, check
-    # The answer gives each call on openssl 3 against the first named, 1.1.1w.
-    assert f"on {new['id']}: " in done.stdout and f"× {old['id']} (" in done.stdout
+    # The answer gives each call on openssl 3 against the first named, 1.1.1w,
+    # at each size, with its ratio (sha256's two calls: both ran on both).
+    said = " ".join(done.stdout.split())
+    for call in ("speed", "speed-evp"):
+        for size in ("16 B", "16 KiB"):
+            line = f"{new['id']} against {old['id']}: openssl {call} at {size}: "
+            assert re.search(re.escape(line) + r"\d+\.\d\d× ", said), line
 
 
 def speed_env(**extra):
