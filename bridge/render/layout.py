@@ -18,12 +18,15 @@ MIN_WIDTH = 40  # narrower than this, lines are laid out as at 40
 
 # A figure stays with its unit ("16 B", "1.2 ms"): no line starts with "B".
 _UNIT = re.compile(r"(\d) (B|KiB|MiB|GiB|bytes|ms|µs|us|ns|s|iterations|k|M|G)\b")
+# An emulator flag stays with its value ("+S 1:1"), as typed on erl's command line.
+_FLAG = re.compile(r"(\+S) (\d)")
 
 
 def wrap(text: str, width: int, indent: str = "", first: str = "") -> list[str]:
     """A paragraph in lines of at most `width`; only a word longer than a
     line (a path) is broken."""
     kept = _UNIT.sub(lambda m: m[1] + "\xa0" + m[2], text)
+    kept = _FLAG.sub(lambda m: m[1] + "\xa0" + m[2], kept)
     lines = textwrap.wrap(
         kept,
         max(width, MIN_WIDTH),

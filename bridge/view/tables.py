@@ -297,7 +297,9 @@ def levels(ctx: Context, scenario: str) -> tuple[Table | None, list[str]]:
     legend = [f"[{mark}] {text}" for text, mark in failed.items()]
     if any(cell.oversubscribed for cell in cells):
         legend.append("* oversubscribed: more workers than CPUs, so they take turns")
-    return Table("", tuple(cols), tuple(rows), tuple(legend)), _level_semantics(ctx, cells)
+    return Table("", tuple(cols), tuple(rows), tuple(legend)), _level_semantics(
+        ctx, cells, c.schedulers
+    )
 
 
 def _level_figures(cell: LevelResult, sc, bytes_flow: bool) -> dict[str, Cell]:
@@ -384,11 +386,13 @@ MODES = {
 }
 
 
-def _level_semantics(ctx: Context, cells: list[LevelResult]) -> list[str]:
+def _level_semantics(ctx: Context, cells: list[LevelResult], schedulers: int | None) -> list[str]:
     seen: dict[str, str] = {}
     for cell in cells:
         kind = ctx.report.kind_of(cell.runtime)
         text = MODES.get((kind, cell.mode))
+        if text and kind == "erlang" and schedulers:
+            text += f"; {words.schedulers_set(schedulers)}"
         if text:
             seen.setdefault(f"{kind} {mode_name(cell.mode)}", text)
     return [f"{name}: {text}" for name, text in seen.items()]

@@ -851,6 +851,12 @@ def concurrency_lines(block: Any, verbose: bool = False) -> list[str]:
     return [clause(r, verbose) for r in block.findings]
 
 
+def schedulers_set(n: int) -> str:
+    """--schedulers N, said beside what the Erlang processes share: a level's
+    scaling is bounded by the schedulers the node had."""
+    return f"the node started with +S {n}:{n} (--schedulers {n})"
+
+
 def noise_advice(block: schema.Noise) -> str:
     """What to do about a noisy run, "" when it was not."""
     if not block.findings:

@@ -101,13 +101,26 @@ def test_sha256_at_16k_every_runtime_every_format(tmp_path, no_leftovers):
     assert {(*k, 2) for k in wanted} <= scaling
     machine = report["concurrency"]["machine"]
     assert machine["logical_cpus"] >= 1 and machine["loadavg_start"] is not None
-    assert "== Concurrency: 1, 2 workers at once" in done.stdout
-    assert "Slowest of N" in done.stdout
     assert max(map(len, done.stdout.splitlines())) <= 72
-    for fmt, marker in (("table", "scaling (95% CI)"), ("markdown", "#### Concurrency")):
-        shown = bridge_cmd("report", str(out), "--format", fmt)
-        assert shown.returncode == 0 and marker in shown.stdout
-        assert "workers at once against one" in shown.stdout
+    shown = {"text": done.stdout}
+    for fmt in ("table", "markdown"):
+        again = bridge_cmd("report", str(out), "--format", fmt)
+        assert again.returncode == 0, again.stderr
+        shown[fmt] = again.stdout
+    # Every format: the scaling answer with a line per call and mode, the
+    # level table with its scaling column, and the slowest of N.
+    for fmt, said in shown.items():
+        assert "Scaling: throughput of N workers at once over one (1, 2):" in said, fmt
+        for line in (
+            "Erlang crypto:hash, 2 processes: ",
+            "Python hashlib, 2 threads: ",
+            "Python hashlib, 2 processes: ",
+            "openssl speed-evp, 2 processes: ",
+            "openssl speed, 2 processes: ",
+        ):
+            assert line in said, (fmt, line)
+        assert "scaling (95% CI)" in said and "Slowest of N" in said, fmt
+        assert "erlang procs: N Erlang processes in one node" in said, fmt
 
 
 @pytest.mark.serial  # a scaling measured with the machine to itself

@@ -55,7 +55,7 @@ def test_user_module_beside_crypto_py_and_sh_checked_and_replayed(tmp_path, no_l
         "crypto:pbkdf2_hmac(sha256, Key, IV, Count, 32)",
         "mykdf:wrong(Key, IV, Count, 32)",
         "erlang:error(boom)",
-        "crypto:hash(sha256, Data",
+        "crypto:hash(sha256 Data)",  # balanced, so only the node's compiler refuses it
         'py:hashlib.pbkdf2_hmac("sha256", key, iv, count, 32)',
         # openssl kdf as a whole process, on the same inputs, from the environment
         "sh:openssl kdf -keylen 32 -binary -kdfopt digest:SHA256 -kdfopt hexpass:$BRIDGE_KEY"
@@ -97,7 +97,7 @@ def test_user_module_beside_crypto_py_and_sh_checked_and_replayed(tmp_path, no_l
     # errors, one line each, with the expression; the rest of the run went on.
     errors = [e.message for e in report.errors]
     assert any("erlang:error(boom) raised error:boom" in m for m in errors), errors
-    assert any("crypto:hash(sha256, Data: compile error" in m for m in errors), errors
+    assert any("crypto:hash(sha256 Data): compile error" in m for m in errors), errors
     assert "Traceback" not in done.stderr
     # The expressions are in the report verbatim.
     (sc,) = report.scenarios
@@ -110,6 +110,14 @@ def test_user_module_beside_crypto_py_and_sh_checked_and_replayed(tmp_path, no_l
     assert "mykdf:derive(Key, IV, Count, 32)" in again.stderr
     assert "add --yes" in again.stderr.splitlines()[-1]
     assert "== pbkdf2" not in again.stdout
+    # A bracket left open is refused before anything starts: one line, no report.
+    left_open = tmp_path / "left-open.json"
+    refused = bridge_cmd("time", *SHORT, "-o", str(left_open), exprs[1], "crypto:hash(sha256, Data")
+    assert refused.returncode == 2 and not left_open.exists() and not refused.stdout
+    assert refused.stderr.splitlines() == [
+        "bridge: error: expression 'crypto:hash(sha256, Data': a '(' left open;"
+        " nothing was measured"
+    ]
 
 
 @needs_erl
