@@ -332,17 +332,9 @@ def concurrency_warnings(ctx: Context) -> list[Note]:
 
 
 def problems(ctx: Context) -> list[Note]:
-    out = []
-    for s in ctx.report.skipped:
-        asked = f" (asked for with {s.requested})" if s.requested else ""
-        out.append(Note(NoteKind.PROBLEM, f"Skipped {s.runtime}{asked}: {s.reason}"))
-    for e in ctx.report.errors:
-        text = f"Error: {e.message}"
-        tail = (e.stderr_tail or "").strip()
-        if tail and ctx.verbose:
-            text += " (stderr: " + " | ".join(tail.splitlines()[-8:]) + ")"
-        out.append(Note(NoteKind.PROBLEM, text))
-    return out
+    said = [words.skipped(s) for s in ctx.report.skipped]
+    said += [words.error(e) for e in ctx.report.errors]
+    return [Note(NoteKind.PROBLEM, text) for text in said]
 
 
 def title(report: schema.Report) -> str:

@@ -1066,3 +1066,22 @@ def upgrade_split(u: schema.Upgrade, name: str, x: str = "×") -> str:
     elif not u.reasons and u.note:  # a report from before the reasons
         text += f". Not significant on that basis: {u.note}"
     return text + "."
+
+
+# -- problems ----------------------------------------------------------------
+
+# The last lines a failed process wrote on stderr: a worker's own message or
+# openssl's complaint is often the only place that says why it failed.
+STDERR_LINES = 8
+
+
+def skipped(s: schema.Skipped) -> str:
+    asked = f" (asked for with {s.requested})" if s.requested else ""
+    return f"Skipped {s.runtime}{asked}: {s.reason}"
+
+
+def error(e: schema.RunError) -> str:
+    """The error and, in every detail, its process's own last words."""
+    lines = [t.strip() for t in (e.stderr_tail or "").splitlines() if t.strip()]
+    said = " | ".join(lines[-STDERR_LINES:])
+    return f"Error: {e.message}" + (f". Its stderr ended: {said}" if said else "")

@@ -139,7 +139,7 @@ def test_run_hmac_sha1_end_to_end(tmp_path, no_leftovers):
     # The table's legend says, beside the numbers, that openssl speed reuses its key.
     flat = " ".join(done.stdout.split())  # prose wrapped to the width
     assert "openssl speed sets the key once" in flat
-    assert "Not like for like" in flat
+    assert "Warning: not like for like" in flat  # reused key beside one-shot
     assert re.search(r"erlang@2\d\.\S* \(OpenSSL \d", flat)  # the OTP and its libcrypto
 
 
@@ -197,7 +197,7 @@ def test_missing_openssl_is_skipped_and_others_run(tmp_path, no_leftovers):
     assert [s["kind"] for s in report["skipped"]] == ["openssl"]
     assert "apt-get install openssl" in report["skipped"][0]["reason"]
     assert {r["runtime"].split("@")[0] for r in report["results"]} == {"erlang", "python"}
-    assert "skipped openssl" in done.stdout
+    assert "Skipped openssl: openssl not found on PATH" in " ".join(done.stdout.split())
 
 
 def test_missing_erl_names_install_command_and_option(tmp_path):
@@ -477,12 +477,12 @@ def test_one_format_vocabulary():
         (fmt,) = [p for p in cmd.params if p.name == "fmt"]
         return tuple(fmt.type.choices)
 
-    for path in (("run",), ("report",), ("compare",), ("import-speed",)):
-        assert choices(*path) == ("table", "markdown", "text", "json"), path
+    for path in (("run",), ("time",), ("report",), ("compare",), ("import-speed",)):
+        assert choices(*path) == ("table", "markdown", "text", "json", "summary"), path
     for path in (("list",), ("show",), ("env",), ("otp", "list")):
         assert choices(*path) == ("table", "json"), path
     # -o is the JSON everywhere it is offered; plot draws with --png/--svg.
-    for name in ("run", "report", "compare", "import-speed"):
+    for name in ("run", "time", "report", "compare", "import-speed"):
         (o,) = [p for p in cli.commands[name].params if p.name == "output"]
         assert "-o" in o.opts and "JSON" in o.help, name
     plot_opts = {p.name: p for p in cli.commands["plot"].params}

@@ -86,3 +86,20 @@ def test_markdown_keeps_a_few_columns_and_folds_the_rest():
     # Every withheld verdict carries its reason in the Markdown too.
     answers = [line for line in md.splitlines() if line.startswith("- ") and "inconclusive" in line]
     assert answers and all(" — " in line for line in answers)
+
+
+def test_a_failed_process_says_its_own_last_words_at_every_detail():
+    """The worker's or openssl's stderr tail is often the only place that says
+    why it failed: every detail and format shows its last lines (the view had
+    kept them for -v only)."""
+    report = complete(schema.load(VIEW / "hmac.json"))
+    tail = "\n".join(f"line {i}" for i in range(12)) + "\nspeed is broken\n"
+    error = schema.RunError("openssl@3.0.19", "worker", "openssl exited with status 3", tail)
+    failed = dataclasses.replace(report, errors=(error,))
+    for detail in Detail:
+        (note,) = build(failed, detail).problems
+        assert note.text.startswith("Error: openssl exited with status 3")
+        assert "speed is broken" in note.text and "line 5" in note.text
+        assert "line 4" not in note.text  # the last eight lines, not the whole stream
+    for render in (terminal.render, text.render, markdown.render):
+        assert "speed is broken" in " ".join(render(build(failed)).split()), render
