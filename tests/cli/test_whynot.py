@@ -215,8 +215,10 @@ def test_a_size_too_small_for_the_feature_names_the_size_that_shows_it(tmp_path)
         }, (small, large)
         said = " ".join(stdout.split())
         assert re.search(r"at 16 B \((inconclusive, )?too small to show\)", said), said
-    with busy.unless_busy(loaded, needs="the word not-used at 16 B"):
-        assert small["verdict"] == "not-used", small
+    # Not asked: the word not-used at 16 B. Its CI must fit within ±5% of 1,
+    # and twins that open and read a file differ by more than that even on a
+    # quiet machine (others 0.003 CPUs: 0.86x, CI 0.76-0.99, inconclusive
+    # with the size named; 16 MiB used, 3.76x).
 
 
 def test_bridge_env_says_what_each_runtime_s_library_is_built_with():
