@@ -130,15 +130,7 @@ _kinds: list[tuple[schema.Report, dict[str, list[str]]]] = []
 
 
 def _several(report: schema.Report) -> dict[str, list[str]]:
-    ids: dict[str, list[str]] = defaultdict(list)
-    for rt in report.runtimes:
-        if rt.id not in ids[rt.kind]:
-            ids[rt.kind].append(rt.id)
-    for r in report.results:  # a hand-made report may name runtimes it does not list
-        kind = report.kind_of(r.runtime)
-        if r.runtime not in ids[kind]:
-            ids[kind].append(r.runtime)
-    return {k: v for k, v in ids.items() if len(v) > 1}
+    return report.several()
 
 
 def group(report: schema.Report, r: schema.Result) -> str:

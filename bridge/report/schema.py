@@ -871,6 +871,20 @@ class Report(Record):
         rt = self.runtime(runtime_id)
         return rt.kind if rt else runtime_id.split("@")[0].split("#")[0]
 
+    def several(self) -> dict[str, list[str]]:
+        """Runtime ids per kind, in the order named, for the kinds with more
+        than one (the versions a run compares)."""
+        ids: dict[str, list[str]] = {}
+        for rt in self.runtimes:
+            ids.setdefault(rt.kind, [])
+            if rt.id not in ids[rt.kind]:
+                ids[rt.kind].append(rt.id)
+        for r in self.results:  # a hand-made report may name runtimes it does not list
+            kind = self.kind_of(r.runtime)
+            if r.runtime not in ids.setdefault(kind, []):
+                ids[kind].append(r.runtime)
+        return {k: v for k, v in ids.items() if len(v) > 1}
+
     def description(self, scenario: str) -> str:
         return str(self._scenario_data(scenario).get("description", ""))
 

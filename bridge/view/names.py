@@ -6,7 +6,6 @@ Erlang node runs it), features."""
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 
 from bridge.catalog import calls, usercode, vocab
 from bridge.report import schema
@@ -51,15 +50,7 @@ class Names:
 
 def several(report: schema.Report) -> dict[str, list[str]]:
     """Runtime ids per kind, in the order named, for the kinds with more than one."""
-    ids: dict[str, list[str]] = defaultdict(list)
-    for rt in report.runtimes:
-        if rt.id not in ids[rt.kind]:
-            ids[rt.kind].append(rt.id)
-    for r in report.results:  # a hand-made report may name runtimes it does not list
-        kind = report.kind_of(r.runtime)
-        if r.runtime not in ids[kind]:
-            ids[kind].append(r.runtime)
-    return {k: v for k, v in ids.items() if len(v) > 1}
+    return report.several()
 
 
 def _user_calls(report: schema.Report) -> tuple[dict[str, str], dict[str, str]]:
