@@ -3,21 +3,25 @@ against the first-named runtime of its kind, same call, size and hw) and
 `× fastest` (each row against the fastest row of its table), each with its
 significance. Pure functions over a report.
 
-The method and margin are `bridge compare`'s (`judge`): the ratio of
-medians with a bootstrap 95% CI from the raw samples, significant when the
-CI clears ±3%. One guard is added, because within a run the samples of two
-cells are not independent draws: they were taken in interleaved rounds, and
-a slow spell of a shared machine that lands on one runtime's batch of a
-round moves all of that batch. So a difference is only called when
+The margin is `bridge compare`'s: a difference must clear ±3%. The method
+is the hardware verdicts': the cells were measured in interleaved rounds,
+side by side (bridge.measure.session.compared_together), so each round
+gives one ratio, and the figure is the median of the rounds' ratios with the
+hierarchical CI (stats.paired_ratio: process pairs, then rounds). A slow
+spell of a shared machine that lands on one runtime's batch moves one
+round's ratio, not the figure. A difference is only called when
  - each side has samples in at least MIN_ROUNDS of the same rounds
    (otherwise: "unresolved": drift and a difference cannot be told apart;
-   --quick gives openssl cells 2 runs, so its openssl rows are unresolved),
- - and the rounds agree: round by round (the two batches taken moments
-   apart), the ratio lies on the same side of 1 in every round when there
-   are at most 5; beyond that, in so many rounds that a fair coin would
-   agree that often less than 5% of the time (a one-sided sign test: 20 of
-   30, 15 of 20). A CI that clears the margin while the rounds disagree is
-   drift (batches moved by a slow spell), and is called within noise.
+   --quick gives openssl cells 1 run, so its openssl rows are unresolved),
+ - the rounds agree: the ratio lies on the same side of 1 in every round
+   when there are at most 5; beyond that, in so many rounds that a fair coin
+   would agree that often less than 5% of the time (a one-sided sign test:
+   20 of 30, 15 of 20); otherwise it is drift, called within noise,
+ - and, with fewer than hw.verdicts.FEW_PAIRS process pairs, its CI clears
+   the wider margin a gap between two processes of one runtime needs.
+Where either cell waited for a CPU in a usual round, the rounds are judged
+on CPU time per call (`basis`). A report that does not say how it sampled
+gets `compare`'s ratio of medians with a bootstrap CI from the raw samples.
 """
 
 from __future__ import annotations
