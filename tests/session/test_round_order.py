@@ -71,3 +71,25 @@ def test_three_versions_turn_so_each_pair_is_adjacent_alike():
     assert orders[::2] == orders[1::2]
     for batches in rounds.values():
         assert [size for *_, size in batches] == [64] * 6 + [1000] * 6
+
+
+def test_until_stable_rounds_turn_as_the_planned_ones_do():
+    # Two versions, each noisy (a new level every batch): --until-stable adds
+    # rounds, and their order keeps turning, AB then BA, with the twins.
+    noisy = [
+        Script(kind="erlang", version=v, per_op_ns=lambda job, hw, n: 1000.0 * (1 + n % 5))
+        for v in ("23.2.6", "25.2.3")
+    ]
+    ticks = iter(range(0, 1000, 10))
+    settings = Settings(
+        warmup_ms=1, sample_ms=1, samples=2, rounds=2, until_stable=0.02, max_seconds=55
+    )
+    scenario = mac_scenario(sizes=[64], calls={"erlang": ["macN"]})
+    _, log = run(plan(scenario, hw="both", settings=settings), noisy, clock=lambda: next(ticks))
+    batches = [(e[1], e[2], e[4]) for e in log.of("bench")]
+    extra = [batches[i : i + 4] for i in range(8, len(batches) - 3, 4)]
+    assert len(extra) >= 2
+    a, b = "erlang@23.2.6", "erlang@25.2.3"
+    # Extra round k is round 2 + k - 1 of the order: BA (forwards), AB (backwards), ...
+    assert [runtime_order(x, 64) for x in extra[:2]] == [[b, a], [a, b]]
+    assert extra[1][0][1] == Hw.OFF
