@@ -15,7 +15,7 @@ import random
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -412,6 +412,69 @@ def paired_ratio(
         len(keys),
         len(set(procs)) if several else 1,
     )
+
+
+# -- a cell's samples by round ------------------------------------------------
+# A cell's samples are cut into its interleaved rounds one after another
+# (bridge.analysis.versus.rounds_of gives each round's wall times); these
+# cut its other per-sample arrays the same way, for the hardware verdicts
+# (bridge.hw.ab) and the comparisons (bridge.analysis.versus) alike.
+
+
+def round_spans(by_round: Mapping[int, Sequence[float]], n: int) -> Iterator[tuple[int, range]]:
+    """(round, the indices of its samples in the cell) for each round, in
+    order: round i's start is the sizes of the rounds before it; `n` the
+    length of the per-sample array cut."""
+    pos = 0
+    for i in sorted(by_round):
+        yield i, range(pos, min(pos + len(by_round[i]), n))
+        pos += len(by_round[i])
+
+
+def round_waits(
+    samples: Sequence[int], waits: Sequence[int], by_round: Mapping[int, Sequence[float]]
+) -> dict[int, float]:
+    """Per round, the share of its sample windows the cell spent waiting for
+    a CPU (each sample's wait over its window), where every sample has a
+    wait; a wait below zero was not read."""
+    n = len(samples)
+    if len(waits) != n:
+        return {}
+    out = {}
+    for i, span in round_spans(by_round, n):
+        pairs = [(waits[j], max(waits[j], samples[j])) for j in span]
+        pairs = [(w, t) for w, t in pairs if w >= 0 and t > 0]
+        if pairs:
+            out[i] = sum(w for w, _ in pairs) / sum(t for _, t in pairs)
+    return out
+
+
+def round_cpu(
+    cpu_ns: Sequence[int], loops: Sequence[int], by_round: Mapping[int, Sequence[float]]
+) -> dict[int, list[float]] | None:
+    """The cell's CPU ns per call by round (each sample's CPU time over its
+    `loops`), cut as its wall times are; samples whose CPU time was not read
+    are left out. None: the cell has no CPU time."""
+    n = len(loops)
+    if len(cpu_ns) != n:
+        return None
+    out = {}
+    for i, span in round_spans(by_round, n):
+        values = [cpu_ns[j] / loops[j] for j in span if cpu_ns[j] > 0]
+        if values:
+            out[i] = values
+    return out
+
+
+def round_processes(
+    procs: Sequence[int], by_round: Mapping[int, Sequence[float]]
+) -> dict[int, int] | None:
+    """The process of each round (a round's samples come from one process:
+    bridge.measure.session), from the process of each sample; None when the
+    cell does not record them (one process)."""
+    if not procs:
+        return None
+    return {i: procs[span[0]] for i, span in round_spans(by_round, len(procs)) if span}
 
 
 def agreeing_rounds_needed(k: int, alpha: float = 0.05) -> int:

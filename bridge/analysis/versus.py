@@ -3,21 +3,25 @@ against the first-named runtime of its kind, same call, size and hw) and
 `× fastest` (each row against the fastest row of its table), each with its
 significance. Pure functions over a report.
 
-The method and margin are `bridge compare`'s (`judge`): the ratio of
-medians with a bootstrap 95% CI from the raw samples, significant when the
-CI clears ±3%. One guard is added, because within a run the samples of two
-cells are not independent draws: they were taken in interleaved rounds, and
-a slow spell of a shared machine that lands on one runtime's batch of a
-round moves all of that batch. So a difference is only called when
+The margin is `bridge compare`'s: a difference must clear ±3%. The method
+is the hardware verdicts': the cells were measured in interleaved rounds,
+side by side (bridge.measure.session.compared_together), so each round
+gives one ratio, and the figure is the median of the rounds' ratios with the
+hierarchical CI (stats.paired_ratio: process pairs, then rounds). A slow
+spell of a shared machine that lands on one runtime's batch moves one
+round's ratio, not the figure. A difference is only called when
  - each side has samples in at least MIN_ROUNDS of the same rounds
    (otherwise: "unresolved": drift and a difference cannot be told apart;
-   --quick gives openssl cells 2 runs, so its openssl rows are unresolved),
- - and the rounds agree: round by round (the two batches taken moments
-   apart), the ratio lies on the same side of 1 in every round when there
-   are at most 5; beyond that, in so many rounds that a fair coin would
-   agree that often less than 5% of the time (a one-sided sign test: 20 of
-   30, 15 of 20). A CI that clears the margin while the rounds disagree is
-   drift (batches moved by a slow spell), and is called within noise.
+   --quick gives openssl cells 1 run, so its openssl rows are unresolved),
+ - the rounds agree: the ratio lies on the same side of 1 in every round
+   when there are at most 5; beyond that, in so many rounds that a fair coin
+   would agree that often less than 5% of the time (a one-sided sign test:
+   20 of 30, 15 of 20); otherwise it is drift, called within noise,
+ - and, with fewer than hw.verdicts.FEW_PAIRS process pairs, its CI clears
+   the wider margin a gap between two processes of one runtime needs.
+Where either cell waited for a CPU in a usual round, the rounds are judged
+on CPU time per call (`basis`). A report that does not say how it sampled
+gets `compare`'s ratio of medians with a bootstrap CI from the raw samples.
 """
 
 from __future__ import annotations
@@ -25,15 +29,17 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bridge import settings, stats
 from bridge.analysis import noise
+from bridge.analysis.cputime import WAIT_SHARE_HIGH
 from bridge.catalog import calls
 from bridge.catalog.scenario import size_unit
 from bridge.errors import UsageError
+from bridge.hw import verdicts as hwv
 from bridge.report import schema
-from bridge.report.findings import Reason, Significance, Why, reason
+from bridge.report.findings import Basis, Reason, Significance, Why, reason
 
 # As `bridge compare`: a difference must clear 3% to count.
 MARGIN = 0.03
@@ -197,7 +203,7 @@ def _valid(r: schema.Result) -> bool:
 def _judge(
     report: schema.Report, against: str, base: schema.Result, r: schema.Result
 ) -> schema.Difference:
-    def record(ratio, ci, verdict, rounds=None, reasons=()) -> schema.Difference:
+    def record(ratio, ci, verdict, rounds=None, reasons=(), basis=None) -> schema.Difference:
         return schema.Difference(
             scenario=r.scenario,
             size=r.size,
@@ -212,33 +218,114 @@ def _judge(
             verdict=verdict,
             rounds=rounds,
             reasons=tuple(reasons),
+            basis=basis,
         )
 
     if not base.samples or not r.samples:
         return record(r.median() / base.median(), None, UNKNOWN, None, (reason(Why.NO_SAMPLES),))
-    ratio, ci, verdict = judge(base.per_op_ns(), r.per_op_ns())
     ra, rb = rounds_of(report, base), rounds_of(report, r)
     if ra is None or rb is None:  # no round plan in the settings: the CI alone
+        ratio, ci, verdict = judge(base.per_op_ns(), r.per_op_ns())
         fewest = min(len(base.samples), len(r.samples))
         if fewest < stats.MIN_CI_SAMPLES:
             what = "openssl run" if _openssl(report, base, r) else "sample"
             few = reason(Why.TOO_FEW_SAMPLES, what=what, have=fewest, need=stats.MIN_CI_SAMPLES)
             return record(ratio, None, Significance.FEW, None, (few,))
         return record(ratio, ci, verdict, None, _lopsided(report, ratio, ci, (base, r)))
-    paired = sorted(set(ra) & set(rb))
-    k = len(paired)
-    if k < MIN_ROUNDS:
+    k = len(set(ra) & set(rb))
+    basis, a, b = _basis(report, (base, r), (ra, rb))
+    paired = stats.paired_ratio(a, b, _round_pairs(report, (base, r), (ra, rb)))
+    if k < MIN_ROUNDS or paired is None:
+        ratio, ci, _ = judge(base.per_op_ns(), r.per_op_ns())
         return record(
             ratio, ci, UNRESOLVED, k, (reason(Why.FEW_ROUNDS, rounds=k, need=MIN_ROUNDS),)
         )
-    if verdict.significant:
-        per_round = [statistics.median(rb[i]) / statistics.median(ra[i]) for i in paired]
-        agree = sum((x > 1) if verdict is Significance.SLOWER else (x < 1) for x in per_round)
-        need = k if k <= ALL_AGREE_UP_TO else agreeing_rounds_needed(k)
-        if agree < need:
-            drift = reason(Why.ROUNDS_DISAGREE, agree=agree, rounds=k)
-            return record(ratio, ci, Significance.NOISE, k, (drift,))
-    return record(ratio, ci, verdict, k, _lopsided(report, ratio, ci, (base, r)))
+    ratio, ci = paired.ratio, paired.ci95
+    verdict = side(ci)
+    why = _not_called(paired, (a, b), verdict)
+    if why is not None:
+        return record(ratio, ci, Significance.NOISE, k, (why,), basis)
+    return record(ratio, ci, verdict, k, _lopsided(report, ratio, ci, (base, r)), basis)
+
+
+def _not_called(
+    paired: stats.Paired,
+    rounds: tuple[Mapping[int, Sequence[float]], Mapping[int, Sequence[float]]],
+    verdict: Significance,
+) -> Reason | None:
+    """Why a difference whose paired rounds' point or CI lies outside the
+    margin is not called (None: it is called, or there is nothing to say):
+    the rounds disagree on its side (a sign test), or, with fewer than
+    FEW_PAIRS process pairs, its CI does not clear the wider margin that a
+    gap between two processes of one runtime needs (as the hardware
+    verdicts ask of twins: bridge.hw.verdicts.ONE_PAIR_MARGIN)."""
+    slower = paired.ratio > 1 + MARGIN
+    if not verdict.significant and not slower and paired.ratio >= 1 - MARGIN:
+        return None
+    a, b = rounds
+    keys = sorted(i for i in set(a) & set(b) if a[i] and b[i])
+    per_round = [statistics.median(b[i]) / statistics.median(a[i]) for i in keys]
+    agree = sum((x > 1) if slower else (x < 1) for x in per_round)
+    n = len(per_round)
+    if agree < (n if n <= ALL_AGREE_UP_TO else agreeing_rounds_needed(n)):
+        return reason(Why.ROUNDS_DISAGREE, agree=agree, rounds=n)
+    if not verdict.significant or paired.processes >= hwv.FEW_PAIRS:
+        return None
+    wide = MARGIN + hwv.ONE_PAIR_MARGIN
+    if side(paired.ci95, wide).significant:
+        return None
+    needs = round(1 + wide if slower else 1 - wide, 4)
+    return reason(Why.FEW_PROCESS_PAIRS, pairs=paired.processes, needs=needs)
+
+
+def _basis(
+    report: schema.Report,
+    cells: tuple[schema.Result, schema.Result],
+    rounds: tuple[dict[int, list[float]], dict[int, list[float]]],
+) -> tuple[Basis, Mapping[int, Sequence[float]], Mapping[int, Sequence[float]]]:
+    """What two cells' rounds are judged on, and those rounds: CPU time per
+    call where either cell waited for a CPU in a usual round (the report's
+    wait_share_high of its windows or more), and both have CPU time in
+    MIN_ROUNDS of the same rounds; wall time otherwise. Waiting stretches a
+    cell's wall time by what other processes ran, and two cells, in two
+    processes, need not wait alike."""
+    keys = set(rounds[0]) & set(rounds[1])
+    high = report.cpu_time.wait_share_high if report.cpu_time is not None else WAIT_SHARE_HIGH
+    sides = list(zip(cells, rounds, strict=True))
+    waits = [stats.round_waits(c.samples, c.sample_wait_ns, by) for c, by in sides]
+    usual = [statistics.median(w[i] for i in keys if i in w) for w in waits if keys & set(w)]
+    if max(usual, default=0.0) >= high:
+        a, b = (_cpu_rounds(c, by) for c, by in sides)
+        if a is not None and b is not None and len(set(a) & set(b)) >= MIN_ROUNDS:
+            return Basis.CPU, a, b
+    return Basis.WALL, rounds[0], rounds[1]
+
+
+def _cpu_rounds(r: schema.Result, by_round: Mapping[int, Sequence[float]]):
+    loops = [r.loops_of(j) for j in range(len(r.samples))]
+    return stats.round_cpu(r.sample_cpu_ns, loops, by_round)
+
+
+def _round_pairs(
+    report: schema.Report,
+    cells: tuple[schema.Result, schema.Result],
+    rounds: tuple[dict[int, list[float]], dict[int, list[float]]],
+) -> dict[int, int] | None:
+    """The pair of processes (one of each cell) that made each round, as a
+    number, for the hierarchical CI; every openssl run is a process of its
+    own. None: one process a side."""
+    sides = []
+    for c, by in zip(cells, rounds, strict=True):
+        if report.kind_of(c.runtime) == "openssl":
+            sides.append({i: i for i in by})
+        else:
+            sides.append(stats.round_processes(c.procs, by) or {})
+    if not sides[0] and not sides[1]:
+        return None
+    keys = set(rounds[0]) & set(rounds[1])
+    pairs = {i: (sides[0].get(i, 0), sides[1].get(i, 0)) for i in keys}
+    ids = {p: n for n, p in enumerate(sorted(set(pairs.values())))}
+    return {i: ids[p] for i, p in pairs.items()}
 
 
 def _openssl(report: schema.Report, *cells: schema.Result) -> bool:

@@ -425,18 +425,9 @@ def _verdict_features(features: Sequence[str], ctx: HwContext) -> list[str]:
 def _cpu_rounds(
     r: schema.Result, by_round: Mapping[int, Sequence[float]]
 ) -> dict[int, list[float]] | None:
-    """The cell's CPU ns per call by round, its samples cut into rounds as
-    their wall times are; samples whose CPU time was not read are left out.
-    None: the cell has no CPU time."""
-    n = len(r.samples)
-    if len(r.sample_cpu_ns) != n:
-        return None
-    out = {}
-    for i, span in _round_spans(by_round, n):
-        values = [r.sample_cpu_ns[j] / r.loops_of(j) for j in span if r.sample_cpu_ns[j] > 0]
-        if values:
-            out[i] = values
-    return out
+    """The cell's CPU ns per call by round (stats.round_cpu)."""
+    loops = [r.loops_of(j) for j in range(len(r.samples))]
+    return stats.round_cpu(r.sample_cpu_ns, loops, by_round)
 
 
 def _on_cpu_time(
@@ -490,28 +481,8 @@ def _paired_rounds(rounds, on, off):
 
 
 def _round_waits(r: schema.Result, by_round: Mapping[int, Sequence[float]]) -> dict[int, float]:
-    """Per round, the share of its sample windows the cell spent waiting for
-    a CPU (sample_wait_ns over the window), where the report has it."""
-    n = len(r.samples)
-    if len(r.sample_wait_ns) != n:
-        return {}
-    out = {}
-    for i, span in _round_spans(by_round, n):
-        pairs = [(r.sample_wait_ns[j], max(r.sample_wait_ns[j], r.samples[j])) for j in span]
-        pairs = [(w, t) for w, t in pairs if w >= 0 and t > 0]
-        if pairs:
-            out[i] = sum(w for w, _ in pairs) / sum(t for _, t in pairs)
-    return out
-
-
-def _round_spans(by_round: Mapping[int, Sequence[float]], n: int):
-    """(round, the indices of its samples in the cell) for each round, in
-    order: bridge.analysis.versus.rounds_of cuts a cell's samples into its
-    rounds one after another, so round i's start is the sizes before it."""
-    pos = 0
-    for i in sorted(by_round):
-        yield i, range(pos, min(pos + len(by_round[i]), n))
-        pos += len(by_round[i])
+    """Per round, the cell's share of its windows spent waiting for a CPU (stats.round_waits)."""
+    return stats.round_waits(r.samples, r.sample_wait_ns, by_round)
 
 
 def _rounds_that_ran(on, off, paired, high: float):
@@ -651,9 +622,7 @@ def _round_processes(
     record; every openssl run is a process of its own. None: one pair."""
     if info.kind == "openssl":
         return {i: i for i in by_round}
-    if not r.procs:
-        return None
-    return {i: r.procs[span[0]] for i, span in _round_spans(by_round, len(r.procs)) if span}
+    return stats.round_processes(r.procs, by_round)
 
 
 def _best_speedup(results, by_key, r) -> tuple[int, float] | None:

@@ -6,7 +6,10 @@ Interleaving: all runtimes stay up for the whole run, and each cell (one call
 of one scenario at one size on one runtime) gets its samples in `rounds`
 batches, in turn with the other cells of its scenario. A slow spell of a
 shared machine then lands on every runtime alike and shows in the spread,
-instead of silently shifting one runtime's whole number.
+instead of silently shifting one runtime's whole number. Within a round the
+cells compared with each other run side by side, in an order that turns
+from round to round (`compared_together`), so that each comparison is judged
+on pairs of batches taken moments apart.
 
 Scenario by scenario: a run of several scenarios measures the first one's
 cells (their rounds, --method tc, --until-stable's extra rounds), tells the
@@ -485,7 +488,8 @@ class Session:
             # How many it takes is unknown: the bound is --max-time.
             left = duration(deadline - now)
             label = f"extra round {extra} ({len(unstable)} unstable, at most {left} left)"
-            self._round(unstable, 0, label)
+            # Sized as the first round; ordered as the rounds after the planned ones.
+            self._round(unstable, 0, label, turn=self.settings.rounds + extra - 1)
             self._round_done(scenario, unstable, f"{label} of {scenario}", eta)
 
     def _round_done(self, scenario: str, cells: list[Cell], label: str, eta: Eta | None) -> None:
@@ -493,10 +497,13 @@ class Session:
         alive = sum(1 for c in cells if c.active)
         self.note(status(eta, f"{label} done ({alive} cells)", Step.ROUND))
 
-    def _round(self, cells: list[Cell], r: int, label: str, eta: Eta | None = None) -> None:
-        """One batch for each of `cells`; a failure is recorded and stops that
-        cell (a call error) or that runtime (a worker error)."""
-        for cell in twins_together(cells, r):
+    def _round(
+        self, cells: list[Cell], r: int, label: str, eta: Eta | None = None, turn: int | None = None
+    ) -> None:
+        """One batch for each of `cells`, in the order of round `turn` (`r`
+        when not given: compared_together); a failure is recorded and stops
+        that cell (a call error) or that runtime (a worker error)."""
+        for cell in compared_together(cells, r if turn is None else turn):
             planned = cell.planned_s(self.settings, r)
             batch_plan = cell.plan(self.settings, r)
             if not cell.active or batch_plan.samples == 0:
@@ -653,26 +660,40 @@ def by_scenario(
     ]
 
 
-def twins_together(cells: list[Cell], r: int) -> list[Cell]:
-    """`cells` in their order, but each cell's masked twin (hw off) right
-    beside it, first on odd rounds (ABBA): a shared host can switch speed
-    within tens of milliseconds (on this project's 2-vCPU EPYC guest, two 5-ms
-    samples 5 ms apart caught the same speed 93% of the time, 50 ms apart
-    85%), and the verdict compares the twins round by round
-    (bridge.stats.paired_ratio), so the nearer they run, the more rounds
-    compare like with like. Alternating which runs first takes out what a
-    fixed order would add (a warmer cache, a drift within the round)."""
+def compared_together(cells: list[Cell], r: int) -> list[Cell]:
+    """`cells` in round `r`'s order: the cells that are compared with each
+    other side by side. Each cell's masked twin (hw off) sits right beside
+    it, and the cells of one scenario at one size (the other runtimes of its
+    kind, a version matrix; --with alternatives and `bridge time`
+    expressions ranked against it; the other kinds' rows of its table) form
+    one group, where their order turns from round to round. A shared host
+    can switch speed within tens of milliseconds (on this project's 2-vCPU
+    EPYC guest, two 5-ms samples 5 ms apart caught the same speed 93% of the
+    time, 50 ms apart 85%), and the verdicts and comparisons judge pairs of
+    cells round by round (bridge.stats.paired_ratio), so the nearer they
+    run, the more rounds compare like with like.
+
+    The order within a group changes so that no cell always runs first or
+    after the same neighbour (a warmer cache, a drift within the round): on
+    odd rounds the group runs backwards (a twin then runs before its
+    partner, ABBA), and every second round it starts one runtime (a twin
+    pair) further on. Two runtimes A and B run AB, BA, BA, AB, ...; three
+    run ABC, CBA, BCA, ACB, CAB, BAC: over six rounds each ordered pair is
+    adjacent equally often. Groups keep the order of their first cell."""
+    groups: dict[tuple[str, int], list[list[Cell]]] = {}
     index = {c.key: c for c in cells}
-    out: list[Cell] = []
     placed: set[int] = set()
     for cell in cells:
         if id(cell) in placed:
             continue
         k = cell.key
         twin = None if k.hw.masked else index.get(dataclasses.replace(k, hw=Hw.OFF))
-        pair = [cell] if twin is None or id(twin) in placed else [cell, twin]
-        if len(pair) == 2 and r % 2:
-            pair.reverse()
-        out += pair
-        placed.update(id(c) for c in pair)
+        unit = [cell] if twin is None or id(twin) in placed else [cell, twin]
+        placed.update(id(c) for c in unit)
+        groups.setdefault((k.scenario, k.size), []).append(unit)
+    out: list[Cell] = []
+    for units in groups.values():
+        turn = (r // 2) % len(units)
+        ordered = [c for unit in units[turn:] + units[:turn] for c in unit]
+        out += ordered[::-1] if r % 2 else ordered
     return out

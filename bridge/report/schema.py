@@ -533,11 +533,14 @@ class Difference(Record):
     significance (bridge.analysis.versus): against the first-named runtime of its kind
     (same call, size, hw), or against the fastest row of its table.
 
-    ratio = median(runtime) / median(baseline), with a bootstrap 95% CI from
-    the raw samples, as `bridge compare` computes it. verdict: faster | slower
-    (the CI clears the noise margin and the interleaved rounds agree) | within
-    noise | unresolved (too few rounds to tell a difference from drift) |
-    unknown (no samples)."""
+    ratio: with the interleaved rounds, the median over the rounds both cells
+    have of median(runtime) / median(baseline) in that round, with the
+    hierarchical 95% CI (bridge.stats.paired_ratio); without them (a report
+    that does not say how it sampled), the ratio of the cells' medians with a
+    bootstrap 95% CI from the raw samples, as `bridge compare` computes it.
+    verdict: faster | slower (the CI clears the noise margin and the rounds
+    agree) | within noise | unresolved (too few rounds to tell a difference
+    from drift) | unknown (no samples)."""
 
     scenario: str
     size: int
@@ -553,6 +556,10 @@ class Difference(Record):
     rounds: int | None = None  # rounds with samples on both sides
     note: str = jf(omit=EMPTY, default="")  # reports from before `reasons`: in words
     reasons: tuple[Reason, ...] = reasons_field()
+    # What the paired rounds were judged on: CPU time per call where a cell
+    # waited for a CPU, else wall time; None in reports from before it and
+    # where no rounds were paired.
+    basis: Basis | None = jf(omit=NONE, default=None)
 
     @property
     def significant(self) -> bool:

@@ -751,6 +751,20 @@ def _stored(v: schema.HwVerdict, unit: str) -> str:
 
 # -- differences ----------------------------------------------------------------
 
+# -- comparisons judged on paired rounds' CPU time (issue 35, i35-pair) --------
+# A difference whose rounds were judged on CPU time per call (Difference.basis)
+# says so in its reason clause.
+JUDGED_ON_CPU = "judged on CPU time per call: a cell waited for a CPU"
+
+
+def _on_cpu(d: Any, said: tuple[str, str]) -> tuple[str, str]:
+    """`said` (a difference's reason and what to do) with its basis first,
+    where it was judged on CPU time."""
+    if getattr(d, "basis", None) != "cpu":
+        return said
+    reason, todo = said
+    return (f"{JUDGED_ON_CPU}; {reason}" if reason else JUDGED_ON_CPU), todo
+
 
 # -- the upgrade view -----------------------------------------------------------
 
@@ -1023,8 +1037,12 @@ def difference_why(d: Any, quick: bool = False) -> tuple[str, str]:
     """Why a difference between two cells (a schema.Difference, or a row of
     bridge compare) is not called, or what makes its CI lopsided, and what
     to do: a run too short (`quick`: the run was --quick, which is what to
-    drop) is rerun longer. A report from before the reasons: from its
-    verdict and note."""
+    drop) is rerun longer; first, where it was judged on CPU time, that. A
+    report from before the reasons: from its verdict and note."""
+    return _on_cpu(d, _difference_why(d, quick))
+
+
+def _difference_why(d: Any, quick: bool) -> tuple[str, str]:
     rs = tuple(getattr(d, "reasons", ()))
     if any(r.why is Why.FEW_ROUNDS for r in rs) or (d.verdict == Significance.UNRESOLVED):
         todo = "rerun without --quick" if quick else "rerun with more --rounds"

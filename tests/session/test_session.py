@@ -56,8 +56,12 @@ def test_rounds_interleave_cells_and_reuse_the_calibrated_loops():
     # 3 cells per runtime pair... python has 2 calls x 2 sizes, erlang 1 x 2: 6 cells.
     assert len(benches) == 6 * SETTINGS.rounds
     first_round = [(e[1], e[3], e[4]) for e in benches[:6]]
-    assert [(e[1], e[3], e[4]) for e in benches[6:12]] == first_round  # same order each round
     assert len(set(first_round)) == 6  # every cell once per round
+    for r in range(SETTINGS.rounds):
+        cells = [(e[1], e[3], e[4]) for e in benches[6 * r : 6 * r + 6]]
+        assert set(cells) == set(first_round)
+        # The cells of one size, compared with each other, side by side.
+        assert [size for *_, size in cells] == [64] * 3 + [1000] * 3
     # Round 1 warms up and calibrates; later rounds reuse its loop count.
     assert all(e[5].warmup_ms == 7 and e[5].loops is None for e in benches[:6])
     assert all(e[5].warmup_ms == 3 and e[5].loops == 1000 for e in benches[6:])
