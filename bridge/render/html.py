@@ -129,12 +129,12 @@ def _section(s: Section) -> list[Html]:
 def _answer(a: Answer) -> Html:
     lines = []
     for line in a.lines:
-        tone = _TONE.get(line.verdict.tone, "plain")
+        tone = _TONE.get(line.verdict.tone, "")
         # The sentence as every writer says it, the verdict word set in its tone.
         text = said(line)
         head = f"{line.subject}: {line.verdict.text}"
         rest = text[len(head) :] if text.startswith(head) else ""
-        verdict = h('<span class="verdict {}">{}</span>', tone, line.verdict.text)
+        verdict = h("<span{}>{}</span>", _class("verdict", tone), line.verdict.text)
         lines.append(h('<span class="subject">{}</span>: {}{}', line.subject, verdict, rest))
     return Html(h("<h3>{}</h3>", a.heading) + _list(lines, "answer"))
 
