@@ -43,7 +43,6 @@ main{max-width:700px;margin:0 auto}
 h1{font-size:1.35rem;margin:.2rem 0 1rem}h2{font-size:1.15rem;margin:1.6rem 0 .4rem;
 border-bottom:1px solid var(--rule)}h3{font-size:1rem;margin:1rem 0 .3rem}
 ul{padding-left:1.2rem;margin:.3rem 0}li{margin:.15rem 0;overflow-wrap:anywhere}
-.good{color:var(--good)}.bad{color:var(--bad)}.warn{color:var(--warn)}.muted{color:var(--muted)}
 .verdict{font-weight:600}.subject{font-weight:600}
 .scroll{overflow-x:auto;margin:.5rem 0}
 table{border-collapse:collapse;font-size:.85rem;font-variant-numeric:tabular-nums}
@@ -51,6 +50,7 @@ th,td{border:1px solid var(--rule);padding:.2rem .45rem;text-align:left;vertical
 white-space:nowrap}
 th{background:var(--head)}td.num,th.num{text-align:right;white-space:nowrap}
 .legend,.note{font-size:.85rem;color:var(--muted)}
+.good{color:var(--good)}.bad{color:var(--bad)}.warn{color:var(--warn)}.muted{color:var(--muted)}
 figure{margin:1rem 0}figcaption{font-size:.9rem;font-weight:600;margin-bottom:.2rem}
 svg.chart{width:100%;height:auto;display:block}
 svg text{fill:var(--fg);font-size:11px;font-family:inherit}
