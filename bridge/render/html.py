@@ -23,7 +23,7 @@ import base64
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bridge.render.escape import Html, h, html_join
 from bridge.render.terminal import prefixed, said
@@ -116,7 +116,7 @@ def _list(items: Sequence[Html], cls: str = "") -> Html:
 
 
 def _section(s: Section) -> list[Html]:
-    out = [h('<section id="{}">', f"s-{s.key}"), h("<h2>{}</h2>", s.title)]
+    out = [Html("<section>"), h("<h2>{}</h2>", s.title)]
     out += [_answer(a) for a in s.answers]
     out += [_table(t) for t in s.tables]
     out += _charts(s.series)
@@ -212,8 +212,6 @@ LABEL_CHARS = 36
 
 
 def _finite(s: Series) -> Series:
-    from dataclasses import replace
-
     kept = tuple(p for p in s.points if all(map(math.isfinite, (p.x, p.y, p.lo, p.hi))))
     return replace(s, points=kept)
 

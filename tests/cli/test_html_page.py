@@ -112,3 +112,15 @@ def test_a_comparisons_page_loads_with_its_b_over_a_chart(chromium, tmp_path):
     assert console == []
     assert html.escape(words.CHART_COMPARED.format("b.json", "a.json"), quote=False) in dom
     _has_a_chart(dom)
+
+
+def test_compare_writes_the_page_it_prints(tmp_path):
+    """--export-html is --format html's page, written atomically beside the table."""
+    page = tmp_path / "cmp.html"
+    shown = bridge_cmd("compare", str(VERSIONS), str(VERSIONS), "--format", "html")
+    written = bridge_cmd("compare", str(VERSIONS), str(VERSIONS), "--export-html", str(page))
+    assert shown.returncode == written.returncode == 0, written.stderr
+    assert f"html written to {page}" in written.stderr
+    assert page.read_text(encoding="utf-8") == shown.stdout
+    assert shown.stdout.startswith("<!DOCTYPE html>") and "against" in written.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["cmp.html"]  # no temporary left
