@@ -24,11 +24,16 @@ def for_scenario(ctx: Context, scenario: str) -> tuple[Series, ...]:
     rows = [r for r in ctx.results(scenario) if r.ok and r.median() > 0]
     if not rows:
         return ()
-    return (*_times(ctx, scenario, rows), *_off_on(ctx, scenario, rows), *_first(ctx, rows))
+    return (
+        *_times(ctx, scenario, rows),
+        *_off_on(ctx, scenario, rows),
+        *_first(ctx, scenario, rows),
+    )
 
 
 def _at(ctx: Context, scenario: str, size: int) -> str:
-    return units.short(size) if ctx.unit(scenario) == units.BYTES else f"{size:,}"
+    """Where a point is, as a list of sizes says it: 16 B, 1 KiB; 1,024 iterations."""
+    return words.short(size, ctx.unit(scenario))
 
 
 def _times(ctx: Context, scenario: str, rows: list[schema.Result]) -> list[Series]:
@@ -85,7 +90,7 @@ def _off_on(ctx: Context, scenario: str, rows: list[schema.Result]) -> list[Seri
     return out
 
 
-def _first(ctx: Context, rows: list[schema.Result]) -> list[Series]:
+def _first(ctx: Context, scenario: str, rows: list[schema.Result]) -> list[Series]:
     """Each runtime against the first named (or the --baseline) of its kind."""
     names = tables.call_names(ctx, rows)
     masked = any(r.hw.masked for r in rows)
@@ -97,7 +102,7 @@ def _first(ctx: Context, rows: list[schema.Result]) -> list[Series]:
         lo, hi = d.ci95 if d.ci95 is not None else (d.ratio, d.ratio)
         tone = _SIGNIFICANCE_TONE.get(d.verdict, Tone.PLAIN)
         point = Point(
-            r.size, d.ratio, min(lo, d.ratio), max(hi, d.ratio), _at(ctx, r.scenario, r.size), tone
+            r.size, d.ratio, min(lo, d.ratio), max(hi, d.ratio), _at(ctx, scenario, r.size), tone
         )
         grouped[(r.runtime, r.call_id, r.hw)].append(point)
     metric = words.CHART_BASELINE if ctx.rebased else words.CHART_FIRST
@@ -105,7 +110,6 @@ def _first(ctx: Context, rows: list[schema.Result]) -> list[Series]:
     for (runtime, call_id, hw), points in grouped.items():
         call = names[(ctx.report.kind_of(runtime), call_id)]
         label = words.series_label(runtime, call, str(hw), masked)
-        scenario = rows[0].scenario
         out.append(Series(scenario, label, runtime, call, str(hw), metric, tuple(points), True))
     return out
 

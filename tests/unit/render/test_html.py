@@ -15,12 +15,12 @@ from html.parser import HTMLParser
 
 import pytest
 
-from bridge.analysis import compare
+from bridge.analysis import compare, findings
 from bridge.cli.common import rendered
 from bridge.render import html
 from bridge.render.compare import render as render_compare
 from bridge.report import schema
-from bridge.view import Detail, build, words
+from bridge.view import Detail, build, units, words
 from bridge.view.model import Point, Series
 from tests.conftest import FIXTURES
 
@@ -246,3 +246,33 @@ def test_compare_draws_b_over_a_around_1():
 def test_quiet_and_verbose_pages_are_pages():
     for detail in Detail:
         parse(_hmac_page(detail))
+
+
+def test_the_views_series_are_the_reports_figures():
+    """The time per call is each cell's median and CI; hw off/on is each
+    verdict's figure and CI (bridge.view.chart), the sizes worded."""
+    report = findings.complete(schema.load(VERSIONS))
+    series = [x for s in build(report).sections for x in s.series]
+    cells: dict[tuple, list[tuple]] = {}
+    for r in report.results:
+        if r.ok:
+            s = r.summary()
+            cells.setdefault((r.scenario, r.runtime, str(r.hw), r.size), []).append(
+                (s.median, *s.ci95)
+            )
+    times = [x for x in series if x.metric == words.CHART_TIME]
+    assert sum(len(x.points) for x in times) == sum(map(len, cells.values()))
+    for x in times:
+        for p in x.points:
+            assert (p.y, p.lo, p.hi) in cells[(x.scenario, x.runtime, x.hw, p.x)]
+            assert p.text == units.short(int(p.x))
+    speedups: dict[tuple, list[tuple]] = {}
+    for v in report.verdicts:
+        speedups.setdefault((v.scenario, v.runtime, v.size), []).append(
+            (v.speedup, *v.speedup_ci95)
+        )
+    off_on = [x for x in series if x.metric == words.CHART_OFF_ON]
+    assert off_on and all(x.ratio for x in off_on)
+    for x in off_on:
+        for p in x.points:
+            assert (p.y, p.lo, p.hi) in speedups[(x.scenario, x.runtime, p.x)]
