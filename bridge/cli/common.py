@@ -194,7 +194,7 @@ def called(line: str, prog: str) -> str:
 
 # Every command that renders a report offers these, in this order; the
 # commands that list or describe (list, show, env, otp list) offer table and json.
-FORMATS = ("table", "markdown", "text", "json", "summary")
+FORMATS = ("table", "markdown", "text", "json", "summary", "html")
 DATA_FORMATS = ("table", "json")
 
 
@@ -205,7 +205,8 @@ def format_option(choices: Sequence[str] = FORMATS, what: str = "the results") -
         type=click.Choice(list(choices)),
         default="table",
         show_default=True,
-        help=f"How to print {what} on stdout (text: plain ASCII for email).",
+        help=f"How to print {what} on stdout (text: plain ASCII for email; html: one"
+        " self-contained page).",
     )
 
 
@@ -221,16 +222,22 @@ def output_option(what: str = "the JSON report") -> Callable:
 
 @dataclass(frozen=True)
 class Exports:
-    """--export-json, --export-markdown, --export-text: files written beside
-    the terminal view, each atomically."""
+    """--export-json, --export-markdown, --export-text, --export-html: files
+    written beside the terminal view, each atomically."""
 
     json: Path | None = None
     markdown: Path | None = None
     text: Path | None = None
+    html: Path | None = None
 
     @property
     def files(self) -> list[tuple[str, Path]]:
-        named = (("json", self.json), ("markdown", self.markdown), ("text", self.text))
+        named = (
+            ("json", self.json),
+            ("markdown", self.markdown),
+            ("text", self.text),
+            ("html", self.html),
+        )
         return [(fmt, path) for fmt, path in named if path is not None]
 
     @property
@@ -269,18 +276,19 @@ _EXPORTS = (
     ("json", "The JSON report (what -o writes)."),
     ("markdown", "The Markdown view (--format markdown)."),
     ("text", "The plain-text view for email (--format text)."),
+    ("html", "One self-contained HTML page with the pictures (--format html)."),
 )
 
 
 def export_options(f: Callable) -> Callable:
-    """--export-json/--export-markdown/--export-text FILE, as one `exports`
+    """--export-json/--export-markdown/--export-text/--export-html FILE, as one `exports`
     argument (an Exports) of the command: the terminal view on stdout, and
     files in the other formats from the same results (as hyperfine's
     --export-* do)."""
 
     @functools.wraps(f)
-    def command(*args, export_json, export_markdown, export_text, **kwargs):
-        exports = Exports(export_json, export_markdown, export_text)
+    def command(*args, export_json, export_markdown, export_text, export_html, **kwargs):
+        exports = Exports(export_json, export_markdown, export_text, export_html)
         exports.check()
         return f(*args, exports=exports, **kwargs)
 
@@ -346,7 +354,15 @@ def check_outputs(outputs: Sequence[Named], inputs: Sequence[Named] = ()) -> Non
 
 # Option names by group, for Command(groups=...): what every command that
 # renders shares.
-OUTPUT_GROUP = ("fmt", "output", "export_json", "export_markdown", "export_text", "quiet")
+OUTPUT_GROUP = (
+    "fmt",
+    "output",
+    "export_json",
+    "export_markdown",
+    "export_text",
+    "export_html",
+    "quiet",
+)
 
 
 # -- nodes -------------------------------------------------------------------------

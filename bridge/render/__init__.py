@@ -8,7 +8,7 @@ import enum
 import shutil
 from collections.abc import Callable
 
-from bridge.render import markdown, summary, terminal, text
+from bridge.render import html, markdown, summary, terminal, text
 from bridge.report import schema
 from bridge.view import Detail, View, build
 
@@ -19,6 +19,7 @@ class Format(str, enum.Enum):
     TEXT = "text"
     JSON = "json"  # the report
     SUMMARY = "summary"  # the view, as JSON
+    HTML = "html"  # one self-contained page
 
 
 RENDERERS: dict[Format, Callable[[View], str]] = {
@@ -26,6 +27,7 @@ RENDERERS: dict[Format, Callable[[View], str]] = {
     Format.MARKDOWN: markdown.render,
     Format.TEXT: text.render,
     Format.SUMMARY: summary.render,
+    Format.HTML: html.render,
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from bridge.render import markdown, summary, terminal, text
+from bridge.render import html, markdown, summary, terminal, text
 from bridge.report.comparison import Comparison
 from bridge.view import comparison
 from bridge.view.model import Detail
@@ -24,4 +24,6 @@ def render(
         return text.render(view)
     if fmt == "summary":
         return summary.render(view)
+    if fmt == "html":
+        return html.render(view)
     return terminal.render(view, width)

@@ -24,6 +24,13 @@ escaped as inline text unless they are `Md` already. A line that reaches
 `document` without being `Md` is escaped whole: a value a writer forgot to
 escape comes out as text, never as markup.
 
+HTML (bridge.render.html) has one context for text, `html_text`, which
+serves element content and quoted attribute values alike: printable first,
+then `&`, `<`, `>`, `"` and `'` as entities, so no tag, attribute or entity
+from a report survives. Every piece of an HTML page is an `Html`, made by
+`html_text` or by `h`, which formats a writer's own literal template with
+values escaped unless they are `Html` already.
+
 `term_text` is for the terminal and the mail view (controls, bidi overrides
 and lone surrogates spelt as escapes: bridge.plain.printable), `svg_text`
 for text matplotlib draws (the same, plus the characters XML 1.0 cannot
@@ -231,3 +238,34 @@ def svg_text(value: object, limit: int = SVG_TEXT_LIMIT) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return text.replace("$", "\\$")
+
+
+# -- HTML (bridge.render.html) ---------------------------------------------------
+
+
+class Html(str):
+    """HTML that is safe as it is: made in this module only."""
+
+    __slots__ = ()
+
+
+def html_text(value: object) -> Html:
+    """`value` as HTML text, for element content or a quoted attribute value:
+    printable (controls, bidi overrides, separators and lone surrogates as
+    escapes; XML's noncharacters too, as an SVG inside the page is XML), one
+    line, then every character HTML reads as markup written as an entity."""
+    if isinstance(value, Html):
+        return value
+    text = _NOT_XML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", _one_line(value))
+    return Html(html.escape(text, quote=True))
+
+
+def h(template: str, *values: object) -> Html:
+    """The writer's own HTML `template` (a literal) with each `{}` filled:
+    an `Html` value as it is, any other value as text (`html_text`)."""
+    return Html(template.format(*(html_text(v) for v in values)))
+
+
+def html_join(parts: Iterable[Html], sep: str = "") -> Html:
+    """Pieces of HTML joined; a piece that is not `Html` is escaped as text."""
+    return Html(sep.join(html_text(p) for p in parts))

@@ -5,7 +5,7 @@ ran, the caveats and the problems. The writers (bridge.render) lay it out."""
 from __future__ import annotations
 
 from bridge.report import schema
-from bridge.view import answers, notes, reproduce, tables, titles, tls
+from bridge.view import answers, chart, notes, reproduce, tables, titles, tls
 from bridge.view import levels as level_findings
 from bridge.view.context import Context, scenarios
 from bridge.view.model import Detail, Note, NoteKind, Section, Table, View
@@ -76,6 +76,7 @@ def section(ctx: Context, scenario: str) -> Section:
         answers=answers.for_scenario(ctx, scenario),
         tables=tuple(t for t in found if t is not None),
         notes=tuple(said),
+        series=chart.for_scenario(ctx, scenario),
     )
 
 

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from bridge import stats
 from bridge.report.comparison import Comparison, Row
-from bridge.view import codes, units, words
+from bridge.view import chart, codes, units, words
 from bridge.view.context import ci, count
 from bridge.view.model import (
     Answer,
@@ -80,7 +80,12 @@ def _pair(c: Comparison, i: int, rows: list[Row], detail: Detail) -> Section:
     notes += [Note(NoteKind.CAVEAT, f"Too few samples: {n}.") for n in few]
     notes += [Note(NoteKind.FINDING, s) for s in _upgrades(c.upgrades.get(i, []))]
     return Section(
-        key=c.labels[i], title=title, answers=(answer,), tables=tables, notes=tuple(notes)
+        key=c.labels[i],
+        title=title,
+        answers=(answer,),
+        tables=tables,
+        notes=tuple(notes),
+        series=chart.compared((c.labels[0], c.labels[i]), rows),
     )
 
 

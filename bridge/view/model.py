@@ -122,10 +122,17 @@ class Note:
 
 @dataclass(frozen=True)
 class Point:
+    """One point of a series: `y` at `x` with its 95% CI (lo, hi; both y
+    where it has none), `text` the size it is at, worded (a writer spaces
+    the sizes of a picture evenly and labels them with it), `tone` its
+    verdict's (a ratio's: decided where not PLAIN)."""
+
     x: float
     y: float
     lo: float
     hi: float
+    text: str = ""
+    tone: Tone = Tone.PLAIN
 
 
 @dataclass(frozen=True)
@@ -138,8 +145,9 @@ class Series:
     runtime: str
     call: str
     hw: str
-    metric: str  # MB/s | ops/s | off/on
+    metric: str  # what y is, worded: the heading of its picture
     points: tuple[Point, ...]
+    ratio: bool = False  # a ratio: drawn around a line at 1
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def results(ctx: Context, scenario: str) -> Table | None:
     report, verbose = ctx.report, ctx.verbose
     unit = ctx.unit(scenario)
     scale = units.scale_of(rows)
-    short_names = _names(ctx, rows)
+    short_names = call_names(ctx, rows)
     marks = semantics_marks(rows)
     several_sizes = len({r.size for r in rows}) > 1
     masked = any(r.hw.masked for r in rows)
@@ -174,7 +174,7 @@ def semantics_marks(rows: list[schema.Result]) -> dict[str, int]:
     return marks
 
 
-def _names(ctx: Context, rows: list[schema.Result]) -> dict[tuple[str, str], str]:
+def call_names(ctx: Context, rows: list[schema.Result]) -> dict[tuple[str, str], str]:
     """Each call's short name; with the language where two share one."""
     short = {(ctx.kind(r), r.call_id): short_call(r) for r in rows}
     lang = {(ctx.kind(r), r.call_id): ctx.names.language(r.runtime, r.call_id) for r in rows}

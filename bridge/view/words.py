@@ -1103,3 +1103,27 @@ def error(e: schema.RunError) -> str:
     lines = [t.strip() for t in (e.stderr_tail or "").splitlines() if t.strip()]
     said = " | ".join(lines[-STDERR_LINES:])
     return f"Error: {e.message}" + (f". Its stderr ended: {said}" if said else "")
+
+
+# -- pictures and the HTML page (issue 37: bridge.view.chart, bridge.render.html) --
+
+CHART_TIME = "Time per call, ns (median, 95% CI)"
+CHART_OFF_ON = "Masked over as found: hw off / hw on (95% CI; above 1, the feature helps)"
+CHART_FIRST = "Each runtime over the first named of its kind (95% CI; below 1, faster)"
+CHART_BASELINE = "Each runtime over the --baseline of its kind (95% CI; below 1, faster)"
+CHART_COMPARED = "B/A: the time of {} over {} (95% CI; below 1, faster)"
+# The headings the HTML page gives the parts the other writers set apart by layout.
+PAGE_WHERE = "Where it ran"
+PAGE_CAVEATS = "Caveats"
+PAGE_PROBLEMS = "Problems"
+PAGE_REPRODUCE = "Measure it again"
+PAGE_CHARTS = "Pictures"
+PAGE_REPLAY = (
+    "The same run from its JSON report (-o or --export-json FILE), asking before it runs"
+    " anything the report names: crypto-bridge run --replay FILE"
+)
+
+
+def series_label(runtime: str, call: str, hw: str = "", masked: bool = False) -> str:
+    """A series' name in a picture's legend: 'erlang@25.2.3 crypto:macN, hw off'."""
+    return f"{runtime} {call}" + (f", hw {hw}" if masked and hw else "")

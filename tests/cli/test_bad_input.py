@@ -138,6 +138,7 @@ CASES = [
     (["run", "hmac-sha1", "--until-stable=0"], "from 0.1% to 50%"),
     (["report", REPORT, "--export-markdown", "/no/such/dir/r.md"], "--export-markdown"),
     (["report", REPORT, "--export-json", "{readonly}/r.json"], "not writable"),
+    (["compare", REPORT, REPORT, "--export-html", "/no/such/dir/c.html"], "--export-html"),
 ]
 
 

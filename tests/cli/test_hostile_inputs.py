@@ -444,6 +444,7 @@ def overwriting(tmp: Path, how: str) -> dict[str, list[str]]:
             "--export-markdown",
             str(out),
         ],
+        "compare --export-html": ["compare", str(report), REPORT, "--export-html", str(out)],
         "plot --svg": ["plot", str(svg), "--svg", str(svg_out)],
         "plot --compare, --png": ["plot", REPORT, "--compare", str(png), "--png", str(png_out)],
         "import-speed -o": ["import-speed", str(report), "-o", str(out)],

@@ -8,7 +8,7 @@ so that a new field is covered without being listed): HTML, Markdown
 metacharacters, backticks, pipes, controls, bidi overrides, lone surrogates
 and very long strings, drawn by Hypothesis. Each report is read as a file is
 (bridge.report.schema.load), then written by the terminal table, Markdown,
-text, JSON, compare (each format) and plot (SVG), and what each wrote is
+text, HTML, JSON, compare (each format) and plot (SVG), and what each wrote is
 checked for what a reader needs:
 
 - Markdown, read by a CommonMark parser with GitHub's tables and raw HTML
@@ -16,6 +16,9 @@ checked for what a reader needs:
   code span closed on its line, every fence closed, every table row with as
   many cells as its header;
 - text: no control character, ASCII, 72 columns;
+- HTML, read by Python's HTML parser: only the elements and attributes the
+  page itself writes, every element closed in order, no script, no URL, no
+  event handler, no control character;
 - the terminal table and compare: no control character;
 - JSON: the report, ASCII;
 - SVG: XML, no control character in its text, only bridge's own warnings.
@@ -35,6 +38,7 @@ import shlex
 import tempfile
 import warnings
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -380,6 +384,67 @@ def _text_command(text: str) -> list[str] | None:
     return shlex.split(block.replace("\\\n", "")) or None
 
 
+# What the HTML page writes (bridge.render.html): any other element or
+# attribute came from a report.
+HTML_ELEMENTS = {
+    *("html", "head", "meta", "title", "style", "body", "main", "section", "h1", "h2", "h3"),
+    *("ul", "li", "span", "p", "div", "table", "thead", "tbody", "tr", "th", "td"),
+    *("details", "summary", "pre", "code", "figure", "figcaption"),
+    *("svg", "g", "line", "path", "polyline", "circle", "text"),
+}
+HTML_ATTRIBUTES = {
+    *("lang", "charset", "http-equiv", "content", "name", "id", "class", "scope", "open"),
+    *("viewbox", "role", "aria-label", "aria-hidden", "xmlns", "width", "height"),
+    *("x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "r", "d", "points", "stroke-width"),
+    *("text-anchor", "dominant-baseline"),
+}
+HTML_CLASSES = {
+    *("num", "good", "bad", "warn", "muted", "legend", "note", "notes", "answer", "keys"),
+    *("verdict", "subject", "scroll", "chart", "grid", "axis", "one", "err", "line"),
+    *("dashed", "hollow", "reproduce", *(f"c{i}" for i in range(8))),
+}
+VOID = {"meta"}
+
+
+class _Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open: list[str] = []
+        self.found: set[str] = set()
+        self.attributes: set[str] = set()
+        self.classes: set[str] = set()
+
+    def _saw(self, tag, attrs):
+        self.found.add(tag)
+        self.attributes |= {k for k, _ in attrs}
+        self.classes |= {c for k, v in attrs if k == "class" for c in (v or "").split()}
+
+    def handle_starttag(self, tag, attrs):
+        self._saw(tag, attrs)
+        if tag not in VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self._saw(tag, attrs)
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open[-1] == tag, (self.open[-3:], tag)
+        self.open.pop()
+
+
+def check_html(page: str) -> None:
+    assert not NOT_XML.search(page), NOT_XML.findall(page)[:5]
+    parser = _Elements()
+    parser.feed(page)
+    parser.close()
+    assert parser.open == []
+    assert parser.found <= HTML_ELEMENTS, parser.found - HTML_ELEMENTS
+    assert parser.attributes <= HTML_ATTRIBUTES, parser.attributes - HTML_ATTRIBUTES
+    assert "<script" not in page.lower()
+    # A report's text is text: no class of its own either.
+    assert parser.classes <= HTML_CLASSES, parser.classes - HTML_CLASSES
+
+
 def check_text(text: str) -> None:
     assert not RAW.search(text), RAW.findall(text)[:5]
     assert text.isascii()
@@ -394,6 +459,8 @@ def check_every_writer(report: schema.Report, label: str) -> None:
     check_plain(rendered("table", report, width=80))
     check_plain(rendered("table", report, Detail.VERBOSE, width=100))
     check_plain(rendered("summary", report))
+    check_html(rendered("html", report))
+    check_html(rendered("html", report, Detail.VERBOSE))
     md, text = rendered("markdown", report), rendered("text", report)
     check_markdown(md)
     check_text(text)
@@ -407,6 +474,7 @@ def check_every_writer(report: schema.Report, label: str) -> None:
     check_markdown(render_compare(both, "markdown"))
     check_plain(render_compare(both, "text"))
     check_plain(render_compare(both, "table"))
+    check_html(render_compare(both, "html"))
     json.loads(render_compare(both, "json"))
 
 
