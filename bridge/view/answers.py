@@ -102,6 +102,8 @@ def _verdict_line(subject, group, top, swept, unit, feature) -> AnswerLine:
     # else why a verdict was withheld, and what would settle it.
     said = next((v for v in [top, *group[::-1]] if v.why is not None), withheld)
     reason, rerun = words.verdict_why(said, unit) if said is not None else ("", "")
+    if said is None:  # judged on CPU time (a busy machine): it says so
+        reason = words.on_cpu_time(top)
     return AnswerLine(subject, word, figure, reason, rerun)
 
 

@@ -227,6 +227,26 @@ def _unequal(p: Mapping[str, Any], v: bool) -> str:
     return f"{who_}: the load alone can make this difference"
 
 
+# -- judged on CPU time (issue 35) ----------------------------------------------
+
+
+def _cpu_basis(p: Mapping[str, Any], v: bool) -> str:
+    """Why a verdict's figures are CPU time, and the margin it needed: the
+    gap of the unmasked call's own processes where that set it."""
+    waits = " (waiting for a CPU stretches wall time, not CPU time)" if v else ""
+    own = ""
+    if p["aa"] is not None and p["aa"] > p["floor"]:
+        own = f"; the call's own processes read {p['aa']:.2f}× apart"
+    return f"judged on CPU time: the machine was busy{waits}{own}: {_needs(p)}"
+
+
+def on_cpu_time(v: schema.HwVerdict) -> str:
+    """The reason clause of a verdict judged on CPU time that withheld
+    nothing (a `used`, a `not-used`): "" for one judged on wall time."""
+    basis = next((r for r in v.reasons if r.why is Why.CPU_BASIS), None)
+    return "" if basis is None else _cpu_basis(basis.params, False)
+
+
 # Why -> (its clause, from the parameters and `verbose`; what to do, "" for nothing).
 _Words = Callable[[Mapping[str, Any], bool], str]
 WORDS: dict[Why, tuple[_Words, str]] = {
@@ -311,6 +331,8 @@ WORDS: dict[Why, tuple[_Words, str]] = {
         ),
         QUIETER,
     ),
+    # -- judged on CPU time (issue 35) --
+    Why.CPU_BASIS: (lambda p, v: _cpu_basis(p, v), ""),
     Why.FIXED_COST: (_fixed_cost, ""),
     Why.ROUNDS_LEFT_OUT: (
         lambda p, v: (
