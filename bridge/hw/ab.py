@@ -19,7 +19,7 @@ from bridge.catalog import calls
 from bridge.catalog.scenario import Facts
 from bridge.hw import hardware, verdicts, whynot
 from bridge.report import schema
-from bridge.report.findings import Basis, Reason, Rerun, Statistic, Verdict, Why, reason
+from bridge.report.findings import Basis, Reason, Statistic, Verdict, Why, reason
 from bridge.report.hw import Hw
 from bridge.report.whynot import LibraryBuild, WhyNot
 
