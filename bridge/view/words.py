@@ -240,6 +240,12 @@ def _cpu_basis(p: Mapping[str, Any], v: bool) -> str:
     return f"judged on CPU time: the machine was busy{waits}{own}: {_needs(p)}"
 
 
+def _load_cpu(p: Mapping[str, Any]) -> str:
+    busier = p["busier"]
+    who_ = f"{busier} ran on a busier machine" if busier else "the machines were busy, unequally"
+    return f"judged on CPU time per call: {who_}"
+
+
 def on_cpu_time(v: schema.HwVerdict) -> str:
     """The reason clause of a verdict judged on CPU time that withheld
     nothing (a `used`, a `not-used`): "" for one judged on wall time."""
@@ -333,6 +339,7 @@ WORDS: dict[Why, tuple[_Words, str]] = {
     ),
     # -- judged on CPU time (issue 35) --
     Why.CPU_BASIS: (lambda p, v: _cpu_basis(p, v), ""),
+    Why.LOAD_CPU: (lambda p, v: _load_cpu(p), ""),
     Why.FIXED_COST: (_fixed_cost, ""),
     Why.ROUNDS_LEFT_OUT: (
         lambda p, v: (
