@@ -19,7 +19,7 @@ from bridge.catalog import calls
 from bridge.catalog.scenario import Facts
 from bridge.hw import hardware, verdicts, whynot
 from bridge.report import schema
-from bridge.report.findings import Basis, Reason, Statistic, Verdict, Why, reason
+from bridge.report.findings import Basis, Reason, Rerun, Statistic, Verdict, Why, reason
 from bridge.report.hw import Hw
 from bridge.report.whynot import LibraryBuild, WhyNot
 
@@ -531,7 +531,21 @@ def _said_on_cpu(v: verdicts.Judgement, cpu: _OnCpu | None) -> verdicts.Judgemen
     )
     aa = None if cpu.aa is None else round(cpu.aa, 4)
     basis = reason(Why.CPU_BASIS, aa=aa, floor=floor, needs=needs)
-    return dataclasses.replace(v, reasons=(*said, basis, *v.reasons))
+    return dataclasses.replace(v, reasons=(*said, basis, *v.reasons), rerun=_settle(v, cpu))
+
+
+def _settle(v: verdicts.Judgement, cpu: _OnCpu) -> Rerun | None:
+    """What would settle a verdict judged on CPU time that the CI left
+    open (WITHIN_NOISE): the rounds that would lift its low end above the
+    margin, where the ratio is above it; otherwise its own rerun."""
+    rounds = cpu.evidence.rounds
+    if v.rerun is None or v.rerun.why is not Why.WITHIN_NOISE or v.ci95 is None or not rounds:
+        return v.rerun
+    if v.margin is None or v.speedup is None:
+        return v.rerun
+    k = len(set(rounds[0]) & set(rounds[1]))
+    more = verdicts.rounds_to_settle(v.speedup, v.ci95[0], v.margin, k, cpu.evidence.reruns)
+    return v.rerun if more is None else Rerun(more, Why.WITHIN_NOISE)
 
 
 def _paired_rounds(rounds, on, off):

@@ -116,6 +116,34 @@ class Reruns:
     samples: str = "--samples 6"
     processes: str = "without --quick"
     rounds: str = "--rounds 40"
+    # The run's samples a round (0: unknown), to keep in a rerun with more
+    # rounds (rounds_to_settle).
+    per_round: int = 0
+
+
+# A rerun with more rounds asks this many more than the CI's width says it
+# needs (the width shrinks about as 1/sqrt(rounds), and a rerun draws anew).
+SPARE_ROUNDS = 1.25
+MAX_ROUNDS = 1000  # settings.BOUNDS["rounds"]
+
+
+def rounds_to_settle(
+    speedup: float, lo: float, needs: float, rounds: int, reruns: Reruns
+) -> str | None:
+    """The smallest rerun with more rounds that would lift a CI's low end
+    (`lo`, from `rounds` paired rounds) above `needs`, the ratio staying at
+    `speedup`: the options to add ("--rounds 30 --samples 60");
+    None where the ratio itself is not above `needs` (more rounds would
+    not settle it) or the rounds' bound would not do."""
+    if speedup <= needs or lo <= 0 or rounds < 1:
+        return None
+    factor = math.log(speedup / lo) / math.log(speedup / needs)
+    want = math.ceil(rounds * factor * factor * SPARE_ROUNDS)
+    if want > MAX_ROUNDS:
+        return None
+    want = max(want, rounds + 1)
+    samples = f" --samples {want * reruns.per_round}" if reruns.per_round else ""
+    return f"--rounds {want}{samples}"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bridge.catalog import scenario as scenarios
-from bridge.hw import ab, hardware
+from bridge.hw import ab, hardware, verdicts
 from bridge.report import schema
 from bridge.report.findings import Basis, Verdict, Why, reason
 from bridge.report.hw import Hw
@@ -140,6 +140,26 @@ def test_the_margin_is_the_gap_between_the_unmasked_processes_by_cpu_time():
     ]
     (v,) = _verdicts(flat)
     assert _why(v, Why.CPU_BASIS)["aa"] == 1.0 and v.verdict is Verdict.USED, v.reasons
+
+
+def test_a_cpu_time_ci_left_open_names_the_rounds_that_would_settle_it():
+    # --quick's 12 rounds of two samples: 1.28x by CPU time, CI 0.99-1.39
+    # (beside two hogs, Python's hmac.digest); more rounds narrow the CI.
+    reruns = verdicts.Reruns(per_round=2)
+    assert verdicts.rounds_to_settle(1.28, 0.99, 1.15, 12, reruns) == "--rounds 87 --samples 174"
+    assert verdicts.rounds_to_settle(1.28, 1.12, 1.15, 12, reruns) == "--rounds 24 --samples 48"
+    # A ratio at or under the margin: more rounds would not lift it above.
+    assert verdicts.rounds_to_settle(1.1, 0.9, 1.15, 12, reruns) is None
+    # One whose rounds would pass the bound: none either.
+    assert verdicts.rounds_to_settle(1.16, 0.8, 1.15, 12, reruns) is None
+    # In a verdict: the wobbling rounds of a 1.25x gain, six of them.
+    wobble = [1.0, 1.45, 1.0, 1.5, 1.02, 1.4]
+    on = _cell(1000, Hw.ON, [3_000.0] * 6, [3_000.0] * 6, 0.1)
+    off = _cell(1000, Hw.OFF, [4_000 * x for x in wobble], [3_000 * x for x in wobble], 0.3)
+    (v,) = _verdicts([on, off])
+    assert v.verdict is Verdict.INCONCLUSIVE and v.basis is Basis.CPU
+    assert v.rerun is not None and v.rerun.why is Why.WITHIN_NOISE
+    assert v.rerun.option.startswith("--rounds "), v.rerun
 
 
 def test_cpu_time_is_not_asked_on_a_quiet_machine_or_without_it():
