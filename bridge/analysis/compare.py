@@ -46,6 +46,12 @@ from bridge.report.hw import Hw
 from bridge.report.levels import LevelResult
 
 MARGIN = versus.MARGIN
+# Where the loads differed, a difference stands on CPU time per call only
+# past this: sharing a CPU moves CPU time too (caches, an SMT sibling), less
+# than wall time. Beside two CPU hogs a cell's CPU time per call read
+# 0.67-1.15x its idle reading (docs/findings/truth-under-load.md), most
+# within 1.10x; a real slowdown (SHA-NI masked at 16 KiB) reads 3-4x.
+LOAD_CPU_MARGIN = 0.15
 FEW, UNEQUAL = Significance.FEW, Significance.UNEQUAL_LOAD
 
 
@@ -78,7 +84,7 @@ def pair(a: schema.Report, b: schema.Report, margin: float = MARGIN) -> list[Row
     if not unequal:
         return rows + levels
     weighed = [
-        weigh_load(row, unequal, lambda row=row, ra=ra, rb=rb: on_cpu_time(row, ra, rb, margin))
+        weigh_load(row, unequal, lambda row=row, ra=ra, rb=rb: on_cpu_time(row, ra, rb))
         for row, (_, ra, rb) in zip(rows, cells, strict=True)
     ]
     return weighed + [weigh_load(r, unequal) for r in levels]
@@ -103,11 +109,13 @@ def weigh_load(row: Row, unequal: Reason, cpu: Callable[[], Row | None] | None =
     return dataclasses.replace(row, verdict=UNEQUAL, reasons=(unequal,))
 
 
-def on_cpu_time(row: Row, ra: schema.Result, rb: schema.Result, margin: float) -> Row | None:
+def on_cpu_time(
+    row: Row, ra: schema.Result, rb: schema.Result, margin: float = LOAD_CPU_MARGIN
+) -> Row | None:
     """The row judged on CPU time per call (low(b)/low(a) of each sample's
     CPU ns over its calls, with its bootstrap CI), as judge_low judges wall
-    time; None where a side recorded no CPU time (an older report, an
-    imported one) or too little of it for a CI."""
+    time but against `margin`; None where a side recorded no CPU time (an
+    older report, an imported one) or too little of it for a CI."""
     a, b = cpu_per_call(ra), cpu_per_call(rb)
     if min(len(a), len(b)) < stats.MIN_CI_SAMPLES:
         return None
