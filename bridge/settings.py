@@ -149,7 +149,8 @@ QUICK = Settings(
     # judged on the rounds' paired CPU-time ratios (bridge.hw.ab), and the
     # CI of 4 ratios is their whole range (beside two CPU hogs Python's
     # HMAC-SHA1 read 1.12-1.31x by CPU time, CI low ends 0.73-1.15); of 12,
-    # the 3rd to the 10th. Eight more rounds cost about 0.3 s.
+    # the 3rd to the 10th. The eight more rounds cost about 0.2 s a worker cell
+    # (their requests and re-warm-ups): 1.2 s for hmac-sha1's six.
     rounds=12,
     openssl_runs=1,
     quick=True,

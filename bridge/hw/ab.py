@@ -461,7 +461,8 @@ def _on_cpu(
     beside two CPU hogs (load 13-16) Python's SHA-512 and ChaCha20 controls
     read 3.7-5.7x slower masked by wall time, 0.9-1.3x by CPU time. Sharing a
     CPU moves CPU time too, less and unlike for two processes, so the margin
-    a "used" must clear is derived from the run (_cpu_margin)."""
+    a "used" must clear is derived from the run (_process_gap, with
+    verdicts.CPU_FLOOR at least)."""
     if evidence is None or not evidence.busy or evidence.rounds is None:
         return None
     if off is None or rounds is None:
@@ -605,7 +606,8 @@ def _rounds_that_ran(on, off, paired, high: float):
 #   20 or more       20 cells  up to 1.60x, CI low end up to 1.31
 # by CPU time as well as by wall time. Twins WAITED_APART apart need a CI
 # above 1.10x for a "used" (verdicts.ONE_PAIR_MARGIN, as with few process
-# pairs); WAITED_APART_BUSY apart, the busy machine's 2x. A real gain clears
+# pairs); WAITED_APART_BUSY apart, the busy machine's rule (CPU time per
+# call against a margin from the run, verdicts.CPU_FLOOR). A real gain clears
 # the first: Erlang's HMAC-SHA1 at 1000 B, 1.23x (CI 1.19-1.30), twins at 7%
 # and 3% (a node's own threads; they differ from node to node).
 WAITED_APART = 0.03
