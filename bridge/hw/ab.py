@@ -202,12 +202,10 @@ class Seen:
 
 @dataclass(frozen=True)
 class _OnCpu:
-    """A verdict's evidence on CPU time per call (_on_cpu), what kept the
-    machine busy, and the unmasked cell's processes' gap by CPU time (None:
-    one process)."""
+    """A verdict's evidence on CPU time per call (_on_cpu), and the unmasked
+    cell's processes' gap by CPU time (None: one process)."""
 
     evidence: verdicts.Evidence
-    busy: tuple[Reason, ...]
     aa: float | None
 
 
@@ -489,7 +487,7 @@ def _on_cpu(
         used_margin=max(verdicts.CPU_FLOOR, (aa - 1) if aa else 0.0),
         basis=Basis.CPU,
     )
-    return _OnCpu(cpu, evidence.busy, aa)
+    return _OnCpu(cpu, aa)
 
 
 def _process_gap(
@@ -519,20 +517,16 @@ def _cpu_is_the_calls(sc: Facts, info: schema.Runtime) -> bool:
 
 
 def _said_on_cpu(v: verdicts.Judgement, cpu: _OnCpu | None) -> verdicts.Judgement:
-    """A verdict judged on CPU time says so first: what kept the machine
-    busy, with the margin the verdict needed (not the wall time's 2x), then
-    CPU_BASIS: that margin and what it came from."""
+    """A verdict judged on CPU time says so first (CPU_BASIS): the margin it
+    needed and what that came from. What kept the machine busy is the
+    noise block's to say (its warnings name it), not each verdict's."""
     if cpu is None:
         return v
     floor = round(1 + verdicts.CPU_FLOOR, 4)
     needs = v.margin if v.margin is not None else floor
-    said = tuple(
-        reason(r.why, **{**r.params, "needs": needs}) if "needs" in r.params else r
-        for r in cpu.busy
-    )
     aa = None if cpu.aa is None else round(cpu.aa, 4)
     basis = reason(Why.CPU_BASIS, aa=aa, floor=floor, needs=needs)
-    return dataclasses.replace(v, reasons=(*said, basis, *v.reasons), rerun=_settle(v, cpu))
+    return dataclasses.replace(v, reasons=(basis, *v.reasons), rerun=_settle(v, cpu))
 
 
 def _settle(v: verdicts.Judgement, cpu: _OnCpu) -> Rerun | None:

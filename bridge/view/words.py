@@ -1012,6 +1012,14 @@ def verdict_why(v: schema.HwVerdict, unit: str = BYTES, verbose: bool = False) -
     return _stored_why(v)
 
 
+def _needs_of(r: Reason) -> float | None:
+    """The CI a reason says a verdict needs: its `needs`, or the margin a
+    CI within noise reached both sides of (judged on CPU time: the same)."""
+    if "needs" in r.params:
+        return r["needs"]
+    return r["margin"] if r.why is Why.WITHIN_NOISE else None
+
+
 def _needs_once(said: list[str], rs: Sequence[Reason]) -> list[str]:
     """Reasons that need the same margin say it once, after the last of them:
     "the machine was busy (...); the host was busy (...): a verdict needs its
@@ -1019,7 +1027,7 @@ def _needs_once(said: list[str], rs: Sequence[Reason]) -> list[str]:
     out = list(said)
     for i, r in enumerate(rs):
         tail = f": {_needs(r.params)}" if "needs" in r.params else ""
-        later = any("needs" in x.params and x["needs"] == r["needs"] for x in rs[i + 1 :])
+        later = any(_needs_of(x) == r["needs"] for x in rs[i + 1 :] if _needs_of(x) is not None)
         if tail and later and out[i].endswith(tail):
             out[i] = out[i].removesuffix(tail)
     return out
