@@ -124,7 +124,10 @@ class Reruns:
 # A rerun with more rounds asks this many more than the CI's width says it
 # needs (the width shrinks about as 1/sqrt(rounds), and a rerun draws anew).
 SPARE_ROUNDS = 1.25
-MAX_ROUNDS = 1000  # settings.BOUNDS["rounds"]
+# Past this many rounds a rerun with more of them is not the smallest that
+# settles it: the one with more processes (without --quick), or a quieter
+# machine, is.
+MAX_ROUNDS = 100
 
 
 def rounds_to_settle(

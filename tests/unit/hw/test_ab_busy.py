@@ -150,7 +150,7 @@ def test_a_cpu_time_ci_left_open_names_the_rounds_that_would_settle_it():
     assert verdicts.rounds_to_settle(1.28, 1.12, 1.15, 12, reruns) == "--rounds 24 --samples 48"
     # A ratio at or under the margin: more rounds would not lift it above.
     assert verdicts.rounds_to_settle(1.1, 0.9, 1.15, 12, reruns) is None
-    # One whose rounds would pass the bound: none either.
+    # One that would need more than MAX_ROUNDS rounds: none either.
     assert verdicts.rounds_to_settle(1.16, 0.8, 1.15, 12, reruns) is None
     # In a verdict: the wobbling rounds of a 1.25x gain, six of them.
     wobble = [1.0, 1.45, 1.0, 1.5, 1.02, 1.4]
