@@ -70,6 +70,9 @@ def hardware(ctx: Context, scenario: str) -> Answer | None:
         elif line.reason and (line.reason, line.rerun) in said:
             # The same withheld reason and rerun (a busy machine): said once.
             line = dataclasses.replace(line, reason="as above", rerun="")
+        elif line.reason and line.rerun and line.reason in said:
+            # The same reason, its own rerun (the rounds that would settle it).
+            line = dataclasses.replace(line, reason="as above")
         said.add(line.reason)
         said.add((line.reason, line.rerun))
         lines.append(line)
