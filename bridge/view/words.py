@@ -250,7 +250,11 @@ def on_cpu_time(v: schema.HwVerdict) -> str:
     """The reason clause of a verdict judged on CPU time that withheld
     nothing (a `used`, a `not-used`): "" for one judged on wall time."""
     basis = next((r for r in v.reasons if r.why is Why.CPU_BASIS), None)
-    return "" if basis is None else _cpu_basis(basis.params, False)
+    if basis is None:
+        return ""
+    if v.verdict is Verdict.USED:  # the margin it cleared, briefly
+        return f"judged on CPU time: the machine was busy (CI above {basis['needs']:.2f}×)"
+    return _cpu_basis(basis.params, False)
 
 
 # Why -> (its clause, from the parameters and `verbose`; what to do, "" for nothing).
