@@ -73,8 +73,8 @@ FEW_PAIRS = 3
 # sibling), and unlike for two processes, so a "used" on CPU time needs its
 # CI above 1 + the larger of CPU_FLOOR and the gap the unmasked cell's own
 # processes show against each other by CPU time in the same run (an A/A
-# ratio; with one process, --quick, FEW_PROCESS_PAIRS adds ONE_PAIR_MARGIN
-# instead). CALIBRATION in docs/reference/statistics.md.
+# ratio; with one process, --quick, none can be measured and FEW_PROCESS_PAIRS
+# adds ONE_PAIR_MARGIN to the floor). Calibration: docs/reference/statistics.md.
 CPU_FLOOR = 0.10
 # Below this, a "used" speedup is mostly fixed per-call cost diluting the gain.
 SMALL_SPEEDUP = 1.5
@@ -137,7 +137,7 @@ def rounds_to_settle(
     (`lo`, from `rounds` paired rounds) above `needs`, the ratio staying at
     `speedup`: the options to add ("--rounds 30 --samples 60");
     None where the ratio itself is not above `needs` (more rounds would
-    not settle it) or the rounds' bound would not do."""
+    not settle it) or more than MAX_ROUNDS would be needed."""
     if speedup <= needs or lo <= 0 or rounds < 1:
         return None
     factor = math.log(speedup / lo) / math.log(speedup / needs)
