@@ -22,26 +22,36 @@ no CI either: "too few samples", with what to rerun.
 Each report recorded its machine (the noise block: load average, other
 processes' CPU, steal, the share of time spent waiting for a CPU). When the
 two differ by more than noise, a difference in the direction of the load
-(the busier report slower) is "unequal load", not significant: load alone
-makes a call that much slower (1.58× was seen here, on identical set-ups).
+(the busier report slower) is judged again on CPU time per call
+(Result.sample_cpu_ns, which waiting for a CPU does not stretch), the same
+way: significant there, it stands, its figures the CPU time's (basis cpu);
+otherwise, or without CPU time, it is "unequal load", not significant: load
+alone makes a call that much slower by wall time (1.58× was seen here, on
+identical set-ups).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from bridge import stats
 from bridge.analysis import quietness, upgrade, versus
 from bridge.report import schema
 from bridge.report.comparison import Comparison, Row
-from bridge.report.findings import Reason, Significance, Why, reason
+from bridge.report.findings import Basis, Reason, Significance, Why, reason
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelResult
 
 MARGIN = versus.MARGIN
+# Where the loads differed, a difference stands on CPU time per call only
+# past this: sharing a CPU moves CPU time too (caches, an SMT sibling), less
+# than wall time. Beside two CPU hogs a cell's CPU time per call read
+# 0.67-1.15x its idle reading (docs/findings/truth-under-load.md), most
+# within 1.10x; a real slowdown (SHA-NI masked at 16 KiB) reads 3-4x.
+LOAD_CPU_MARGIN = 0.15
 FEW, UNEQUAL = Significance.FEW, Significance.UNEQUAL_LOAD
 
 
@@ -66,25 +76,69 @@ def _cells(report: schema.Report) -> dict[tuple, dict[Hw, schema.Result]]:
 
 
 def pair(a: schema.Report, b: schema.Report, margin: float = MARGIN) -> list[Row]:
-    rows = [_row(key, ra, rb, margin) for key, ra, rb in matched(_cells(a), _cells(b))]
+    cells = list(matched(_cells(a), _cells(b)))
+    rows = [_row(key, ra, rb, margin) for key, ra, rb in cells]
     # Levels (--concurrency) line up the same way, each level with its own.
-    rows += level_pairs(a, b, margin)
+    levels = level_pairs(a, b, margin)
     unequal = quietness.unequal(quietness.conditions(a), quietness.conditions(b))
-    return [weigh_load(r, unequal) for r in rows] if unequal else rows
+    if not unequal:
+        return rows + levels
+    weighed = [
+        weigh_load(row, unequal, lambda row=row, ra=ra, rb=rb: on_cpu_time(row, ra, rb))
+        for row, (_, ra, rb) in zip(rows, cells, strict=True)
+    ]
+    return weighed + [weigh_load(r, unequal) for r in levels]
 
 
-def weigh_load(row: Row, unequal: Reason) -> Row:
+def weigh_load(row: Row, unequal: Reason, cpu: Callable[[], Row | None] | None = None) -> Row:
     """A significant row in the direction of the load (the busier report the
     slower one; either, when the measures disagree which was busier or both
-    machines were busy) is "unequal load": the load alone can make that
-    difference. `unequal`: quietness.unequal's UNEQUAL_LOAD."""
+    machines were busy): judged on CPU time per call (`cpu` makes that row,
+    None where a side has no CPU time), it stands where CPU time finds the
+    same difference; otherwise it is "unequal load": the load alone can make
+    it. `unequal`: quietness.unequal's UNEQUAL_LOAD."""
     if not row.significant:
         return row
     slower = "B" if row.verdict == Significance.SLOWER else "A"
     busier = unequal["busier"]
     if busier and busier != slower:
         return row  # the busier report was the faster: load does not do that
+    settled = cpu() if cpu is not None else None
+    if settled is not None and settled.verdict == row.verdict:
+        return dataclasses.replace(settled, reasons=(reason(Why.LOAD_CPU, busier=busier),))
     return dataclasses.replace(row, verdict=UNEQUAL, reasons=(unequal,))
+
+
+def on_cpu_time(
+    row: Row, ra: schema.Result, rb: schema.Result, margin: float = LOAD_CPU_MARGIN
+) -> Row | None:
+    """The row judged on CPU time per call (low(b)/low(a) of each sample's
+    CPU ns over its calls, with its bootstrap CI), as judge_low judges wall
+    time but against `margin`; None where a side recorded no CPU time (an
+    older report, an imported one) or too little of it for a CI."""
+    a, b = cpu_per_call(ra), cpu_per_call(rb)
+    if min(len(a), len(b)) < stats.MIN_CI_SAMPLES:
+        return None
+    ratio, ci, verdict, _ = judge_low(a, b, margin)
+    if ci is None:
+        return None
+    return dataclasses.replace(
+        row,
+        ratio=ratio,
+        ci95=ci,
+        verdict=verdict,
+        low_a=stats.low(a),
+        low_b=stats.low(b),
+        basis=Basis.CPU,
+    )
+
+
+def cpu_per_call(r: schema.Result) -> list[float]:
+    """A cell's CPU ns per call, sample by sample; samples whose CPU time
+    was not read are left out; [] when the cell has none."""
+    if len(r.sample_cpu_ns) != len(r.samples):
+        return []
+    return [c / r.loops_of(i) for i, c in enumerate(r.sample_cpu_ns) if c > 0]
 
 
 T = TypeVar("T")

@@ -159,15 +159,23 @@ def _reruns(settings: Mapping[str, Any]) -> verdicts.Reruns:
     settings: --quick's one process and four rounds are what to drop;
     otherwise three process pairs (each needs three rounds) and twice the
     rounds."""
-    if settings.get("quick"):
-        return verdicts.Reruns(processes="without --quick", rounds="without --quick")
     rounds = settings.get("rounds")
     rounds = rounds if isinstance(rounds, int) and rounds > 0 else 20
+    samples = settings.get("samples")
+    per_round = samples // rounds if isinstance(samples, int) and samples >= rounds else 0
+    if settings.get("quick"):
+        return verdicts.Reruns(
+            processes="without --quick",
+            rounds="without --quick",
+            per_round=per_round,
+        )
     pairs = verdicts.FEW_PAIRS
     processes = f"--processes {pairs}"
     if rounds < 3 * pairs:
         processes += f" --rounds {3 * pairs}"
-    return verdicts.Reruns(processes=processes, rounds=f"--rounds {2 * rounds}")
+    return verdicts.Reruns(
+        processes=processes, rounds=f"--rounds {2 * rounds}", per_round=per_round
+    )
 
 
 # -- the noise block -------------------------------------------------------------

@@ -13,6 +13,7 @@ from bridge import plain
 from bridge.analysis import compare, gate
 from bridge.analysis.gate import Direction, Finding, Gate, Outcome, Threshold, Unsure
 from bridge.errors import ExitStatus
+from bridge.view import words
 
 PREFIX = "bridge: gate: "
 
@@ -145,11 +146,15 @@ def _ratio(r: compare.Row) -> str:
 def _unsure(f: Finding) -> str:
     if f.unsure is Unsure.NEAR_END:
         return f"its CI reaches {f.near:.2f}x, within the gate"
-    if f.unsure is Unsure.FEW_SAMPLES and f.row.note:
-        return f"too few samples ({f.row.note})"
+    if f.unsure is Unsure.FEW_SAMPLES and f.row.reasons:
+        # (Row had no `note`: a FEW_SAMPLES finding raised AttributeError.)
+        return f"too few samples ({words.reasons(f.row.reasons)})"
     return {
         Unsure.WITHIN_NOISE: "within noise",
         Unsure.FEW_SAMPLES: "too few samples for a CI",
         Unsure.NO_SAMPLES: "no samples (imported numbers)",
-        Unsure.UNEQUAL_LOAD: "unequal load (the machines differed: load alone can make it)",
+        Unsure.UNEQUAL_LOAD: (
+            "unequal load (the machines differed: load alone can make it, and CPU time"
+            " could not settle it)"
+        ),
     }[f.unsure]  # type: ignore[index]

@@ -201,6 +201,15 @@ class Seen:
 
 
 @dataclass(frozen=True)
+class _OnCpu:
+    """A verdict's evidence on CPU time per call (_on_cpu), and the unmasked
+    cell's processes' gap by CPU time (None: one process)."""
+
+    evidence: verdicts.Evidence
+    aa: float | None
+
+
+@dataclass(frozen=True)
 class _Found:
     """One verdict as verdict_list first decides it."""
 
@@ -208,6 +217,7 @@ class _Found:
     r: schema.Result
     feature: str
     v: verdicts.Judgement
+    cpu: _OnCpu | None = None  # how it was judged on CPU time, when it was
 
 
 def verdict_list(
@@ -231,11 +241,13 @@ def verdict_list(
             off = by_key.get(_off(r.key))
             for feature in _verdict_features(sc.features, ctx):
                 evidence = _evidence(sc, r, off, info, seen)
-                v = _decide(ctx, info, r.call_id, evidence, feature)
-                if v.verdict is Verdict.USED and evidence is not None and evidence.busy:
-                    twins = (r, off) if off is not None else None
-                    v = _on_cpu_time(v, twins, _paired_rounds(seen.rounds, r, off), evidence, info)
-                found.append(_Found(sc, r, feature, v))
+                cpu = (
+                    _on_cpu(evidence, r, off, _paired_rounds(seen.rounds, r, off), info)
+                    if _cpu_is_the_calls(sc, info)
+                    else None
+                )
+                v = _decide(ctx, info, r.call_id, cpu.evidence if cpu else evidence, feature)
+                found.append(_Found(sc, r, feature, v, cpu))
     gaps = _twin_gaps(found)
     found = [
         dataclasses.replace(f, v=verdicts.against_twin_gap(f.v, *gaps[f.r.runtime]))
@@ -261,6 +273,8 @@ def verdict_list(
                 v = dataclasses.replace(v, why=small)
         if v.verdict is Verdict.USED:
             v = _fixed_cost(v, f.sc, _best_speedup(results, by_key, f.r), f.r.size)
+        if v.basis is Basis.CPU and v.speedup is not None:
+            v = _said_on_cpu(v, f.cpu)
         out.append(_record(f.sc, f.r, f.feature, v))
     return out
 
@@ -316,7 +330,7 @@ def _record(sc: Facts, r: schema.Result, feature: str, v: verdicts.Judgement) ->
         reasons=v.reasons,
         rerun=v.rerun,
         margin=v.margin,
-        basis=Basis.WALL if measured else None,
+        basis=v.basis if measured else None,
         why=v.why,
     )
 
@@ -430,47 +444,103 @@ def _cpu_rounds(
     return stats.round_cpu(r.sample_cpu_ns, loops, by_round)
 
 
-def _on_cpu_time(
-    v: verdicts.Judgement,
-    twins: tuple[schema.Result, schema.Result] | None,
+def _on_cpu(
+    evidence: verdicts.Evidence | None,
+    on: schema.Result,
+    off: schema.Result | None,
     rounds,
-    evidence: verdicts.Evidence,
     info: schema.Runtime,
-) -> verdicts.Judgement:
-    """A "used" from twins that waited for a CPU (its wall-time CI cleared
-    the busy machine's 2x), asked of CPU time per call too, over the same
-    paired rounds: where that does not clear 2x as well, the verdict is
-    inconclusive (CPU_SHORT). Waiting stretches a twin's wall time; sharing
-    a CPU with other work also stretches its CPU time, less. Beside two CPU
-    hogs (load 13-16) Python's SHA-512 and ChaCha20 controls read 3.7-5.7x
-    slower masked by wall time (CI low ends 2.1-4.7), the masked twin waiting
-    36-80% of its windows; by CPU time 0.9-1.3x (low ends 0.55-1.11), and an
-    Erlang ChaCha20 cell 3.3x (low end 1.92). Real gains in the same
-    conditions: SHA-256 at 8 and 16 KiB, 3.3-4.2x by CPU time (low ends
-    2.84-3.74). A cell without CPU time, or too few rounds of it, keeps its
-    verdict."""
-    kept = evidence.rounds
-    if twins is None or rounds is None or kept is None:
-        return v
-    on, off = twins
+) -> _OnCpu | None:
+    """The evidence on CPU time per call, over the same paired rounds, for
+    twins that waited for a CPU (evidence.busy); None where they did not, or
+    where a twin has no CPU time or too few rounds of it: wall time then.
+
+    Waiting stretches a twin's wall time, not the CPU time its calls took:
+    beside two CPU hogs (load 13-16) Python's SHA-512 and ChaCha20 controls
+    read 3.7-5.7x slower masked by wall time, 0.9-1.3x by CPU time. Sharing a
+    CPU moves CPU time too, less and unlike for two processes, so the margin
+    a "used" must clear is derived from the run (_process_gap, with
+    verdicts.CPU_FLOOR at least)."""
+    if evidence is None or not evidence.busy or evidence.rounds is None:
+        return None
+    if off is None or rounds is None:
+        return None
     a, b = _cpu_rounds(on, rounds[0]), _cpu_rounds(off, rounds[1])
     if a is None or b is None:
-        return v
-    keep = set(kept[0]) & set(kept[1])
+        return None
+    keep = set(evidence.rounds[0]) & set(evidence.rounds[1])
     a, b = ({i: x for i, x in side.items() if i in keep} for side in (a, b))
-    cpu = stats.paired_ratio(a, b, _round_processes(info, on, rounds[0]))
-    if cpu is None or cpu.ci95[0] > verdicts.BUSY_NEEDS:
+    both = [i for i in a if i in b]
+    if len(both) < stats.MIN_CI_SAMPLES:
+        return None
+    procs = _round_processes(info, on, rounds[0])
+    a = {i: a[i] for i in both}
+    aa = _process_gap(a, procs)
+    cpu = dataclasses.replace(
+        evidence,
+        on=[x for i in both for x in a[i]],
+        off=[x for i in both for x in b[i]],
+        rounds=(a, {i: b[i] for i in both}),
+        processes=procs,
+        busy=(),
+        stretched=None,  # a stretched window is wall time; its CPU time is the call's
+        used_margin=max(verdicts.CPU_FLOOR, (aa - 1) if aa else 0.0),
+        basis=Basis.CPU,
+    )
+    return _OnCpu(cpu, aa)
+
+
+def _process_gap(
+    by_round: Mapping[int, Sequence[float]], processes: Mapping[int, int] | None
+) -> float | None:
+    """The unmasked cell's processes against each other by CPU time (an A/A
+    ratio): the slowest process's median CPU ns per call over the fastest's,
+    each of its rounds' medians; None with fewer than two processes of at
+    least two rounds each."""
+    if not processes:
+        return None
+    per: dict[int, list[float]] = {}
+    for i, values in by_round.items():
+        if i in processes and values:
+            per.setdefault(processes[i], []).append(statistics.median(values))
+    levels = [statistics.median(v) for v in per.values() if len(v) >= 2]
+    if len(levels) < 2 or min(levels) <= 0:
+        return None
+    return max(levels) / min(levels)
+
+
+def _cpu_is_the_calls(sc: Facts, info: schema.Runtime) -> bool:
+    """Does the cell's CPU time hold its call's work? Not an Erlang TLS
+    handshake: the connection's processes run on other schedulers than the
+    measuring one, whose CPU time alone the node reads."""
+    return not (info.kind == "erlang" and sc.kind == "tls")
+
+
+def _said_on_cpu(v: verdicts.Judgement, cpu: _OnCpu | None) -> verdicts.Judgement:
+    """A verdict judged on CPU time says so first (CPU_BASIS): the margin it
+    needed and what that came from. What kept the machine busy is the
+    noise block's to say (its warnings name it), not each verdict's."""
+    if cpu is None:
         return v
-    short = reason(
-        Why.CPU_SHORT,
-        cpu=round(cpu.ratio, 4),
-        cpu_lo=round(cpu.ci95[0], 4),
-        cpu_hi=round(cpu.ci95[1], 4),
-        needs=round(verdicts.BUSY_NEEDS, 4),
-    )
-    return dataclasses.replace(
-        v, verdict=Verdict.INCONCLUSIVE, reasons=(*v.reasons, short), rerun=Rerun("", Why.CPU_SHORT)
-    )
+    floor = round(1 + verdicts.CPU_FLOOR, 4)
+    needs = v.margin if v.margin is not None else floor
+    aa = None if cpu.aa is None else round(cpu.aa, 4)
+    basis = reason(Why.CPU_BASIS, aa=aa, floor=floor, needs=needs)
+    return dataclasses.replace(v, reasons=(basis, *v.reasons), rerun=_settle(v, cpu))
+
+
+def _settle(v: verdicts.Judgement, cpu: _OnCpu) -> Rerun | None:
+    """What would settle a verdict judged on CPU time that the CI left
+    open (WITHIN_NOISE): the rounds that would lift its low end above the
+    margin, where the ratio is above it; otherwise its own rerun."""
+    rounds = cpu.evidence.rounds
+    if v.rerun is None or v.rerun.why is not Why.WITHIN_NOISE or v.ci95 is None or not rounds:
+        return v.rerun
+    if v.margin is None or v.speedup is None:
+        return v.rerun
+    k = len(set(rounds[0]) & set(rounds[1]))
+    more = verdicts.rounds_to_settle(v.speedup, v.ci95[0], v.margin, k, cpu.evidence.reruns)
+    return v.rerun if more is None else Rerun(more, Why.WITHIN_NOISE)
 
 
 def _paired_rounds(rounds, on, off):
@@ -530,7 +600,8 @@ def _rounds_that_ran(on, off, paired, high: float):
 #   20 or more       20 cells  up to 1.60x, CI low end up to 1.31
 # by CPU time as well as by wall time. Twins WAITED_APART apart need a CI
 # above 1.10x for a "used" (verdicts.ONE_PAIR_MARGIN, as with few process
-# pairs); WAITED_APART_BUSY apart, the busy machine's 2x. A real gain clears
+# pairs); WAITED_APART_BUSY apart, the busy machine's rule (CPU time per
+# call against a margin from the run, verdicts.CPU_FLOOR). A real gain clears
 # the first: Erlang's HMAC-SHA1 at 1000 B, 1.23x (CI 1.19-1.30), twins at 7%
 # and 3% (a node's own threads; they differ from node to node).
 WAITED_APART = 0.03

@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bridge import stats
-from bridge.report.findings import Reason, Rerun, Statistic, Verdict, Why, reason
+from bridge.report.findings import Basis, Reason, Rerun, Statistic, Verdict, Why, reason
 from bridge.report.whynot import BypassesEvp, CpuLacks, EnvMasks, WhyNot
 
 # Differences under 5% are treated as noise. On this project's shared VM a
@@ -67,6 +67,15 @@ BUSY_NEEDS = 1 + BUSY_MARGIN
 # again on the idle 2-vCPU guest, 1.06x, CI 1.03-1.12).
 ONE_PAIR_MARGIN = 0.05
 FEW_PAIRS = 3
+# Where twins waited for a CPU, the verdict is judged on CPU time per call
+# (bridge.hw.ab): waiting stretches a twin's wall time, not the CPU time its
+# calls took. CPU time still moves with what shares the CPU (caches, an SMT
+# sibling), and unlike for two processes, so a "used" on CPU time needs its
+# CI above 1 + the larger of CPU_FLOOR and the gap the unmasked cell's own
+# processes show against each other by CPU time in the same run (an A/A
+# ratio; with one process, --quick, none can be measured and FEW_PROCESS_PAIRS
+# adds ONE_PAIR_MARGIN to the floor). Calibration: docs/reference/statistics.md.
+CPU_FLOOR = 0.10
 # Below this, a "used" speedup is mostly fixed per-call cost diluting the gain.
 SMALL_SPEEDUP = 1.5
 
@@ -90,6 +99,7 @@ class Judgement:
     margin: float | None = None  # the CI's low end a "used" needed to clear
     statistic: Statistic = Statistic.MEDIAN  # what the speedup is a ratio of
     why: WhyNot | None = None  # why the path does not use it (bridge.hw.whynot)
+    basis: Basis = Basis.WALL  # what the figures are times of
 
     @property
     def masked_faster(self) -> bool:
@@ -106,6 +116,37 @@ class Reruns:
     samples: str = "--samples 6"
     processes: str = "without --quick"
     rounds: str = "--rounds 40"
+    # The run's samples a round (0: unknown), to keep in a rerun with more
+    # rounds (rounds_to_settle).
+    per_round: int = 0
+
+
+# A rerun with more rounds asks this many more than the CI's width says it
+# needs (the width shrinks about as 1/sqrt(rounds), and a rerun draws anew).
+SPARE_ROUNDS = 1.25
+# Past this many rounds a rerun with more of them is not the smallest that
+# settles it: the one with more processes (without --quick), or a quieter
+# machine, is.
+MAX_ROUNDS = 100
+
+
+def rounds_to_settle(
+    speedup: float, lo: float, needs: float, rounds: int, reruns: Reruns
+) -> str | None:
+    """The smallest rerun with more rounds that would lift a CI's low end
+    (`lo`, from `rounds` paired rounds) above `needs`, the ratio staying at
+    `speedup`: the options to add ("--rounds 30 --samples 60");
+    None where the ratio itself is not above `needs` (more rounds would
+    not settle it) or more than MAX_ROUNDS would be needed."""
+    if speedup <= needs or lo <= 0 or rounds < 1:
+        return None
+    factor = math.log(speedup / lo) / math.log(speedup / needs)
+    want = math.ceil(rounds * factor * factor * SPARE_ROUNDS)
+    if want > MAX_ROUNDS:
+        return None
+    want = max(want, rounds + 1)
+    samples = f" --samples {want * reruns.per_round}" if reruns.per_round else ""
+    return f"--rounds {want}{samples}"
 
 
 @dataclass(frozen=True)
@@ -139,6 +180,11 @@ class Evidence:
     # (rounds left out, of how many): rounds in which a twin waited for a CPU
     # more than in its others (bridge.hw.ab), said beside a paired verdict.
     left_out: tuple[int, int] | None = None
+    # CPU: on, off and rounds are CPU time per call, and a "used" needs its
+    # CI above 1 + `used_margin` (derived from the run, CPU_FLOOR at least),
+    # not the busy machine's 2x; `margin` stays the band of a "not-used".
+    basis: Basis = Basis.WALL
+    used_margin: float | None = None
 
 
 # The verdict a path that does not use the feature gets without numbers.
@@ -162,7 +208,7 @@ def untested(why: Reason | WhyNot) -> Judgement:
 def decide(e: Evidence) -> Judgement:
     """The verdict from the evidence (see _decide); with the rounds left
     out, when a paired verdict left some out."""
-    v = _decide(e)
+    v = dataclasses.replace(_decide(e), basis=e.basis)
     if e.left_out is None or v.speedup is None or v.statistic is not Statistic.PAIRED:
         return v
     left, total = e.left_out
@@ -192,10 +238,11 @@ def _decide(e: Evidence) -> Judgement:
         )
     paired = stats.paired_ratio(e.rounds[0], e.rounds[1], e.processes) if e.rounds else None
     more = None  # why a "used" needs more than the margin, and what to rerun
+    used = e.margin if e.used_margin is None else e.used_margin
     if paired is not None:
         speedup, (lo, hi) = paired.ratio, paired.ci95
         statistic = Statistic.PAIRED
-        needs = 1 + e.margin + ONE_PAIR_MARGIN
+        needs = 1 + used + ONE_PAIR_MARGIN
         # One or two processes a side: the CI cannot see (or barely) what sets
         # those processes apart (their layout, the node's state); twins that
         # waited unlike differ by that too. A "used" then needs more.
@@ -204,9 +251,9 @@ def _decide(e: Evidence) -> Judgement:
             more = (why, Rerun(e.reruns.processes, Why.FEW_PROCESS_PAIRS))
         elif e.unlike is not None:
             more = (e.unlike, Rerun("", e.unlike.why))
-        used_margin = e.margin + (ONE_PAIR_MARGIN if more else 0.0)
+        used_margin = used + (ONE_PAIR_MARGIN if more else 0.0)
     else:
-        used_margin = e.margin
+        used_margin = used
         speedup, (lo, hi) = stats.low_ratio_ci(on, off)
         statistic = Statistic.LOW
     figures = _Figures(speedup, (lo, hi), statistic)
@@ -250,10 +297,11 @@ def _judge(f: _Figures, e: Evidence, used_margin: float, more) -> Judgement:
     """`more`: (why a "used" needs used_margin, what to rerun), when it does."""
     lo, hi = f.ci95
     margin = e.margin
-    needs = BUSY_NEEDS if e.busy else 1 + used_margin
+    busy = e.busy if e.basis is Basis.WALL else ()
+    needs = BUSY_NEEDS if busy else 1 + used_margin
     f = _Figures(f.speedup, f.ci95, f.statistic, round(needs, 4))
-    if e.busy and lo > 1 + used_margin and lo <= BUSY_NEEDS:
-        return f.judged(Verdict.INCONCLUSIVE, e.busy, Rerun("", e.busy[0].why))
+    if busy and lo > 1 + used_margin and lo <= BUSY_NEEDS:
+        return f.judged(Verdict.INCONCLUSIVE, busy, Rerun("", busy[0].why))
     if lo > 1 + used_margin:
         drift = _rounds_disagree(e.rounds)
         if drift is not None:
@@ -267,7 +315,9 @@ def _judge(f: _Figures, e: Evidence, used_margin: float, more) -> Judgement:
     if hi < 1 - margin:
         faster = reason(Why.MASKED_FASTER, ratio=f.speedup, lo=lo, hi=hi)
         return f.inconclusive(faster, Rerun("", Why.MASKED_FASTER))
-    noise = reason(Why.WITHIN_NOISE, lo=lo, hi=hi, margin=round(1 + margin, 4))
+    # On CPU time the margin a "used" needs is the run's (used_margin), not 5%.
+    edge = f.margin if e.basis is Basis.CPU and f.margin else round(1 + margin, 4)
+    noise = reason(Why.WITHIN_NOISE, lo=lo, hi=hi, margin=edge)
     return f.inconclusive(noise, Rerun(e.reruns.rounds, Why.WITHIN_NOISE))
 
 
@@ -288,6 +338,7 @@ def against_twin_gap(v: Judgement, gap: float, where: Reason) -> Judgement:
         Rerun("", Why.TWIN_GAP),
         v.margin,
         v.statistic,
+        basis=v.basis,
     )
 
 

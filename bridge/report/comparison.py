@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.report import schema
-from bridge.report.findings import Reason, Significance, Statistic
+from bridge.report.findings import Basis, Reason, Significance, Statistic
 from bridge.report.hw import Hw
 
 
@@ -38,6 +38,8 @@ class Row:
     low_b: float | None = None
     statistic: Statistic = Statistic.LOW
     reasons: tuple[Reason, ...] = ()
+    # CPU: ratio, CI and lows are of CPU time per call (the loads differed)
+    basis: Basis = Basis.WALL
 
     @property
     def significant(self) -> bool:
@@ -48,7 +50,7 @@ class Row:
         out["ci95"] = list(self.ci95) if self.ci95 else None
         out["reasons"] = [r.to_json() for r in self.reasons]
         return {
-            k: v.value if isinstance(v, (Hw, Significance, Statistic)) else v
+            k: v.value if isinstance(v, (Hw, Significance, Statistic, Basis)) else v
             for k, v in out.items()
         }
 

@@ -95,6 +95,8 @@ class Why(_Choice):
     FIXED_COST = "fixed-cost"  # a small gain: mostly fixed per-call cost
     ROUNDS_LEFT_OUT = "rounds-left-out"  # rounds in which a twin waited, left out
     CPU_SHORT = "cpu-short"  # busy: the wall-time gain is not there in CPU time
+    CPU_BASIS = "cpu-basis"  # busy: judged on CPU time per call, against a margin from the run
+    LOAD_CPU = "load-cpu"  # compare: the loads differed, so judged on CPU time per call
     # Why a path does not use the feature: a not-used, masked, cpu-lacks or
     # not-openssl verdict's `why`, as the records of bridge.report.whynot
     # (their fields are the parameters).
@@ -172,6 +174,10 @@ PARAMS: dict[Why, frozenset[str]] = {
     Why.SAMPLES_EQUAL: frozenset(),
     Why.WAITED: frozenset({"side", "stretch", "sample_ms"}),
     Why.CPU_SHORT: frozenset({"cpu", "cpu_lo", "cpu_hi", "needs"}),
+    # aa: the largest ratio of the unmasked cell's processes against each
+    # other by CPU time (null: one process); floor: the least margin.
+    Why.CPU_BASIS: frozenset({"aa", "floor", "needs"}),
+    Why.LOAD_CPU: frozenset({"busier"}),  # as UNEQUAL_LOAD's
     Why.TWIN_GAP: frozenset({"gap", "scenario", "call_id", "size", "unit"}),
     Why.FIXED_COST: frozenset({"speedup", "best_size", "best_speedup", "example"}),
     Why.ROUNDS_LEFT_OUT: frozenset({"left_out", "rounds"}),

@@ -70,6 +70,9 @@ def hardware(ctx: Context, scenario: str) -> Answer | None:
         elif line.reason and (line.reason, line.rerun) in said:
             # The same withheld reason and rerun (a busy machine): said once.
             line = dataclasses.replace(line, reason="as above", rerun="")
+        elif line.reason and line.rerun and line.reason in said:
+            # The same reason, its own rerun (the rounds that would settle it).
+            line = dataclasses.replace(line, reason="as above")
         said.add(line.reason)
         said.add((line.reason, line.rerun))
         lines.append(line)
@@ -102,6 +105,8 @@ def _verdict_line(subject, group, top, swept, unit, feature) -> AnswerLine:
     # else why a verdict was withheld, and what would settle it.
     said = next((v for v in [top, *group[::-1]] if v.why is not None), withheld)
     reason, rerun = words.verdict_why(said, unit) if said is not None else ("", "")
+    if said is None:  # judged on CPU time (a busy machine): it says so
+        reason = words.on_cpu_time(top)
     return AnswerLine(subject, word, figure, reason, rerun)
 
 

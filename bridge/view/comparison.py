@@ -11,6 +11,7 @@ from collections import defaultdict
 
 from bridge import stats
 from bridge.report.comparison import Comparison, Row
+from bridge.report.findings import Basis
 from bridge.view import chart, codes, units, words
 from bridge.view.context import ci, count
 from bridge.view.model import (
@@ -71,7 +72,8 @@ def _pair(c: Comparison, i: int, rows: list[Row], detail: Detail) -> Section:
             Note(
                 NoteKind.CAVEAT,
                 f"The machines differed ({differed}): a difference in the direction of"
-                " the load is marked unequal load, not significant.",
+                " the load is judged on CPU time per call, and marked unequal load where"
+                " CPU time cannot settle it.",
             )
         )
     few = dict.fromkeys(
@@ -134,11 +136,16 @@ def _answer_lines(rows: list[Row], named: set[str]) -> list[AnswerLine]:
 def _line(subject: str, r: Row) -> AnswerLine:
     spread = f"({ci(*r.ci95)})" if r.ci95 else ""
     ratio = f"{r.ratio:.2f}×"
+    # Judged on CPU time (the loads differed): it says so.
+    basis = words.reasons(r.reasons) if r.basis is Basis.CPU else ""
     if r.verdict == codes.SLOWER:
-        return AnswerLine(subject, Phrase(f"{ratio} slower", Tone.BAD), spread)
+        return AnswerLine(subject, Phrase(f"{ratio} slower", Tone.BAD), spread, basis)
     if r.verdict == codes.FASTER:
         return AnswerLine(
-            subject, Phrase(f"{1 / r.ratio:.2f}× faster", Tone.GOOD), f"{ratio} the time {spread}"
+            subject,
+            Phrase(f"{1 / r.ratio:.2f}× faster", Tone.GOOD),
+            f"{ratio} the time {spread}",
+            basis,
         )
     if r.verdict == codes.NOISE:
         return AnswerLine(subject, Phrase("within noise", Tone.MUTED), f"{ratio} {spread}".strip())

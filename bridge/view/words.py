@@ -227,6 +227,36 @@ def _unequal(p: Mapping[str, Any], v: bool) -> str:
     return f"{who_}: the load alone can make this difference"
 
 
+# -- judged on CPU time (issue 35) ----------------------------------------------
+
+
+def _cpu_basis(p: Mapping[str, Any], v: bool) -> str:
+    """Why a verdict's figures are CPU time, and the margin it needed: the
+    gap of the unmasked call's own processes where that set it."""
+    waits = " (waiting for a CPU stretches wall time, not CPU time)" if v else ""
+    own = ""
+    if p["aa"] is not None and p["aa"] > p["floor"]:
+        own = f"; the call's own processes read {p['aa']:.2f}× apart"
+    return f"judged on CPU time: the machine was busy{waits}{own}: {_needs(p)}"
+
+
+def _load_cpu(p: Mapping[str, Any]) -> str:
+    busier = p["busier"]
+    who_ = f"{busier} ran on a busier machine" if busier else "the machines were busy, unequally"
+    return f"judged on CPU time per call: {who_}"
+
+
+def on_cpu_time(v: schema.HwVerdict) -> str:
+    """The reason clause of a verdict judged on CPU time that withheld
+    nothing (a `used`, a `not-used`): "" for one judged on wall time."""
+    basis = next((r for r in v.reasons if r.why is Why.CPU_BASIS), None)
+    if basis is None:
+        return ""
+    if v.verdict is Verdict.USED:  # the margin it cleared, briefly
+        return f"judged on CPU time: the machine was busy (CI above {basis['needs']:.2f}×)"
+    return _cpu_basis(basis.params, False)
+
+
 # Why -> (its clause, from the parameters and `verbose`; what to do, "" for nothing).
 _Words = Callable[[Mapping[str, Any], bool], str]
 WORDS: dict[Why, tuple[_Words, str]] = {
@@ -311,6 +341,9 @@ WORDS: dict[Why, tuple[_Words, str]] = {
         ),
         QUIETER,
     ),
+    # -- judged on CPU time (issue 35) --
+    Why.CPU_BASIS: (lambda p, v: _cpu_basis(p, v), ""),
+    Why.LOAD_CPU: (lambda p, v: _load_cpu(p), ""),
     Why.FIXED_COST: (_fixed_cost, ""),
     Why.ROUNDS_LEFT_OUT: (
         lambda p, v: (
@@ -983,6 +1016,14 @@ def verdict_why(v: schema.HwVerdict, unit: str = BYTES, verbose: bool = False) -
     return _stored_why(v)
 
 
+def _needs_of(r: Reason) -> float | None:
+    """The CI a reason says a verdict needs: its `needs`, or the margin a
+    CI within noise reached both sides of (judged on CPU time: the same)."""
+    if "needs" in r.params:
+        return r["needs"]
+    return r["margin"] if r.why is Why.WITHIN_NOISE else None
+
+
 def _needs_once(said: list[str], rs: Sequence[Reason]) -> list[str]:
     """Reasons that need the same margin say it once, after the last of them:
     "the machine was busy (...); the host was busy (...): a verdict needs its
@@ -990,7 +1031,7 @@ def _needs_once(said: list[str], rs: Sequence[Reason]) -> list[str]:
     out = list(said)
     for i, r in enumerate(rs):
         tail = f": {_needs(r.params)}" if "needs" in r.params else ""
-        later = any("needs" in x.params and x["needs"] == r["needs"] for x in rs[i + 1 :])
+        later = any(_needs_of(x) == r["needs"] for x in rs[i + 1 :] if _needs_of(x) is not None)
         if tail and later and out[i].endswith(tail):
             out[i] = out[i].removesuffix(tail)
     return out

@@ -177,11 +177,13 @@ def test_the_gate_on_real_reports(tmp_path):
         ("erlang", "on", "off"),
         ("python", "on", "off"),
     }
-    if any(r["verdict"] == "unequal load" for r in rows):
-        # compare's rule: reports from differently loaded machines do not
-        # count a difference in the direction of the load. The gate names them.
-        assert done.returncode == 0 and "not counted, unequal load" in done.stderr
-        pytest.skip(f"the machine was busy, unequally between the runs (load {load:.1f})")
+    # Reports from differently loaded machines are judged on CPU time per
+    # call where the load could make the difference (issue 35): a real 3-5x
+    # slowdown stands either way, and trips the gate.
+    unequal = json.loads(done.stdout)["comparisons"][0].get("unequal_load") is not None
+    sixteen = [r for r in rows if r["size"] == 16384]
+    assert {r["verdict"] for r in sixteen} == {"slower"}, (load, sixteen)
+    assert {r["basis"] for r in sixteen} == ({"cpu"} if unequal else {"wall"}), (load, sixteen)
     assert done.returncode == GATE, (load, done.stderr)
     gate = json.loads(done.stdout)["gate"]
     tripped = {c["kind"] for c in gate["cells"] if c["tripped"]}

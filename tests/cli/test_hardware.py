@@ -77,10 +77,14 @@ def test_sha256_uses_sha_extensions_in_every_runtime(tmp_path):
     off_env = [rt["env"]["OPENSSL_ia32cap"] for rt in runtimes if rt["hw"] == "off"]
     on_env = [rt["env"]["OPENSSL_ia32cap"] for rt in runtimes if rt["hw"] == "on"]
     assert len(off_env) == 3 and all(off_env) and not any(on_env)
-    with busy.unless_busy(loaded, needs="the word used"):
-        for kind, v in by_kind.items():
-            assert v["verdict"] == "used", (kind, v)
-            assert v["speedup"] > 1.5 and v["speedup_ci95"][0] > 1.03
+    # A busy machine's verdicts are judged on CPU time (issue 35): the word
+    # holds beside CPU hogs. openssl's three runs a side can still straddle.
+    for kind in ("erlang", "python"):
+        v = by_kind[kind]
+        assert v["verdict"] == "used", (kind, v)
+        assert v["speedup"] > 1.5 and v["speedup_ci95"][0] > v["margin"], (kind, v)
+    with busy.unless_busy(loaded, needs="the word used of three openssl runs a side"):
+        assert by_kind["openssl"]["verdict"] == "used", by_kind["openssl"]
 
 
 @sha_ni
@@ -225,3 +229,32 @@ def test_the_controls_never_say_used(tmp_path):
     # the masked twin waiting for a CPU, and were `used` until a busy
     # machine's `used` had to show in CPU time too (bridge.hw.ab).
     assert not used, used
+
+
+@pytest.mark.serial  # judges a measured effect and a verdict
+@sha_ni
+def test_hmac_sha1_quick_judges_a_busy_machine_on_cpu_time(tmp_path):
+    # The headline question (issue 35): under load --quick answers on CPU
+    # time per call, says so and the margin it needed, and where it cannot
+    # answer, names the rerun; it never says not-used of a call that uses
+    # SHA-NI. Quiet, the verdicts are judged on wall time, as before.
+    out = tmp_path / "r.json"
+    done = bridge_cmd("run", "hmac-sha1", "--quick", "-o", str(out), "--progress", "off")
+    assert done.returncode == 0, done.stderr
+    report = schema.load(out)
+    judged = [v for v in report.verdicts if v.call_id in ("macN", "hmac.digest")]
+    assert len(judged) == 2
+    for v in judged:
+        assert v.verdict != "not-used", v
+        basis = [r for r in v.reasons if r.why.value == "cpu-basis"]
+        if v.basis is not None and v.basis.value == "cpu":
+            # Waited for a CPU: the margin is the run's, never the old flat 2x.
+            assert basis and v.margin is not None and 1.1 <= v.margin < 2, v
+            assert basis[0]["needs"] == v.margin
+            assert "judged on CPU time: the machine was busy" in " ".join(done.stdout.split())
+        else:
+            assert not basis, v
+        if v.verdict == "used":
+            assert v.speedup_ci95 is not None and v.speedup_ci95[0] > v.margin, v
+        else:
+            assert v.rerun is not None, v  # what would settle it

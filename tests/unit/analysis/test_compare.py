@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from bridge.analysis import compare, quietness, upgrade
+from bridge.analysis import compare, gate, quietness, upgrade
 from bridge.render.compare import render
 from bridge.report import schema
-from bridge.report.findings import Change, Why, reason
+from bridge.report.findings import Basis, Change, Why, reason
 from bridge.report.hw import Hw
 from bridge.view import words
 from tests.unit.analysis.test_upgrade import NEW, OLD, report, result, sweep
@@ -69,7 +69,7 @@ def test_identical_set_ups_one_under_load_are_not_a_significant_difference():
     table = render(c, "table")
     assert "0 of 6 cells differ" in table
     assert "(A: load 0.4, other processes 0.1" in table and "other processes 1.6 CPUs" in table
-    assert "marked unequal load, not significant" in table
+    assert "marked unequal load where CPU time cannot settle it" in " ".join(table.split())
     assert all(len(line) <= 72 for line in render(c, "text").splitlines())
     data = json.loads(render(c, "json"))
     assert data["comparisons"][0]["unequal_load"] == {"why": "unequal-load", "busier": "B"}
@@ -85,6 +85,52 @@ def test_identical_set_ups_one_under_load_are_not_a_significant_difference():
     assert {r.verdict for r in compare.pair(report([NEW], sweep(NEW.id, 1000, 1.0)), b)} == {
         "slower"
     }
+
+
+def with_cpu(r: schema.Report, a: float, b: float) -> schema.Report:
+    """The report with each sample's CPU time: `a` ns per call plus `b` per
+    byte (as sweep's wall time), a little apart from sample to sample."""
+    out = []
+    for x in r.results:
+        ns = (a + b * x.size) * x.loops
+        cpu = tuple(round(ns * (1 + (i % 5) / 200)) for i in range(len(x.samples)))
+        out.append(dataclasses.replace(x, sample_cpu_ns=cpu))
+    return dataclasses.replace(r, results=tuple(out))
+
+
+def test_under_unequal_load_a_difference_is_judged_on_cpu_time():
+    # B under load read 1.58x slower by wall time, the same by CPU time:
+    # the load's, withheld. B 3x slower by CPU time too: a real slowdown,
+    # which stands, judged on CPU time, and trips the gate.
+    a = with_cpu(with_noise(report([NEW], sweep(NEW.id, 1000, 1.0)), QUIET), 1000, 1.0)
+    b = with_cpu(with_noise(report([NEW], sweep(NEW.id, 1580, 1.58)), LOADED), 1000, 1.0)
+    rows = compare.pair(a, b)
+    assert rows and {r.verdict for r in rows} == {compare.UNEQUAL}
+    assert {r.basis for r in rows} == {Basis.WALL}
+    slow = with_cpu(with_noise(report([NEW], sweep(NEW.id, 3000, 3.0)), LOADED), 3000, 3.0)
+    rows = compare.pair(a, slow)
+    assert {r.verdict for r in rows} == {"slower"} and {r.basis for r in rows} == {Basis.CPU}
+    assert all(r.ci95 is not None and r.ci95[0] > 2.5 for r in rows)
+    assert rows[0].reasons == (reason(Why.LOAD_CPU, busier="B"),)
+    c = compare.compare([a, slow], ["idle.json", "busy.json"])
+    table = " ".join(render(c, "table").split())
+    assert "6 of 6 cells differ" in table
+    assert "judged on CPU time per call: B ran on a busier machine" in table
+    g = gate.judge(c, [a, slow], [gate.Threshold(gate.Direction.SLOWER, 50.0)])
+    assert g.outcome is gate.Outcome.FAILED and len(g.tripped) == 6
+    data = json.loads(render(c, "json"))
+    assert {r["basis"] for r in data["comparisons"][0]["rows"]} == {"cpu"}
+    # Without CPU time in B (an older report): unequal load, as before.
+    bare = dataclasses.replace(
+        slow, results=tuple(dataclasses.replace(x, sample_cpu_ns=()) for x in slow.results)
+    )
+    assert {r.verdict for r in compare.pair(a, bare)} == {compare.UNEQUAL}
+    g = gate.judge(
+        compare.compare([a, bare], ["a", "b"]),
+        [a, bare],
+        [gate.Threshold(gate.Direction.SLOWER, 50.0)],
+    )
+    assert g.outcome is gate.Outcome.PASSED and g.unsure
 
 
 def waiting(r: schema.Report, share: float) -> schema.Report:

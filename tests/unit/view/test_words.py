@@ -76,6 +76,12 @@ EXAMPLES: dict[Why, tuple[dict, str]] = {
         {"cpu": 1.12, "cpu_lo": 0.86, "cpu_hi": 1.32, "needs": 2.0},
         "by CPU time per call the masked run is 1.12× (CI 0.86–1.32), short of the 2.00×",
     ),
+    Why.CPU_BASIS: (
+        {"aa": 1.18, "floor": 1.1, "needs": 1.18},
+        "judged on CPU time: the machine was busy; the call's own processes read 1.18×"
+        " apart: a verdict needs its CI above 1.18×",
+    ),
+    Why.LOAD_CPU: ({"busier": "B"}, "judged on CPU time per call: B ran on a busier machine"),
     Why.TWIN_GAP: (
         {"gap": 1.3, "scenario": "sha512", "call_id": "hashlib", "size": 8192, "unit": "bytes"},
         "at least 1.30× faster elsewhere (hashlib in sha512 at 8 KiB)",
