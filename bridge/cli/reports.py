@@ -32,6 +32,7 @@ from bridge.cli.common import (
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import terminal_width
 from bridge.report import schema
+from bridge.report.comparison import Comparison
 from bridge.view import Detail
 
 _OUTPUT = (("Output", OUTPUT_GROUP),)
@@ -269,9 +270,21 @@ def plot_command(file, png, svg, output, others) -> None:
     paths = [file, *others]
     flags = [("--png", png), ("--svg", svg), ("-o", output)]
     check_outputs(flags, [("the report", p) for p in paths])
-    reports = [(p.name, schema.load(p)) for p in paths]
+    reports, compared = plotted(paths)
     for picture in pictures:
         plans.check_writable(picture, "--png" if picture.suffix.lower() == ".png" else "--svg")
     for picture in pictures:
-        n = plot.plot(reports, picture)
+        n = plot.plot(reports, picture, compared)
         click.echo(f"{picture}: {n} lines", err=True)
+
+
+def plotted(paths: list[Path]) -> tuple[list[tuple[str, schema.Report]], Comparison | None]:
+    """What `bridge plot` draws: each report (by its file name) with the
+    findings it lacks, and, for two or more, bridge compare's rows of them
+    (the reports' ratio). A picture computes no finding itself."""
+    from bridge.analysis import compare, findings
+
+    reports = [(p.name, findings.complete(schema.load(p))) for p in paths]
+    if len(reports) < 2:
+        return reports, None
+    return reports, compare.compare([r for _, r in reports], [label for label, _ in reports])
