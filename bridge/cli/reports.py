@@ -131,6 +131,10 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
     )
 
 
+# The formats that are JSON: they carry the gate's outcome beside the comparison.
+GATED = ("json", "summary")
+
+
 @click.command(
     cls=Command,
     groups=(("Gate", ("fail_slower", "fail_faster", "quiet")), *_OUTPUT),
@@ -176,12 +180,15 @@ def compare(files, fmt, output, exports: Exports, verbose, quiet, **gate_limits)
     pairs = comparison.compare(reports, labels)
     verdict = gate.judge(pairs, reports, thresholds) if thresholds else None
 
+    def gated(text: str) -> str:
+        # The comparison's JSON, or its view's (summary), with the gate's
+        # outcome: the same cells, by code, in both.
+        data = {**json.loads(text), "gate": verdict.to_json(labels)} if verdict else None
+        return text if data is None else json.dumps(data, indent=1) + "\n"
+
     def render(f: str) -> str:
-        if f == "json" and verdict is not None:
-            # The comparison's JSON with the gate's outcome: the same cells, by code.
-            data = {**pairs.to_json(), "gate": verdict.to_json(labels)}
-            return json.dumps(data, indent=1) + "\n"
-        return render_compare(pairs, f)
+        said = render_compare(pairs, f)
+        return gated(said) if f in GATED else said
 
     # With a gate, -q is the gate's lines alone (stderr): nothing on stdout.
     gate_only = quiet and verdict is not None
@@ -190,8 +197,8 @@ def compare(files, fmt, output, exports: Exports, verbose, quiet, **gate_limits)
         if gate_only
         else render_compare(pairs, fmt, terminal_width(), Detail.of(verbose, quiet))
     )
-    if shown is not None and fmt == "json" and verdict is not None:
-        shown = render("json")
+    if shown is not None and fmt in GATED:
+        shown = gated(shown)
     failure = _show_and_save(shown, render, output, exports, not gate_only)
     status = gating.report(verdict, labels) if verdict is not None else ExitStatus.OK
     if failure is not None:
