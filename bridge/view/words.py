@@ -1168,3 +1168,25 @@ PAGE_REPLAY = (
 def series_label(runtime: str, call: str, hw: str = "", masked: bool = False) -> str:
     """A series' name in a picture's legend: 'erlang@25.2.3 crypto:macN, hw off'."""
     return f"{runtime} {call}" + (f", hw {hw}" if masked and hw else "")
+
+
+# -- a table that mixes key set-ups (i34-rest) ----------------------------------
+
+# The calls of a MAC table by how they set the key up, as a reader knows them.
+KEY_CALLS = {
+    "speed": "openssl speed -hmac",
+    "hmac.new+copy": "hmac.new(key).copy()",
+    "hmac.digest": "hmac.digest",
+}
+
+
+def not_like_for_like(once: Sequence[str], every: Sequence[str]) -> str:
+    """A table whose calls set a MAC's key up once (`once`) and on every
+    call (`every`), each named as the table's rows are: the ratio between
+    them is not a speed difference."""
+    verb = "sets" if len(once) == 1 else "set"
+    return f"Not like for like: {_and(once)} {verb} the key up once, {_and(every)} on every call."
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
