@@ -332,9 +332,11 @@ def concurrency_warnings(ctx: Context) -> list[Note]:
 
 
 def problems(ctx: Context) -> list[Note]:
-    said = [words.skipped(s) for s in ctx.report.skipped]
-    said += [words.error(e) for e in ctx.report.errors]
-    return [Note(NoteKind.PROBLEM, text) for text in said]
+    said = [Note(NoteKind.PROBLEM, words.skipped(s)) for s in ctx.report.skipped]
+    return said + [
+        Note(NoteKind.PROBLEM, words.error(e), lines=words.stderr_lines(e))
+        for e in ctx.report.errors
+    ]
 
 
 def title(report: schema.Report) -> str:

@@ -1140,10 +1140,15 @@ def skipped(s: schema.Skipped) -> str:
 
 
 def error(e: schema.RunError) -> str:
-    """The error and, in every detail, its process's own last words."""
-    lines = [t.strip() for t in (e.stderr_tail or "").splitlines() if t.strip()]
-    said = " | ".join(lines[-STDERR_LINES:])
-    return f"Error: {e.message}" + (f". Its stderr ended: {said}" if said else "")
+    """The error, and where its process's own last words follow (stderr_lines)."""
+    return f"Error: {e.message}" + (". Its stderr ended:" if stderr_lines(e) else "")
+
+
+def stderr_lines(e: schema.RunError) -> tuple[str, ...]:
+    """A failed process's last lines on stderr, each as it wrote it (a
+    traceback or openssl's complaint reads as lines, not joined into one)."""
+    lines = [t.rstrip() for t in (e.stderr_tail or "").splitlines() if t.strip()]
+    return tuple(lines[-STDERR_LINES:])
 
 
 # -- pictures and the HTML page (issue 37: bridge.view.chart, bridge.render.html) --

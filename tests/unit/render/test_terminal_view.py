@@ -162,3 +162,12 @@ def test_verbose_keeps_every_detail(reports):
 def test_the_other_formats_ignore_the_terminal_options(reports):
     report = reports["hmac-sha1-quick"]
     assert show("markdown", report, width=40) == show("markdown", report)
+
+
+def test_one_capitalisation_after_warning_a_one_letter_word_too():
+    from bridge.render.terminal import prefixed
+    from bridge.view.model import Note, NoteKind
+
+    said = prefixed(Note(NoteKind.WARNING, "A cost off its fit's line in 3 cells"))
+    assert said == "Warning: a cost off its fit's line in 3 cells"
+    assert prefixed(Note(NoteKind.WARNING, "OpenSSL 3 is slower")).startswith("Warning: OpenSSL")
