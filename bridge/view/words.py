@@ -1175,7 +1175,13 @@ def series_label(runtime: str, call: str, hw: str = "", masked: bool = False) ->
     return f"{runtime} {call}" + (f", hw {hw}" if masked and hw else "")
 
 
-# -- a table that mixes key set-ups (i34-rest) ----------------------------------
+# -- a table's marks and a table that mixes key set-ups (i34-rest) ---------------
+
+
+def drift_mark(margin: float) -> str:
+    """What a table's "drift" means, beside "sig = the CI clears ±3% ..."."""
+    return f"drift = the CI clears ±{margin:.0%} but the rounds disagree: not a difference"
+
 
 # The calls of a MAC table by how they set the key up, as a reader knows them.
 KEY_CALLS = {

@@ -99,7 +99,7 @@ def test_a_failed_process_says_its_own_last_words_at_every_detail():
     for detail in Detail:
         (note,) = build(failed, detail).problems
         assert note.text.startswith("Error: openssl exited with status 3")
-        assert "speed is broken" in note.text and "line 5" in note.text
-        assert "line 4" not in note.text  # the last eight lines, not the whole stream
+        assert note.lines[0] == "line 5" and note.lines[-1] == "speed is broken"
+        assert "line 4" not in note.lines  # the last eight lines, not the whole stream
     for render in (terminal.render, text.render, markdown.render):
         assert "speed is broken" in " ".join(render(build(failed)).split()), render
