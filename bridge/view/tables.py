@@ -269,7 +269,7 @@ def levels(ctx: Context, scenario: str) -> tuple[Table | None, list[str]]:
     if c is None or not c.cells:
         return None, []
     cells = sorted(
-        (cell for cell in c.cells if cell.scenario == scenario), key=_level_order(c.cells)
+        (cell for cell in c.cells if cell.scenario == scenario), key=level_order(c.cells)
     )
     if not cells:
         return None, []
@@ -354,7 +354,9 @@ def _level_figures(cell: LevelResult, sc, bytes_flow: bool) -> dict[str, Cell]:
     }
 
 
-def _level_order(cells):
+def level_order(cells):
+    """Level cells as every table of them stands: each call and mode in the
+    order first met, then size, then level."""
     first: dict[tuple, int] = {}
     for c in cells:
         first.setdefault((c.runtime, c.call_id, c.mode), len(first))

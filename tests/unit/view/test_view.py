@@ -9,7 +9,7 @@ from bridge.render import markdown, terminal, text
 from bridge.report import schema
 from bridge.view import Detail, build
 from bridge.view.model import NoteKind
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 VIEW = FIXTURES / "view"
 
@@ -103,3 +103,24 @@ def test_a_failed_process_says_its_own_last_words_at_every_detail():
         assert "line 4" not in note.lines  # the last eight lines, not the whole stream
     for render in (terminal.render, text.render, markdown.render):
         assert "speed is broken" in " ".join(render(build(failed)).split()), render
+
+
+def test_the_slowest_of_n_stands_in_the_levels_order_and_names_calls_alike():
+    """--concurrency: the slowest-of-N table lists its cells as the levels
+    table above it does (each call and mode, then N) and by the same names
+    ("crypto:macN (procs)", not "macN (procs)"): a saved TLS run's, whose
+    threads and processes had alternated level by level."""
+    report = complete(schema.load(ROOT / "docs/findings/reports/tls-handshake-levels-quick.json"))
+    (section,) = build(report).sections
+    levels = next(t for t in section.tables if t.column("scaling") is not None)
+    slowest = next(t for t in section.tables if t.title == "Slowest of N")
+
+    def keyed(t):
+        at = [t.column(k) for k in ("runtime", "call", "n")]
+        return [tuple(row[i].text for i in at) for row in t.rows]
+
+    assert keyed(slowest) and set(keyed(slowest)) <= set(keyed(levels))
+    order = keyed(levels)
+    assert [order.index(k) for k in keyed(slowest)] == sorted(
+        order.index(k) for k in keyed(slowest)
+    )
