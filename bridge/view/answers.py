@@ -414,10 +414,8 @@ def times(ctx: Context, scenario: str) -> Answer | None:
             lines.append(AnswerLine(subject, Phrase("the fastest", Tone.GOOD), _time(r)))
             continue
         line = difference_line(ctx, subject, d)
-        figure = line.figure
-        figure = _time(r) + (
-            f" {figure}" if figure.startswith("(") else f", {figure}" if figure else ""
-        )
+        # The ratio's CI beside the ratio ("2.63× slower (CI 1.86–3.38)"), then the time.
+        figure = f"{line.figure}, {_time(r)}" if line.figure else _time(r)
         lines.append(AnswerLine(line.subject, line.verdict, figure, line.reason, line.rerun))
     return Answer(kind, head, tuple(lines))
 

@@ -124,3 +124,34 @@ def test_the_slowest_of_n_stands_in_the_levels_order_and_names_calls_alike():
     assert [order.index(k) for k in keyed(slowest)] == sorted(
         order.index(k) for k in keyed(slowest)
     )
+
+
+def test_warnings_name_the_users_expressions_as_the_table_does():
+    """bridge time: a noise finding about an expression's cell names it by
+    its label (erl, py), never by its call id (expr:83f2aa0a), at every
+    detail, one cell or several."""
+    from bridge.report.findings import Why, reason
+
+    labelled = schema.load(FIXTURES / "view" / "time-labels.json")
+    noise = schema.load(ROOT / "docs/findings/reports/hmac-sha1.json").noise
+    assert noise is not None
+
+    def cell(runtime: str, call_id: str) -> dict:
+        return dict(
+            scenario="time", runtime=runtime, call_id=call_id, size=1024, hw="on", unit="bytes"
+        )
+
+    found = (
+        reason(Why.CELL_DRIFT, **cell("python@3.11.7", "expr:f06d5742"), shift=0.22, z=4.1),
+        reason(Why.CELL_WAITED, **cell("erlang@25.2.3", "expr:83f2aa0a"), share=0.5),
+        reason(Why.CELL_WAITED, **cell("erlang@25.2.3", "expr:776cb289"), share=0.6),
+    )
+    report = dataclasses.replace(labelled, noise=dataclasses.replace(noise, findings=found))
+    for detail in Detail:
+        said = " ".join(n.text for n in build(complete(report), detail).caveats)
+        if detail is Detail.QUIET:
+            continue
+        assert "expr:" not in said, detail
+        # (A sentence's first letter is a capital here; the writers lower it after "Warning:".)
+        assert "python@3.11.7 py at 1 kib" in said.lower(), detail
+        assert "erlang@25.2.3 erl at" in said.lower(), detail
