@@ -5,6 +5,7 @@ table; prints nothing itself (cli.py echoes)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from tabulate import tabulate
@@ -41,9 +42,10 @@ CHECKS = {
 
 
 @plain.escaped
-def list_text(dirs: tuple[Path, ...] = ()) -> str:
+def list_text(dirs: tuple[Path, ...] = (), width: int | None = None) -> str:
     """Every scenario, under a heading per kind (in scenario.KINDS order);
-    files that do not load are listed last, with the reason."""
+    files that do not load are listed last, with the reason. Within
+    `width` (None: each on one line), a description wrapped under itself."""
     groups: dict[str, list[list[str]]] = {kind: [] for kind in scenario.KINDS}
     invalid = []
     for name in scenario.available(dirs):
@@ -56,18 +58,20 @@ def list_text(dirs: tuple[Path, ...] = ()) -> str:
     out: list[str] = []
     for kind, rows in groups.items():
         if rows:
-            out += [f"{kind}: {KIND_TITLES.get(kind, kind)}", *_table(rows), *_opt_ins(kind), ""]
+            head = f"{kind}: {KIND_TITLES.get(kind, kind)}"
+            out += [head, *_table(rows, width), *_opt_ins(kind, width), ""]
     if invalid:
-        out += ["INVALID", *_table(invalid), ""]
+        out += ["INVALID", *_table(invalid, width), ""]
     return "\n".join(out)
 
 
-def _opt_ins(kind: str) -> list[str]:
+def _opt_ins(kind: str, width: int | None = None) -> list[str]:
     """The alternatives no built-in scenario runs, for `--with`."""
     ids = [f"{r}:{c}" for r in calls.RUNTIME_KINDS for c in calls.opt_ins(r, kind)]
     if not ids:
         return []
-    return [f"  opt-in calls (bridge run SCENARIO --with CALL): {', '.join(ids)}"]
+    said = f"opt-in calls (bridge run SCENARIO --with CALL): {', '.join(ids)}"
+    return _wrapped("  ", said, width)
 
 
 def list_data(dirs: tuple[Path, ...] = ()) -> list[dict]:
@@ -125,9 +129,26 @@ def _check_text(call: calls.Call) -> str:
     return f"not checked ({call.unchecked})" if call.unchecked else CHECKS[call.check]
 
 
-def _table(rows: list[list[str]]) -> list[str]:
-    text = tabulate(rows, tablefmt="plain", disable_numparse=True)
-    return ["  " + line for line in text.splitlines()]
+def _table(rows: list[list[str]], width: int | None = None) -> list[str]:
+    """Name and description, two columns; a description too long for
+    `width` goes on under itself."""
+    if width is None:
+        text = tabulate(rows, tablefmt="plain", disable_numparse=True)
+        return ["  " + line for line in text.splitlines()]
+    name_width = max(len(name) for name, _ in rows)
+    out: list[str] = []
+    for name, text in rows:
+        out += _wrapped(f"  {name:<{name_width}}  ", text, width)
+    return out
+
+
+def _wrapped(lead: str, text: str, width: int | None) -> list[str]:
+    """`text` after `lead`, its further lines under its first, within `width`."""
+    if width is None:
+        return [lead + text]
+    room = max(width - len(lead), 24)
+    lines = textwrap.wrap(text, room, break_on_hyphens=False) or [""]
+    return [lead + lines[0], *(" " * len(lead) + line for line in lines[1:])]
 
 
 def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:

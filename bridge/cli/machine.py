@@ -159,7 +159,9 @@ def otp_list(fmt) -> None:
     if fmt == "json":
         out(json.dumps([f.to_json() for f in found], indent=1))
         return
-    out(render_otp(found))
+    from bridge.render import terminal_width
+
+    out(render_otp(found, terminal_width()))
 
 
 def quietness_lines(q) -> list[str]:

@@ -32,6 +32,7 @@ from bridge.cli.common import (
 from bridge.errors import BridgeError, BridgeWarning, ExitStatus, UsageError
 from bridge.render import terminal_width
 from bridge.report import schema
+from bridge.report.comparison import Comparison
 from bridge.view import Detail
 
 _OUTPUT = (("Output", OUTPUT_GROUP),)
@@ -130,6 +131,10 @@ def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> Non
     )
 
 
+# The formats that are JSON: they carry the gate's outcome beside the comparison.
+GATED = ("json", "summary")
+
+
 @click.command(
     cls=Command,
     groups=(("Gate", ("fail_slower", "fail_faster", "quiet")), *_OUTPUT),
@@ -175,12 +180,15 @@ def compare(files, fmt, output, exports: Exports, verbose, quiet, **gate_limits)
     pairs = comparison.compare(reports, labels)
     verdict = gate.judge(pairs, reports, thresholds) if thresholds else None
 
+    def gated(text: str) -> str:
+        # The comparison's JSON, or its view's (summary), with the gate's
+        # outcome: the same cells, by code, in both.
+        data = {**json.loads(text), "gate": verdict.to_json(labels)} if verdict else None
+        return text if data is None else json.dumps(data, indent=1) + "\n"
+
     def render(f: str) -> str:
-        if f == "json" and verdict is not None:
-            # The comparison's JSON with the gate's outcome: the same cells, by code.
-            data = {**pairs.to_json(), "gate": verdict.to_json(labels)}
-            return json.dumps(data, indent=1) + "\n"
-        return render_compare(pairs, f)
+        said = render_compare(pairs, f)
+        return gated(said) if f in GATED else said
 
     # With a gate, -q is the gate's lines alone (stderr): nothing on stdout.
     gate_only = quiet and verdict is not None
@@ -189,8 +197,8 @@ def compare(files, fmt, output, exports: Exports, verbose, quiet, **gate_limits)
         if gate_only
         else render_compare(pairs, fmt, terminal_width(), Detail.of(verbose, quiet))
     )
-    if shown is not None and fmt == "json" and verdict is not None:
-        shown = render("json")
+    if shown is not None and fmt in GATED:
+        shown = gated(shown)
     failure = _show_and_save(shown, render, output, exports, not gate_only)
     status = gating.report(verdict, labels) if verdict is not None else ExitStatus.OK
     if failure is not None:
@@ -269,9 +277,21 @@ def plot_command(file, png, svg, output, others) -> None:
     paths = [file, *others]
     flags = [("--png", png), ("--svg", svg), ("-o", output)]
     check_outputs(flags, [("the report", p) for p in paths])
-    reports = [(p.name, schema.load(p)) for p in paths]
+    reports, compared = plotted(paths)
     for picture in pictures:
         plans.check_writable(picture, "--png" if picture.suffix.lower() == ".png" else "--svg")
     for picture in pictures:
-        n = plot.plot(reports, picture)
+        n = plot.plot(reports, picture, compared)
         click.echo(f"{picture}: {n} lines", err=True)
+
+
+def plotted(paths: list[Path]) -> tuple[list[tuple[str, schema.Report]], Comparison | None]:
+    """What `bridge plot` draws: each report (by its file name) with the
+    findings it lacks, and, for two or more, bridge compare's rows of them
+    (the reports' ratio). A picture computes no finding itself."""
+    from bridge.analysis import compare, findings
+
+    reports = [(p.name, findings.complete(schema.load(p))) for p in paths]
+    if len(reports) < 2:
+        return reports, None
+    return reports, compare.compare([r for _, r in reports], [label for label, _ in reports])

@@ -81,7 +81,9 @@ def list_scenarios(scenario_dirs, fmt) -> None:
     if fmt == "json":
         out(json.dumps(listing.list_data(tuple(scenario_dirs)), indent=1))
         return
-    out(listing.list_text(tuple(scenario_dirs)), nl=False)
+    from bridge.render import terminal_width
+
+    out(listing.list_text(tuple(scenario_dirs), terminal_width()), nl=False)
 
 
 @click.command(

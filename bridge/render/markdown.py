@@ -46,12 +46,17 @@ def _section(s: Section) -> list[Md]:
         out += [BLANK, *_table(t)]
     if s.notes:
         out.append(BLANK)
-    out += [_note(n) for n in s.notes]
+    out += [line for n in s.notes for line in _note(n)]
     return out
 
 
-def _note(n: Note) -> Md:
-    return md("- {}", home.tilde(prefixed(n)))
+def _note(n: Note) -> list[Md]:
+    said = md("- {}", home.tilde(prefixed(n)))
+    if not n.lines:
+        return [said]
+    # A process's own lines, as it wrote them: a block inside the item.
+    block = md_fence([home.tilde(line) for line in n.lines], "text")
+    return [said, *(Md("  " + line) for line in block)]
 
 
 def _cell_width(text: str) -> str:
@@ -101,7 +106,7 @@ def details(summary: str, body: list[Md]) -> list[Md]:
 
 
 def _notes_folded(summary: str, notes: tuple[Note, ...]) -> list[Md]:
-    return details(summary, [_note(n) for n in notes])
+    return details(summary, [line for n in notes for line in _note(n)])
 
 
 def _reproduce(view: View) -> list[Md]:

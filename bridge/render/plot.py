@@ -11,10 +11,11 @@ Per scenario, panels stacked one above the other, 7 in wide:
 - then each ratio the reports hold, as points with their 95% CI around a
   line at 1: hw off over hw on (the hardware verdicts), a runtime over the
   first named of its kind (versions in one report), each further report over
-  the first (`--compare`: bridge.analysis.compare's rows), and each runtime
-  over the fastest. A marker is filled where its verdict decides something
-  (used, not used, faster, slower) and hollow where it does not; the legend
-  under the panel, or each row's name (one size), says the verdicts in words;
+  the first (`--compare`: bridge compare's rows), and each runtime over the
+  fastest, as the view's ratio lines hold them (bridge.view.series). A
+  marker is filled where its verdict decides something (used, not used,
+  faster, slower) and hollow where it does not; the legend under the panel,
+  or each row's name (one size), says the verdicts in words;
 - a --concurrency report adds throughput against the number of workers and
   its scaling efficiency (bridge.render.plot_levels).
 
@@ -47,15 +48,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridge.analysis import compare, versus
 from bridge.errors import BridgeWarning, UsageError
 from bridge.render import plot_axes as axes
 from bridge.render import plot_levels
 from bridge.render import plot_words as words
 from bridge.render.escape import svg_text, term_text
 from bridge.report import schema
+from bridge.report.comparison import Comparison
 from bridge.report.hw import Hw
 from bridge.system import output
+from bridge.view import series as series_view
 
 INSTALL = (
     "plotting needs matplotlib: pip install 'crypto-bridge[plot]'"
@@ -64,7 +66,7 @@ INSTALL = (
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 LINES = {Hw.ON: "-", Hw.OFF: "--"}
 UNIT = "ns per call"
-FASTEST = "fastest"  # the verdict of the fastest call at a size, against itself
+FASTEST = series_view.FASTEST  # the verdict of the fastest call at a size, against itself
 # A forum column is 690-700 px wide. Text of F points on a figure W inches
 # wide is F / 72 * 700 / W px tall once the picture is scaled to 700 px,
 # whatever the dpi: 8 pt on 7 in is 11.1 px, above MIN_PX. DPI only makes
@@ -234,16 +236,17 @@ def series(reports: list[tuple[str, schema.Report]]) -> list[Series]:
 
 
 def ratio_series(
-    reports: list[tuple[str, schema.Report]], drawn: list[Series]
+    reports: list[tuple[str, schema.Report]],
+    drawn: list[Series],
+    compared: Comparison | None = None,
 ) -> list[RatioSeries]:
     """Every ratio the reports hold for the drawn calls, in the order the
-    panels stand: hw off/on, versions, reports, runtimes."""
+    panels stand: hw off/on, versions, reports (`compared`: bridge compare's
+    rows of the reports, None for one report), runtimes."""
     look = {(s.scenario, *s.row): s for s in drawn}
     names = words.Names(reports)
     out = _hw(reports, look)
-    out += _versions(reports, look, names)
-    out += _reports(reports, look, names)
-    out += _runtimes(reports, look)
+    out += _between(reports, look, names, compared)
     # Each panel's series in the speed panel's order.
     order: dict[tuple, int] = {}
     for n, s in enumerate(drawn):
@@ -287,43 +290,39 @@ def _hw(reports, look) -> list[RatioSeries]:
     return out
 
 
-def _versions(reports, look, names: words.Names) -> list[RatioSeries]:
-    """A runtime over the first named of its kind (two OTPs in one run):
-    the report's differences, each size's verdict, and the upgrade's word
-    on what grew (per call, per byte) where the report has one."""
+def _between(reports, look, names: words.Names, compared) -> list[RatioSeries]:
+    """A runtime over the first named of its kind (two OTPs in one run), a
+    further report's over the first's (`--compare`: p10 over p10), each call
+    over the fastest at its size: the view's ratio lines (bridge.view.series),
+    each size's verdict, and the upgrade's word on what grew (per call, per
+    byte) where there is one."""
+    question = {
+        series_view.Against.FIRST: Question.VERSIONS,
+        series_view.Against.REPORT: Question.REPORTS,
+        series_view.Against.FASTEST: Question.RUNTIMES,
+    }
     out = []
-    for n, (_, rep) in enumerate(reports):
-        by: dict[tuple, list[schema.Difference]] = {}
-        for d in versus.of(rep):
-            if d.against == versus.FIRST and d.ratio > 0 and d.size > 0:
-                key = (d.scenario, d.runtime, d.call_id, d.hw, d.baseline_runtime)
-                by.setdefault(key, []).append(d)
-        for (scenario, runtime, call_id, hw, base), ds in by.items():
-            s = look.get((scenario, n, runtime, call_id))
-            if s is None:
-                continue
-            ds.sort(key=lambda d: d.size)
-            points = tuple(
-                _point(d.size, d.ratio, d.ci95, d.verdict, words.word(d.verdict)) for d in ds
-            )
-            hw_said = " (hw off)" if hw.masked else ""
-            label = f"{s.name} over {names.of(n, base)}: {s.call}{hw_said}"
-            up = next(
-                (
-                    u
-                    for u in rep.upgrades
-                    if (u.scenario, u.call_id, u.hw, u.new, u.old)
-                    == (scenario, call_id, hw, runtime, base)
-                ),
-                None,
-            )
-            extra = _upgrade(up) if up else ""
-            out.append(
-                RatioSeries(
-                    scenario, Question.VERSIONS, label, s.row, s.colour, s.marker, points, extra
-                )
-            )
+    for line in series_view.ratios([rep for _, rep in reports], compared):
+        s = look.get((line.scenario, line.report, line.runtime, line.call_id))
+        if s is None:
+            continue
+        points = tuple(
+            _point(p.size, p.ratio, p.ci95, p.verdict, _verdict_said(p.verdict))
+            for p in line.points
+        )
+        label = s.label
+        if line.against is not series_view.Against.FASTEST:
+            hw_said = " (hw off)" if line.hw.masked else ""
+            base = names.of(line.base_report, line.base_runtime)
+            label = f"{s.name} over {base}: {s.call}{hw_said}"
+        extra = _upgrade(line.upgrade) if line.upgrade else ""
+        q = question[line.against]
+        out.append(RatioSeries(line.scenario, q, label, s.row, s.colour, s.marker, points, extra))
     return out
+
+
+def _verdict_said(verdict: str) -> str:
+    return "the fastest" if verdict == FASTEST else words.word(verdict)
 
 
 def _upgrade(u: schema.Upgrade) -> str:
@@ -331,89 +330,6 @@ def _upgrade(u: schema.Upgrade) -> str:
     said = {"more": "costs more", "less": "costs less", "same": "same", "unknown": "unknown"}
     call, byte = (said.get(x) or svg_text(x, NAME) for x in (u.per_call, u.per_byte))
     return f"per call: {call}, per byte: {byte}"
-
-
-def _reports(reports, look, names: words.Names) -> list[RatioSeries]:
-    """Each further report over the first (`bridge compare`'s rows: p10 over
-    p10, bootstrap CI, faster | slower | within noise | ...)."""
-    if len(reports) < 2:
-        return []
-    found = compare.compare([rep for _, rep in reports], [label for label, _ in reports])
-    out = []
-    for i, rows in found.pairs:
-        by: dict[tuple, list[compare.Row]] = {}
-        for row in rows:
-            if row.ratio > 0 and row.size > 0:
-                key = (row.scenario, row.runtime_a, row.runtime_b, row.call_id, row.hw_b)
-                by.setdefault(key, []).append(row)
-        for (scenario, runtime_a, runtime_b, call_id, hw), rs in by.items():
-            s = look.get((scenario, i, runtime_b, call_id))
-            if s is None:
-                continue
-            rs.sort(key=lambda r: r.size)
-            points = tuple(
-                _point(r.size, r.ratio, r.ci95, r.verdict, words.word(r.verdict)) for r in rs
-            )
-            hw_said = " (hw off)" if hw.masked else ""
-            label = f"{s.name} over {names.of(0, runtime_a)}: {s.call}{hw_said}"
-            # Two versions of a runtime: the upgrade view's word on what grew.
-            up = next(
-                (
-                    u
-                    for u in found.upgrades.get(i, ())
-                    if (u.scenario, u.call_id, u.hw, u.old, u.new)
-                    == (
-                        scenario,
-                        call_id,
-                        hw,
-                        f"{found.labels[0]}: {runtime_a}",
-                        f"{found.labels[i]}: {runtime_b}",
-                    )
-                ),
-                None,
-            )
-            out.append(
-                RatioSeries(
-                    scenario,
-                    Question.REPORTS,
-                    label,
-                    s.row,
-                    s.colour,
-                    s.marker,
-                    points,
-                    _upgrade(up) if up else "",
-                )
-            )
-    return out
-
-
-def _runtimes(reports, look) -> list[RatioSeries]:
-    """Each runtime's call over the fastest at its size (hw on): the
-    report's differences, as the tables' `× fastest`; the fastest itself
-    stands at 1."""
-    out = []
-    for n, (_, rep) in enumerate(reports):
-        by: dict[tuple[str, str, str], list[Point]] = {}
-        for d in versus.of(rep):
-            if d.against == versus.FASTEST and not d.hw.masked and d.ratio > 0 and d.size > 0:
-                point = _point(d.size, d.ratio, d.ci95, d.verdict, words.word(d.verdict))
-                by.setdefault((d.scenario, d.runtime, d.call_id), []).append(point)
-                fastest = (d.scenario, d.baseline_runtime, d.baseline_call_id)
-                if all(p.size != d.size for p in by.get(fastest, [])):
-                    by.setdefault(fastest, []).append(
-                        Point(d.size, 1.0, 1.0, 1.0, FASTEST, "the fastest")
-                    )
-        for (scenario, runtime, call_id), points in by.items():
-            s = look.get((scenario, n, runtime, call_id))
-            if s is None:
-                continue
-            points.sort(key=lambda p: p.size)
-            out.append(
-                RatioSeries(
-                    scenario, Question.RUNTIMES, s.label, s.row, s.colour, s.marker, tuple(points)
-                )
-            )
-    return out
 
 
 def scenarios(reports: list[tuple[str, schema.Report]]) -> list[str]:
@@ -485,17 +401,17 @@ def _matplotlib():
     return matplotlib, plt
 
 
-def figure(reports: list[tuple[str, schema.Report]]):
+def figure(reports: list[tuple[str, schema.Report]], compared: Comparison | None = None):
     """The matplotlib figure (the caller closes it)."""
     matplotlib, _ = _matplotlib()
     with matplotlib.rc_context(RC):
-        return _figure(reports)
+        return _figure(reports, compared)
 
 
-def _figure(reports: list[tuple[str, schema.Report]]):
+def _figure(reports: list[tuple[str, schema.Report]], compared: Comparison | None):
     _, plt = _matplotlib()
     drawn = series(reports)
-    ratios = ratio_series(reports, drawn)
+    ratios = ratio_series(reports, drawn, compared)
     names = scenarios(reports)
     by_level = plot_levels.scenarios(reports)  # --concurrency: throughput by level
     if not names and not by_level:
@@ -736,21 +652,26 @@ def _ratio_dots(ax, heading: str, asked: list[RatioSeries], rows, cycle) -> None
     ax.grid(True, axis="x", which="major", alpha=0.3)
 
 
-def plot(reports: list[tuple[str, schema.Report]], out: Path) -> int:
-    """Draw and save; returns how many series were drawn. What matplotlib
-    warns meanwhile is said as bridge's warnings (`_said`)."""
+def plot(
+    reports: list[tuple[str, schema.Report]], out: Path, compared: Comparison | None = None
+) -> int:
+    """Draw and save; returns how many series were drawn. `reports` carry
+    their findings (bridge.analysis.findings.complete) and `compared` is
+    bridge compare's rows of them, None for one report: the cli's work,
+    since a picture computes no finding. What matplotlib warns meanwhile is
+    said as bridge's warnings (`_said`)."""
     if out.suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"-o {out}: the picture must be .png or .svg")
     matplotlib, _ = _matplotlib()
     with _gathered() as heard, matplotlib.rc_context(RC):
-        n = _save(reports, out)
+        n = _save(reports, out, compared)
     for message in _said(heard):
         warnings.warn(BridgeWarning(message), stacklevel=2)
     return n
 
 
-def _save(reports: list[tuple[str, schema.Report]], out: Path) -> int:
-    fig = _figure(reports)
+def _save(reports: list[tuple[str, schema.Report]], out: Path, compared: Comparison | None) -> int:
+    fig = _figure(reports, compared)
     _, plt = _matplotlib()
     drawn = series(reports)
     level_lines = sum(

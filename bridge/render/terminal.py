@@ -87,7 +87,10 @@ def note_lines(n: Note, width: int, esc=term_text) -> list[str]:
     text = prefixed(n)
     if n.count > 1:
         text += f" ({n.count}×)"
-    return layout.wrap(esc(text), width, indent="  ")
+    out = layout.wrap(esc(text), width, indent="  ")
+    for line in n.lines:
+        out += layout.wrap(esc(line), width, indent="      ", first="    ")
+    return out
 
 
 def prefixed(n: Note) -> str:
@@ -95,7 +98,9 @@ def prefixed(n: Note) -> str:
     prefix = PREFIX.get(n.kind, "")
     text = n.text
     first = text.split(" ", 1)[0]
-    if prefix and first[:1].isupper() and first[1:].islower() and first not in PROPER:
+    # "A cost off its fit's line" too: a one-letter word is a capital alone.
+    lower = first[1:].islower() or len(first) == 1
+    if prefix and first[:1].isupper() and lower and first not in PROPER:
         text = text[:1].lower() + text[1:]
     return prefix + text
 

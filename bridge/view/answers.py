@@ -321,9 +321,9 @@ def handshakes(ctx: Context, scenario: str) -> Answer | None:
         for c in cells:
             subject = f"{ctx.names.language(c.runtime)} {c.call_id} on {c.runtime}"
             row = next((r for r in rows if (r.runtime, r.call_id) == (c.runtime, c.call_id)), None)
-            figure = f"{fmt_ns(c.wall_ns)} each{_rate_ci(row) if row else ''}"
+            figure = _each(c.wall_ns, row)
             if c.server_cpu_ns:
-                figure += f"; the server's CPU {fmt_ns(c.server_cpu_ns)} a handshake"
+                figure += f"; the server's CPU {_duration(c.server_cpu_ns)} a handshake"
             lines.append(
                 AnswerLine(subject, Phrase(f"{c.handshakes_per_s:,.0f} handshakes/s"), figure)
             )
@@ -335,28 +335,39 @@ def handshakes(ctx: Context, scenario: str) -> Answer | None:
     for r in rows:
         s = r.summary()
         rate = 1e9 / s.median
-        spread = _rate_ci(r)
         subject = (
             f"{ctx.names.short_who(r)} on {r.runtime}"
             if not ctx.names.is_several(r.runtime)
             else ctx.names.short_who(r)
         )
-        lines.append(
-            AnswerLine(
-                subject, Phrase(f"{rate:,.0f} handshakes/s"), f"{fmt_ns(s.median)} each{spread}"
-            )
-        )
+        lines.append(AnswerLine(subject, Phrase(f"{rate:,.0f} handshakes/s"), _each(s.median, r)))
     return Answer(
         AnswerKind.HANDSHAKES, "Handshakes per second, per runtime and version", tuple(lines)
     )
 
 
+def _each(ns: float, r: schema.Result | None) -> str:
+    """The rate's CI beside the rate it is of, then the time a handshake:
+    "(CI 63–198), 14.82 ms each"."""
+    spread = _rate_ci(r) if r is not None else ""
+    return f"{spread}, {_duration(ns)} each" if spread else f"{_duration(ns)} each"
+
+
 def _rate_ci(r: schema.Result) -> str:
-    """The handshakes per second's CI, from the cell's times: " (CI 63–198)"."""
+    """The handshakes per second's CI, from the cell's times: "(CI 63–198)"."""
     s = r.summary()
     if s.n > 1 and not r.imported and s.ci95[0] > 0:
-        return f" (CI {1e9 / s.ci95[1]:,.0f}–{1e9 / s.ci95[0]:,.0f})"
+        return f"(CI {1e9 / s.ci95[1]:,.0f}–{1e9 / s.ci95[0]:,.0f})"
     return ""
+
+
+def _duration(ns: float) -> str:
+    """A handshake's time in the unit it reads in: 14.82 ms, 568 µs."""
+    if ns >= 1e6:
+        return f"{ns / 1e6:,.2f} ms"
+    if ns >= 1e4:
+        return f"{ns / 1e3:,.0f} µs"
+    return fmt_ns(ns)
 
 
 # -- 5. time per call ----------------------------------------------------------------
@@ -403,10 +414,8 @@ def times(ctx: Context, scenario: str) -> Answer | None:
             lines.append(AnswerLine(subject, Phrase("the fastest", Tone.GOOD), _time(r)))
             continue
         line = difference_line(ctx, subject, d)
-        figure = line.figure
-        figure = _time(r) + (
-            f" {figure}" if figure.startswith("(") else f", {figure}" if figure else ""
-        )
+        # The ratio's CI beside the ratio ("2.63× slower (CI 1.86–3.38)"), then the time.
+        figure = f"{line.figure}, {_time(r)}" if line.figure else _time(r)
         lines.append(AnswerLine(line.subject, line.verdict, figure, line.reason, line.rerun))
     return Answer(kind, head, tuple(lines))
 

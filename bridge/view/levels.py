@@ -10,7 +10,7 @@ from bridge.report.levels import Concurrency, Gap, LevelOne, LevelResult, Serial
 from bridge.view import units
 from bridge.view.context import si
 from bridge.view.model import Cell, Column, Table
-from bridge.view.tables import dur, mode_name
+from bridge.view.tables import dur, level_order, mode_name, short_level_call
 
 NOUNS = {"processes": "processes", "threads": "threads", "multi": "processes", "clients": "clients"}
 
@@ -26,7 +26,8 @@ def slowest(report: schema.Report, c: Concurrency, cells: list[LevelResult]) -> 
     its CI and against level 1, and the CPUs the work wanted."""
     several = len({cell.size for cell in cells}) > 1
     rows = []
-    for cell in cells:
+    # In the levels table's order, each call named as it names it.
+    for cell in sorted(cells, key=level_order(c.cells)):
         slow, use = (cell.slowest(), cell.cpu_use()) if cell.ok else (None, None)
         if slow is None and use is None:
             continue
@@ -37,7 +38,7 @@ def slowest(report: schema.Report, c: Concurrency, cells: list[LevelResult]) -> 
             ratio = f"{slow.median_ns / base_slow.median_ns:.2f}×"
         by = {
             "runtime": Cell(cell.runtime),
-            "call": Cell(f"{cell.call_id} ({mode_name(cell.mode)})"),
+            "call": Cell(f"{short_level_call(cell)} ({mode_name(cell.mode)})"),
             "size": Cell(units.cell_value(cell.size, units.unit(report, cell.scenario))),
             "n": Cell(f"{cell.level}*" if cell.oversubscribed else str(cell.level)),
             "calls": Cell(str(slow.calls) if slow else "-"),

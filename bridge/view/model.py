@@ -115,9 +115,13 @@ class NoteKind(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Note:
+    """`lines`: a process's own words, shown under the text as it wrote
+    them, one line each (a failed process's stderr)."""
+
     kind: NoteKind
     text: str
     count: int = 1
+    lines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

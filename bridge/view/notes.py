@@ -6,14 +6,17 @@ and warnings of one kind are one line."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 
 from bridge.catalog import calls, vocab
 from bridge.report import schema
+from bridge.report.findings import Reason
 from bridge.view import codes, units, words
 from bridge.view.context import Context, count
 from bridge.view.model import Note, NoteKind
+from bridge.view.names import short_call
 
 # Names of statistics a default view leaves to -v (and the docs).
 _JARGON = re.compile(r" \((?:Spearman|Ashman|Theil|TSC|R2|R²)[^()]*\)")
@@ -197,6 +200,7 @@ def caveats(ctx: Context) -> list[Note]:
     out += concurrency_warnings(ctx)
     n = ctx.report.noise
     if n is not None:
+        n = _expressions_named(ctx, n)
         # What the machine and the cells did (bridge.view.words; a report from
         # before the findings: its stored warnings, their statistics' names
         # left to -v).
@@ -208,6 +212,36 @@ def caveats(ctx: Context) -> list[Note]:
         if advice:
             out.append(Note(NoteKind.ADVICE, _sentence(advice)))
     return out
+
+
+def _expressions_named(ctx: Context, n: schema.Noise) -> schema.Noise:
+    """The noise findings with each of the user's expressions named as the
+    table names it (its label, or the expression where short), not by its
+    call id (expr:83f2aa0a), which `bridge time` shows nowhere else."""
+    named = {
+        r.call_id: short_call(r)
+        for r in ctx.report.results
+        if r.call_id.startswith(calls.USER_PREFIX)
+    }
+    if not named:
+        return n
+
+    def cell(params: dict) -> dict:
+        cid = params.get("call_id")
+        return {**params, "call_id": named.get(cid, cid)} if isinstance(cid, str) else params
+
+    def renamed(r: Reason) -> Reason:
+        params = cell(dict(r.params))
+        if isinstance(params.get("calls"), list | tuple):
+            params["calls"] = [
+                [c[0], named.get(c[1], c[1]), *c[2:]] if isinstance(c, list | tuple) else c
+                for c in params["calls"]
+            ]
+        if isinstance(params.get("cells"), list | tuple):
+            params["cells"] = [cell(dict(c)) if isinstance(c, dict) else c for c in params["cells"]]
+        return Reason(r.why, params)
+
+    return dataclasses.replace(n, findings=tuple(renamed(r) for r in n.findings))
 
 
 def _sentence(text: str) -> str:
@@ -332,9 +366,11 @@ def concurrency_warnings(ctx: Context) -> list[Note]:
 
 
 def problems(ctx: Context) -> list[Note]:
-    said = [words.skipped(s) for s in ctx.report.skipped]
-    said += [words.error(e) for e in ctx.report.errors]
-    return [Note(NoteKind.PROBLEM, text) for text in said]
+    said = [Note(NoteKind.PROBLEM, words.skipped(s)) for s in ctx.report.skipped]
+    return said + [
+        Note(NoteKind.PROBLEM, words.error(e), lines=words.stderr_lines(e))
+        for e in ctx.report.errors
+    ]
 
 
 def title(report: schema.Report) -> str:

@@ -1,15 +1,21 @@
 """What a picture of a report draws, as data: each hw-on cell paired with
 its masked twin and the twin's slow-down (off/on, the verdict's figure and
-CI), and whether bytes flow through a scenario's calls (MB/s, else ops/s)."""
+CI); each call's ratio across sizes to another runtime (the first named of
+its kind, the fastest, or the first report's under `bridge compare`), with
+the CI and verdict the findings hold; and whether bytes flow through a
+scenario's calls (MB/s, else ops/s)."""
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge import stats
 from bridge.report import schema
+from bridge.report.comparison import Comparison, Row
 from bridge.report.hw import Hw
-from bridge.view import units
+from bridge.view import codes, units
 from bridge.view.context import ordered
 
 # Kinds whose calls move bytes through (a digest, a MAC, a cipher, random
@@ -61,3 +67,141 @@ def pairs(report: schema.Report, results: list[schema.Result]) -> list[Pair]:
     for r in ordered(report, results):
         grouped.setdefault((r.scenario, r.runtime, r.call_id, r.size), {})[r.hw] = r
     return [Pair(by.get(Hw.ON), by.get(Hw.OFF), verdict_of.get(k)) for k, by in grouped.items()]
+
+
+# -- ratios between runtimes and reports -------------------------------------
+
+
+class Against(enum.Enum):
+    """What a ratio line is over."""
+
+    FIRST = "first"  # the first-named runtime of its kind, in the same report
+    REPORT = "report"  # the same cell of the first report (`bridge compare`)
+    FASTEST = "fastest"  # the fastest call at its size, hw on
+
+
+# The verdict of the fastest call at a size, against itself (it stands at 1).
+FASTEST = "fastest"
+
+
+@dataclass(frozen=True)
+class Ratio:
+    size: int
+    ratio: float
+    ci95: tuple[float, float] | None
+    verdict: str  # a Significance, or FASTEST
+
+
+@dataclass(frozen=True)
+class RatioLine:
+    """One runtime's call (report `report`) over `base_runtime` (report
+    `base_report`) across sizes, and the upgrade view's word on it where
+    the two are versions of one runtime."""
+
+    against: Against
+    scenario: str
+    report: int
+    runtime: str
+    call_id: str
+    hw: Hw
+    base_report: int
+    base_runtime: str
+    points: tuple[Ratio, ...]
+    upgrade: schema.Upgrade | None = None
+
+
+def ratios(reports: Sequence[schema.Report], compared: Comparison | None = None) -> list[RatioLine]:
+    """Every report's own differences (against the first named, against the
+    fastest: the findings the cli completes a report with), then each
+    further report's over the first (`compared`: bridge compare's rows)."""
+    out = []
+    for n, rep in enumerate(reports):
+        out += _first(n, rep)
+    if compared is not None:
+        out += _reports(compared)
+    for n, rep in enumerate(reports):
+        out += _fastest(n, rep)
+    return out
+
+
+def _first(n: int, rep: schema.Report) -> list[RatioLine]:
+    by: dict[tuple, list[schema.Difference]] = {}
+    for d in rep.differences or ():
+        if d.against == codes.FIRST and d.ratio > 0 and d.size > 0:
+            key = (d.scenario, d.runtime, d.call_id, d.hw, d.baseline_runtime)
+            by.setdefault(key, []).append(d)
+    out = []
+    for (scenario, runtime, call_id, hw, base), ds in by.items():
+        up = next(
+            (
+                u
+                for u in rep.upgrades
+                if (u.scenario, u.call_id, u.hw, u.new, u.old)
+                == (scenario, call_id, hw, runtime, base)
+            ),
+            None,
+        )
+        points = tuple(Ratio(d.size, d.ratio, d.ci95, d.verdict) for d in ds)
+        out.append(
+            RatioLine(Against.FIRST, scenario, n, runtime, call_id, hw, n, base, _sized(points), up)
+        )
+    return out
+
+
+def _reports(c: Comparison) -> list[RatioLine]:
+    out = []
+    for i, rows in c.pairs:
+        by: dict[tuple, list[Row]] = {}
+        for row in rows:
+            if row.ratio > 0 and row.size > 0:
+                key = (row.scenario, row.runtime_a, row.runtime_b, row.call_id, row.hw_b)
+                by.setdefault(key, []).append(row)
+        for (scenario, runtime_a, runtime_b, call_id, hw), rs in by.items():
+            old, new = f"{c.labels[0]}: {runtime_a}", f"{c.labels[i]}: {runtime_b}"
+            up = next(
+                (
+                    u
+                    for u in c.upgrades.get(i, ())
+                    if (u.scenario, u.call_id, u.hw, u.old, u.new)
+                    == (scenario, call_id, hw, old, new)
+                ),
+                None,
+            )
+            points = tuple(Ratio(r.size, r.ratio, r.ci95, r.verdict) for r in rs)
+            out.append(
+                RatioLine(
+                    Against.REPORT,
+                    scenario,
+                    i,
+                    runtime_b,
+                    call_id,
+                    hw,
+                    0,
+                    runtime_a,
+                    _sized(points),
+                    up,
+                )
+            )
+    return out
+
+
+def _fastest(n: int, rep: schema.Report) -> list[RatioLine]:
+    """Each call over the fastest at its size, hw on; the fastest itself
+    stands at 1 (verdict FASTEST)."""
+    by: dict[tuple[str, str, str], list[Ratio]] = {}
+    for d in rep.differences or ():
+        if d.against == codes.FASTEST and not d.hw.masked and d.ratio > 0 and d.size > 0:
+            by.setdefault((d.scenario, d.runtime, d.call_id), []).append(
+                Ratio(d.size, d.ratio, d.ci95, d.verdict)
+            )
+            fastest = (d.scenario, d.baseline_runtime, d.baseline_call_id)
+            if all(p.size != d.size for p in by.get(fastest, [])):
+                by.setdefault(fastest, []).append(Ratio(d.size, 1.0, None, FASTEST))
+    return [
+        RatioLine(Against.FASTEST, scenario, n, runtime, call_id, Hw.ON, n, "", _sized(points))
+        for (scenario, runtime, call_id), points in by.items()
+    ]
+
+
+def _sized(points: Sequence[Ratio]) -> tuple[Ratio, ...]:
+    return tuple(sorted(points, key=lambda p: p.size))

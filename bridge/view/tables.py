@@ -142,7 +142,7 @@ def ratio_cell(ctx: Context, against: str, r: schema.Result) -> Cell:
         return Cell(f"{head} ?", Tone.WARN)
     if d.ci95 is None:
         return Cell(head)
-    word = "noise" if words.is_drift(d) else WORDS.get(d.verdict, d.verdict)
+    word = _mark(d) or d.verdict
     if word == "?":
         return Cell(f"{head} ?", Tone.WARN)
     tone = Tone.BAD if word == "sig" and d.ratio > 1 else Tone.GOOD if word == "sig" else Tone.MUTED
@@ -152,19 +152,33 @@ def ratio_cell(ctx: Context, against: str, r: schema.Result) -> Cell:
 def ratio_legend(ctx: Context, rows: list[schema.Result]) -> str:
     """What the marks of the ratio columns mean, for the marks these rows show."""
     shown = [d for r in rows for a in (codes.FIRST, codes.FASTEST) if (d := ctx.diff(a, r))]
-    marks = {WORDS.get(d.verdict, "") for d in shown} - {""}
+    return marks_legend(ctx, shown, "×: this row's median over the other's (95% CI)")
+
+
+def marks_legend(ctx: Context, shown: list[schema.Difference], head: str) -> str:
+    """`head`, then what each mark these differences show means."""
+    marks = {_mark(d) for d in shown} - {""}
     if not marks:
         return ""
-    parts = ["×: this row's median over the other's (95% CI)"]
+    parts = [head]
     if "sig" in marks:
         parts.append(f"sig = the CI clears ±{codes.MARGIN:.0%} and the rounds agree")
     if "noise" in marks:
-        parts.append("noise = within the noise, or the rounds disagree (drift)")
+        parts.append("noise = within the noise")
+    if "drift" in marks:
+        parts.append(words.drift_mark(codes.MARGIN))
     if "?" in marks:
         d = next(d for d in shown if WORDS.get(d.verdict) == "?")
         reason, rerun = words.difference_why(d, bool(ctx.report.settings.get("quick")))
         parts.append(f"? = {reason}; {rerun}" if rerun else f"? = {reason}")
     return "; ".join(parts) + "."
+
+
+def _mark(d: schema.Difference) -> str:
+    """A difference's mark in a table: sig, noise, ?, or drift where the CI
+    clears the margin but the rounds disagree (so "noise" never stands
+    beside a CI that says otherwise)."""
+    return "drift" if words.is_drift(d) else WORDS.get(d.verdict, "")
 
 
 def semantics_marks(rows: list[schema.Result]) -> dict[str, int]:
@@ -228,14 +242,20 @@ def column_notes(ctx: Context, scenario: str, table: Table) -> dict[str, str]:
 
 def semantics_warning(rows: list[schema.Result]) -> str:
     """A table that mixes per-call key set-up with a reused key: the ratio
-    between such rows is not a speed difference."""
-    kinds = {r.semantics for r in rows if r.ok}
-    if calls.ONE_SHOT_MAC in kinds and (calls.SPEED_HMAC in kinds or calls.REUSED_KEY in kinds):
-        return (
-            "Not like for like: openssl speed -hmac and hmac.new(key).copy() set the key up"
-            " once, crypto:macN and hmac.digest on every call."
-        )
-    return ""
+    between such rows is not a speed difference. Names the calls present."""
+    once: list[str] = []
+    every: list[str] = []
+    for r in rows:
+        if not r.ok or r.semantics not in _KEY_SETUP:
+            continue
+        side = every if r.semantics == calls.ONE_SHOT_MAC else once
+        name = words.KEY_CALLS.get(r.call_id) or short_call(r)
+        if name not in side:
+            side.append(name)
+    return words.not_like_for_like(once, every) if once and every else ""
+
+
+_KEY_SETUP = frozenset({calls.ONE_SHOT_MAC, calls.SPEED_HMAC, calls.REUSED_KEY})
 
 
 # -- level cells (--concurrency) ---------------------------------------------------------
@@ -249,7 +269,7 @@ def levels(ctx: Context, scenario: str) -> tuple[Table | None, list[str]]:
     if c is None or not c.cells:
         return None, []
     cells = sorted(
-        (cell for cell in c.cells if cell.scenario == scenario), key=_level_order(c.cells)
+        (cell for cell in c.cells if cell.scenario == scenario), key=level_order(c.cells)
     )
     if not cells:
         return None, []
@@ -334,7 +354,9 @@ def _level_figures(cell: LevelResult, sc, bytes_flow: bool) -> dict[str, Cell]:
     }
 
 
-def _level_order(cells):
+def level_order(cells):
+    """Level cells as every table of them stands: each call and mode in the
+    order first met, then size, then level."""
     first: dict[tuple, int] = {}
     for c in cells:
         first.setdefault((c.runtime, c.call_id, c.mode), len(first))
@@ -435,38 +457,54 @@ def fits(ctx: Context, scenario: str) -> Table | None:
 
 
 def upgrades(ctx: Context, scenario: str) -> tuple[Table | None, list[str]]:
-    """new/old per size, and the cost model of each side: the ratio and its
+    """new/old, one row per pair and size, with its CI: the ratio and its
     significance at each size are the differences' (the same finding the
-    results table and the answer show), where the run has them."""
+    results table and the answer show), where the run has them. A row per
+    size keeps the table narrow however many sizes ran (a column per size
+    folded at 72 columns); each side's cost model (a, b) is the cost model
+    table's, and where the difference lives is said under it."""
     ups = [u for u in ctx.report.upgrades if u.scenario == scenario]
     if not ups:
         return None, []
     unit = ctx.unit(scenario)
-    sizes = sorted({s.size for u in ups for s in u.sizes})
+    several_sizes = len({s.size for u in ups for s in u.sizes}) > 1
     cols = [
         Column("new", "new", ident=True),
         Column("old", "old", ident=True),
         Column("call", "call", ident=True),
-        Column("a", "a ns/call", right=True, drop=2),
-        Column("b", "b ns/byte", right=True, drop=1),
+        Column("size", units.column_of(ctx.report, scenario), right=True, ident=True),
+        Column("ratio", "new/old", right=True),
+        Column("ci", "95% CI", right=True, drop=1),
     ]
-    cols += [Column(f"s{n}", units.short(n, unit), right=True) for n in sizes]
     rows = []
+    shown: list[schema.Difference] = []
     for u in ups:
-        by = {
-            "new": Cell(u.new),
-            "old": Cell(u.old),
-            "call": Cell(u.call_id if u.hw == "on" else f"{u.call_id} (hw {u.hw})"),
-            "a": Cell(_pair(u.old_a_ns, u.new_a_ns, "{:,.0f}")),
-            "b": Cell(_pair(u.old_b_ns_per_byte, u.new_b_ns_per_byte, "{:.3f}")),
-        }
-        for s in u.sizes:
+        call = u.call_id if u.hw == "on" else f"{u.call_id} (hw {u.hw})"
+        for s in sorted(u.sizes, key=lambda s: s.size):
             d = _upgrade_diff(ctx, u, s.size)
-            by[f"s{s.size}"] = _upgrade_cell(d, s)
-        rows.append(tuple(by.get(c.key, Cell("")) for c in cols))
+            shown += [d] if d is not None else []
+            ratio, ci95 = _upgrade_cell(d, s)
+            rows.append(
+                (
+                    Cell(u.new),
+                    Cell(u.old),
+                    Cell(call),
+                    Cell(units.cell_value(s.size, unit)),
+                    ratio,
+                    Cell(f"{ci95[0]:.2f}–{ci95[1]:.2f}" if ci95 else "-"),
+                )
+            )
+    # One size (the section's title says it), no CI (imported numbers): no column.
+    empty = {"size"} if not several_sizes else set()
+    empty |= {"ci"} if all(row[5].text == "-" for row in rows) else set()
+    keep = [i for i, c in enumerate(cols) if c.key not in empty]
+    cols = [cols[i] for i in keep]
+    rows = [tuple(row[i] for i in keep) for row in rows]
     sentences = [upgrade_sentence(ctx, u) for u in ups]
-    title = "Upgrade: new time over old, per size, and each side's cost model"
-    return Table(title, tuple(cols), tuple(rows)), [s for s in sentences if s]
+    title = "Upgrade: new time over old, per size"
+    legend = marks_legend(ctx, shown, "new/old: the new version's median over the old's")
+    table = Table(title, tuple(cols), tuple(rows), (legend,) if legend else ())
+    return table, [s for s in sentences if s]
 
 
 def _upgrade_diff(ctx: Context, u: schema.Upgrade, size: int) -> schema.Difference | None:
@@ -483,11 +521,12 @@ def _upgrade_diff(ctx: Context, u: schema.Upgrade, size: int) -> schema.Differen
     return None
 
 
-def _upgrade_cell(d: schema.Difference | None, s: schema.UpgradeSize) -> Cell:
+def _upgrade_cell(
+    d: schema.Difference | None, s: schema.UpgradeSize
+) -> tuple[Cell, tuple[float, float] | None]:
     if d is not None:
-        word = "noise" if words.is_drift(d) else WORDS.get(d.verdict, "")
-        return Cell(f"{d.ratio:.2f}× {word}".strip())
-    return Cell(f"{s.ratio:.2f}×")
+        return Cell(f"{d.ratio:.2f}× {_mark(d)}".strip()), d.ci95
+    return Cell(f"{s.ratio:.2f}×"), None
 
 
 def upgrade_sentence(ctx: Context, u: schema.Upgrade) -> str:
@@ -497,12 +536,6 @@ def upgrade_sentence(ctx: Context, u: schema.Upgrade) -> str:
         return ""
     who = f"{ctx.names.language(u.new, u.call_id)} {u.call}" if u.kind != "openssl" else u.call
     return words.upgrade_split(u, who)
-
-
-def _pair(old: float | None, new: float | None, fmt: str) -> str:
-    if old is None or new is None:
-        return "-"
-    return f"{fmt.format(old)} → {fmt.format(new)}"
 
 
 def tc(ctx: Context, scenario: str) -> Table | None:

@@ -1140,10 +1140,15 @@ def skipped(s: schema.Skipped) -> str:
 
 
 def error(e: schema.RunError) -> str:
-    """The error and, in every detail, its process's own last words."""
-    lines = [t.strip() for t in (e.stderr_tail or "").splitlines() if t.strip()]
-    said = " | ".join(lines[-STDERR_LINES:])
-    return f"Error: {e.message}" + (f". Its stderr ended: {said}" if said else "")
+    """The error, and where its process's own last words follow (stderr_lines)."""
+    return f"Error: {e.message}" + (". Its stderr ended:" if stderr_lines(e) else "")
+
+
+def stderr_lines(e: schema.RunError) -> tuple[str, ...]:
+    """A failed process's last lines on stderr, each as it wrote it (a
+    traceback or openssl's complaint reads as lines, not joined into one)."""
+    lines = [t.rstrip() for t in (e.stderr_tail or "").splitlines() if t.strip()]
+    return tuple(lines[-STDERR_LINES:])
 
 
 # -- pictures and the HTML page (issue 37: bridge.view.chart, bridge.render.html) --
@@ -1168,3 +1173,31 @@ PAGE_REPLAY = (
 def series_label(runtime: str, call: str, hw: str = "", masked: bool = False) -> str:
     """A series' name in a picture's legend: 'erlang@25.2.3 crypto:macN, hw off'."""
     return f"{runtime} {call}" + (f", hw {hw}" if masked and hw else "")
+
+
+# -- a table's marks and a table that mixes key set-ups (i34-rest) ---------------
+
+
+def drift_mark(margin: float) -> str:
+    """What a table's "drift" means, beside "sig = the CI clears ±3% ..."."""
+    return f"drift = the CI clears ±{margin:.0%} but the rounds disagree: not a difference"
+
+
+# The calls of a MAC table by how they set the key up, as a reader knows them.
+KEY_CALLS = {
+    "speed": "openssl speed -hmac",
+    "hmac.new+copy": "hmac.new(key).copy()",
+    "hmac.digest": "hmac.digest",
+}
+
+
+def not_like_for_like(once: Sequence[str], every: Sequence[str]) -> str:
+    """A table whose calls set a MAC's key up once (`once`) and on every
+    call (`every`), each named as the table's rows are: the ratio between
+    them is not a speed difference."""
+    verb = "sets" if len(once) == 1 else "set"
+    return f"Not like for like: {_and(once)} {verb} the key up once, {_and(every)} on every call."
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

@@ -99,6 +99,30 @@ def test_quiet_prints_only_the_gate_lines_and_json_carries_the_outcome(made, tmp
     ]
 
 
+def test_the_summary_carries_the_gates_outcome_as_the_json_does(made):
+    """--format summary (the view as JSON) with a gate: the view as without
+    one, and beside it the gate's outcome, thresholds and cells, the JSON
+    report's own, failed and passed."""
+    plain = bridge_cmd("compare", made("base"), made("slow"), "--format", "summary")
+    args = ("compare", made("base"), made("slow"), "--fail-if-slower", "5")
+    done = bridge_cmd(*args, "--format", "summary")
+    assert plain.returncode == 0 and done.returncode == GATE, done.stderr
+    view, summary = json.loads(plain.stdout), json.loads(done.stdout)
+    gate = summary.pop("gate")
+    assert summary == view and "gate" not in view
+    assert gate == json.loads(bridge_cmd(*args, "--format", "json").stdout)["gate"]
+    assert gate["outcome"] == "failed"
+    assert gate["thresholds"] == [{"direction": "slower", "pct": 5.0, "bound": 1.05}]
+    tripped = [c for c in gate["cells"] if c["tripped"]]
+    assert len(tripped) == 6 and {c["size"] for c in tripped} == {16, 64, 256, 1024, 8192, 16384}
+    assert all(c["direction"] == "slower" and c["ratio"] > 1.05 for c in tripped)
+    done = bridge_cmd("compare", made("base"), made("slow"), "--fail-if-slower", "20",
+                      "--format", "summary")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    gate = json.loads(done.stdout)["gate"]
+    assert gate["outcome"] == "passed" and not [c for c in gate["cells"] if c["tripped"]]
+
+
 @pytest.mark.parametrize(
     "value, said",
     [

@@ -72,3 +72,14 @@ def test_compare_of_the_findings_fits():
 )
 def test_real_runs_fit(args):
     fits(bridge_cmd(*args, "--progress", "off", env=ENV, timeout=600))
+
+
+@needs_erl
+@pytest.mark.parametrize("args", [("list",), ("otp", "list")], ids=["list", "otp-list"])
+def test_listings_fit(args):
+    """list wraps each description under itself; otp list drops the columns
+    a reader needs least (libcrypto's path, how it was found) before folding.
+    Wide, each stays one line a row."""
+    fits(bridge_cmd(*args, env=ENV, timeout=120))
+    wide = bridge_cmd(*args, env={**ENV, "COLUMNS": "250"}, timeout=120)
+    assert wide.returncode == 0 and widest(wide.stdout)[0] > WIDTH

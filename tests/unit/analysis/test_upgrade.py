@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -254,7 +256,12 @@ def test_every_view_shows_it():
         assert "Upgrade: new time over old" in views[fmt], fmt
     assert "costs 600 ns more per call" in " ".join(views["table"].split())
     assert "| erlang@25.2.3 | erlang@23.2.6 | hash" in views["markdown"]
-    assert "1,000 → 1,600" in views["table"] and "1.59×" in views["table"]
+    # One row per size, narrow: new/old at each (no CI here: a column that
+    # would say nothing goes); each side's a and b are the cost model's.
+    table = views["table"]
+    assert re.search(r"^erlang@25\.2\.3 +erlang@23\.2\.6 +hash +16 +1\.59×$", table, re.M)
+    assert re.search(r"^erlang@25\.2\.3 +erlang@23\.2\.6 +hash +16384 +1\.03×$", table, re.M)
+    assert "95% CI" not in table.split("Upgrade:")[1].split("\n\n")[0]
     text = views["text"]
     assert all(len(line) <= 72 and line.isascii() for line in text.splitlines())
     assert "600 ns more per call" in " ".join(text.split())
@@ -276,3 +283,26 @@ def test_compare_shows_it_between_two_reports():
     assert data["comparisons"][0]["upgrades"][0]["new"] == "new.json: erlang@25.2.3"
     # The same versions on both sides: compare's own table says it all.
     assert compare.compare([a, a], ["x", "y"]).upgrades == {}
+
+
+def test_six_sizes_fit_72_columns_without_folding():
+    """Two OTPs at six sizes (a saved run): the text view's upgrade table is
+    one table, a row per size with its ratio and CI, within 72 columns; a
+    column per size had folded it into three parts there."""
+    saved = schema.load(
+        Path(__file__).resolve().parents[3] / "docs/findings/reports/otp23-otp25.json"
+    )
+    for fmt, width in (("text", 72), ("table", 80)):
+        shown = show(fmt, saved, width=width)
+        assert all(len(line) <= width for line in shown.splitlines()), fmt
+        for block in shown.split("Upgrade: new time over old, per size:")[1:]:
+            table = block.split("\n\n")[0].splitlines()[1:]
+            assert [line.split()[:4] for line in table[:2]] == [
+                ["new", "old", "call", "bytes"],
+                ["-------------", "-------------", "----", "-----"],
+            ]
+            rows = table[2:]
+            sizes = [int(line.split()[3]) for line in rows]
+            assert sizes == [16, 64, 256, 1024, 4096, 16384], fmt
+            cell = re.compile(r"\d\.\d\d(x|×) (sig|noise|drift|\?) +\d\.\d\d[-–]\d\.\d\d$")
+            assert all(cell.search(r) for r in rows), rows

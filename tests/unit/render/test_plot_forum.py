@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from bridge.cli.reports import plotted
 from bridge.render import plot, plot_words
 from bridge.report import schema
 from tests.conftest import FIXTURES
@@ -48,7 +49,7 @@ KINDS = {
 
 
 def _reports(paths: list[Path]) -> list[tuple[str, schema.Report]]:
-    return [(p.name, schema.load(p)) for p in paths]
+    return plotted(paths)[0]
 
 
 @dataclasses.dataclass
@@ -68,11 +69,11 @@ def drawn():
 
     out = {}
     for kind, (paths, _) in KINDS.items():
-        reports = _reports(paths)
+        reports, compared = plotted(paths)
         png = io.BytesIO()
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            fig = plot.figure(reports)
+            fig = plot.figure(reports, compared)
             plot.write(fig, png, "png")  # lays out, draws and measures every text
         texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
         out[kind] = Drawn(reports, fig, _png_width(png.getvalue()), texts)
@@ -293,8 +294,8 @@ def test_compare_of_two_versions_says_what_the_upgrade_changed():
     """--compare of an OTP 25 report with an OTP 23 one: the reports' ratio
     per size with compare's verdicts, and the upgrade view's per call / per
     byte words, the second report's runtime named over the first's."""
-    reports = _reports([REPORTS / "sha256-quick.json", REPORTS / "otp23-otp25.json"])
-    ratios = plot.ratio_series(reports, plot.series(reports))
+    reports, compared = plotted([REPORTS / "sha256-quick.json", REPORTS / "otp23-otp25.json"])
+    ratios = plot.ratio_series(reports, plot.series(reports), compared)
     (erlang,) = [
         r for r in ratios if r.question is plot.Question.REPORTS and r.row[1] == "erlang@23.2.6"
     ]

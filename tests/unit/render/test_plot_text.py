@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from bridge.analysis import compare, findings
 from bridge.errors import BridgeWarning
 from bridge.render import plot
 from bridge.report import schema
@@ -46,7 +47,11 @@ def test_hostile_names_draw_and_warn_through_bridge(tmp_path, capfd, suffix, rep
     out = tmp_path / f"p{suffix}"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        n = plot.plot([(EVIL + name, _hostile(name)) for name in reports], out)
+        # As `bridge plot` hands them over: with their findings, and bridge
+        # compare's rows for two (the reports' ratio, its legend named too).
+        drawn = [(EVIL + name, findings.complete(_hostile(name))) for name in reports]
+        compared = compare.compare([r for _, r in drawn], [label for label, _ in drawn])
+        n = plot.plot(drawn, out, compared if len(drawn) > 1 else None)
     assert n > 0 and out.stat().st_size > 0
     # Only bridge's own warnings (a glyph the font lacks: the emoji, the CJK
     # character), each printable; nothing on stderr from matplotlib.

@@ -109,7 +109,11 @@ def test_a_comparison_answers_where_there_is_no_verdict(reports):
     lines = show("table", reports["ecdsa-p256-quick"], width=80).splitlines()
     assert lines[1] == "Time per call, ranked, against the fastest (each role apart):"
     assert lines[2] == "  openssl speed-sign (sign): the fastest, 82,754 ns, 12.1k calls/s"
-    assert any(x.startswith("  Erlang crypto:sign (sign): 3.65× ?, 301,889 ns") for x in lines)
+    # The ratio's CI beside the ratio, then the time.
+    assert any(
+        x.startswith("  Erlang crypto:sign (sign): 3.65× ? (CI 3.31–3.78), 301,889 ns")
+        for x in lines
+    )
     assert any(
         x.startswith("  openssl speed-verify (verify): the fastest, 244,200 ns") for x in lines
     )
@@ -162,3 +166,12 @@ def test_verbose_keeps_every_detail(reports):
 def test_the_other_formats_ignore_the_terminal_options(reports):
     report = reports["hmac-sha1-quick"]
     assert show("markdown", report, width=40) == show("markdown", report)
+
+
+def test_one_capitalisation_after_warning_a_one_letter_word_too():
+    from bridge.render.terminal import prefixed
+    from bridge.view.model import Note, NoteKind
+
+    said = prefixed(Note(NoteKind.WARNING, "A cost off its fit's line in 3 cells"))
+    assert said == "Warning: a cost off its fit's line in 3 cells"
+    assert prefixed(Note(NoteKind.WARNING, "OpenSSL 3 is slower")).startswith("Warning: OpenSSL")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
 import pytest
 
@@ -148,3 +149,19 @@ def test_set_up_steps_are_named_as_calls():
     )
     assert "crypto:mac_init(...)" in text
     assert "crypto:mac_init, set-up" in text
+
+
+def test_a_handshake_rate_has_its_ci_beside_it_and_times_read_in_their_unit():
+    """tls-resume: the rate's CI follows the rate (not the time after it),
+    and a server CPU under 1 ms reads in µs, not as 707,xxx ns."""
+    report = complete(schema.load(ROOT / "docs/findings/reports/tls-resume-quick.json"))
+    (answer,) = [a for a in build(report).answers() if a.kind is AnswerKind.HANDSHAKES]
+    lines = [terminal.said(line) for line in answer.lines]
+    python = [x for x in lines if x.startswith("Python handshake-1.3 on python")]
+    (said,) = python
+    assert re.fullmatch(
+        r"Python handshake-1\.3 on python@[\d.]+: \d+ handshakes/s \(CI \d+–\d+\),"
+        r" [\d.]+ ms each; the server's CPU \d+ µs a handshake",
+        said,
+    ), said
+    assert not any(re.search(r"\d{3},\d{3} ns", x) for x in lines)

@@ -9,7 +9,7 @@ from bridge.render import markdown, terminal, text
 from bridge.report import schema
 from bridge.view import Detail, build
 from bridge.view.model import NoteKind
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 VIEW = FIXTURES / "view"
 
@@ -99,7 +99,59 @@ def test_a_failed_process_says_its_own_last_words_at_every_detail():
     for detail in Detail:
         (note,) = build(failed, detail).problems
         assert note.text.startswith("Error: openssl exited with status 3")
-        assert "speed is broken" in note.text and "line 5" in note.text
-        assert "line 4" not in note.text  # the last eight lines, not the whole stream
+        assert note.lines[0] == "line 5" and note.lines[-1] == "speed is broken"
+        assert "line 4" not in note.lines  # the last eight lines, not the whole stream
     for render in (terminal.render, text.render, markdown.render):
         assert "speed is broken" in " ".join(render(build(failed)).split()), render
+
+
+def test_the_slowest_of_n_stands_in_the_levels_order_and_names_calls_alike():
+    """--concurrency: the slowest-of-N table lists its cells as the levels
+    table above it does (each call and mode, then N) and by the same names
+    ("crypto:macN (procs)", not "macN (procs)"): a saved TLS run's, whose
+    threads and processes had alternated level by level."""
+    report = complete(schema.load(ROOT / "docs/findings/reports/tls-handshake-levels-quick.json"))
+    (section,) = build(report).sections
+    levels = next(t for t in section.tables if t.column("scaling") is not None)
+    slowest = next(t for t in section.tables if t.title == "Slowest of N")
+
+    def keyed(t):
+        at = [t.column(k) for k in ("runtime", "call", "n")]
+        return [tuple(row[i].text for i in at) for row in t.rows]
+
+    assert keyed(slowest) and set(keyed(slowest)) <= set(keyed(levels))
+    order = keyed(levels)
+    assert [order.index(k) for k in keyed(slowest)] == sorted(
+        order.index(k) for k in keyed(slowest)
+    )
+
+
+def test_warnings_name_the_users_expressions_as_the_table_does():
+    """bridge time: a noise finding about an expression's cell names it by
+    its label (erl, py), never by its call id (expr:83f2aa0a), at every
+    detail, one cell or several."""
+    from bridge.report.findings import Why, reason
+
+    labelled = schema.load(FIXTURES / "view" / "time-labels.json")
+    noise = schema.load(ROOT / "docs/findings/reports/hmac-sha1.json").noise
+    assert noise is not None
+
+    def cell(runtime: str, call_id: str) -> dict:
+        return dict(
+            scenario="time", runtime=runtime, call_id=call_id, size=1024, hw="on", unit="bytes"
+        )
+
+    found = (
+        reason(Why.CELL_DRIFT, **cell("python@3.11.7", "expr:f06d5742"), shift=0.22, z=4.1),
+        reason(Why.CELL_WAITED, **cell("erlang@25.2.3", "expr:83f2aa0a"), share=0.5),
+        reason(Why.CELL_WAITED, **cell("erlang@25.2.3", "expr:776cb289"), share=0.6),
+    )
+    report = dataclasses.replace(labelled, noise=dataclasses.replace(noise, findings=found))
+    for detail in Detail:
+        said = " ".join(n.text for n in build(complete(report), detail).caveats)
+        if detail is Detail.QUIET:
+            continue
+        assert "expr:" not in said, detail
+        # (A sentence's first letter is a capital here; the writers lower it after "Warning:".)
+        assert "python@3.11.7 py at 1 kib" in said.lower(), detail
+        assert "erlang@25.2.3 erl at" in said.lower(), detail
