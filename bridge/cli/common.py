@@ -10,6 +10,7 @@ import errno
 import functools
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -105,8 +106,8 @@ def colour_wanted() -> bool:
     ctx = click.get_current_context(silent=True)
     when = ctx.find_root().meta.get(_COLOUR, ColourWhen.AUTO) if ctx else ColourWhen.AUTO
     try:
-        tty = click.get_text_stream("stdout").isatty()
-    except (OSError, ValueError):  # closed
+        tty = sys.stdout is not None and sys.stdout.isatty()
+    except (OSError, ValueError, AttributeError):  # closed, or replaced by an object without it
         tty = False
     return colour_decided(when, os.environ, tty)
 
