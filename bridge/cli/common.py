@@ -12,7 +12,7 @@ import os
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,7 +90,7 @@ class ColourWhen(str, enum.Enum):
 _COLOUR = "bridge.color"  # the choice, in the click context's meta
 
 
-def colour_decided(when: ColourWhen, environ: dict[str, str] | os._Environ, tty: bool) -> bool:
+def colour_decided(when: ColourWhen, environ: Mapping[str, str], tty: bool) -> bool:
     """Whether the terminal view is coloured: `always` and `never` as said;
     `auto` when stdout is a terminal (`tty`), TERM is set and not dumb, and
     NO_COLOR is absent or empty (https://no-color.org)."""

@@ -135,9 +135,9 @@ def lay_out(
 
         def line(values: list[str], part=part, tones: list[Tone] | None = None) -> str:
             cells = []
-            for n, (v, i) in enumerate(zip(values, part, strict=True)):
+            for k, (v, i) in enumerate(zip(values, part, strict=True)):
                 pad = " " * (w[i] - len(v))
-                tone = tones[n] if tones else Tone.PLAIN
+                tone = tones[k] if tones else Tone.PLAIN
                 shown = tint(tone, v) if tint is not None and tone is not Tone.PLAIN else v
                 cells.append(pad + shown if table.columns[i].right else shown + pad)
             return GAP.join(cells).rstrip()
