@@ -5,12 +5,14 @@ examples, and printing on stdout."""
 
 from __future__ import annotations
 
+import enum
 import errno
 import functools
 import os
 import stat
+import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,10 +66,70 @@ def rendered(
     detail: Detail = Detail.NORMAL,
     width: int | None = None,
     omit: frozenset[str] = frozenset(),
+    colour: bool = False,
 ) -> str:
     """The report in `fmt` (bridge.render.show): a view of it completed
-    first (the view computes nothing); as JSON, the report as read."""
-    return show(fmt, report if fmt == "json" else findings.complete(report), detail, width, omit)
+    first (the view computes nothing); as JSON, the report as read. `colour`
+    counts only for the terminal view (table): stdout, when colour_wanted()."""
+    complete = report if fmt == "json" else findings.complete(report)
+    return show(fmt, complete, detail, width, omit, colour and fmt == "table")
+
+
+# -- colour ----------------------------------------------------------------------------
+
+
+class ColourWhen(str, enum.Enum):
+    """--color: never, auto (stdout a terminal that is not dumb, NO_COLOR not
+    set), always (even into a pipe, NO_COLOR or not)."""
+
+    NEVER = "never"
+    AUTO = "auto"
+    ALWAYS = "always"
+
+
+_COLOUR = "bridge.color"  # the choice, in the click context's meta
+
+
+def colour_decided(when: ColourWhen, environ: Mapping[str, str], tty: bool) -> bool:
+    """Whether the terminal view is coloured: `always` and `never` as said;
+    `auto` when stdout is a terminal (`tty`), TERM is set and not dumb, and
+    NO_COLOR is absent or empty (https://no-color.org)."""
+    if when is ColourWhen.ALWAYS:
+        return True
+    if when is ColourWhen.NEVER or environ.get("NO_COLOR"):
+        return False
+    return tty and environ.get("TERM", "dumb") != "dumb"
+
+
+def colour_wanted() -> bool:
+    """Colour for what goes to stdout now, as --color, NO_COLOR and stdout say."""
+    ctx = click.get_current_context(silent=True)
+    when = ctx.find_root().meta.get(_COLOUR, ColourWhen.AUTO) if ctx else ColourWhen.AUTO
+    try:
+        tty = sys.stdout is not None and sys.stdout.isatty()
+    except (OSError, ValueError, AttributeError):  # closed, or replaced by an object without it
+        tty = False
+    return colour_decided(when, os.environ, tty)
+
+
+def colour_option(f: Callable) -> Callable:
+    """--color never|auto|always, the same on every command that prints a view."""
+
+    def remember(ctx: click.Context, _param, value: str | None) -> None:
+        if value is not None:
+            ctx.find_root().meta[_COLOUR] = ColourWhen(value)
+
+    return click.option(
+        "--color",
+        "color",
+        type=click.Choice([w.value for w in ColourWhen]),
+        default=None,
+        expose_value=False,
+        callback=remember,
+        help="Colour the verdicts and warnings of the table on stdout: auto (default) on"
+        " a terminal unless NO_COLOR is set or TERM is dumb. Never in files or the"
+        " other formats.",
+    )(f)
 
 
 class IntRange(click.IntRange):
@@ -222,13 +284,14 @@ def output_option(what: str = "the JSON report") -> Callable:
 
 @dataclass(frozen=True)
 class Exports:
-    """--export-json, --export-markdown, --export-text, --export-html: files
-    written beside the terminal view, each atomically."""
+    """--export-json, --export-markdown, --export-text, --export-html,
+    --export-csv: files written beside the terminal view, each atomically."""
 
     json: Path | None = None
     markdown: Path | None = None
     text: Path | None = None
     html: Path | None = None
+    csv: Path | None = None
 
     @property
     def files(self) -> list[tuple[str, Path]]:
@@ -237,6 +300,7 @@ class Exports:
             ("markdown", self.markdown),
             ("text", self.text),
             ("html", self.html),
+            ("csv", self.csv),
         )
         return [(fmt, path) for fmt, path in named if path is not None]
 
@@ -277,18 +341,25 @@ _EXPORTS = (
     ("markdown", "The Markdown view (--format markdown)."),
     ("text", "The plain-text view for email (--format text)."),
     ("html", "One self-contained HTML page with the pictures (--format html)."),
+    (
+        "csv",
+        "One row per cell (runtime, version, call, size, hw, median, CI, p10,"
+        " samples, verdict), times in ns per call, for a spreadsheet or pandas.",
+    ),
 )
 
 
 def export_options(f: Callable) -> Callable:
-    """--export-json/--export-markdown/--export-text/--export-html FILE, as one `exports`
-    argument (an Exports) of the command: the terminal view on stdout, and
-    files in the other formats from the same results (as hyperfine's
-    --export-* do)."""
+    """--export-json/--export-markdown/--export-text/--export-html/--export-csv
+    FILE, as one `exports` argument (an Exports) of the command: the terminal
+    view on stdout, and files in the other formats from the same results (as
+    hyperfine's --export-* do)."""
 
     @functools.wraps(f)
-    def command(*args, export_json, export_markdown, export_text, export_html, **kwargs):
-        exports = Exports(export_json, export_markdown, export_text, export_html)
+    def command(
+        *args, export_json, export_markdown, export_text, export_html, export_csv, **kwargs
+    ):
+        exports = Exports(export_json, export_markdown, export_text, export_html, export_csv)
         exports.check()
         return f(*args, exports=exports, **kwargs)
 
@@ -355,13 +426,8 @@ def check_outputs(outputs: Sequence[Named], inputs: Sequence[Named] = ()) -> Non
 # Option names by group, for Command(groups=...): what every command that
 # renders shares.
 OUTPUT_GROUP = (
-    "fmt",
-    "output",
-    "export_json",
-    "export_markdown",
-    "export_text",
-    "export_html",
-    "quiet",
+    *("fmt", "output", "export_json", "export_markdown", "export_text", "export_html"),
+    *("export_csv", "color", "quiet"),
 )
 
 
@@ -448,7 +514,9 @@ def out(text: str, nl: bool = True) -> None:
     """Print on stdout; a write error becomes a StdoutError (main says it in
     one line)."""
     try:
-        click.echo(text, nl=nl)
+        # color=True: click would strip the escapes of a view coloured on
+        # purpose (--color always into a pipe); bridge's texts hold no other.
+        click.echo(text, nl=nl, color=True)
     except OSError as exc:
         raise StdoutError(exc) from None
 
@@ -457,7 +525,7 @@ def show_results(text: str) -> OSError | None:
     """Print the results; what stdout refused, returned, not raised: the
     report must still be written."""
     try:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=True)  # colour only as asked (colour_wanted)
     except OSError as exc:
         return exc
     return None

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 import click
 
 from bridge import plain
-from bridge.cli.common import show_results
+from bridge.cli.common import colour_wanted, show_results
 from bridge.errors import UsageError
 from bridge.measure import eta
 from bridge.measure.runner import Finished
@@ -157,7 +157,7 @@ class Sections:
         try:
             report = self.rebase(finished.report)
             view = section_of(report, finished.scenario, self.shape.detail)
-            text = terminal.section(view, terminal_width())
+            text = terminal.section(view, terminal_width(), colour_wanted())
         except Exception:
             # The view at the end shows this scenario, and fails there the
             # same way if it must, after the report is safe.

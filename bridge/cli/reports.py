@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from bridge import plain
+from bridge.analysis import findings
 from bridge.cli import gating, plans
 from bridge.cli.common import (
     OUTPUT_GROUP,
@@ -19,6 +20,8 @@ from bridge.cli.common import (
     StdoutError,
     baseline_option,
     check_outputs,
+    colour_option,
+    colour_wanted,
     export_options,
     format_option,
     output_option,
@@ -49,6 +52,7 @@ _OUTPUT = (("Output", OUTPUT_GROUP),)
 )
 @click.argument("file")
 @format_option()
+@colour_option
 @output_option()
 def import_speed(file, fmt, output) -> None:
     """Turn `openssl speed` output (FILE, or - for stdin) into a bridge report:
@@ -64,7 +68,7 @@ def import_speed(file, fmt, output) -> None:
     report, skipped = importer.to_report(text, name, ["bridge", *redact(sys.argv[1:])])
     for warning in skipped:
         click.echo(f"bridge: warning: skipped {plain.printable(warning)}", err=True)
-    shown = show_results(rendered(fmt, report))
+    shown = show_results(rendered(fmt, report, colour=colour_wanted()))
     failure = save_report(schema.dumps(report), output, shown)
     if failure is None and shown is not None and output is not None:
         failure = StdoutError(shown)
@@ -99,6 +103,20 @@ def _show_and_save(
     return failure
 
 
+def csv_rows(reports: list[schema.Report], labels: list[str]) -> str:
+    """--export-csv of a comparison: every report's cells, each row labelled
+    with its report, in the order the reports were named."""
+    from bridge.render import csv
+    from bridge.view import cells
+
+    rows = [
+        row
+        for r, label in zip(reports, labels, strict=True)
+        for row in cells.rows(findings.complete(r), label)
+    ]
+    return csv.render(rows, labelled=True)
+
+
 @click.command(
     cls=Command,
     groups=_OUTPUT,
@@ -112,6 +130,7 @@ def _show_and_save(
 @format_option(what="the report")
 @output_option("the report, as JSON (checked and rewritten as this bridge writes it),")
 @export_options
+@colour_option
 @verbosity_options
 @baseline_option
 def report(file, fmt, output, exports: Exports, verbose, quiet, baseline) -> None:
@@ -154,6 +173,7 @@ GATED = ("json", "summary")
 @format_option(what="the comparison")
 @output_option("the comparison, as JSON,")
 @export_options
+@colour_option
 @verbosity_options
 @gating.gate_options
 def compare(files, fmt, output, exports: Exports, verbose, quiet, **gate_limits) -> None:
@@ -187,6 +207,8 @@ def compare(files, fmt, output, exports: Exports, verbose, quiet, **gate_limits)
         return text if data is None else json.dumps(data, indent=1) + "\n"
 
     def render(f: str) -> str:
+        if f == "csv":  # each report's cells, labelled: one tidy table of them all
+            return csv_rows(reports, labels)
         said = render_compare(pairs, f)
         return gated(said) if f in GATED else said
 
@@ -195,7 +217,9 @@ def compare(files, fmt, output, exports: Exports, verbose, quiet, **gate_limits)
     shown = (
         None
         if gate_only
-        else render_compare(pairs, fmt, terminal_width(), Detail.of(verbose, quiet))
+        else render_compare(
+            pairs, fmt, terminal_width(), Detail.of(verbose, quiet), colour_wanted()
+        )
     )
     if shown is not None and fmt in GATED:
         shown = gated(shown)

@@ -22,6 +22,8 @@ from bridge.cli.common import (
     cell_text,
     check_baseline,
     check_outputs,
+    colour_option,
+    colour_wanted,
     connect_timeout_option,
     cookie_options,
     export_options,
@@ -398,6 +400,7 @@ RUN_EXAMPLES = (
 @format_option()
 @output_option()
 @export_options
+@colour_option
 @verbosity_options
 @live.progress_option
 def run(
@@ -452,7 +455,8 @@ def run(
 
         pairs = comparison.compare([old, outcome.report], [f"{replay.name} (then)", "now"])
         shown = "table" if fmt == "json" else fmt
-        out("\n" + render_compare(pairs, shown, terminal_width(), shape.detail), nl=False)
+        table = render_compare(pairs, shown, terminal_width(), shape.detail, colour_wanted())
+        out("\n" + table, nl=False)
     if failure is not None:
         raise failure
     _exit_status(outcome)
@@ -673,7 +677,7 @@ class Shape:
 
     def render(self, report: schema.Report, omit: frozenset[str] = frozenset()) -> str:
         """The view; without the scenarios in `omit`, printed as each finished."""
-        return rendered(self.fmt, report, self.detail, terminal_width(), omit)
+        return rendered(self.fmt, report, self.detail, terminal_width(), omit, colour_wanted())
 
 
 def _stderr_warnings(report: schema.Report) -> None:

@@ -26,6 +26,7 @@ from bridge.cli.common import (
     Exports,
     bounded,
     check_outputs,
+    colour_option,
     export_options,
     format_option,
     output_option,
@@ -160,6 +161,7 @@ TIME_GROUPS = (
 @format_option()
 @output_option()
 @export_options
+@colour_option
 @verbosity_options
 @live.progress_option
 def time_command(

@@ -8,9 +8,9 @@ import enum
 import shutil
 from collections.abc import Callable
 
-from bridge.render import html, markdown, summary, terminal, text
+from bridge.render import csv, html, markdown, summary, terminal, text
 from bridge.report import schema
-from bridge.view import Detail, View, build
+from bridge.view import Detail, View, build, cells
 
 
 class Format(str, enum.Enum):
@@ -20,6 +20,7 @@ class Format(str, enum.Enum):
     JSON = "json"  # the report
     SUMMARY = "summary"  # the view, as JSON
     HTML = "html"  # one self-contained page
+    CSV = "csv"  # one row per cell (bridge.view.cells)
 
 
 RENDERERS: dict[Format, Callable[[View], str]] = {
@@ -37,15 +38,19 @@ def show(
     detail: Detail = Detail.NORMAL,
     width: int | None = None,
     omit: frozenset[str] = frozenset(),
+    colour: bool = False,
 ) -> str:
     """The report in `fmt`: the terminal view laid out for `width` without
-    the sections in `omit` (printed already, as each scenario finished)."""
+    the sections in `omit` (printed already, as each scenario finished),
+    its verdicts and warnings in colour when `colour`."""
     fmt = Format(fmt)
     if fmt is Format.JSON:
         return schema.dumps(report)
+    if fmt is Format.CSV:
+        return csv.render(cells.rows(report))
     view = build(report, detail)
     if fmt is Format.TABLE:
-        return terminal.render(view, width or terminal_width(), omit)
+        return terminal.render(view, width or terminal_width(), omit, colour)
     return RENDERERS[fmt](view)
 
 

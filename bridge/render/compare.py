@@ -13,8 +13,13 @@ from bridge.view.model import Detail
 
 
 def render(
-    c: Comparison, fmt: str, width: int = terminal.DEFAULT_WIDTH, detail: Detail = Detail.NORMAL
+    c: Comparison,
+    fmt: str,
+    width: int = terminal.DEFAULT_WIDTH,
+    detail: Detail = Detail.NORMAL,
+    colour: bool = False,
 ) -> str:
+    """`colour`: the terminal view (table) in colour; no other format has any."""
     if fmt == "json":
         return json.dumps(c.to_json(), indent=1) + "\n"
     view = comparison.build(c, detail)
@@ -26,4 +31,4 @@ def render(
         return summary.render(view)
     if fmt == "html":
         return html.render(view)
-    return terminal.render(view, width)
+    return terminal.render(view, width, colour=colour)

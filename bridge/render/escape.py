@@ -31,6 +31,7 @@ from a report survives. Every piece of an HTML page is an `Html`, made by
 `html_text` or by `h`, which formats a writer's own literal template with
 values escaped unless they are `Html` already.
 
+`csv_text` is for a cell of a CSV file (term_text, and no formula).
 `term_text` is for the terminal and the mail view (controls, bidi overrides
 and lone surrogates spelt as escapes: bridge.plain.printable), `svg_text`
 for text matplotlib draws (the same, plus the characters XML 1.0 cannot
@@ -217,6 +218,22 @@ def term_text(value: object) -> str:
     """Text for a terminal or a mail: every control, bidi override, line
     separator and lone surrogate spelt as an escape, one line."""
     return plain.printable(str(value))
+
+
+# -- a spreadsheet (CSV) -----------------------------------------------------
+
+# What makes a spreadsheet read a cell as a formula (OWASP's CSV injection):
+# such a text cell is written with a leading apostrophe, which shows it as text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(value: object) -> str:
+    """A text cell of a CSV file: printable (term_text: no control, CR or
+    newline, no bidi override, so the file is one row per line wherever it
+    is opened), and never a formula."""
+    text = str(value)
+    guarded = "'" if text.startswith(_FORMULA_START) else ""
+    return guarded + plain.printable(text)
 
 
 # -- pictures (matplotlib: PNG, and SVG whose text stays text) ---------------

@@ -11,7 +11,7 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bridge.view.model import Table
+from bridge.view.model import Table, Tone
 
 GAP = "  "
 MIN_WIDTH = 40  # narrower than this, lines are laid out as at 40
@@ -114,9 +114,16 @@ def _fold(table: Table, cols: list[int], w: list[int], width: int, total):
     return tuple(parts)
 
 
-def lay_out(table: Table, fitted: Fitted, width: int, esc: Callable[[str], str] = str) -> list[str]:
+def lay_out(
+    table: Table,
+    fitted: Fitted,
+    width: int,
+    esc: Callable[[str], str] = str,
+    tint: Callable[[Tone, str], str] | None = None,
+) -> list[str]:
     """The table as a header, a rule and rows (tabulate's "simple"), part by
-    part; a part too wide row by row, each row a wrapped line."""
+    part; a part too wide row by row, each row a wrapped line. `tint` colours
+    a cell's text by its tone once it is padded, so widths are the text's."""
     w = _widths(table, fitted.short, esc)
     out: list[str] = []
     for n, part in enumerate(fitted.parts):
@@ -126,17 +133,20 @@ def lay_out(table: Table, fitted: Fitted, width: int, esc: Callable[[str], str] 
             out += _stacked(table, part, fitted.short, width, esc)
             continue
 
-        def line(values: list[str], part=part) -> str:
-            cells = [
-                v.rjust(w[i]) if table.columns[i].right else v.ljust(w[i])
-                for v, i in zip(values, part, strict=True)
-            ]
+        def line(values: list[str], part=part, tones: list[Tone] | None = None) -> str:
+            cells = []
+            for k, (v, i) in enumerate(zip(values, part, strict=True)):
+                pad = " " * (w[i] - len(v))
+                tone = tones[k] if tones else Tone.PLAIN
+                shown = tint(tone, v) if tint is not None and tone is not Tone.PLAIN else v
+                cells.append(pad + shown if table.columns[i].right else shown + pad)
             return GAP.join(cells).rstrip()
 
         out.append(line([esc(table.columns[i].header) for i in part]))
         out.append(GAP.join("-" * w[i] for i in part))
         for r in range(len(table.rows)):
-            out.append(line([cell_text(table, r, i, fitted.short, esc) for i in part]))
+            texts = [cell_text(table, r, i, fitted.short, esc) for i in part]
+            out.append(line(texts, tones=[table.rows[r][i].tone for i in part]))
     return out
 
 

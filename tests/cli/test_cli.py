@@ -438,7 +438,8 @@ def test_every_run_option_has_a_plan_field():
 
     printing = {"replay", "as_recorded", "yes", "output", "fmt", "verbose", "quiet", "baseline"}
     printing |= {"progress"}  # how the run shows while it runs (bridge.cli.live)
-    printing |= {"export_json", "export_markdown", "export_text"}
+    printing |= {"export_json", "export_markdown", "export_text", "export_html", "export_csv"}
+    printing |= {"color"}  # --color: how stdout shows the view
     # --until-stable=CI and --cookie reach RunOptions as until_stable and cookie.
     options = {p.name for p in run.params} - printing - {"until_stable_target", "cookie_value"}
     assert options | {"cookie", "cookie_given"} == {f.name for f in dataclasses.fields(RunOptions)}

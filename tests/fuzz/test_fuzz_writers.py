@@ -21,6 +21,9 @@ checked for what a reader needs:
   event handler, no control character;
 - the terminal table and compare: no control character;
 - JSON: the report, ASCII;
+- CSV (a report's cells, and a comparison's): every row as wide as its
+  header, no control character, no text cell a spreadsheet reads as a
+  formula;
 - SVG: XML, no control character in its text, only bridge's own warnings.
 
 Nothing may raise. The default example counts keep `make test` short;
@@ -30,7 +33,9 @@ BRIDGE_FUZZ_SCALE=10 runs ten times as many.
 from __future__ import annotations
 
 import copy
+import csv
 import functools
+import io
 import json
 import os
 import re
@@ -48,6 +53,7 @@ from markdown_it import MarkdownIt
 
 from bridge.analysis import compare as comparison
 from bridge.cli.common import rendered
+from bridge.cli.reports import csv_rows
 from bridge.errors import BridgeWarning
 from bridge.render import escape
 from bridge.render.compare import render as render_compare
@@ -455,8 +461,28 @@ def check_plain(text: str) -> None:
     assert not RAW.search(text), RAW.findall(text)[:5]
 
 
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+# What a spreadsheet takes for a formula at the start of a cell (OWASP).
+FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def check_csv(text: str) -> None:
+    assert not RAW.search(text.replace("\n", "")), RAW.findall(text)[:5]
+    header, *rows = csv.reader(io.StringIO(text))
+    assert len(text.splitlines()) == len(rows) + 1  # one line per row: no break in a cell
+    for row in rows:
+        assert len(row) == len(header), row
+        for value in row:
+            if value.startswith(FORMULA):
+                float(value)  # a number ("-1.5") may; text may not
+
+
 def check_every_writer(report: schema.Report, label: str) -> None:
-    check_plain(rendered("table", report, width=80))
+    check_csv(rendered("csv", report))
+    table = rendered("table", report, width=80)
+    check_plain(table)
+    # In colour: the same view with bridge's own SGR escapes around some of it.
+    assert SGR.sub("", rendered("table", report, width=80, colour=True)) == table
     check_plain(rendered("table", report, Detail.VERBOSE, width=100))
     check_plain(rendered("summary", report))
     check_html(rendered("html", report))
@@ -476,6 +502,7 @@ def check_every_writer(report: schema.Report, label: str) -> None:
     check_plain(render_compare(both, "table"))
     check_html(render_compare(both, "html"))
     json.loads(render_compare(both, "json"))
+    check_csv(csv_rows([schema.load(BASELINE), report], ["base.json", label]))
 
 
 def check_picture(report: schema.Report, label: str) -> None:
