@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge.analysis import fits, quietness, versus
+from bridge.catalog.vocab import RuntimeKind
 from bridge.report import schema
 from bridge.report.comparison import Row
 from bridge.report.findings import Change, Reason, Significance, Statistic, Why, reason
@@ -64,13 +65,13 @@ def _parts(rt: schema.Runtime) -> tuple[str, str, str]:
     other = d.get("libcrypto_dir") or {}
     lib = _library(other.get("version", ""))
     where = str(other.get("dir", ""))
-    if rt.kind == "erlang":
+    if rt.kind == RuntimeKind.ERLANG:
         return (
             f"OTP {d.get('otp_version') or rt.version}",
             lib or _library(d.get("crypto_lib")),
             where,
         )
-    if rt.kind == "python":
+    if rt.kind == RuntimeKind.PYTHON:
         return rt.version, lib or _library(d.get("ssl_openssl_version", "")), where
     # `openssl version` says "(Library: ...)" when the CLI runs on another library.
     cli = _library(rt.version)
@@ -93,7 +94,7 @@ def version_key(rt: schema.Runtime) -> tuple:
     """Older first: by the runtime's own version, then its library's (for
     openssl, the library's first); "1.1.1w" after "1.1.1"."""
     head, lib, _ = _parts(rt)
-    order = (lib, head) if rt.kind == "openssl" else (head, lib)
+    order = (lib, head) if rt.kind == RuntimeKind.OPENSSL else (head, lib)
     return tuple(_numbers(text) for text in order)
 
 
@@ -316,7 +317,7 @@ def _no_ci(fewest: int, kind: str) -> Reason:
     """Why the split has no CI: no samples (imported), or too few."""
     if fewest == 0:
         return reason(Why.NO_SAMPLES)
-    what = "openssl run" if kind == "openssl" else "sample"
+    what = "openssl run" if kind == RuntimeKind.OPENSSL else "sample"
     return reason(Why.TOO_FEW_SAMPLES, what=what, have=fewest, need=MIN_SAMPLES)
 
 

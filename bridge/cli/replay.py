@@ -33,6 +33,7 @@ from pathlib import Path
 
 from bridge import plain
 from bridge.catalog import calls, scenario
+from bridge.catalog.vocab import RuntimeKind
 from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.hw.hardware import MASK_VARS
@@ -203,7 +204,7 @@ class Local:
         """The candidates found without starting anything when possible:
         this Python alone for python (the others are asked only when it is
         not the version wanted)."""
-        if kind == "python" and self.python is None:
+        if kind == RuntimeKind.PYTHON and self.python is None:
             return [_this_python()]
         return self.candidates(kind)
 
@@ -281,10 +282,10 @@ def _on_path(pattern: re.Pattern) -> list[str]:
 def report_version(rt: schema.Runtime) -> tuple[str, str]:
     """(series, exact) of a report runtime: OTP major and version; Python
     3.11 and 3.11.7; OpenSSL 3.0 and 3.0.19 (with its flavour)."""
-    if rt.kind == "erlang":
+    if rt.kind == RuntimeKind.ERLANG:
         exact = str(rt.details.get("otp_version") or str(rt.version).removeprefix("OTP ")).strip()
         return exact.split(".")[0], exact
-    if rt.kind == "openssl":
+    if rt.kind == RuntimeKind.OPENSSL:
         m = OPENSSL_VERSION.search(str(rt.version))
         return (f"{m[1]} {m[2]}.{m[3]}", f"{m[1]} {m[2]}.{m[3]}.{m[4]}") if m else ("", "")
     m = VERSION.search(str(rt.version))
@@ -292,18 +293,22 @@ def report_version(rt: schema.Runtime) -> tuple[str, str]:
 
 
 def candidate_version(kind: str, c: Candidate) -> tuple[str, str]:
-    if kind == "openssl":
+    if kind == RuntimeKind.OPENSSL:
         m = OPENSSL_VERSION.search(c.version)
         return (f"{m[1]} {m[2]}.{m[3]}", f"{m[1]} {m[2]}.{m[3]}.{m[4]}") if m else ("", "")
-    if kind == "erlang":
+    if kind == RuntimeKind.ERLANG:
         return c.version.split(".")[0], c.version
     m = VERSION.search(c.version)
     return (f"{m[1]}.{m[2]}", m[0]) if m else ("", "")
 
 
 # How each kind's versions and default are named in the mapping.
-_NAMES = {"erlang": "OTP", "python": "Python", "openssl": ""}
-_DEFAULT = {"erlang": "erl on PATH", "python": "this Python", "openssl": "openssl on PATH"}
+_NAMES = {RuntimeKind.ERLANG: "OTP", RuntimeKind.PYTHON: "Python", RuntimeKind.OPENSSL: ""}
+_DEFAULT = {
+    RuntimeKind.ERLANG: "erl on PATH",
+    RuntimeKind.PYTHON: "this Python",
+    RuntimeKind.OPENSSL: "openssl on PATH",
+}
 
 
 def _named(kind: str, version: str) -> str:
@@ -345,7 +350,11 @@ def match(kind: str, wanted: Sequence[schema.Runtime], local: Local) -> list[Map
             chosen = next((c for c in found if c.default), None)
             why = f"{missing}; using {_DEFAULT[kind]}, "
         if chosen is None:
-            what = {"erlang": "erl", "openssl": "openssl", "python": "python"}[kind]
+            what = {
+                RuntimeKind.ERLANG: "erl",
+                RuntimeKind.OPENSSL: "openssl",
+                RuntimeKind.PYTHON: "python",
+            }[kind]
             line = f"{head}{missing}, and no {what} on PATH"
             out.append(Mapped(rt, None, line, runs=False))
             continue
@@ -397,9 +406,9 @@ def draft(old: schema.Report, path: Path, *, as_recorded: bool = False) -> Plan:
         scenarios=loaded,
         settings=settings,
         seed=seed,
-        erl=(None,) * max(count["erlang"], 1),
-        openssl=(None,) * max(count["openssl"], 1),
-        python=(None,) * max(count["python"], 1),
+        erl=(None,) * max(count[RuntimeKind.ERLANG], 1),
+        openssl=(None,) * max(count[RuntimeKind.OPENSSL], 1),
+        python=(None,) * max(count[RuntimeKind.PYTHON], 1),
         kinds=kinds or calls.RUNTIME_KINDS,
         hw=hw,
     )
@@ -462,9 +471,9 @@ def from_report(
     dirs = _libcrypto_dirs(old, as_recorded, out)
     out.plan = dataclasses.replace(
         base,
-        erl=chosen["erlang"],
-        openssl=chosen["openssl"],
-        python=chosen["python"],
+        erl=chosen[RuntimeKind.ERLANG],
+        openssl=chosen[RuntimeKind.OPENSSL],
+        python=chosen[RuntimeKind.PYTHON],
         command=command,
         # What this run was, not the report's own line: that is someone
         # else's text (a crafted one may say anything), and it described
@@ -660,7 +669,7 @@ def _as_recorded(kind, wanted, out: Replay):
 
 def _default_label(kind: str) -> str:
     """What None runs for a kind (bridge.runtimes.lineup)."""
-    return f"this Python, {sys.executable}" if kind == "python" else _DEFAULT[kind]
+    return f"this Python, {sys.executable}" if kind == RuntimeKind.PYTHON else _DEFAULT[kind]
 
 
 def _warn_env(rt: schema.Runtime, out: Replay, *, replayed: bool) -> dict[str, str]:

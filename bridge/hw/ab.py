@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from bridge import stats
 from bridge.catalog import calls
 from bridge.catalog.scenario import Facts
+from bridge.catalog.vocab import RuntimeKind
 from bridge.hw import hardware, verdicts, whynot
 from bridge.report import schema
 from bridge.report.findings import Basis, Reason, Rerun, Statistic, Verdict, Why, reason
@@ -87,11 +88,11 @@ def library_of(info: schema.Runtime) -> tuple[str, tuple[int, int, int]] | None:
     """The libcrypto a runtime uses, as (name, version)."""
     d = info.details
     text = {
-        "erlang": d.get("crypto_lib", ""),
-        "python": d.get("ssl_openssl_version", ""),
+        RuntimeKind.ERLANG: d.get("crypto_lib", ""),
+        RuntimeKind.PYTHON: d.get("ssl_openssl_version", ""),
         # The CLI on another library (--libcrypto) says "(Library: ...)": the
         # mask is parsed by the library, not by the CLI.
-        "openssl": info.version.partition("(Library:")[2] or info.version,
+        RuntimeKind.OPENSSL: info.version.partition("(Library:")[2] or info.version,
     }.get(info.kind, "")
     return hardware.parse_library(text)
 
@@ -336,7 +337,7 @@ def _evidence(
         waited = _waited(r, off, seen.waits, seen.wait_high)
     else:  # paired rounds: by how much, and how alike, the rounds kept waited
         waited, unlike = _waited_rounds(usual, apart)
-    openssl = info.kind == "openssl"
+    openssl = info.kind == RuntimeKind.OPENSSL
     reruns = seen.reruns
     if openssl:
         reruns = verdicts.Reruns(f"--openssl-runs {stats.MIN_CI_SAMPLES}", *_rest(reruns))
@@ -620,7 +621,7 @@ def _round_processes(
     """The process pair of each round: round i's samples came from process
     i mod N of each twin (bridge.measure.session), which the cell's `procs`
     record; every openssl run is a process of its own. None: one pair."""
-    if info.kind == "openssl":
+    if info.kind == RuntimeKind.OPENSSL:
         return {i: i for i in by_round}
     return stats.round_processes(r.procs, by_round)
 

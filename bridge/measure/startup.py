@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from bridge.catalog import calls, usercode
+from bridge.catalog.vocab import RuntimeKind
 from bridge.hw import ab, hardware
 from bridge.measure.plan import Plan
 from bridge.measure.session import Session, Starting
@@ -231,7 +232,7 @@ def library_build(live: Live) -> LibraryBuild:
         seen = live.driver.mapped_libcrypto()
     except CannotTell:
         seen = []
-    version_a = live.info.details.get("version_a") if live.kind == "openssl" else None
+    version_a = live.info.details.get("version_a") if live.kind == RuntimeKind.OPENSSL else None
     return libbuild.collect(seen[0].path if seen else None, version_a)
 
 

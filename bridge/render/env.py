@@ -8,6 +8,7 @@ from typing import Any
 
 from bridge import plain
 from bridge.catalog import vocab
+from bridge.catalog.vocab import RuntimeKind
 from bridge.report import schema
 from bridge.view import home
 from bridge.view.notes import runtime_summary
@@ -47,7 +48,7 @@ def render_env(
             lines.append(f"  libcrypto loaded: {', '.join(loaded)}")
         if rt.details.get("cpuinfo"):
             lines.append(f"  libcrypto detected: {rt.details['cpuinfo']}")
-        if rt.kind == "python":
+        if rt.kind == RuntimeKind.PYTHON:
             lines.append(
                 f"  hashlib sha256 type: {rt.details.get('hashlib_sha256_type')},"
                 f" hmac: {rt.details.get('hmac_impl')}"

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from bridge.catalog.scenario import KINDS
+from bridge.catalog.vocab import RuntimeKind
 from bridge.render.escape import svg_text
 from bridge.report import schema
 from bridge.view import units
@@ -68,15 +69,15 @@ def runtime_name(report: schema.Report, runtime_id: str) -> str:
     if rt is None:
         return svg_text(runtime_id, NAME)
     d = rt.details
-    if rt.kind == "erlang":
+    if rt.kind == RuntimeKind.ERLANG:
         otp = d.get("otp_version") or rt.version.removeprefix("OTP").strip()
         lib = _library(d.get("crypto_lib"))
         text = f"erlang {otp}" + (f" / {lib}" if lib else "")
-    elif rt.kind == "python":
+    elif rt.kind == RuntimeKind.PYTHON:
         text = "python " + (rt.version.split()[-1] if rt.version.strip() else "?")
-    elif rt.kind == "openssl" and d.get("imported"):
+    elif rt.kind == RuntimeKind.OPENSSL and d.get("imported"):
         text = f"openssl {d.get('label') or rt.version}"
-    elif rt.kind == "openssl":
+    elif rt.kind == RuntimeKind.OPENSSL:
         words = rt.version.split()
         flavour = " ".join(words[:2]) if words[:1] != ["OpenSSL"] else ""
         text = f"openssl {flavour}" if flavour else f"openssl {' '.join(words[1:2]) or '?'}"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bridge import plain, stats
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import UsageError
 from bridge.report import levels, whynot
 from bridge.report import tls as tlsrec
@@ -127,12 +128,12 @@ class CellKey:
 
 @dataclass(frozen=True)
 class Runtime(Record):
-    """One runtime as it ran: kind erlang | python | openssl, with provenance.
+    """One runtime as it ran: its kind, with provenance.
     `details` holds the kind-specific provenance (free-form by design: each
     kind knows different things); `hw` says whether features were masked."""
 
     id: str
-    kind: str
+    kind: RuntimeKind
     executable: str
     version: str
     # Spliced into the runtime's object, before "hw": every key the others do not claim.
@@ -872,16 +873,17 @@ class Report(Record):
     def runtime(self, runtime_id: str) -> Runtime | None:
         return next((r for r in self.runtimes if r.id == runtime_id), None)
 
-    def kind_of(self, runtime_id: str) -> str:
+    def kind_of(self, runtime_id: str) -> RuntimeKind:
         """The kind of a runtime named in a result. Every result's runtime is
-        in `runtimes`; the id's prefix is only a fallback for hand-made files."""
+        in `runtimes` (bridge.report.check); the id's prefix is only a
+        fallback for reports made in memory (a ValueError if it is none)."""
         rt = self.runtime(runtime_id)
-        return rt.kind if rt else runtime_id.split("@")[0].split("#")[0]
+        return rt.kind if rt else RuntimeKind(runtime_id.split("@")[0].split("#")[0])
 
-    def several(self) -> dict[str, list[str]]:
+    def several(self) -> dict[RuntimeKind, list[str]]:
         """Runtime ids per kind, in the order named, for the kinds with more
         than one (the versions a run compares)."""
-        ids: dict[str, list[str]] = {}
+        ids: dict[RuntimeKind, list[str]] = {}
         for rt in self.runtimes:
             ids.setdefault(rt.kind, [])
             if rt.id not in ids[rt.kind]:

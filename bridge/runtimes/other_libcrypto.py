@@ -24,10 +24,10 @@ class WithLibcrypto(Runtime):
     erlang@25.2.3+libcrypto-3.5.4. Everything else is the inner runtime's."""
 
     def __init__(self, inner: Runtime, library: Library) -> None:
+        self.kind = inner.kind  # type: ignore[misc]  # before __init__, which reads it
         super().__init__(inner.settings, inner.hw, inner.mask_env)
         self.inner = inner
         self.library = library
-        self.kind = inner.kind  # type: ignore[misc]
         self.samples_are_processes = inner.samples_are_processes  # type: ignore[misc]
         self.spreadable = inner.spreadable  # type: ignore[misc]
         inner.libcrypto_dir = str(library.dir)

@@ -10,6 +10,7 @@ import re
 from collections import defaultdict
 
 from bridge.catalog import calls, vocab
+from bridge.catalog.vocab import RuntimeKind
 from bridge.report import schema
 from bridge.view import codes, units, words
 from bridge.view.context import Context, count
@@ -79,7 +80,7 @@ def _reference(ctx: Context, scenario: str, check: schema.InteropCheck) -> str:
     """The check as stored, less what applies to a runtime that did not run."""
     text = check.reference
     ran = {ctx.report.kind_of(r.runtime) for r in ctx.report.results if r.scenario == scenario}
-    if "openssl" not in ran:
+    if RuntimeKind.OPENSSL not in ran:
         text = re.sub(r"; openssl s_client's report of it is checked too", "", text)
     return text
 
@@ -249,7 +250,7 @@ def runtime_warnings(ctx: Context) -> list[Note]:
         out.append(f"The runtimes load different libcrypto files ({where}).")
     cryptography = uses_cryptography(report)
     for rt in report.runtimes:
-        if rt.kind == "python" and rt.details.get("hashlib_uses_openssl") is False:
+        if rt.kind == RuntimeKind.PYTHON and rt.details.get("hashlib_uses_openssl") is False:
             out.append(f"{rt.id} hashlib uses its built-in code, not OpenSSL.")
         own = rt.details.get("cryptography_openssl_version")
         system = str(rt.details.get("ssl_openssl_version", ""))
@@ -275,9 +276,11 @@ def uses_cryptography(report: schema.Report) -> set[str]:
     (and so on its own OpenSSL): only those earn its warning."""
     out = set()
     for r in report.results:
-        if report.kind_of(r.runtime) != "python" or r.call_id.startswith(calls.USER_PREFIX):
+        if report.kind_of(r.runtime) != RuntimeKind.PYTHON or r.call_id.startswith(
+            calls.USER_PREFIX
+        ):
             continue
-        call = calls.lookup("python", r.call_id)
+        call = calls.lookup(RuntimeKind.PYTHON, r.call_id)
         if (
             call
             and call.route is calls.Route.LIBCRYPTO
@@ -316,7 +319,7 @@ def concurrency_warnings(ctx: Context) -> list[Note]:
     if c is None:
         return []
     python_procs = any(
-        ctx.report.kind_of(cell.runtime) == "python" and cell.mode == "processes"
+        ctx.report.kind_of(cell.runtime) == RuntimeKind.PYTHON and cell.mode == "processes"
         for cell in c.cells
     )
     out = []
@@ -368,7 +371,10 @@ def brief_provenance(report: schema.Report) -> str:
 
 def _libcrypto_of(rt: schema.Runtime) -> str:
     d = rt.details
-    lib = {"erlang": d.get("crypto_lib"), "python": d.get("ssl_openssl_version")}.get(rt.kind)
+    lib = {
+        RuntimeKind.ERLANG: d.get("crypto_lib"),
+        RuntimeKind.PYTHON: d.get("ssl_openssl_version"),
+    }.get(rt.kind)
     if not lib:
         return ""
     words = str(lib).split()
@@ -415,21 +421,21 @@ def given_summary(rt: schema.Runtime) -> str:
 
 def runtime_summary(rt: schema.Runtime) -> str:
     d = rt.details
-    if rt.kind == "erlang":
+    if rt.kind == RuntimeKind.ERLANG:
         return (
             f"OTP {d.get('otp_version')}, erts {d.get('erts_version')}, {d.get('emu_flavor')},"
             f" crypto {d.get('crypto_app_version')}, crypto:info_lib(): {d.get('crypto_lib')}"
         ) + _node_summary(d.get("node"))
-    if rt.kind == "python":
+    if rt.kind == RuntimeKind.PYTHON:
         impl = "OpenSSL" if d.get("hashlib_uses_openssl") else "built-in (not OpenSSL)"
         own = d.get("cryptography_openssl_version")
         return (
             f"{rt.version} ({rt.executable}), ssl: {d.get('ssl_openssl_version')}, hashlib: {impl}"
             + (f", cryptography: {own}" if own else "")
         )
-    if rt.kind == "openssl" and d.get("imported"):
+    if rt.kind == RuntimeKind.OPENSSL and d.get("imported"):
         return str(d.get("label", rt.version))
-    if rt.kind == "openssl":
+    if rt.kind == RuntimeKind.OPENSSL:
         return f"{rt.version} ({rt.executable})"
     return rt.version
 

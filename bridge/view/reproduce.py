@@ -29,7 +29,7 @@ import shlex
 from dataclasses import dataclass
 
 from bridge.catalog import calls, scenario
-from bridge.catalog.vocab import MASK_VARS
+from bridge.catalog.vocab import MASK_VARS, RuntimeKind
 from bridge.report import schema
 from bridge.report.hw import HwMode
 from bridge.settings import BOUNDS, DEFAULT, QUICK, Settings
@@ -237,7 +237,11 @@ def _runtimes(report: schema.Report, left: list[Left], said: list[str]) -> list[
     local = [rt for rt in report.runtimes if not rt.masked and not rt.node_host]
     nodes = [rt for rt in report.runtimes if rt.node_host and not rt.masked]
     argv: list[str] = []
-    for kind, flag in (("erlang", "--erl"), ("openssl", "--openssl"), ("python", "--python")):
+    for kind, flag in (
+        (RuntimeKind.ERLANG, "--erl"),
+        (RuntimeKind.OPENSSL, "--openssl"),
+        (RuntimeKind.PYTHON, "--python"),
+    ):
         mine = [rt for rt in local if rt.kind == kind and "libcrypto_dir" not in rt.details]
         paths = list(dict.fromkeys(rt.executable for rt in mine))
         if len(paths) > 1 or (len(paths) == 1 and (flag, paths[0]) in given):
