@@ -176,7 +176,7 @@ def environment_diff(reports: list[schema.Report]) -> list[tuple[str, list[str |
     measured = [not r.imported_from for r in reports]
     for label, key in ENV_FIELDS:
         values = [
-            _text(r.environment.get(key, "")) if m else None
+            _text(getattr(r.environment, key)) if m else None
             for r, m in zip(reports, measured, strict=True)
         ]
         table.append((label, values))
@@ -199,7 +199,10 @@ def environment_diff(reports: list[schema.Report]) -> list[tuple[str, list[str |
 
 
 def _text(value) -> str:
-    return " ".join(value) if isinstance(value, list) else str(value)
+    """A machine fact as text ("": the report does not have it)."""
+    if value is None:
+        return ""
+    return " ".join(value) if isinstance(value, (list, tuple)) else str(value)
 
 
 def _versions(report: schema.Report, kind: str) -> str:
@@ -207,9 +210,7 @@ def _versions(report: schema.Report, kind: str) -> str:
 
 
 def _erlang_lib(report: schema.Report) -> str:
-    libs = [
-        rt.details.get("crypto_lib", "") for rt in report.runtimes if rt.kind == RuntimeKind.ERLANG
-    ]
+    libs = [rt.details.library for rt in report.runtimes if rt.kind == RuntimeKind.ERLANG]
     return ", ".join(dict.fromkeys(libs)) or "-"
 
 

@@ -415,14 +415,14 @@ def rounds_of(report: schema.Report, r: schema.Result) -> dict[int, list[float]]
     openssl_runs_in_round(i)), then --until-stable rounds of the first
     round's size. None when the report does not say how it sampled."""
     s = report.settings
-    if not isinstance(s.get("rounds"), int) or not isinstance(s.get("samples"), int):
+    if s.rounds is None or s.samples is None:
         return None
-    n_rounds = max(1, s["rounds"])
+    n_rounds = max(1, s.rounds)
     few = (
         report.kind_of(r.runtime) == RuntimeKind.OPENSSL
         or report.scenario_kind(r.scenario) == "file-digest"
     )
-    total = s.get("openssl_runs", 5) if few else s["samples"]
+    total = (5 if s.openssl_runs is None else s.openssl_runs) if few else s.samples
     values = r.per_op_ns()
     out: dict[int, list[float]] = {}
     pos, i = 0, 0

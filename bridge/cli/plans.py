@@ -22,7 +22,6 @@ from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
 from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import UsageError
-from bridge.hw.hardware import MASK_VARS
 from bridge.measure import cost
 from bridge.measure.plan import Plan, plan_code
 from bridge.nodes import distribution
@@ -305,9 +304,7 @@ def parse_memory_limit(text: str) -> int:
 def runtime_given_env(rt: schema.Runtime) -> dict[str, str]:
     """The variables a reported runtime was given with --env that a replay
     may give it again: the harmless ones only (bridge.system.runenv.FROM_REPORT)."""
-    kept, _ = runenv.from_report(
-        {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
-    )
+    kept, _ = runenv.from_report(rt.details.given_env)
     return kept
 
 

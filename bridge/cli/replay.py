@@ -36,11 +36,10 @@ from bridge.catalog import calls, scenario
 from bridge.catalog.vocab import RuntimeKind
 from bridge.cli import plans
 from bridge.errors import UsageError
-from bridge.hw.hardware import MASK_VARS
 from bridge.measure import cost
 from bridge.measure.eta import duration
 from bridge.measure.plan import Plan, plan_code
-from bridge.report import schema
+from bridge.report import provenance, schema
 from bridge.report.hw import HwMode
 from bridge.settings import (
     BOUNDS,
@@ -82,9 +81,8 @@ def _value(v: object) -> str:
 def settings_of(old: schema.Report, path: Path) -> tuple[Settings, int, HwMode]:
     """(settings, seed, hw) as the report has them, each checked against the
     command line's bounds: one line naming the field when one is not."""
-    raw = old.settings
-    if not isinstance(raw, dict):
-        raise UsageError(f"{path}: settings: {_value(raw)} is not an object")
+    # Checked as recorded (a key present, null included), against the bounds.
+    raw = old.settings.to_json()
     for name, bound in BOUNDS.items():
         if name in raw:
             _check(raw[name], bound, f"{path}: settings.{name}")
@@ -100,7 +98,7 @@ def settings_of(old: schema.Report, path: Path) -> tuple[Settings, int, HwMode]:
     hw = HwMode.parse(old.hardware.hw or HwMode.ON, f"{path}: hardware.hw")
     settings = Settings(**values)
     _check_caps(settings, path)
-    return settings, raw.get("seed", 1), hw
+    return settings, 1 if old.seed is None else old.seed, hw
 
 
 def _check_caps(settings: Settings, path: Path) -> None:
@@ -283,7 +281,9 @@ def report_version(rt: schema.Runtime) -> tuple[str, str]:
     """(series, exact) of a report runtime: OTP major and version; Python
     3.11 and 3.11.7; OpenSSL 3.0 and 3.0.19 (with its flavour)."""
     if rt.kind == RuntimeKind.ERLANG:
-        exact = str(rt.details.get("otp_version") or str(rt.version).removeprefix("OTP ")).strip()
+        d = rt.details
+        own = d.otp_version if isinstance(d, provenance.ErlangDetails) else ""
+        exact = (own or str(rt.version).removeprefix("OTP ")).strip()
         return exact.split(".")[0], exact
     if rt.kind == RuntimeKind.OPENSSL:
         m = OPENSSL_VERSION.search(str(rt.version))
@@ -434,7 +434,7 @@ def _as_found(old: schema.Report) -> list[schema.Runtime]:
     return [
         rt
         for rt in old.runtimes
-        if not rt.masked and "node" not in rt.details and "libcrypto_dir" not in rt.details
+        if not rt.masked and rt.node is None and rt.details.libcrypto_dir is None
     ]
 
 
@@ -448,7 +448,7 @@ def from_report(
 ) -> Replay:
     base = draft(old, path, as_recorded=as_recorded)
     loaded = base.scenarios
-    nodes = [rt for rt in old.runtimes if "node" in rt.details]
+    nodes = [rt for rt in old.runtimes if rt.node is not None]
     as_found = _as_found(old)
     out = Replay(plan=None)
     if nodes:
@@ -673,10 +673,8 @@ def _default_label(kind: str) -> str:
 
 
 def _warn_env(rt: schema.Runtime, out: Replay, *, replayed: bool) -> dict[str, str]:
-    env = rt.details.get("env")
     # The masks are bridge's own, set again for the hw the replay runs.
-    env = {k: v for k, v in env.items() if k not in MASK_VARS} if isinstance(env, dict) else {}
-    kept, dropped = runenv.from_report(env)
+    kept, dropped = runenv.from_report(rt.details.given_env)
     for name, why in dropped:
         out.warnings.append(
             f"{_printable(rt.id)}: {_printable(name, 60)} from the report is not replayed: {why}"
@@ -692,11 +690,11 @@ def _warn_env(rt: schema.Runtime, out: Replay, *, replayed: bool) -> dict[str, s
 def _report_libcrypto(old: schema.Report) -> list[str]:
     """The --libcrypto directories a report's runtimes were run again with."""
     given = dict.fromkeys(
-        rt.details["libcrypto_dir"].get("given", "")
+        rt.details.libcrypto_dir.given
         for rt in old.runtimes
-        if isinstance(rt.details.get("libcrypto_dir"), dict)
+        if rt.details.libcrypto_dir is not None
     )
-    return [d for d in given if isinstance(d, str) and d]
+    return [d for d in given if d]
 
 
 def _libcrypto_dirs(old: schema.Report, as_recorded: bool, out: Replay) -> list[str]:

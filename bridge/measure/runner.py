@@ -120,7 +120,7 @@ def execute(
             windows=windows,
         )
     )
-    busiest = usage.busy_processes if noise.busy_machine(usage, machine_block) else ()
+    busiest = usage.busy_processes if noise.busy_machine(usage, report.environment) else ()
     return Outcome(report=report, interrupted=interrupted, busiest=busiest)
 
 

@@ -55,7 +55,7 @@ class WithLibcrypto(Runtime):
         runtime_id = variant_id(info.id, self.library)
         self.rename(runtime_id)
         details = {
-            **info.details,
+            **info.details.to_json(),
             "libcrypto_loaded": [m.path for m in seen],
             "libcrypto_dir": {
                 "given": self.library.given,

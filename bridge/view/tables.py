@@ -163,7 +163,7 @@ def ratio_legend(ctx: Context, rows: list[schema.Result]) -> str:
         parts.append("noise = within the noise, or the rounds disagree (drift)")
     if "?" in marks:
         d = next(d for d in shown if WORDS.get(d.verdict) == "?")
-        reason, rerun = words.difference_why(d, bool(ctx.report.settings.get("quick")))
+        reason, rerun = words.difference_why(d, ctx.report.settings.quick)
         parts.append(f"? = {reason}; {rerun}" if rerun else f"? = {reason}")
     return "; ".join(parts) + "."
 
@@ -220,8 +220,7 @@ def column_notes(ctx: Context, scenario: str, table: Table) -> dict[str, str]:
     if legend:
         out["fastest"] = out["first"] = legend
     if any(c.mark == "!" for row in table.rows for c in row):
-        s = ctx.report.settings
-        goal = s.get("until_stable") or s.get("ci_target")
+        goal = ctx.report.settings.ci_goal
         target = f"the run's ±{goal * 100:g}% target" if goal else "the run's target"
         out["median"] = f"! = 95% CI wider than {target}: rerun with --until-stable."
     return out
