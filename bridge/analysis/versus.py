@@ -317,7 +317,7 @@ def _round_pairs(
     own. None: one process a side."""
     sides = []
     for c, by in zip(cells, rounds, strict=True):
-        if report.kind_of(c.runtime) == "openssl":
+        if report.kind_of(c.runtime) == RuntimeKind.OPENSSL:
             sides.append({i: i for i in by})
         else:
             sides.append(stats.round_processes(c.procs, by) or {})
