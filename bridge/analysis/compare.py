@@ -39,6 +39,7 @@ from typing import TypeVar
 
 from bridge import stats
 from bridge.analysis import quietness, upgrade, versus
+from bridge.catalog.vocab import RuntimeKind
 from bridge.report import schema
 from bridge.report.comparison import Comparison, Row
 from bridge.report.findings import Basis, Reason, Significance, Why, reason
@@ -182,7 +183,7 @@ def _row(key: tuple, ra: schema.Result, rb: schema.Result, margin: float) -> Row
     a, b = ra.per_op_ns(), rb.per_op_ns()
     ma, mb = stats.summarize(a).median, stats.summarize(b).median
     if ra.samples and rb.samples:
-        what = "openssl run" if key[1] == "openssl" else "sample"
+        what = "openssl run" if key[1] == RuntimeKind.OPENSSL else "sample"
         ratio, ci, verdict, reasons = judge_low(a, b, margin, what)
     else:
         ratio, ci, verdict = mb / ma, None, Significance.UNKNOWN
@@ -229,12 +230,16 @@ def environment_diff(reports: list[schema.Report]) -> list[tuple[str, list[str |
     measured = [not r.imported_from for r in reports]
     for label, key in ENV_FIELDS:
         values = [
-            _text(r.environment.get(key, "")) if m else None
+            _text(getattr(r.environment, key)) if m else None
             for r, m in zip(reports, measured, strict=True)
         ]
         table.append((label, values))
-    for kind, what in (("erlang", "OTP"), ("python", "Python"), ("openssl", "openssl CLI")):
-        can = measured if kind != "openssl" else [True] * len(reports)
+    for kind, what in (
+        (RuntimeKind.ERLANG, "OTP"),
+        (RuntimeKind.PYTHON, "Python"),
+        (RuntimeKind.OPENSSL, "openssl CLI"),
+    ):
+        can = measured if kind != RuntimeKind.OPENSSL else [True] * len(reports)
         table.append(
             (what, [_versions(r, kind) if c else None for r, c in zip(reports, can, strict=True)])
         )
@@ -248,7 +253,10 @@ def environment_diff(reports: list[schema.Report]) -> list[tuple[str, list[str |
 
 
 def _text(value) -> str:
-    return " ".join(value) if isinstance(value, list) else str(value)
+    """A machine fact as text ("": the report does not have it)."""
+    if value is None:
+        return ""
+    return " ".join(value) if isinstance(value, (list, tuple)) else str(value)
 
 
 def _versions(report: schema.Report, kind: str) -> str:
@@ -256,7 +264,7 @@ def _versions(report: schema.Report, kind: str) -> str:
 
 
 def _erlang_lib(report: schema.Report) -> str:
-    libs = [rt.details.get("crypto_lib", "") for rt in report.runtimes if rt.kind == "erlang"]
+    libs = [rt.details.library for rt in report.runtimes if rt.kind == RuntimeKind.ERLANG]
     return ", ".join(dict.fromkeys(libs)) or "-"
 
 

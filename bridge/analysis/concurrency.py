@@ -29,6 +29,7 @@ from bridge.analysis import interop
 from bridge.catalog import calls, negotiated
 from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import FileDigestScenario, Scenario, SignatureScenario, TlsScenario
+from bridge.catalog.vocab import RuntimeKind
 from bridge.crypto import ec
 from bridge.report import schema
 from bridge.report.findings import Reason, Why, reason
@@ -100,7 +101,7 @@ class Mode:
 
 
 ERLANG_PROCESSES = Mode(
-    "erlang",
+    RuntimeKind.ERLANG,
     "processes",
     "N Erlang processes in one node, released together by a barrier; the node's"
     " schedulers share them",
@@ -108,7 +109,7 @@ ERLANG_PROCESSES = Mode(
     "process",
 )
 PYTHON_THREADS = Mode(
-    "python",
+    RuntimeKind.PYTHON,
     "threads",
     "N threads in one interpreter: they share the GIL, which hashlib releases only"
     " for inputs of 2048 bytes or more",
@@ -116,14 +117,14 @@ PYTHON_THREADS = Mode(
     "thread",
 )
 PYTHON_PROCESSES = Mode(
-    "python",
+    RuntimeKind.PYTHON,
     "processes",
     "N worker processes, one interpreter each, started together on the shared CLOCK_MONOTONIC",
     "processes",
     "process",
 )
 OPENSSL_MULTI = Mode(
-    "openssl",
+    RuntimeKind.OPENSSL,
     "multi",
     "openssl speed -multi N: N forked processes, each counting its own calls for the"
     " same seconds; the counts are summed",
@@ -131,7 +132,7 @@ OPENSSL_MULTI = Mode(
     "process",
 )
 OPENSSL_CLIENTS = Mode(
-    "openssl",
+    RuntimeKind.OPENSSL,
     "clients",
     "N openssl s_time -new processes at once against one openssl s_server, each counting"
     " its connections for the same seconds; the counts are summed",
@@ -139,9 +140,9 @@ OPENSSL_CLIENTS = Mode(
     "client",
 )
 MODES: dict[str, tuple[Mode, ...]] = {
-    "erlang": (ERLANG_PROCESSES,),
-    "python": (PYTHON_THREADS, PYTHON_PROCESSES),
-    "openssl": (OPENSSL_MULTI, OPENSSL_CLIENTS),
+    RuntimeKind.ERLANG: (ERLANG_PROCESSES,),
+    RuntimeKind.PYTHON: (PYTHON_THREADS, PYTHON_PROCESSES),
+    RuntimeKind.OPENSSL: (OPENSSL_MULTI, OPENSSL_CLIENTS),
 }
 
 
@@ -153,7 +154,7 @@ def modes_for(kind: str, sc: Scenario) -> tuple[Mode, ...]:
     """How a runtime kind runs a scenario's calls at levels: openssl's TLS
     handshakes as N s_time clients against one s_server, its other calls as
     speed -multi."""
-    if kind == "openssl":
+    if kind == RuntimeKind.OPENSSL:
         return (OPENSSL_CLIENTS,) if isinstance(sc, TlsScenario) else (OPENSSL_MULTI,)
     return MODES.get(kind, ())
 
@@ -429,7 +430,8 @@ def with_findings(
     each runtime's kind (the report's runtimes)."""
     cells = measured.cells
     sessions = any(
-        c.mode == PYTHON_PROCESSES.name and (kinds or {}).get(c.runtime) == "python" for c in cells
+        c.mode == PYTHON_PROCESSES.name and (kinds or {}).get(c.runtime) == RuntimeKind.PYTHON
+        for c in cells
     )
     m = measured
     said = machine_findings(m.levels, m.machine, m.schedulers, sessions)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from bridge import stats
 from bridge.catalog.scenario import Facts
+from bridge.catalog.vocab import RuntimeKind
 from bridge.hw import ab
 from bridge.report import schema
 from bridge.report.findings import Reason, Why, reason
@@ -62,73 +63,73 @@ class Rule:
 RULES = (
     Rule(
         "sign",
-        "python",
+        RuntimeKind.PYTHON,
         "sign+load",
         "load",
-        (("python", "sign"),),
+        ((RuntimeKind.PYTHON, "sign"),),
         "loading the key from DER",
         "signs",
     ),
     Rule(
         "sign",
-        "erlang",
+        RuntimeKind.ERLANG,
         "sign",
         None,
-        (("openssl", "speed-sign"),),
+        ((RuntimeKind.OPENSSL, "speed-sign"),),
         "importing the raw key and setting up the signature",
         "signs",
     ),
     Rule(
         "sign",
-        "erlang",
+        RuntimeKind.ERLANG,
         "verify",
         None,
-        (("openssl", "speed-verify"),),
+        ((RuntimeKind.OPENSSL, "speed-verify"),),
         "importing the raw public key and setting up the verification",
         "verifies",
     ),
     Rule(
         "rsa",
-        "python",
+        RuntimeKind.PYTHON,
         "sign_pkcs1+load",
         "load",
-        (("python", "sign_pkcs1"),),
+        ((RuntimeKind.PYTHON, "sign_pkcs1"),),
         "loading the key from DER (cryptography checks an RSA key as it loads it)",
         "signs",
     ),
     Rule(
         "rsa",
-        "erlang",
+        RuntimeKind.ERLANG,
         "sign_pkcs1",
         "import",
-        (("openssl", "speed-sign"),),
+        ((RuntimeKind.OPENSSL, "speed-sign"),),
         "importing the raw key",
         "signs",
     ),
     Rule(
         "rsa",
-        "erlang",
+        RuntimeKind.ERLANG,
         "verify_pkcs1",
         None,
-        (("openssl", "speed-verify"),),
+        ((RuntimeKind.OPENSSL, "speed-verify"),),
         "importing the raw public key",
         "verifies",
     ),
     Rule(
         "cipher",
-        "python",
+        RuntimeKind.PYTHON,
         "cryptography",
         None,
-        (("python", "aead-reuse"),),
+        ((RuntimeKind.PYTHON, "aead-reuse"),),
         "keying a new AEAD object",
         "seals",
     ),
     Rule(
         "cipher",
-        "erlang",
+        RuntimeKind.ERLANG,
         "crypto_one_time",
         "aead_init_only",
-        (("erlang", "aead_init"), ("openssl", "speed-aead")),
+        ((RuntimeKind.ERLANG, "aead_init"), (RuntimeKind.OPENSSL, "speed-aead")),
         "keying a new AEAD context",
         "seals",
     ),
@@ -255,4 +256,4 @@ def _key(r: schema.Result, runtime: str, call_id: str) -> schema.CellKey:
 
 def _name(r: schema.Result, info) -> str:
     kind = info[r.runtime].kind if r.runtime in info else ""
-    return r.call if kind == "openssl" else f"{r.runtime} {r.call}"
+    return r.call if kind == RuntimeKind.OPENSSL else f"{r.runtime} {r.call}"

@@ -21,12 +21,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from bridge.analysis import concurrency, cputime, decompose, fits, noise, tls, upgrade, versus
 from bridge.catalog.scenario import Facts
 from bridge.hw import ab, verdicts
 from bridge.report import schema
+from bridge.report.context import RunSettings
 from bridge.report.levels import Concurrency
 from bridge.report.tls import Tls as TlsBlock
 
@@ -113,7 +113,7 @@ def hw_verdicts(base: schema.Report, scenarios: list[Facts]) -> tuple[schema.HwV
     scenario on the machine up to that scenario's end (noise.windows): the
     verdict printed as a scenario finished is then the report's."""
     info = {rt.id: rt for rt in base.runtimes if not rt.masked}
-    arch = str(base.environment.get("arch", ""))
+    arch = base.environment.arch or ""
     contexts = {
         e.runtime: ab.HwContext.of(e, info[e.runtime], arch)
         for e in base.hardware.experiments or ()
@@ -137,10 +137,10 @@ def hw_verdicts(base: schema.Report, scenarios: list[Facts]) -> tuple[schema.HwV
     return tuple(out)
 
 
-def _sample_ns(settings: Mapping[str, Any]) -> float | None:
+def _sample_ns(settings: RunSettings) -> float | None:
     """The planned length of one sample, from the run's settings."""
-    ms = settings.get("sample_ms")
-    return ms * 1e6 if isinstance(ms, int | float) and ms > 0 else None
+    ms = settings.sample_ms
+    return ms * 1e6 if ms is not None and ms > 0 else None
 
 
 def _waits(cpu_time: schema.CpuTime | None) -> dict[schema.CellKey, float]:
@@ -154,16 +154,15 @@ def _waits(cpu_time: schema.CpuTime | None) -> dict[schema.CellKey, float]:
     }
 
 
-def _reruns(settings: Mapping[str, Any]) -> verdicts.Reruns:
+def _reruns(settings: RunSettings) -> verdicts.Reruns:
     """The options that give a verdict more evidence, from the run's
     settings: --quick's one process and four rounds are what to drop;
     otherwise three process pairs (each needs three rounds) and twice the
     rounds."""
-    rounds = settings.get("rounds")
-    rounds = rounds if isinstance(rounds, int) and rounds > 0 else 20
-    samples = settings.get("samples")
-    per_round = samples // rounds if isinstance(samples, int) and samples >= rounds else 0
-    if settings.get("quick"):
+    rounds = settings.rounds if settings.rounds is not None and settings.rounds > 0 else 20
+    samples = settings.samples
+    per_round = samples // rounds if samples is not None and samples >= rounds else 0
+    if settings.quick:
         return verdicts.Reruns(
             processes="without --quick",
             rounds="without --quick",
@@ -199,7 +198,7 @@ def _noise(
         *cputime.findings(base.cpu_time, units, two_speed),
         *fits.findings(found_fits, units),
     ]
-    cpus = block.cpus or base.environment.get("cpu_count") or 1
+    cpus = block.cpus or base.environment.cpu_count or 1
     if noise.noisy(block, cells, cpus):
         said.append(noise.what_to_do())
     return noise.with_findings(block, cells, said)

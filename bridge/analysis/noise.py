@@ -43,6 +43,7 @@ from bridge import stats
 from bridge.analysis import stability
 from bridge.hw import verdicts
 from bridge.report import schema
+from bridge.report.context import Environment
 from bridge.report.findings import Reason, Why, reason
 
 # When others' CPU use is worth a warning: a quarter of a CPU on a small
@@ -329,14 +330,12 @@ def _busy_machine(others: float | None, cpus: int) -> bool:
     return others is not None and others >= max(OTHERS_MIN_CPUS, OTHERS_MIN_SHARE * cpus)
 
 
-def busy_machine(use: Usage, environment: Mapping[str, Any]) -> bool:
+def busy_machine(use: Usage, environment: Environment) -> bool:
     """Did other processes use enough CPU to be said (and named live, -v)?"""
-    return _busy_machine(use.others_cpus, use.cpus or environment.get("cpu_count") or 1)
+    return _busy_machine(use.others_cpus, use.cpus or environment.cpu_count or 1)
 
 
-def busy(
-    block: schema.Noise | None, scenario: str, environment: Mapping[str, Any]
-) -> tuple[Reason, ...]:
+def busy(block: schema.Noise | None, scenario: str, environment: Environment) -> tuple[Reason, ...]:
     """What kept the machine busy up to the end of `scenario` (its window;
     the whole run where the block has none), as the hardware verdicts'
     reasons: other processes on a quarter of a CPU or a tenth of the machine
@@ -347,7 +346,7 @@ def busy(
     others, steal = (
         (window.others_cpus, window.steal) if window else (block.others_cpus, block.steal)
     )
-    cpus = block.cpus or environment.get("cpu_count") or 1
+    cpus = block.cpus or environment.cpu_count or 1
     needs = round(verdicts.BUSY_NEEDS, 4)
     out = []
     if _busy_machine(others, cpus):
@@ -464,11 +463,11 @@ def cell_reason(c: schema.CellShape, unit: str = verdicts.BYTES) -> Reason | Non
 # -- findings ------------------------------------------------------------------
 
 
-def machine_findings(block: schema.Noise, environment: Mapping[str, Any]) -> list[Reason]:
+def machine_findings(block: schema.Noise, environment: Environment) -> list[Reason]:
     """What the machine did that a reader must know: other processes busy,
     steal, a governor that moves the clock, SMT siblings on a busy machine."""
     out = []
-    cpus = block.cpus or environment.get("cpu_count") or 1
+    cpus = block.cpus or environment.cpu_count or 1
     others = block.others_cpus
     busy_machine = _busy_machine(others, cpus)
     # How many others were busy and their shares, never who: an older
@@ -491,10 +490,10 @@ def machine_findings(block: schema.Noise, environment: Mapping[str, Any]) -> lis
         )
     if block.steal is not None and block.steal >= STEAL_MIN:
         out.append(reason(Why.STEAL, steal=block.steal))
-    governor = environment.get("cpu_governor")
+    governor = environment.cpu_governor
     if governor and governor != "performance":
         out.append(reason(Why.GOVERNOR, governor=str(governor)))
-    siblings = environment.get("smt_siblings") or []
+    siblings = environment.smt_siblings or ()
     if siblings and busy_machine:
         out.append(reason(Why.SMT, siblings=tuple(tuple(g) for g in siblings[:4])))
     return out

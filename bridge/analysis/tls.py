@@ -24,6 +24,7 @@ from bridge import stats
 from bridge.analysis import versus
 from bridge.catalog import calls, negotiated
 from bridge.catalog.scenario import Facts
+from bridge.catalog.vocab import RuntimeKind
 from bridge.report import schema
 from bridge.report import tls as rec
 
@@ -213,7 +214,7 @@ def _round_processes(
     (round i from process i mod N, the same for both cells of a pair:
     bridge.measure.session); None for one. An openssl run is a process of
     its own, and its round ratios are taken as one group."""
-    if kind == "openssl" or not r.procs or len(set(r.procs)) < 2:
+    if kind == RuntimeKind.OPENSSL or not r.procs or len(set(r.procs)) < 2:
         return None
     out, pos = {}, 0
     for i in sorted(by_round):

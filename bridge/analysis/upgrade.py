@@ -36,7 +36,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bridge.analysis import fits, quietness, versus
-from bridge.report import schema
+from bridge.catalog.vocab import RuntimeKind
+from bridge.report import provenance, schema
 from bridge.report.comparison import Row
 from bridge.report.findings import Change, Reason, Significance, Statistic, Why, reason
 from bridge.report.hw import Hw
@@ -61,22 +62,19 @@ def _parts(rt: schema.Runtime) -> tuple[str, str, str]:
     """(the runtime's own version, its library's, where that library is from
     when --libcrypto chose it): "OTP 25.2.3", "OpenSSL 3.0.19", ""."""
     d = rt.details
-    other = d.get("libcrypto_dir") or {}
-    lib = _library(other.get("version", ""))
-    where = str(other.get("dir", ""))
-    if rt.kind == "erlang":
-        return (
-            f"OTP {d.get('otp_version') or rt.version}",
-            lib or _library(d.get("crypto_lib")),
-            where,
-        )
-    if rt.kind == "python":
-        return rt.version, lib or _library(d.get("ssl_openssl_version", "")), where
+    other = d.libcrypto_dir
+    lib = _library(other.version if other is not None else "")
+    where = other.dir if other is not None else ""
+    if isinstance(d, provenance.ErlangDetails):
+        return (f"OTP {d.otp_version or rt.version}", lib or _library(d.crypto_lib), where)
+    if isinstance(d, provenance.PythonDetails):
+        return rt.version, lib or _library(d.ssl_openssl_version), where
     # `openssl version` says "(Library: ...)" when the CLI runs on another library.
     cli = _library(rt.version)
     lib = lib or _library(rt.version.partition("(Library:")[2]) or cli
     if not lib:
-        return str(d.get("label") or rt.version), "", where
+        label = d.label if isinstance(d, provenance.ImportedDetails) else ""
+        return label or rt.version, "", where
     return (f"openssl {cli.split()[-1]} CLI" if cli and cli != lib else ""), lib, where
 
 
@@ -93,7 +91,7 @@ def version_key(rt: schema.Runtime) -> tuple:
     """Older first: by the runtime's own version, then its library's (for
     openssl, the library's first); "1.1.1w" after "1.1.1"."""
     head, lib, _ = _parts(rt)
-    order = (lib, head) if rt.kind == "openssl" else (head, lib)
+    order = (lib, head) if rt.kind == RuntimeKind.OPENSSL else (head, lib)
     return tuple(_numbers(text) for text in order)
 
 
@@ -316,7 +314,7 @@ def _no_ci(fewest: int, kind: str) -> Reason:
     """Why the split has no CI: no samples (imported), or too few."""
     if fewest == 0:
         return reason(Why.NO_SAMPLES)
-    what = "openssl run" if kind == "openssl" else "sample"
+    what = "openssl run" if kind == RuntimeKind.OPENSSL else "sample"
     return reason(Why.TOO_FEW_SAMPLES, what=what, have=fewest, need=MIN_SAMPLES)
 
 

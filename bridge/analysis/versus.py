@@ -36,6 +36,7 @@ from bridge.analysis import noise
 from bridge.analysis.cputime import WAIT_SHARE_HIGH
 from bridge.catalog import calls
 from bridge.catalog.scenario import size_unit
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import UsageError
 from bridge.hw import verdicts as hwv
 from bridge.report import schema
@@ -316,7 +317,7 @@ def _round_pairs(
     own. None: one process a side."""
     sides = []
     for c, by in zip(cells, rounds, strict=True):
-        if report.kind_of(c.runtime) == "openssl":
+        if report.kind_of(c.runtime) == RuntimeKind.OPENSSL:
             sides.append({i: i for i in by})
         else:
             sides.append(stats.round_processes(c.procs, by) or {})
@@ -329,7 +330,7 @@ def _round_pairs(
 
 
 def _openssl(report: schema.Report, *cells: schema.Result) -> bool:
-    return any(report.kind_of(c.runtime) == "openssl" for c in cells)
+    return any(report.kind_of(c.runtime) == RuntimeKind.OPENSSL for c in cells)
 
 
 # A CI whose point estimate lies this close to an edge (a share of its width),
@@ -414,13 +415,14 @@ def rounds_of(report: schema.Report, r: schema.Result) -> dict[int, list[float]]
     openssl_runs_in_round(i)), then --until-stable rounds of the first
     round's size. None when the report does not say how it sampled."""
     s = report.settings
-    if not isinstance(s.get("rounds"), int) or not isinstance(s.get("samples"), int):
+    if s.rounds is None or s.samples is None:
         return None
-    n_rounds = max(1, s["rounds"])
+    n_rounds = max(1, s.rounds)
     few = (
-        report.kind_of(r.runtime) == "openssl" or report.scenario_kind(r.scenario) == "file-digest"
+        report.kind_of(r.runtime) == RuntimeKind.OPENSSL
+        or report.scenario_kind(r.scenario) == "file-digest"
     )
-    total = s.get("openssl_runs", 5) if few else s["samples"]
+    total = (5 if s.openssl_runs is None else s.openssl_runs) if few else s.samples
     values = r.per_op_ns()
     out: dict[int, list[float]] = {}
     pos, i = 0, 0

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bridge.catalog import vocab
+from bridge.catalog.vocab import RuntimeKind
 
 ONE_SHOT_MAC = "one-shot: key set up on every call"
 REUSED_KEY = "reused key: key schedule once, keyed state copied per call"
@@ -221,7 +222,7 @@ Label = Callable[[Described, str], str]  # (scenario, api the runtime reported) 
 
 @dataclass(frozen=True, kw_only=True)
 class Call:
-    runtime: str  # erlang | python | openssl
+    runtime: RuntimeKind
     id: str  # what a scenario file writes
     op: str  # the operation the runtime's handler performs
     kinds: frozenset[str]
@@ -378,12 +379,18 @@ def _tls_calls() -> tuple[Call, ...]:
     version V in each runtime; each is a role of its own, so a 1.3 row is
     compared with 1.3 rows of its kind only."""
     out = []
-    labels: dict[str, str] = {
-        "erlang": "ssl:connect/4 + ssl:close/1, TLS {v}, against a server node",
-        "python": "ssl.SSLObject.do_handshake, TLS {v}, client and server over memory BIOs",
-        "openssl": "openssl s_time {flag}, TLS {v}, against openssl s_server",
+    labels: dict[RuntimeKind, str] = {
+        RuntimeKind.ERLANG: "ssl:connect/4 + ssl:close/1, TLS {v}, against a server node",
+        RuntimeKind.PYTHON: (
+            "ssl.SSLObject.do_handshake, TLS {v}, client and server over memory BIOs"
+        ),
+        RuntimeKind.OPENSSL: "openssl s_time {flag}, TLS {v}, against openssl s_server",
     }
-    semantics = {"erlang": TLS_ERLANG, "python": TLS_PYTHON, "openssl": TLS_OPENSSL}
+    semantics = {
+        RuntimeKind.ERLANG: TLS_ERLANG,
+        RuntimeKind.PYTHON: TLS_PYTHON,
+        RuntimeKind.OPENSSL: TLS_OPENSSL,
+    }
     for runtime in vocab.RUNTIME_KINDS:
         for op, version in TLS_OPS.items():
             resumed = op in TLS_RESUME_OPS
@@ -398,7 +405,7 @@ def _tls_calls() -> tuple[Call, ...]:
                     kinds=frozenset({TLS}),
                     semantics=semantics[runtime]
                     + (TLS_RESUMED if resumed else "")
-                    + (TLS_WWW if runtime == "openssl" else ""),
+                    + (TLS_WWW if runtime == RuntimeKind.OPENSSL else ""),
                     label=_fixed_label(f"{label} (resumed)" if resumed else label),
                     role=name,
                     check=Check.NEGOTIATED,
@@ -410,7 +417,7 @@ def _tls_calls() -> tuple[Call, ...]:
 _TABLE = (
     # Erlang: operations of erl/bridge_loops.erl
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="macN",
         op="mac",
         kinds=frozenset({MAC}),
@@ -419,7 +426,7 @@ _TABLE = (
         timer_tc=True,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="mac_init",
         op="mac_stream",
         kinds=frozenset({MAC}),
@@ -427,7 +434,7 @@ _TABLE = (
         label=_erl_stream_label,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="mac_init_only",
         op="mac_key",
         kinds=frozenset({MAC}),
@@ -437,7 +444,7 @@ _TABLE = (
         check=Check.PART,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="hash_only",
         op="hash",
         kinds=frozenset({MAC}),
@@ -447,7 +454,7 @@ _TABLE = (
         check=Check.PART,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="nif_floor",
         op="nif_floor",
         kinds=frozenset({MAC}),
@@ -457,7 +464,7 @@ _TABLE = (
         check=Check.PART,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="hash",
         op="hash",
         kinds=frozenset({HASH}),
@@ -466,7 +473,7 @@ _TABLE = (
         timer_tc=True,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="sign",
         op="sign",
         kinds=frozenset({SIGNATURE}),
@@ -477,7 +484,7 @@ _TABLE = (
         role="sign",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="verify",
         op="verify",
         kinds=frozenset({SIGNATURE}),
@@ -489,7 +496,7 @@ _TABLE = (
         role="verify",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="hash_file",
         op="hash_file",
         kinds=frozenset({FILE}),
@@ -499,7 +506,7 @@ _TABLE = (
         ),
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="crypto_one_time",
         op="cipher",
         kinds=frozenset({CIPHER}),
@@ -508,7 +515,7 @@ _TABLE = (
     ),
     # Python: operations of bridge/pyworker/ops.py
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="hmac.digest",
         op="hmac.digest",
         kinds=frozenset({MAC}),
@@ -517,7 +524,7 @@ _TABLE = (
         route=Route.HMAC,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="hmac.new+copy",
         op="hmac.new+copy",
         kinds=frozenset({MAC}),
@@ -528,7 +535,7 @@ _TABLE = (
         route=Route.HMAC,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="hmac.copy",
         op="hmac.copy",
         kinds=frozenset({MAC}),
@@ -539,7 +546,7 @@ _TABLE = (
         route=Route.HMAC,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="hmac.copy+update",
         op="hmac.copy+update",
         kinds=frozenset({MAC}),
@@ -550,7 +557,7 @@ _TABLE = (
         route=Route.HMAC,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="hmac.digest()",
         op="hmac.digest_only",
         kinds=frozenset({MAC}),
@@ -560,7 +567,7 @@ _TABLE = (
         route=Route.HMAC,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="hashlib_only",
         op="hashlib",
         kinds=frozenset({MAC}),
@@ -571,7 +578,7 @@ _TABLE = (
         route=Route.HASHLIB,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="hashlib",
         op="hashlib",
         kinds=frozenset({HASH}),
@@ -580,7 +587,7 @@ _TABLE = (
         route=Route.HASHLIB,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="hashlib.new",
         op="hashlib.new",
         kinds=frozenset({HASH}),
@@ -589,7 +596,7 @@ _TABLE = (
         route=Route.HASHLIB,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="sign",
         op="ecdsa_sign",
         kinds=frozenset({SIGNATURE}),
@@ -600,7 +607,7 @@ _TABLE = (
         role="sign",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="verify",
         op="ecdsa_verify",
         kinds=frozenset({SIGNATURE}),
@@ -610,7 +617,7 @@ _TABLE = (
         role="verify",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="file_digest",
         op="file_digest",
         kinds=frozenset({FILE}),
@@ -619,7 +626,7 @@ _TABLE = (
         route=Route.HASHLIB,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="cryptography",
         op="cryptography",
         kinds=frozenset({CIPHER}),
@@ -628,7 +635,7 @@ _TABLE = (
     ),
     # openssl: handlers of bridge/runtimes/openssl.py
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="speed",
         op="speed",
         kinds=frozenset({MAC, HASH}),
@@ -636,7 +643,7 @@ _TABLE = (
         label=_speed_label,
     ),
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="speed-evp",
         op="speed-evp",
         kinds=frozenset({HASH, CIPHER}),
@@ -644,7 +651,7 @@ _TABLE = (
         label=lambda sc, api: f"openssl speed -evp {sc.algorithm}",
     ),
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="speed-sign",
         op="speed-pkey",
         kinds=frozenset({SIGNATURE, EDDSA, RSA}),
@@ -654,7 +661,7 @@ _TABLE = (
         role="sign",
     ),
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="speed-verify",
         op="speed-pkey",
         kinds=frozenset({SIGNATURE, EDDSA, RSA}),
@@ -664,7 +671,7 @@ _TABLE = (
         role="verify",
     ),
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="dgst",
         op="dgst",
         kinds=frozenset({FILE}),
@@ -680,7 +687,7 @@ _TABLE = (
 _TABLE += (
     # -- Erlang ------------------------------------------------------------
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="strong_rand_bytes",
         op="rand_bytes",
         kinds=frozenset({RANDOM}),
@@ -690,7 +697,7 @@ _TABLE += (
         randomised=True,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="pbkdf2_hmac",
         op="pbkdf2",
         kinds=frozenset({KDF}),
@@ -701,7 +708,7 @@ _TABLE += (
         requires="OTP 24.2",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="aead_init",
         op="aead_reuse",
         kinds=frozenset({CIPHER}),
@@ -713,7 +720,7 @@ _TABLE += (
         requires="OTP 28.0",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="aead_init_only",
         op="aead_setup",
         kinds=frozenset({CIPHER}),
@@ -724,7 +731,7 @@ _TABLE += (
         requires="OTP 28.0",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="eddsa_sign",
         op="eddsa_sign",
         kinds=frozenset({EDDSA}),
@@ -733,7 +740,7 @@ _TABLE += (
         role="sign",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="eddsa_verify",
         op="eddsa_verify",
         kinds=frozenset({EDDSA}),
@@ -743,7 +750,7 @@ _TABLE += (
         role="verify",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="sign_pkcs1",
         op="rsa_sign_pkcs1",
         kinds=frozenset({RSA}),
@@ -752,7 +759,7 @@ _TABLE += (
         role="sign",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="verify_pkcs1",
         op="rsa_verify_pkcs1",
         kinds=frozenset({RSA}),
@@ -762,7 +769,7 @@ _TABLE += (
         role="verify",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="sign_pss",
         op="rsa_sign_pss",
         kinds=frozenset({RSA}),
@@ -773,7 +780,7 @@ _TABLE += (
         role="sign",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="verify_pss",
         op="rsa_verify_pss",
         kinds=frozenset({RSA}),
@@ -786,7 +793,7 @@ _TABLE += (
     # the nearest thing to an import alone that Erlang offers (crypto has no
     # such call for EC keys: privkey_to_pubkey(ecdsa, ...) is notsup).
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="import",
         op="rsa_import",
         kinds=frozenset({RSA}),
@@ -795,7 +802,7 @@ _TABLE += (
         role="setup",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="compute_key",
         op="agree",
         kinds=frozenset({AGREE}),
@@ -803,7 +810,7 @@ _TABLE += (
         label=lambda sc, api: f"crypto:compute_key(ecdh, PeerPub, Priv, {sc.spec.erlang})",
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="generate+compute",
         op="agree_fresh",
         kinds=frozenset({AGREE}),
@@ -818,7 +825,7 @@ _TABLE += (
     ),
     # -- Erlang: the opt-in alternatives (erl/bridge_alt.erl) ---------------
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="rand_bytes",
         op="rand_bytes_rand",
         kinds=frozenset({RANDOM}),
@@ -831,7 +838,7 @@ _TABLE += (
         opt_in=True,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="pbkdf2_mac",
         op="pbkdf2_mac",
         kinds=frozenset({KDF}),
@@ -840,7 +847,7 @@ _TABLE += (
         opt_in=True,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="pbkdf2_mac_init",
         op="pbkdf2_mac_stream",
         kinds=frozenset({KDF}),
@@ -851,7 +858,7 @@ _TABLE += (
         opt_in=True,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="hash_init",
         op="hash_stream",
         kinds=frozenset({HASH}),
@@ -862,7 +869,7 @@ _TABLE += (
         opt_in=True,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="public_key:sign",
         op="pk_sign",
         kinds=frozenset({SIGNATURE}),
@@ -874,7 +881,7 @@ _TABLE += (
         opt_in=True,
     ),
     Call(
-        runtime="erlang",
+        runtime=RuntimeKind.ERLANG,
         id="public_key:verify",
         op="pk_verify",
         kinds=frozenset({SIGNATURE}),
@@ -886,7 +893,7 @@ _TABLE += (
     ),
     # -- Python ------------------------------------------------------------
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="ssl.RAND_bytes",
         op="rand_bytes",
         kinds=frozenset({RANDOM}),
@@ -896,7 +903,7 @@ _TABLE += (
         randomised=True,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="os.urandom",
         op="urandom",
         kinds=frozenset({RANDOM}),
@@ -907,7 +914,7 @@ _TABLE += (
         route=Route.KERNEL,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="pbkdf2_hmac",
         op="pbkdf2",
         kinds=frozenset({KDF}),
@@ -918,7 +925,7 @@ _TABLE += (
         route=Route.HASHLIB,
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="aead-reuse",
         op="aead_reuse",
         kinds=frozenset({CIPHER}),
@@ -926,7 +933,7 @@ _TABLE += (
         label=lambda sc, api: f"aead.encrypt(nonce, data, None), aead = {sc.spec.python}(key) once",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="sign+load",
         op="ecdsa_sign_load",
         kinds=frozenset({SIGNATURE}),
@@ -939,7 +946,7 @@ _TABLE += (
         role="sign",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="load",
         op="key_load",
         kinds=frozenset({SIGNATURE, RSA}),
@@ -949,7 +956,7 @@ _TABLE += (
         role="setup",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="eddsa_sign",
         op="eddsa_sign",
         kinds=frozenset({EDDSA}),
@@ -958,7 +965,7 @@ _TABLE += (
         role="sign",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="eddsa_verify",
         op="eddsa_verify",
         kinds=frozenset({EDDSA}),
@@ -968,7 +975,7 @@ _TABLE += (
         role="verify",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="sign_pkcs1",
         op="rsa_sign_pkcs1",
         kinds=frozenset({RSA}),
@@ -977,7 +984,7 @@ _TABLE += (
         role="sign",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="sign_pkcs1+load",
         op="rsa_sign_pkcs1_load",
         kinds=frozenset({RSA}),
@@ -986,7 +993,7 @@ _TABLE += (
         role="sign",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="verify_pkcs1",
         op="rsa_verify_pkcs1",
         kinds=frozenset({RSA}),
@@ -996,7 +1003,7 @@ _TABLE += (
         role="verify",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="sign_pss",
         op="rsa_sign_pss",
         kinds=frozenset({RSA}),
@@ -1007,7 +1014,7 @@ _TABLE += (
         role="sign",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="verify_pss",
         op="rsa_verify_pss",
         kinds=frozenset({RSA}),
@@ -1017,7 +1024,7 @@ _TABLE += (
         role="verify",
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="exchange",
         op="exchange",
         kinds=frozenset({AGREE}),
@@ -1025,7 +1032,7 @@ _TABLE += (
         label=_py_exchange_label(fresh=False),
     ),
     Call(
-        runtime="python",
+        runtime=RuntimeKind.PYTHON,
         id="generate+exchange",
         op="exchange_fresh",
         kinds=frozenset({AGREE}),
@@ -1037,7 +1044,7 @@ _TABLE += (
     ),
     # -- openssl -----------------------------------------------------------
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="speed-rand",
         op="speed-rand",
         kinds=frozenset({RANDOM}),
@@ -1047,7 +1054,7 @@ _TABLE += (
         randomised=True,
     ),
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="kdf",
         op="kdf",
         kinds=frozenset({KDF}),
@@ -1060,7 +1067,7 @@ _TABLE += (
         requires="OpenSSL 3.0",
     ),
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="speed-aead",
         op="speed-aead",
         kinds=frozenset({CIPHER}),
@@ -1069,7 +1076,7 @@ _TABLE += (
         unchecked=NO_AEAD_CLI,
     ),
     Call(
-        runtime="openssl",
+        runtime=RuntimeKind.OPENSSL,
         id="speed-ecdh",
         op="speed-pkey",
         kinds=frozenset({AGREE}),

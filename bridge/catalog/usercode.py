@@ -30,13 +30,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.catalog import calls
+from bridge.catalog.vocab import RuntimeKind
 
 # A user call's id: expr: and 8 hex digits of its key, so the same expression
 # has the same id in every report (bridge compare pairs them) and two
 # different ones never share one.
 PREFIX = "expr:"
 # The user's runtime -> the runtime kind that runs it.
-KINDS = {"erlang": "erlang", "elixir": "erlang", "python": "python", "shell": "openssl"}
+KINDS = {
+    "erlang": RuntimeKind.ERLANG,
+    "elixir": RuntimeKind.ERLANG,
+    "python": RuntimeKind.PYTHON,
+    "shell": RuntimeKind.OPENSSL,
+}
 # How each is written on the command line (an expression without one is Erlang).
 PREFIXES = {"erl:": "erlang", "ex:": "elixir", "py:": "python", "sh:": "shell"}
 SHOWN = {"erlang": "", "elixir": "ex:", "python": "py:", "shell": "sh:"}

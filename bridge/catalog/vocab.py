@@ -11,8 +11,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RUNTIME_KINDS = ("erlang", "python", "openssl")
-KIND_NAMES = {"erlang": "Erlang", "python": "Python", "openssl": "openssl"}
+from bridge.catalog.choice import Choice
+
+
+class RuntimeKind(Choice):
+    """What a runtime is: an Erlang node (Elixir code runs in one too), a
+    Python worker, or the openssl CLI. The values are what reports hold."""
+
+    ERLANG = "erlang"
+    PYTHON = "python"
+    OPENSSL = "openssl"
+
+
+RUNTIME_KINDS = tuple(RuntimeKind)
+KIND_NAMES = {
+    RuntimeKind.ERLANG: "Erlang",
+    RuntimeKind.PYTHON: "Python",
+    RuntimeKind.OPENSSL: "openssl",
+}
 
 # The variables through which libcrypto reads its capability mask; the other
 # variables of a runtime's `env` record are the user's (--env).

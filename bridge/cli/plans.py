@@ -20,8 +20,8 @@ import click
 from bridge import plain
 from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import UsageError
-from bridge.hw.hardware import MASK_VARS
 from bridge.measure import cost
 from bridge.measure.plan import Plan, plan_code
 from bridge.nodes import distribution
@@ -154,9 +154,9 @@ def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
         ),
         nodes=nodes,
         env={
-            "erlang": erl_env,
-            "python": runenv.for_option(o.env, "python", len(o.python)),
-            "openssl": runenv.for_option(o.env, "openssl", len(o.openssl)),
+            RuntimeKind.ERLANG: erl_env,
+            RuntimeKind.PYTHON: runenv.for_option(o.env, RuntimeKind.PYTHON, len(o.python)),
+            RuntimeKind.OPENSSL: runenv.for_option(o.env, RuntimeKind.OPENSSL, len(o.openssl)),
         },
         libcrypto=libcrypto_dirs(o.libcrypto),
         # A scenario file the user named may hold their own calls ([[calls]]).
@@ -195,7 +195,7 @@ def check_nodes(
     """Refuse a --node run in which a scenario would measure nothing: a node
     runs Erlang calls, and not file digests (the file is written here); the
     local runtimes beside it (--runtimes) may still measure such a scenario."""
-    if not any("erlang" in sc.calls for sc in loaded):
+    if not any(RuntimeKind.ERLANG in sc.calls for sc in loaded):
         names = ", ".join(sc.name for sc in loaded)
         raise UsageError(f"--node runs Erlang calls, and {names} has none")
     for sc in loaded:
@@ -207,7 +207,7 @@ def check_nodes(
                 " this machine, which a node may not see (run it locally, or add"
                 " --runtimes erlang to measure it here beside the node)"
             )
-        if "erlang" not in sc.calls:
+        if RuntimeKind.ERLANG not in sc.calls:
             raise UsageError(f"--node runs Erlang calls, and {sc.name} has none")
     if hw.masks and not kinds:
         raise UsageError(
@@ -222,8 +222,18 @@ def check_node_options(o: RunOptions, kinds: tuple[str, ...]) -> None:
     the only thing measured (a node is not restarted, re-linked or timed
     with timer:tc: each would be ignored without a word)."""
     local_only = (
-        ("--method tc", o.method == "tc", ("erlang",), "times local Erlang runtimes only"),
-        ("--schedulers", o.schedulers is not None, ("erlang",), "sets local Erlang's schedulers"),
+        (
+            "--method tc",
+            o.method == "tc",
+            (RuntimeKind.ERLANG,),
+            "times local Erlang runtimes only",
+        ),
+        (
+            "--schedulers",
+            o.schedulers is not None,
+            (RuntimeKind.ERLANG,),
+            "sets local Erlang's schedulers",
+        ),
         ("--concurrency", o.concurrency is not None, calls.RUNTIME_KINDS, "runs local workers"),
         ("--libcrypto", bool(o.libcrypto), calls.RUNTIME_KINDS, "reruns local runtimes"),
     )
@@ -294,9 +304,7 @@ def parse_memory_limit(text: str) -> int:
 def runtime_given_env(rt: schema.Runtime) -> dict[str, str]:
     """The variables a reported runtime was given with --env that a replay
     may give it again: the harmless ones only (bridge.system.runenv.FROM_REPORT)."""
-    kept, _ = runenv.from_report(
-        {k: v for k, v in (rt.details.get("env") or {}).items() if k not in MASK_VARS}
-    )
+    kept, _ = runenv.from_report(rt.details.given_env)
     return kept
 
 
@@ -630,7 +638,11 @@ def for_env(erl: tuple[str, ...], openssl: tuple[str, ...]) -> Plan:
         digest="sha256",
         sizes=(16,),
         features=features,
-        calls={"erlang": ("hash",), "python": ("hashlib",), "openssl": ("speed-evp",)},
+        calls={
+            RuntimeKind.ERLANG: ("hash",),
+            RuntimeKind.PYTHON: ("hashlib",),
+            RuntimeKind.OPENSSL: ("speed-evp",),
+        },
     )
     return Plan(
         scenarios=(probe,), settings=DEFAULT, seed=0, erl=erl or (None,), openssl=openssl or (None,)

@@ -33,13 +33,13 @@ from pathlib import Path
 
 from bridge import plain
 from bridge.catalog import calls, scenario
+from bridge.catalog.vocab import RuntimeKind
 from bridge.cli import plans
 from bridge.errors import UsageError
-from bridge.hw.hardware import MASK_VARS
 from bridge.measure import cost
 from bridge.measure.eta import duration
 from bridge.measure.plan import Plan, plan_code
-from bridge.report import schema
+from bridge.report import provenance, schema
 from bridge.report.hw import HwMode
 from bridge.settings import (
     BOUNDS,
@@ -81,9 +81,8 @@ def _value(v: object) -> str:
 def settings_of(old: schema.Report, path: Path) -> tuple[Settings, int, HwMode]:
     """(settings, seed, hw) as the report has them, each checked against the
     command line's bounds: one line naming the field when one is not."""
-    raw = old.settings
-    if not isinstance(raw, dict):
-        raise UsageError(f"{path}: settings: {_value(raw)} is not an object")
+    # Checked as recorded (a key present, null included), against the bounds.
+    raw = old.settings.to_json()
     for name, bound in BOUNDS.items():
         if name in raw:
             _check(raw[name], bound, f"{path}: settings.{name}")
@@ -99,7 +98,7 @@ def settings_of(old: schema.Report, path: Path) -> tuple[Settings, int, HwMode]:
     hw = HwMode.parse(old.hardware.hw or HwMode.ON, f"{path}: hardware.hw")
     settings = Settings(**values)
     _check_caps(settings, path)
-    return settings, raw.get("seed", 1), hw
+    return settings, 1 if old.seed is None else old.seed, hw
 
 
 def _check_caps(settings: Settings, path: Path) -> None:
@@ -203,7 +202,7 @@ class Local:
         """The candidates found without starting anything when possible:
         this Python alone for python (the others are asked only when it is
         not the version wanted)."""
-        if kind == "python" and self.python is None:
+        if kind == RuntimeKind.PYTHON and self.python is None:
             return [_this_python()]
         return self.candidates(kind)
 
@@ -281,10 +280,12 @@ def _on_path(pattern: re.Pattern) -> list[str]:
 def report_version(rt: schema.Runtime) -> tuple[str, str]:
     """(series, exact) of a report runtime: OTP major and version; Python
     3.11 and 3.11.7; OpenSSL 3.0 and 3.0.19 (with its flavour)."""
-    if rt.kind == "erlang":
-        exact = str(rt.details.get("otp_version") or str(rt.version).removeprefix("OTP ")).strip()
+    if rt.kind == RuntimeKind.ERLANG:
+        d = rt.details
+        own = d.otp_version if isinstance(d, provenance.ErlangDetails) else ""
+        exact = (own or str(rt.version).removeprefix("OTP ")).strip()
         return exact.split(".")[0], exact
-    if rt.kind == "openssl":
+    if rt.kind == RuntimeKind.OPENSSL:
         m = OPENSSL_VERSION.search(str(rt.version))
         return (f"{m[1]} {m[2]}.{m[3]}", f"{m[1]} {m[2]}.{m[3]}.{m[4]}") if m else ("", "")
     m = VERSION.search(str(rt.version))
@@ -292,18 +293,22 @@ def report_version(rt: schema.Runtime) -> tuple[str, str]:
 
 
 def candidate_version(kind: str, c: Candidate) -> tuple[str, str]:
-    if kind == "openssl":
+    if kind == RuntimeKind.OPENSSL:
         m = OPENSSL_VERSION.search(c.version)
         return (f"{m[1]} {m[2]}.{m[3]}", f"{m[1]} {m[2]}.{m[3]}.{m[4]}") if m else ("", "")
-    if kind == "erlang":
+    if kind == RuntimeKind.ERLANG:
         return c.version.split(".")[0], c.version
     m = VERSION.search(c.version)
     return (f"{m[1]}.{m[2]}", m[0]) if m else ("", "")
 
 
 # How each kind's versions and default are named in the mapping.
-_NAMES = {"erlang": "OTP", "python": "Python", "openssl": ""}
-_DEFAULT = {"erlang": "erl on PATH", "python": "this Python", "openssl": "openssl on PATH"}
+_NAMES = {RuntimeKind.ERLANG: "OTP", RuntimeKind.PYTHON: "Python", RuntimeKind.OPENSSL: ""}
+_DEFAULT = {
+    RuntimeKind.ERLANG: "erl on PATH",
+    RuntimeKind.PYTHON: "this Python",
+    RuntimeKind.OPENSSL: "openssl on PATH",
+}
 
 
 def _named(kind: str, version: str) -> str:
@@ -345,7 +350,11 @@ def match(kind: str, wanted: Sequence[schema.Runtime], local: Local) -> list[Map
             chosen = next((c for c in found if c.default), None)
             why = f"{missing}; using {_DEFAULT[kind]}, "
         if chosen is None:
-            what = {"erlang": "erl", "openssl": "openssl", "python": "python"}[kind]
+            what = {
+                RuntimeKind.ERLANG: "erl",
+                RuntimeKind.OPENSSL: "openssl",
+                RuntimeKind.PYTHON: "python",
+            }[kind]
             line = f"{head}{missing}, and no {what} on PATH"
             out.append(Mapped(rt, None, line, runs=False))
             continue
@@ -397,9 +406,9 @@ def draft(old: schema.Report, path: Path, *, as_recorded: bool = False) -> Plan:
         scenarios=loaded,
         settings=settings,
         seed=seed,
-        erl=(None,) * max(count["erlang"], 1),
-        openssl=(None,) * max(count["openssl"], 1),
-        python=(None,) * max(count["python"], 1),
+        erl=(None,) * max(count[RuntimeKind.ERLANG], 1),
+        openssl=(None,) * max(count[RuntimeKind.OPENSSL], 1),
+        python=(None,) * max(count[RuntimeKind.PYTHON], 1),
         kinds=kinds or calls.RUNTIME_KINDS,
         hw=hw,
     )
@@ -425,7 +434,7 @@ def _as_found(old: schema.Report) -> list[schema.Runtime]:
     return [
         rt
         for rt in old.runtimes
-        if not rt.masked and "node" not in rt.details and "libcrypto_dir" not in rt.details
+        if not rt.masked and rt.node is None and rt.details.libcrypto_dir is None
     ]
 
 
@@ -439,7 +448,7 @@ def from_report(
 ) -> Replay:
     base = draft(old, path, as_recorded=as_recorded)
     loaded = base.scenarios
-    nodes = [rt for rt in old.runtimes if "node" in rt.details]
+    nodes = [rt for rt in old.runtimes if rt.node is not None]
     as_found = _as_found(old)
     out = Replay(plan=None)
     if nodes:
@@ -462,9 +471,9 @@ def from_report(
     dirs = _libcrypto_dirs(old, as_recorded, out)
     out.plan = dataclasses.replace(
         base,
-        erl=chosen["erlang"],
-        openssl=chosen["openssl"],
-        python=chosen["python"],
+        erl=chosen[RuntimeKind.ERLANG],
+        openssl=chosen[RuntimeKind.OPENSSL],
+        python=chosen[RuntimeKind.PYTHON],
         command=command,
         # What this run was, not the report's own line: that is someone
         # else's text (a crafted one may say anything), and it described
@@ -660,14 +669,12 @@ def _as_recorded(kind, wanted, out: Replay):
 
 def _default_label(kind: str) -> str:
     """What None runs for a kind (bridge.runtimes.lineup)."""
-    return f"this Python, {sys.executable}" if kind == "python" else _DEFAULT[kind]
+    return f"this Python, {sys.executable}" if kind == RuntimeKind.PYTHON else _DEFAULT[kind]
 
 
 def _warn_env(rt: schema.Runtime, out: Replay, *, replayed: bool) -> dict[str, str]:
-    env = rt.details.get("env")
     # The masks are bridge's own, set again for the hw the replay runs.
-    env = {k: v for k, v in env.items() if k not in MASK_VARS} if isinstance(env, dict) else {}
-    kept, dropped = runenv.from_report(env)
+    kept, dropped = runenv.from_report(rt.details.given_env)
     for name, why in dropped:
         out.warnings.append(
             f"{_printable(rt.id)}: {_printable(name, 60)} from the report is not replayed: {why}"
@@ -683,11 +690,11 @@ def _warn_env(rt: schema.Runtime, out: Replay, *, replayed: bool) -> dict[str, s
 def _report_libcrypto(old: schema.Report) -> list[str]:
     """The --libcrypto directories a report's runtimes were run again with."""
     given = dict.fromkeys(
-        rt.details["libcrypto_dir"].get("given", "")
+        rt.details.libcrypto_dir.given
         for rt in old.runtimes
-        if isinstance(rt.details.get("libcrypto_dir"), dict)
+        if rt.details.libcrypto_dir is not None
     )
-    return [d for d in given if isinstance(d, str) and d]
+    return [d for d in given if d]
 
 
 def _libcrypto_dirs(old: schema.Report, as_recorded: bool, out: Replay) -> list[str]:

@@ -695,7 +695,7 @@ def _noise_warnings(report: schema.Report) -> list[str]:
     """Cells that missed the CI target (one line each, or one for many), then
     what the machine was doing (bridge.analysis.noise)."""
     unstable = report.unstable
-    goal = report.settings.get("until_stable") or report.settings.get("ci_target")
+    goal = report.settings.ci_goal
     target = f" ±{goal * 100:g}%" if goal else ""
 
     def cell(u: schema.UnstableCell) -> str:

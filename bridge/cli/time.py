@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from bridge.catalog import scenario, usercode, vocab
+from bridge.catalog.vocab import RuntimeKind
 from bridge.cli import live, plans
 from bridge.cli import run as running
 from bridge.cli.common import (
@@ -240,7 +241,9 @@ def plan_from(p: dict, command: tuple[str, ...]) -> Plan:
     settings = plans.settings_from(options)
     hw = schema.HwMode.parse(p["hw"], "--hw")
     erl, erl_env = plans.expand_erl_given(p["erl"], tuple({} for _ in p["erl"]))
-    kinds = tuple(k for k in ("erlang", "python", "openssl") if k in sc.calls)
+    kinds = tuple(
+        k for k in (RuntimeKind.ERLANG, RuntimeKind.PYTHON, RuntimeKind.OPENSSL) if k in sc.calls
+    )
     plan = Plan(
         scenarios=(sc,),
         settings=settings,
@@ -252,7 +255,7 @@ def plan_from(p: dict, command: tuple[str, ...]) -> Plan:
         hw=hw,
         command=command,
         reproduce=reproduce(p),
-        env={"erlang": erl_env},
+        env={RuntimeKind.ERLANG: erl_env},
         user=plan_code(tuple(user), tuple(p["pa"]), tuple(p["python_path"])),
     )
     plans.check_room(plan)

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from bridge import stats
 from bridge.catalog import calls
 from bridge.catalog.scenario import Facts
+from bridge.catalog.vocab import RuntimeKind
 from bridge.hw import hardware, verdicts, whynot
-from bridge.report import schema
+from bridge.report import provenance, schema
 from bridge.report.findings import Basis, Reason, Rerun, Statistic, Verdict, Why, reason
 from bridge.report.hw import Hw
 from bridge.report.whynot import LibraryBuild, WhyNot
@@ -85,15 +86,11 @@ def _why(v: verdicts.Judgement) -> Reason | WhyNot | None:
 
 def library_of(info: schema.Runtime) -> tuple[str, tuple[int, int, int]] | None:
     """The libcrypto a runtime uses, as (name, version)."""
-    d = info.details
-    text = {
-        "erlang": d.get("crypto_lib", ""),
-        "python": d.get("ssl_openssl_version", ""),
+    if info.kind == RuntimeKind.OPENSSL:
         # The CLI on another library (--libcrypto) says "(Library: ...)": the
         # mask is parsed by the library, not by the CLI.
-        "openssl": info.version.partition("(Library:")[2] or info.version,
-    }.get(info.kind, "")
-    return hardware.parse_library(text)
+        return hardware.parse_library(info.version.partition("(Library:")[2] or info.version)
+    return hardware.parse_library(info.details.library)
 
 
 def mask_library(info: schema.Runtime) -> tuple[str, tuple[int, int, int]] | None:
@@ -104,7 +101,9 @@ def mask_library(info: schema.Runtime) -> tuple[str, tuple[int, int, int]] | Non
     ignore, docs/reference/masks.md §2.3), so it is used for both; 1.0.2 stays as it
     is (it cannot mask one feature anyway)."""
     library = library_of(info)
-    extra = hardware.parse_library(str(info.details.get("cryptography_openssl_version") or ""))
+    d = info.details
+    own = d.cryptography_openssl_version if isinstance(d, provenance.PythonDetails) else None
+    extra = hardware.parse_library(own or "")
     if library is None or extra is None or extra[0] != "OpenSSL" or library[0] != "OpenSSL":
         return library
     if min(library[1], extra[1]) < (1, 1, 0):
@@ -157,9 +156,9 @@ def via_openssl(info: schema.Runtime, call_id: str) -> bool:
     if route in (calls.Route.KERNEL, calls.Route.OWN):
         return False  # os.urandom, rand:bytes: no OpenSSL, so no mask reaches them
     if route is calls.Route.HMAC:
-        return str(d.get("hmac_impl", "")).startswith("_hashlib")
+        return isinstance(d, provenance.PythonDetails) and d.hmac_impl.startswith("_hashlib")
     if route is calls.Route.HASHLIB:
-        return bool(d.get("hashlib_uses_openssl", True))
+        return not isinstance(d, provenance.PythonDetails) or d.hashlib_uses_openssl
     lib = library_of(info)
     return lib is None or lib[0] == "OpenSSL"
 
@@ -170,10 +169,13 @@ def _path(info: schema.Runtime, call_id: str) -> str:
     call = calls.lookup(info.kind, call_id)
     route = call.route if call else calls.Route.LIBCRYPTO
     if route is calls.Route.HMAC:  # "none": hmac's own code over hashlib
-        impl = str(info.details.get("hmac_impl") or "none")
+        d = info.details
+        impl = (d.hmac_impl if isinstance(d, provenance.PythonDetails) else "") or "none"
         return route.value if impl == "none" else impl
     if route is calls.Route.HASHLIB:
-        return str(info.details.get("hashlib_sha256_type") or route.value)
+        d = info.details
+        own = d.hashlib_sha256_type if isinstance(d, provenance.PythonDetails) else ""
+        return own or route.value
     return route.value
 
 
@@ -350,7 +352,7 @@ def _evidence(
         waited = _waited(r, off, seen.waits, seen.wait_high)
     else:  # paired rounds: by how much, and how alike, the rounds kept waited
         waited, unlike = _waited_rounds(usual, apart)
-    openssl = info.kind == "openssl"
+    openssl = info.kind == RuntimeKind.OPENSSL
     reruns = seen.reruns
     if openssl:
         reruns = verdicts.Reruns(f"--openssl-runs {stats.MIN_CI_SAMPLES}", *_rest(reruns))
@@ -691,7 +693,7 @@ def _round_processes(
     """The process pair of each round: round i's samples came from process
     i mod N of each twin (bridge.measure.session), which the cell's `procs`
     record; every openssl run is a process of its own. None: one pair."""
-    if info.kind == "openssl":
+    if info.kind == RuntimeKind.OPENSSL:
         return {i: i for i in by_round}
     return stats.round_processes(r.procs, by_round)
 

@@ -42,6 +42,7 @@ from enum import Enum
 
 from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
+from bridge.catalog.vocab import RuntimeKind
 from bridge.hw import ab
 from bridge.measure.plan import Plan
 from bridge.settings import Settings
@@ -253,7 +254,11 @@ def _largest_first(shares: list[Share]) -> tuple[Share, ...]:
 
 
 def _runtimes(plan: Plan) -> Iterator[_Runtime]:
-    per_kind = {"erlang": len(plan.erl), "python": len(plan.python), "openssl": len(plan.openssl)}
+    per_kind = {
+        RuntimeKind.ERLANG: len(plan.erl),
+        RuntimeKind.PYTHON: len(plan.python),
+        RuntimeKind.OPENSSL: len(plan.openssl),
+    }
     for kind in plan.kinds:
         if not any(kind in _kinds(sc) for sc in plan.scenarios):
             continue
@@ -281,7 +286,7 @@ def _user_call(sc: scenario.Scenario, n: int) -> calls.Call:
 
 
 def _processes_used(s: Settings, kind: str) -> int:
-    return 1 if kind == "openssl" else s.processes_used
+    return 1 if kind == RuntimeKind.OPENSSL else s.processes_used
 
 
 def _time(plan: Plan, runtimes: list[_Runtime], known: CallTimes) -> list[Share]:
@@ -296,7 +301,7 @@ def _time(plan: Plan, runtimes: list[_Runtime], known: CallTimes) -> list[Share]
                 for size in sc.sizes:
                     n = r.count * r.states
                     one = max(_call_s(sc, size), known.get((sc.name, r.kind, call.id, size), 0.0))
-                    if r.kind == "openssl" or sc.long_calls:
+                    if r.kind == RuntimeKind.OPENSSL or sc.long_calls:
                         runs += n * s.openssl_runs * _run_s(s, r.kind, sc.long_calls, one)
                         runs_cells += n
                     else:
@@ -306,7 +311,7 @@ def _time(plan: Plan, runtimes: list[_Runtime], known: CallTimes) -> list[Share]
                         if one > s.sample_ms / 1000:
                             slow += n * s.samples * (one - s.sample_ms / 1000)
                             slow_cells += n
-                    if r.kind == "erlang" and s.tc_calls and call.timer_tc:
+                    if r.kind == RuntimeKind.ERLANG and s.tc_calls and call.timer_tc:
                         tc += n * s.tc_calls * max(TC_CALL_S, TIMER_TC_S + one)
                         tc_cells += n
                     if sc.concurrency and concurrency.runs_levels(sc) and call.op != "user_shell":
@@ -315,7 +320,7 @@ def _time(plan: Plan, runtimes: list[_Runtime], known: CallTimes) -> list[Share]
                         levels += k * _level_cell(s, one, r.kind)
                         level_cells += k
     extra_processes = sum(
-        r.count * (_largest_level(plan) - 1) for r in runtimes if r.kind == "python"
+        r.count * (_largest_level(plan) - 1) for r in runtimes if r.kind == RuntimeKind.PYTHON
     )
     levels += extra_processes * PROCESS_START_S
     shares += [
@@ -341,7 +346,7 @@ def _call_s(sc: scenario.Scenario, size: int) -> float:
 
 def _run_s(s: Settings, kind: str, long_calls: bool, call_s: float) -> float:
     """One sample that is a process (openssl) or a whole long call."""
-    if kind == "openssl":
+    if kind == RuntimeKind.OPENSSL:
         return (call_s if long_calls else max(s.openssl_seconds, call_s)) + OPENSSL_START_S
     return max(s.sample_ms / 1000, call_s) + BATCH_S
 
@@ -358,7 +363,7 @@ def _worker_cell(s: Settings, processes: int) -> tuple[float, float]:
 
 def _level_cell(s: Settings, call_s: float, kind: str) -> float:
     """One level cell over every round (levelrun.LevelCell.plan)."""
-    if kind == "openssl":
+    if kind == RuntimeKind.OPENSSL:
         return s.openssl_runs * (s.openssl_seconds + OPENSSL_START_S)
     rounds = min(s.rounds, s.samples)
     window = max(concurrency.window_ms(s.sample_ms) / 1000, call_s)
@@ -391,11 +396,11 @@ def _processes_and_memory(
             started = r.count * (1 + p)
         else:
             started = r.count * (2 if r.twins else 1) * p
-        if r.kind == "erlang":
+        if r.kind == RuntimeKind.ERLANG:
             count[Part.ERLANG_NODES] += started
-        elif r.kind == "python":
+        elif r.kind == RuntimeKind.PYTHON:
             count[Part.PYTHON_WORKERS] += started
-            if _levels_run(plan, "python"):
+            if _levels_run(plan, RuntimeKind.PYTHON):
                 count[Part.LEVEL_PROCESSES] += r.count * (top - 1)
     if plan.nodes is not None:  # bridge's own relay node
         count[Part.ERLANG_NODES] += 1
@@ -408,9 +413,9 @@ def _processes_and_memory(
         Share(Part.PYTHON_WORKERS, _once(python + extra, PYTHON_SHARED, 0) + python * PYTHON_OWN),
         Share(Part.LEVEL_PROCESSES, extra * PYTHON_OWN, extra),
     ]
-    if any(r.kind == "openssl" for r in runtimes):
+    if any(r.kind == RuntimeKind.OPENSSL for r in runtimes):
         # One at a time: openssl speed, speed -multi N (N + 1), or a TLS cell's two.
-        multi = top + 1 if top > 1 and _levels_run(plan, "openssl") else 1
+        multi = top + 1 if top > 1 and _levels_run(plan, RuntimeKind.OPENSSL) else 1
         tls = any(isinstance(sc, scenario.TlsScenario) for sc in plan.scenarios)
         n = max(multi, 2 if tls else 1)
         own = TLS_PEER_OWN if tls and n == 2 else OPENSSL_OWN

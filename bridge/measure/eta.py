@@ -17,6 +17,8 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bridge.catalog.vocab import RuntimeKind
+
 # The weight of the plan in the ratio, in planned seconds: a run that has
 # finished PRIOR_S of its plan is judged half by its plan, half by its pace.
 PRIOR_S = 3.0
@@ -89,7 +91,7 @@ class CellNote:
 LEVELS = 5  # CellNote.text's levels: 0 to 4
 
 # The runtime kinds as a narrow line names them.
-_KIND = {"erlang": "erl", "python": "py", "openssl": "ossl"}
+_KIND = {RuntimeKind.ERLANG: "erl", RuntimeKind.PYTHON: "py", RuntimeKind.OPENSSL: "ossl"}
 
 
 def short_runtime(runtime: str) -> str:

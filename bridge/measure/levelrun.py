@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from bridge.analysis import concurrency
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError, WorkerError
 from bridge.report import schema
 from bridge.report.levels import Concurrency, LevelRaw, LevelResult, Machine
@@ -89,7 +90,7 @@ class LevelCell:
             window_ms=concurrency.window_ms(settings.sample_ms),
             warmup_ms=settings.warmup_ms if first else settings.rewarm_ms,
             batch=self.batch,
-            idle_probe_ms=IDLE_PROBE_MS if first and self.live.kind == "erlang" else 0,
+            idle_probe_ms=IDLE_PROBE_MS if first and self.live.kind == RuntimeKind.ERLANG else 0,
             same_output=not self.job.call.randomised,
             races=0 if timed_by_itself else concurrency.RACES_PER_ROUND,
             race_calls=(self.base.raw if self.base else self.raw).race_calls,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from bridge.analysis import cputime, interop, noise
 from bridge.catalog.inputs import RunInputs
+from bridge.catalog.vocab import RuntimeKind
 from bridge.measure import assemble, levelrun, limits
 from bridge.measure.plan import Plan
 from bridge.measure.seams import Seams
@@ -119,7 +120,7 @@ def execute(
             windows=windows,
         )
     )
-    busiest = usage.busy_processes if noise.busy_machine(usage, machine_block) else ()
+    busiest = usage.busy_processes if noise.busy_machine(usage, report.environment) else ()
     return Outcome(report=report, interrupted=interrupted, busiest=busiest)
 
 
@@ -187,7 +188,9 @@ def _cpu_time(
         return None
     scenarios = [sc.to_json() for sc in plan.scenarios]
     algorithms = cputime.limit_algorithms(scenarios)
-    openssl = next((r for r in outcome.runtimes if r.kind == "openssl" and not r.masked), None)
+    openssl = next(
+        (r for r in outcome.runtimes if r.kind == RuntimeKind.OPENSSL and not r.masked), None
+    )
     found = (
         limits.collect(
             algorithms,

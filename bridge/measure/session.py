@@ -53,6 +53,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bridge import stats
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.measure import levelrun
 from bridge.measure.eta import CellNote, Eta, Step, duration, status
@@ -545,7 +546,7 @@ class Session:
         """--method tc: the thread's timer:tc harness on each Erlang cell."""
         n = self.settings.tc_calls or 0
         for cell in cells:
-            if cell.live.kind != "erlang" or not cell.live.alive or not cell.samples:
+            if cell.live.kind != RuntimeKind.ERLANG or not cell.live.alive or not cell.samples:
                 continue
             key = cell.key
             self.note(f"timer:tc x {n} [{key.runtime}] {key.call_id} {key.size} B")

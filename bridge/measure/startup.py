@@ -34,7 +34,7 @@ from bridge.hw import ab, hardware
 from bridge.measure.plan import Plan
 from bridge.measure.session import Session, Starting
 from bridge.measure.twins import TwinGuesses
-from bridge.report import schema
+from bridge.report import provenance, schema
 from bridge.report.whynot import LibraryBuild
 from bridge.runtimes import lineup, other_libcrypto, remote
 from bridge.runtimes.base import Job, Live, RuntimeSpec
@@ -231,7 +231,8 @@ def library_build(live: Live) -> LibraryBuild:
         seen = live.driver.mapped_libcrypto()
     except CannotTell:
         seen = []
-    version_a = live.info.details.get("version_a") if live.kind == "openssl" else None
+    d = live.info.details
+    version_a = d.version_a if isinstance(d, provenance.OpensslDetails) else None
     return libbuild.collect(seen[0].path if seen else None, version_a)
 
 

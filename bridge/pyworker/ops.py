@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bridge.catalog import calls, vocab
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError
 from bridge.system import cpustat
 from bridge.wire.codec import atom
@@ -668,7 +669,7 @@ def _tls(op: str) -> Callable[[dict[str, Any]], Prepared]:
 
 # One handler per operation of calls.CALLS["python", ...].
 HANDLERS = calls.Handlers(
-    "python",
+    RuntimeKind.PYTHON,
     {
         "hmac.digest": _hmac_digest,
         "hmac.new+copy": _hmac_copy,

@@ -8,7 +8,7 @@ from typing import Any
 
 from bridge import plain
 from bridge.catalog import vocab
-from bridge.report import schema
+from bridge.report import provenance, schema
 from bridge.view import home
 from bridge.view.notes import runtime_summary
 
@@ -42,16 +42,13 @@ def render_env(
     lines.append("")
     for rt in runtimes:
         lines.append(f"{rt.id}: {runtime_summary(rt)}")
-        loaded = rt.details.get("libcrypto_loaded") or []
-        if loaded:
-            lines.append(f"  libcrypto loaded: {', '.join(loaded)}")
-        if rt.details.get("cpuinfo"):
-            lines.append(f"  libcrypto detected: {rt.details['cpuinfo']}")
-        if rt.kind == "python":
-            lines.append(
-                f"  hashlib sha256 type: {rt.details.get('hashlib_sha256_type')},"
-                f" hmac: {rt.details.get('hmac_impl')}"
-            )
+        d = rt.details
+        if d.libcrypto_loaded:
+            lines.append(f"  libcrypto loaded: {', '.join(d.libcrypto_loaded)}")
+        if isinstance(d, provenance.OpensslDetails | provenance.ImportedDetails) and d.cpuinfo:
+            lines.append(f"  libcrypto detected: {d.cpuinfo}")
+        if isinstance(d, provenance.PythonDetails):
+            lines.append(f"  hashlib sha256 type: {d.hashlib_sha256_type}, hmac: {d.hmac_impl}")
     lines.append("")
     for exp in hw.get("experiments", []):
         mask = exp.get("mask")

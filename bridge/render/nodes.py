@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from bridge import plain
-from bridge.report import schema
+from bridge.report import provenance, schema
 
 WIDTH = 100
 
@@ -19,35 +19,34 @@ def render_nodes(runtimes: list[schema.Runtime], ab: dict[str, str]) -> str:
 
 
 def node_lines(rt: schema.Runtime, ab: str) -> list[str]:
-    d, node = rt.details, rt.details.get("node", {})
-    flavor = d.get("emu_flavor") or "emu"
+    d, node = rt.details, rt.node
+    if not isinstance(d, provenance.ErlangDetails) or node is None:
+        return [rt.id]  # not a running node: bridge env --node lists only those
     lines = [
-        f"{node.get('name', rt.executable)}: OTP {d.get('otp_version')}, erts"
-        f" {d.get('erts_version')}, {flavor}; os pid {node.get('os_pid')};"
-        f" {node.get('code_mode')} mode",
+        f"{node.name or rt.executable}: OTP {d.otp_version}, erts"
+        f" {d.erts_version}, {d.emu_flavor or 'emu'}; os pid {node.os_pid};"
+        f" {node.code_mode} mode",
     ]
-    items = [("crypto", _crypto(rt))]
-    mapped = d.get("libcrypto_loaded") or []
-    if mapped:
-        items.append(("libcrypto mapped", ", ".join(mapped)))
-    env = d.get("env") or {}
+    items = [("crypto", _crypto(d))]
+    if d.libcrypto_loaded:
+        items.append(("libcrypto mapped", ", ".join(d.libcrypto_loaded)))
+    env = d.env
     items.append(
         (
             "environment",
             ", ".join(f"{k}={v}" if v is not None else f"{k} not set" for k, v in env.items()),
         )
     )
-    cpu = node.get("cpu")
-    if cpu:
-        virt = ", virtualized" if cpu.get("virtualized") else ""
+    cpu = node.cpu
+    if cpu is not None:
+        virt = ", virtualized" if cpu.virtualized else ""
         items.append(
             (
-                f"host {node.get('hostname') or node.get('host')}",
-                f"{cpu.get('model')} ({cpu.get('arch')}{virt}); crypto flags:"
-                f" {' '.join(cpu.get('flags') or []) or 'none'}",
+                f"host {node.hostname or node.host}",
+                f"{cpu.model} ({cpu.arch}{virt}); crypto flags: {' '.join(cpu.flags) or 'none'}",
             )
         )
-    items.append(("verdict", node.get("provenance", "")))
+    items.append(("verdict", node.provenance))
     if ab:
         items.append(("A/B", ab))
     for label, value in items:
@@ -62,19 +61,18 @@ def node_lines(rt: schema.Runtime, ab: str) -> list[str]:
     return lines
 
 
-def _crypto(rt: schema.Runtime) -> str:
-    d = rt.details
-    if not d.get("crypto_lib"):
-        return f"{d.get('crypto_app_version') or '?'}, not loaded on the node"
-    info = d.get("crypto_info") or {}
+def _crypto(d: provenance.ErlangDetails) -> str:
+    if not d.crypto_lib:
+        return f"{d.crypto_app_version or '?'}, not loaded on the node"
+    info = d.crypto_info
     extra = []
-    compiled = info.get("cryptolib_version_compiled")
+    compiled = info.cryptolib_version_compiled
     if compiled:
-        extra.append(f"compiled against {compiled}, {info.get('link_type', '?')} link")
-    if d.get("crypto_fips"):
-        extra.append(f"crypto:info_fips(): {d['crypto_fips']}")
-    if "fips_provider_available" in info:
-        available = "yes" if info["fips_provider_available"] is True else "no"
+        extra.append(f"compiled against {compiled}, {info.link_type or '?'} link")
+    if d.crypto_fips:
+        extra.append(f"crypto:info_fips(): {d.crypto_fips}")
+    if info.fips_provider_available is not None:
+        available = "yes" if info.fips_provider_available is True else "no"
         extra.append(f"FIPS provider available: {available}")
     tail = f" ({'; '.join(extra)})" if extra else ""
-    return f"{d.get('crypto_app_version')}, crypto:info_lib(): {d.get('crypto_lib')}{tail}"
+    return f"{d.crypto_app_version}, crypto:info_lib(): {d.crypto_lib}{tail}"

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from bridge.catalog.scenario import KINDS
+from bridge.catalog.vocab import RuntimeKind
 from bridge.render.escape import svg_text
-from bridge.report import schema
+from bridge.report import provenance, schema
 from bridge.view import units
 from bridge.view import words as view_words
 
@@ -68,15 +69,15 @@ def runtime_name(report: schema.Report, runtime_id: str) -> str:
     if rt is None:
         return svg_text(runtime_id, NAME)
     d = rt.details
-    if rt.kind == "erlang":
-        otp = d.get("otp_version") or rt.version.removeprefix("OTP").strip()
-        lib = _library(d.get("crypto_lib"))
+    if isinstance(d, provenance.ErlangDetails):
+        otp = d.otp_version or rt.version.removeprefix("OTP").strip()
+        lib = _library(d.crypto_lib)
         text = f"erlang {otp}" + (f" / {lib}" if lib else "")
-    elif rt.kind == "python":
+    elif rt.kind == RuntimeKind.PYTHON:
         text = "python " + (rt.version.split()[-1] if rt.version.strip() else "?")
-    elif rt.kind == "openssl" and d.get("imported"):
-        text = f"openssl {d.get('label') or rt.version}"
-    elif rt.kind == "openssl":
+    elif isinstance(d, provenance.ImportedDetails):
+        text = f"openssl {d.label or rt.version}"
+    elif rt.kind == RuntimeKind.OPENSSL:
         words = rt.version.split()
         flavour = " ".join(words[:2]) if words[:1] != ["OpenSSL"] else ""
         text = f"openssl {flavour}" if flavour else f"openssl {' '.join(words[1:2]) or '?'}"
@@ -191,14 +192,14 @@ def caption(reports: Sequence[tuple[str, schema.Report]]) -> list[str]:
 
 def _cpu(rep: schema.Report) -> str:
     env = rep.environment
-    model = env.get("cpu_model")
+    model = env.cpu_model
     if not model:
         source = rep.imported_from
         return "imported: CPU not recorded" if source is not None else "CPU not recorded"
-    virt = ", virtualized" if env.get("virtualized") else ""
-    count = env.get("cpu_count")
+    virt = ", virtualized" if env.virtualized else ""
+    count = env.cpu_count
     cpus = f", {count} CPUs" if count else ""
-    return svg_text(f"{model} ({env.get('arch', '?')}{cpus}{virt})", 80)
+    return svg_text(f"{model} ({env.arch if env.arch is not None else '?'}{cpus}{virt})", 80)
 
 
 def when(created: str) -> str:

@@ -14,7 +14,9 @@ the field, with `jf(...)`:
   default uses its default; a field with neither is required);
 - `encode` / `decode`: the JSON form, when the type does not say it;
 - `flat`: the field's keys are the parent's own (a record: its keys; a dict:
-  every key no other field claims);
+  every key no other field claims; with `decode`, a record of a sum type
+  chosen by another of the parent's keys: `decode` reads the parent's whole
+  object);
 - `write=False`: kept in memory, never written (derived from other keys).
 
 And on the record, for what is not one field:
@@ -24,7 +26,17 @@ And on the record, for what is not one field:
 - `json_derived(self)`: keys written but not stored (figures computed from
   the raw data, for readers of the JSON), each named in `json_derived_keys`;
 - `json_read(cls, data)`: constructor values computed from the data (a
-  default taken from another key, a stored figure read from a derived one).
+  default taken from another key, a stored figure read from a derived one);
+- `json_as_read`: a record whose keys depend on the bridge that wrote it
+  (the run's settings, the machine, a runtime's provenance). Read from JSON,
+  it writes back the keys it was read with, in their order, and nothing
+  else: an older report lacks keys that are now always written (null
+  included) and keeps lacking them, so it re-serialises byte for byte. Such
+  a record keeps every key it does not know in a flat dict field, `extra`,
+  written back where it stood: schema 1 grows by optional keys, and a report
+  of a newer bridge passes through an older one unchanged. A record made in
+  memory (or changed with dataclasses.replace) writes its keys by the rules
+  above.
 """
 
 from __future__ import annotations
@@ -84,6 +96,7 @@ class Record:
     """A report record: `to_json` and `from_json` come from the codec."""
 
     json_order: ClassVar[tuple[str, ...]] = ()
+    json_as_read: ClassVar[bool] = False  # written back with the keys it was read with
     json_derived_keys: ClassVar[tuple[str, ...]] = ()  # what json_derived may write
 
     def json_derived(self) -> Json:
@@ -149,11 +162,22 @@ def field_keys(cls: type) -> list[str]:
 # -- writing -----------------------------------------------------------------
 
 
+# Where a record read from JSON keeps the keys it was read with (json_as_read):
+# an attribute, not a field, so equality ignores it and `replace` drops it.
+_READ = "_json_keys"
+
+
 def to_json(record: Record) -> Json:
     out: Json = {}
+    read: tuple[str, ...] | None = getattr(record, _READ, None)
     for f in fields(type(record)):
         value = getattr(record, f.name)
-        if not f.spec.write or (f.spec.omit is not None and f.spec.omit(record, value)):
+        if not f.spec.write:
+            continue
+        if read is not None:
+            if not f.spec.flat and f.key not in read:
+                continue
+        elif f.spec.omit is not None and f.spec.omit(record, value):
             continue
         encoded = f.spec.encode(value) if f.spec.encode else plain(value)
         if f.spec.flat:
@@ -165,7 +189,7 @@ def to_json(record: Record) -> Json:
     if undeclared:
         raise TypeError(f"{type(record).__name__} derives undeclared keys {sorted(undeclared)}")
     out.update(derived)
-    order = type(record).json_order
+    order = read if read is not None else type(record).json_order
     if not order:
         return out
     return {**{k: out[k] for k in order if k in out}, **out}
@@ -194,7 +218,9 @@ def from_json(cls: type[R], data: Json) -> R:
     claimed = set(keys(cls))  # a flat dict takes the others
     for f in fields(cls):
         if f.spec.flat:
-            if _is_record(f.hint):
+            if f.spec.decode is not None:
+                kwargs[f.name] = _at(f.key, f.spec.decode, data)
+            elif _is_record(f.hint):
                 kwargs[f.name] = from_json(f.hint, data)
             else:
                 kwargs[f.name] = {k: v for k, v in data.items() if k not in claimed}
@@ -213,7 +239,18 @@ def from_json(cls: type[R], data: Json) -> R:
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{f.key}: {exc}") from None
     kwargs.update(cls.json_read(data))
-    return cls(**kwargs)
+    record = cls(**kwargs)
+    if cls.json_as_read:
+        object.__setattr__(record, _READ, tuple(data))
+    return record
+
+
+def _at(key: str, read: Callable[[Any], Any], value: Any) -> Any:
+    """`read(value)`, its TypeError or ValueError naming `key`."""
+    try:
+        return read(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{key}: {exc}") from None
 
 
 def decode(hint: Any, value: Any) -> Any:
@@ -233,8 +270,10 @@ def decode(hint: Any, value: Any) -> Any:
         return hint(value)  # ValueError: not one of its values
     if _is_record(hint):
         return from_json(hint, value)
+    # A tuple as well as a list: a record made in memory from its JSON form
+    # (a runtime's details, bridge.report.provenance) may hold tuples.
     if origin is tuple:
-        if not isinstance(value, list):
+        if not isinstance(value, (list, tuple)):
             raise TypeError(f"expected a list, got {_kind(value)}")
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(decode(args[0], v) for v in value)
@@ -242,7 +281,7 @@ def decode(hint: Any, value: Any) -> Any:
             raise ValueError(f"expected {len(args)} values, got {len(value)}")
         return tuple(decode(a, v) for a, v in zip(args, value, strict=True))
     if origin is list:
-        if not isinstance(value, list):
+        if not isinstance(value, (list, tuple)):
             raise TypeError(f"expected a list, got {_kind(value)}")
         return [decode(args[0], v) for v in value] if args else list(value)
     if origin is dict:

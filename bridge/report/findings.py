@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from bridge.catalog.choice import Choice as _Choice
 from bridge.report.codec import Record, jf
-from bridge.report.hw import _Choice
 
 
 class Verdict(_Choice):

@@ -3,48 +3,16 @@
 A cell ran either on the machine as found (`Hw.ON`) or with its scenario's
 hardware features masked from process start (`Hw.OFF`, bridge.hw.ab). A run
 asks for one of those or for both, an A/B with verdicts (`HwMode`: --hw, the
-report's `hardware.hw`). Both are str enums: a member is the str it names, so
-reports write the same JSON as before and a member equals its text (str and
-Enum together, as enum.StrEnum of Python 3.11 is, with its str() and format()
-giving the value on 3.10 as well).
+report's `hardware.hw`). Both are str enums (bridge.catalog.choice): a member
+is the str it names, so reports write the same JSON as before.
 """
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import TypeVar
-
-from bridge.errors import UsageError
-
-_C = TypeVar("_C", bound="_Choice")
+from bridge.catalog.choice import Choice
 
 
-class _Choice(str, Enum):
-    # What enum.StrEnum adds to str + Enum: the value as str() and format()
-    # (f"{Hw.ON}" is "on"), and iteration and comparison as before.
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
-
-    @classmethod
-    def _missing_(cls, value: object) -> None:
-        """A value that is none of the members: ValueError saying which are."""
-        shown = ascii(value)  # quoted, escaped: a report's text reaches a terminal
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
-        raise ValueError(f"{shown} is not one of {', '.join(cls)}")
-
-    @classmethod
-    def parse(cls: type[_C], value: object, where: str) -> _C:
-        """`value` as a member, or a one-line UsageError that starts with `where`."""
-        try:
-            return cls(value)
-        except ValueError as exc:
-            raise UsageError(f"{where}: {exc}") from None
-
-
-class Hw(_Choice):
+class Hw(Choice):
     """A cell's state: the machine as found, or the features masked."""
 
     ON = "on"
@@ -55,7 +23,7 @@ class Hw(_Choice):
         return self is Hw.OFF
 
 
-class HwMode(_Choice):
+class HwMode(Choice):
     """What a run measures: the cells as found (on), only their masked twins
     (off), or both, paired into hardware verdicts."""
 

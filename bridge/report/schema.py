@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bridge import plain, stats
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import UsageError
-from bridge.report import levels, whynot
+from bridge.report import levels, provenance, whynot
 from bridge.report import tls as tlsrec
 from bridge.report.codec import EMPTY, NONE, Json, Record, jf
+from bridge.report.context import Environment, RunSettings
 from bridge.report.findings import (
     Basis,
     Change,
@@ -125,30 +127,57 @@ class CellKey:
 # -- runtimes and results ----------------------------------------------------
 
 
+# The keys of a runtime's object that are not its details.
+RUNTIME_KEYS = ("id", "kind", "executable", "version", "hw")
+
+
+def _details(data: Json) -> provenance.Details:
+    """A runtime's details from its object: the record of its kind."""
+    rest = {k: v for k, v in data.items() if k not in RUNTIME_KEYS}
+    return provenance.read(RuntimeKind(data.get("kind")), rest)
+
+
 @dataclass(frozen=True)
 class Runtime(Record):
-    """One runtime as it ran: kind erlang | python | openssl, with provenance.
-    `details` holds the kind-specific provenance (free-form by design: each
-    kind knows different things); `hw` says whether features were masked."""
+    """One runtime as it ran: its kind, executable and version, with the
+    provenance its kind knows (`details`, bridge.report.provenance); `hw`
+    says whether features were masked."""
 
     id: str
-    kind: str
+    kind: RuntimeKind
     executable: str
     version: str
-    # Spliced into the runtime's object, before "hw": every key the others do not claim.
-    details: dict[str, Any] = jf(flat=True, default_factory=dict)
+    # Spliced into the runtime's object, before "hw". A runtime made in
+    # memory may give its details as their JSON object: read as a report's
+    # are, so that it writes that object as it was given.
+    details: provenance.Details = jf(flat=True, decode=_details, default=None)
     hw: Hw = Hw.ON
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", RuntimeKind(self.kind))
+        if not isinstance(self.details, provenance.Provenance):
+            object.__setattr__(self, "details", provenance.read(self.kind, self.details or {}))
 
     @property
     def masked(self) -> bool:
         return self.hw.masked
 
     @property
+    def node(self) -> provenance.NodeInfo | None:
+        """A running node measured over distribution (`--node`); None for a
+        runtime bridge started itself."""
+        return self.details.node if isinstance(self.details, provenance.ErlangDetails) else None
+
+    @property
     def node_host(self) -> str:
-        """The host of a running node measured over distribution (details
-        "node", from `--node`); "" for a runtime bridge started itself."""
-        node = self.details.get("node")
-        return str(node.get("host", "")) if isinstance(node, dict) else ""
+        """The host of a running node measured over distribution; "" for a
+        runtime bridge started itself."""
+        return self.node.host if self.node is not None else ""
+
+    @property
+    def imported(self) -> bool:
+        """A run pasted into import-speed."""
+        return isinstance(self.details, provenance.ImportedDetails)
 
 
 @dataclass(frozen=True)
@@ -834,8 +863,9 @@ class Report(Record):
     created: str = jf(missing="")
     command: list[str] = jf(missing=[])
     reproduce: str = jf(missing="")
-    settings: dict[str, Any] = jf(missing={})
-    environment: dict[str, Any] = jf(missing={})
+    # A report without them (hand-made) reads as one with them empty.
+    settings: RunSettings = jf(missing=RunSettings.from_json({}))
+    environment: Environment = jf(missing=Environment.from_json({}))
     runtimes: tuple[Runtime, ...] = jf()
     results: tuple[Result, ...] = jf()
     interop: tuple[InteropCheck, ...] = ()
@@ -872,16 +902,17 @@ class Report(Record):
     def runtime(self, runtime_id: str) -> Runtime | None:
         return next((r for r in self.runtimes if r.id == runtime_id), None)
 
-    def kind_of(self, runtime_id: str) -> str:
+    def kind_of(self, runtime_id: str) -> RuntimeKind:
         """The kind of a runtime named in a result. Every result's runtime is
-        in `runtimes`; the id's prefix is only a fallback for hand-made files."""
+        in `runtimes` (bridge.report.check); the id's prefix is only a
+        fallback for reports made in memory (a ValueError if it is none)."""
         rt = self.runtime(runtime_id)
-        return rt.kind if rt else runtime_id.split("@")[0].split("#")[0]
+        return rt.kind if rt else RuntimeKind(runtime_id.split("@")[0].split("#")[0])
 
-    def several(self) -> dict[str, list[str]]:
+    def several(self) -> dict[RuntimeKind, list[str]]:
         """Runtime ids per kind, in the order named, for the kinds with more
         than one (the versions a run compares)."""
-        ids: dict[str, list[str]] = {}
+        ids: dict[RuntimeKind, list[str]] = {}
         for rt in self.runtimes:
             ids.setdefault(rt.kind, [])
             if rt.id not in ids[rt.kind]:
@@ -901,13 +932,21 @@ class Report(Record):
     def _scenario_data(self, name: str) -> dict[str, Any]:
         return next((sc for sc in self.scenarios if sc.get("name") == name), {})
 
+    def __post_init__(self) -> None:
+        # Made in memory from their JSON objects (a run's, an import's): read
+        # as a report's are, so that they write those objects as given.
+        if not isinstance(self.settings, RunSettings):
+            object.__setattr__(self, "settings", RunSettings.from_json(dict(self.settings)))
+        if not isinstance(self.environment, Environment):
+            object.__setattr__(self, "environment", Environment.from_json(dict(self.environment)))
+
     @property
-    def seed(self) -> Any:
-        return self.settings.get("seed")
+    def seed(self) -> int | None:
+        return self.settings.seed
 
     @property
     def imported_from(self) -> str | None:
-        return self.settings.get("imported_from")
+        return self.settings.imported_from
 
     @classmethod
     def json_read(cls, d: Json) -> Json:

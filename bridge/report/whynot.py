@@ -14,9 +14,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from bridge.catalog.choice import Choice as _Choice
 from bridge.report.codec import EMPTY, Json, Record, jf
 from bridge.report.findings import Why
-from bridge.report.hw import _Choice
 
 
 class Source(_Choice):

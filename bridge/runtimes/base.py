@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 from bridge.catalog import calls
 from bridge.catalog.inputs import Inputs
 from bridge.catalog.scenario import Scenario
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError, WorkerError
 from bridge.hw.hardware import MASK_VARS
 from bridge.report import schema
@@ -133,7 +134,7 @@ def level_windows(per_worker: list) -> tuple[tuple[tuple[int, int], ...], ...]:
 
 
 class Runtime:
-    kind: ClassVar[str] = ""
+    kind: ClassVar[RuntimeKind]
     # One sample is one process (openssl speed): a cell gets few of them.
     samples_are_processes: ClassVar[bool] = False
     # More processes of it can be started from its spec to share a cell's
@@ -530,7 +531,7 @@ Factory = Callable[[Hw, Mapping[str, str] | None], Runtime]
 class RuntimeSpec:
     """A runtime to start: its kind, what the user called it, and how to make it."""
 
-    kind: str
+    kind: RuntimeKind
     label: str
     make: Factory
     hw: Hw = Hw.ON
@@ -574,5 +575,5 @@ class Live:
         return self.info.id
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> RuntimeKind:
         return self.info.kind

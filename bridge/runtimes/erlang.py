@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from bridge.catalog import calls
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -42,7 +43,7 @@ OUT_OF_MEMORY = "Cannot allocate"
 
 
 class ErlangRuntime(WorkerRuntime):
-    kind = "erlang"
+    kind = RuntimeKind.ERLANG
 
     def __init__(
         self, installation: otp.Installation, settings: Settings, hw: Hw = Hw.ON, mask_env=None
@@ -79,7 +80,7 @@ class ErlangRuntime(WorkerRuntime):
 
     def _user_args(self) -> list[str]:
         """Only a run with user calls starts the node with them (bridge.runtimes.usercode)."""
-        mine = self.user.of("erlang") if self.user is not None else ()
+        mine = self.user.of(RuntimeKind.ERLANG) if self.user is not None else ()
         if not mine:
             return []
         if self.user_dir is None:
@@ -195,7 +196,7 @@ class ErlangRuntime(WorkerRuntime):
         libcrypto = info_lib[0]["version_text"] if info_lib else ""
         return schema.Runtime(
             id=f"erlang@{version}",
-            kind="erlang",
+            kind=RuntimeKind.ERLANG,
             executable=str(self.installation.erl),
             version=f"OTP {version}",
             details={

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from bridge.catalog.vocab import RuntimeKind
 from bridge.runtimes.base import RuntimeSpec
 from bridge.runtimes.erlang import ErlangRuntime
 from bridge.runtimes.openssl import OpensslRuntime
@@ -32,31 +33,31 @@ def _given(given, kind: str, index: int) -> Mapping[str, str]:
 
 
 def _specs(s, kinds, erl, python, openssl, given) -> Iterator[RuntimeSpec]:
-    if "erlang" in kinds:
+    if RuntimeKind.ERLANG in kinds:
         for n, inst in enumerate(erl):
-            g = _given(given, "erlang", n)
+            g = _given(given, RuntimeKind.ERLANG, n)
             yield RuntimeSpec(
-                "erlang",
+                RuntimeKind.ERLANG,
                 str(inst.erl) if inst else "erl",
                 lambda hw, env, i=inst, g=g: ErlangRuntime(
                     i or otp.locate(None), s, hw, env
                 ).with_env(g),
                 requested="--erl" if inst else "",
             )
-    if "python" in kinds:
+    if RuntimeKind.PYTHON in kinds:
         for n, exe in enumerate(python):
-            g = _given(given, "python", n)
+            g = _given(given, RuntimeKind.PYTHON, n)
             yield RuntimeSpec(
-                "python",
+                RuntimeKind.PYTHON,
                 exe or "python",
                 lambda hw, env, e=exe, g=g: PythonRuntime(s, hw, env, executable=e).with_env(g),
                 requested="--python" if exe else "",
             )
-    if "openssl" in kinds:
+    if RuntimeKind.OPENSSL in kinds:
         for n, exe in enumerate(openssl):
-            g = _given(given, "openssl", n)
+            g = _given(given, RuntimeKind.OPENSSL, n)
             yield RuntimeSpec(
-                "openssl",
+                RuntimeKind.OPENSSL,
                 exe or "openssl",
                 lambda hw, env, e=exe, g=g: OpensslRuntime(s, hw, env, executable=e).with_env(g),
                 requested="--openssl" if exe else "",

@@ -33,6 +33,7 @@ from bridge.catalog.scenario import (
     RsaScenario,
     Scenario,
 )
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError, RuntimeUnavailable, UsageError, WorkerError
 from bridge.hw import ab, hardware
 from bridge.hw.hardware import MASK_VARS
@@ -178,7 +179,7 @@ def check_mask(executable: str, mask: hardware.Mask, env: dict[str, str]) -> sch
 
 
 class OpensslRuntime(Runtime):
-    kind = "openssl"
+    kind = RuntimeKind.OPENSSL
     samples_are_processes = True
 
     def __init__(
@@ -194,7 +195,7 @@ class OpensslRuntime(Runtime):
         self._pkey_cache: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
         # One handler per operation of calls.CALLS["openssl", ...].
         self.handlers = calls.Handlers(
-            "openssl",
+            RuntimeKind.OPENSSL,
             {
                 "speed": self._bench_speed,
                 "speed-evp": self._bench_speed,
@@ -225,7 +226,7 @@ class OpensslRuntime(Runtime):
         self._tmp = tempfile.TemporaryDirectory(prefix="bridge-openssl-")
         return schema.Runtime(
             id=self.id,
-            kind="openssl",
+            kind=RuntimeKind.OPENSSL,
             executable=self.executable,
             version=version_text,
             details={

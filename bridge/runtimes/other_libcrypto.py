@@ -24,10 +24,10 @@ class WithLibcrypto(Runtime):
     erlang@25.2.3+libcrypto-3.5.4. Everything else is the inner runtime's."""
 
     def __init__(self, inner: Runtime, library: Library) -> None:
+        self.kind = inner.kind  # type: ignore[misc]  # before __init__, which reads it
         super().__init__(inner.settings, inner.hw, inner.mask_env)
         self.inner = inner
         self.library = library
-        self.kind = inner.kind  # type: ignore[misc]
         self.samples_are_processes = inner.samples_are_processes  # type: ignore[misc]
         self.spreadable = inner.spreadable  # type: ignore[misc]
         inner.libcrypto_dir = str(library.dir)
@@ -55,7 +55,7 @@ class WithLibcrypto(Runtime):
         runtime_id = variant_id(info.id, self.library)
         self.rename(runtime_id)
         details = {
-            **info.details,
+            **info.details.to_json(),
             "libcrypto_loaded": [m.path for m in seen],
             "libcrypto_dir": {
                 "given": self.library.given,

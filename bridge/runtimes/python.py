@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError, WorkerError
 from bridge.report import schema
 from bridge.report.hw import Hw
@@ -43,7 +44,7 @@ START_SLACK_PER_PROCESS_MS = 5
 
 
 class PythonRuntime(WorkerRuntime):
-    kind = "python"
+    kind = RuntimeKind.PYTHON
     start_timeout = 20.0
 
     def __init__(
@@ -56,7 +57,7 @@ class PythonRuntime(WorkerRuntime):
     def argv(self) -> list[str]:
         """A run with user calls starts the worker with them (--user FILE):
         without, the worker has no user path at all (bridge.pyworker.usercode)."""
-        mine = self.user.of("python") if self.user is not None else ()
+        mine = self.user.of(RuntimeKind.PYTHON) if self.user is not None else ()
         if not mine:
             return [self.executable, "-m", "bridge.pyworker.worker"]
         if self.user_dir is None:
@@ -95,7 +96,7 @@ class PythonRuntime(WorkerRuntime):
         pid = self.worker.pid if self.worker else None
         return schema.Runtime(
             id=f"python@{version}",
-            kind="python",
+            kind=RuntimeKind.PYTHON,
             executable=self.executable,
             version=f"Python {version}",
             details={

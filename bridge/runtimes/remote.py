@@ -24,6 +24,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.nodes import agent, probe
 from bridge.nodes.distribution import NodeName, NodePlan, own_name
@@ -83,7 +84,7 @@ def _discovered() -> list[otp.Installation]:
 
 
 class RemoteRuntime(Runtime):
-    kind = "erlang"
+    kind = RuntimeKind.ERLANG
 
     def __init__(
         self,
@@ -321,7 +322,7 @@ def describe(
     }
     return schema.Runtime(
         id=f"erlang@{version}@{target}",
-        kind="erlang",
+        kind=RuntimeKind.ERLANG,
         executable=str(target),
         version=f"OTP {version}",
         details=details,
@@ -339,7 +340,7 @@ def specs(
     compilers = Compilers(known)
     return [
         RuntimeSpec(
-            "erlang",
+            RuntimeKind.ERLANG,
             str(t),
             lambda hw, env, t=t: RemoteRuntime(t, plan, relays, settings, compilers),
             maskable=False,

@@ -15,6 +15,7 @@ from typing import BinaryIO
 import bridge
 from bridge import plain
 from bridge.analysis import findings, versus
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import UsageError
 from bridge.report import check, schema
 from bridge.report.hw import Hw
@@ -62,7 +63,7 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
         runtimes.append(
             schema.Runtime(
                 id=rid,
-                kind="openssl",
+                kind=RuntimeKind.OPENSSL,
                 executable="",
                 version=run.version or _unknown_version(run),
                 details={

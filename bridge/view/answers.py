@@ -209,7 +209,7 @@ def difference_line(ctx: Context, subject: str, d: schema.Difference) -> AnswerL
     ratio = f"{d.ratio:.2f}×"
     spread = f"({ci(*d.ci95)})" if d.ci95 else ""
     named = dataclasses.replace(d, reasons=tuple(_labelled(ctx, r) for r in d.reasons))
-    reason, rerun = words.difference_why(named, bool(ctx.report.settings.get("quick")))
+    reason, rerun = words.difference_why(named, ctx.report.settings.quick)
     if words.is_drift(d):
         return AnswerLine(
             subject, Phrase("within noise", Tone.MUTED), f"{ratio} {spread}", reason, rerun

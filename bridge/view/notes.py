@@ -10,8 +10,9 @@ import dataclasses
 import re
 from collections import defaultdict
 
-from bridge.catalog import calls, vocab
-from bridge.report import schema
+from bridge.catalog import calls
+from bridge.catalog.vocab import RuntimeKind
+from bridge.report import provenance, schema
 from bridge.report.findings import Reason
 from bridge.view import codes, units, words
 from bridge.view.context import Context, count
@@ -82,7 +83,7 @@ def _reference(ctx: Context, scenario: str, check: schema.InteropCheck) -> str:
     """The check as stored, less what applies to a runtime that did not run."""
     text = check.reference
     ran = {ctx.report.kind_of(r.runtime) for r in ctx.report.results if r.scenario == scenario}
-    if "openssl" not in ran:
+    if RuntimeKind.OPENSSL not in ran:
         text = re.sub(r"; openssl s_client's report of it is checked too", "", text)
     return text
 
@@ -275,7 +276,7 @@ def runtime_warnings(ctx: Context) -> list[Note]:
     report = ctx.report
     seen: dict[str, str] = {}
     for rt in report.runtimes:
-        for path in rt.details.get("libcrypto_loaded", []):
+        for path in rt.details.libcrypto_loaded:
             seen.setdefault(path, rt.id)
     out = []
     if len(seen) > 1:
@@ -283,10 +284,13 @@ def runtime_warnings(ctx: Context) -> list[Note]:
         out.append(f"The runtimes load different libcrypto files ({where}).")
     cryptography = uses_cryptography(report)
     for rt in report.runtimes:
-        if rt.kind == "python" and rt.details.get("hashlib_uses_openssl") is False:
+        d = rt.details
+        if not isinstance(d, provenance.PythonDetails):
+            continue
+        if not d.hashlib_uses_openssl:
             out.append(f"{rt.id} hashlib uses its built-in code, not OpenSSL.")
-        own = rt.details.get("cryptography_openssl_version")
-        system = str(rt.details.get("ssl_openssl_version", ""))
+        own = d.cryptography_openssl_version
+        system = d.ssl_openssl_version
         if (
             rt.id in cryptography
             and not rt.masked
@@ -309,9 +313,11 @@ def uses_cryptography(report: schema.Report) -> set[str]:
     (and so on its own OpenSSL): only those earn its warning."""
     out = set()
     for r in report.results:
-        if report.kind_of(r.runtime) != "python" or r.call_id.startswith(calls.USER_PREFIX):
+        if report.kind_of(r.runtime) != RuntimeKind.PYTHON or r.call_id.startswith(
+            calls.USER_PREFIX
+        ):
             continue
-        call = calls.lookup("python", r.call_id)
+        call = calls.lookup(RuntimeKind.PYTHON, r.call_id)
         if (
             call
             and call.route is calls.Route.LIBCRYPTO
@@ -350,7 +356,7 @@ def concurrency_warnings(ctx: Context) -> list[Note]:
     if c is None:
         return []
     python_procs = any(
-        ctx.report.kind_of(cell.runtime) == "python" and cell.mode == "processes"
+        ctx.report.kind_of(cell.runtime) == RuntimeKind.PYTHON and cell.mode == "processes"
         for cell in c.cells
     )
     out = []
@@ -383,12 +389,12 @@ def brief_provenance(report: schema.Report) -> str:
     """bridge, the machine, each runtime with its libcrypto, in one paragraph."""
     head = title(report)
     env = report.environment
-    if env:
-        virt = ", virtualized" if env.get("virtualized") else ""
-        flags = " ".join(env.get("cpu_flags", [])) or "none"
+    if env.described:
+        virt = ", virtualized" if env.virtualized else ""
+        flags = " ".join(env.cpu_flags) or "none"
         head += (
-            f" · {env.get('cpu_model', 'unknown CPU')} ({env.get('arch', '?')},"
-            f" {env.get('cpu_count', '?')} CPUs{virt}); crypto flags: {flags}"
+            f" · {_or(env.cpu_model, 'unknown CPU')} ({_or(env.arch, '?')},"
+            f" {_or(env.cpu_count, '?')} CPUs{virt}); crypto flags: {flags}"
         )
     if report.imported_from is not None:
         pasted = [f"{rt.id}: {runtime_summary(rt)}" for rt in report.runtimes]
@@ -402,9 +408,13 @@ def brief_provenance(report: schema.Report) -> str:
     return head + (f"; {', '.join(runtimes)}." if runtimes else "")
 
 
+def _or(value: object, absent: str) -> object:
+    """A machine fact, or what to say where the report has none."""
+    return absent if value is None else value
+
+
 def _libcrypto_of(rt: schema.Runtime) -> str:
-    d = rt.details
-    lib = {"erlang": d.get("crypto_lib"), "python": d.get("ssl_openssl_version")}.get(rt.kind)
+    lib = rt.details.library if rt.kind != RuntimeKind.OPENSSL else ""
     if not lib:
         return ""
     words = str(lib).split()
@@ -415,14 +425,13 @@ def environment(report: schema.Report) -> list[str]:
     """The machine, each runtime once, and the masks (one item per mask)."""
     env = report.environment
     items = []
-    if env:
-        virt = ", virtualized" if env.get("virtualized") else ""
-        flags = " ".join(env.get("cpu_flags", [])) or "none"
+    if env.described:
+        virt = ", virtualized" if env.virtualized else ""
+        flags = " ".join(env.cpu_flags) or "none"
         items.append(
-            f"CPU: {env.get('cpu_model')} ({env.get('arch')}, {env.get('cpu_count')}"
-            f" CPUs{virt}); crypto flags: {flags}"
+            f"CPU: {env.cpu_model} ({env.arch}, {env.cpu_count} CPUs{virt}); crypto flags: {flags}"
         )
-        items.append(f"OS: {env.get('os')}, kernel {env.get('kernel')}")
+        items.append(f"OS: {env.os}, kernel {env.kernel}")
     seen: set[str] = set()
     for rt in report.runtimes:
         if rt.id not in seen:
@@ -440,55 +449,53 @@ def environment(report: schema.Report) -> list[str]:
 
 def given_summary(rt: schema.Runtime) -> str:
     """What the user gave one runtime (--env, --libcrypto)."""
-    given = {k: v for k, v in (rt.details.get("env") or {}).items() if k not in vocab.MASK_VARS}
-    text = "".join(f"; {k}={v}" for k, v in given.items())
-    other = rt.details.get("libcrypto_dir")
-    if isinstance(other, dict):
-        text += f"; libcrypto {other.get('file')} ({other.get('version')}), mapped as"
-        text += f" {', '.join(other.get('maps') or ['?'])}"
+    text = "".join(f"; {k}={v}" for k, v in rt.details.given_env.items())
+    other = rt.details.libcrypto_dir
+    if other is not None:
+        text += f"; libcrypto {other.file} ({other.version}), mapped as"
+        text += f" {', '.join(other.maps or ['?'])}"
     return text
 
 
 def runtime_summary(rt: schema.Runtime) -> str:
     d = rt.details
-    if rt.kind == "erlang":
+    if isinstance(d, provenance.ErlangDetails):
         return (
-            f"OTP {d.get('otp_version')}, erts {d.get('erts_version')}, {d.get('emu_flavor')},"
-            f" crypto {d.get('crypto_app_version')}, crypto:info_lib(): {d.get('crypto_lib')}"
-        ) + _node_summary(d.get("node"))
-    if rt.kind == "python":
-        impl = "OpenSSL" if d.get("hashlib_uses_openssl") else "built-in (not OpenSSL)"
-        own = d.get("cryptography_openssl_version")
-        return (
-            f"{rt.version} ({rt.executable}), ssl: {d.get('ssl_openssl_version')}, hashlib: {impl}"
-            + (f", cryptography: {own}" if own else "")
+            f"OTP {d.otp_version}, erts {d.erts_version}, {d.emu_flavor},"
+            f" crypto {d.crypto_app_version}, crypto:info_lib(): {d.crypto_lib}"
+        ) + _node_summary(d.node)
+    if isinstance(d, provenance.PythonDetails):
+        impl = "OpenSSL" if d.hashlib_uses_openssl else "built-in (not OpenSSL)"
+        own = d.cryptography_openssl_version
+        return f"{rt.version} ({rt.executable}), ssl: {d.ssl_openssl_version}, hashlib: {impl}" + (
+            f", cryptography: {own}" if own else ""
         )
-    if rt.kind == "openssl" and d.get("imported"):
-        return str(d.get("label", rt.version))
-    if rt.kind == "openssl":
+    if isinstance(d, provenance.ImportedDetails):
+        return d.label or rt.version
+    if rt.kind == RuntimeKind.OPENSSL:
         return f"{rt.version} ({rt.executable})"
     return rt.version
 
 
-def _node_summary(node) -> str:
+def _node_summary(node: provenance.NodeInfo | None) -> str:
     """A running node's own host and what bridge did there."""
-    if not isinstance(node, dict):
+    if node is None:
         return ""
-    cpu = node.get("cpu") or {}
-    virt = ", virtualized" if cpu.get("virtualized") else ""
-    host = node.get("hostname") or node.get("host")
-    text = f"; running node {node.get('name')} (os pid {node.get('os_pid')}) on host {host}"
-    if cpu:
-        flags = " ".join(cpu.get("flags") or []) or "none"
-        text += f": {cpu.get('model')} ({cpu.get('arch')}{virt}), crypto flags: {flags}"
-    agent = node.get("agent")
-    if isinstance(agent, dict):
+    cpu = node.cpu
+    virt = ", virtualized" if cpu is not None and cpu.virtualized else ""
+    host = node.hostname or node.host
+    text = f"; running node {node.name} (os pid {node.os_pid}) on host {host}"
+    if cpu is not None:
+        flags = " ".join(cpu.flags) or "none"
+        text += f": {cpu.model} ({cpu.arch}{virt}), crypto flags: {flags}"
+    agent = node.agent
+    if agent is not None:
         text += (
-            f"; measured by bridge's agent (built by {agent.get('compiled_by')}) at most"
-            f" {float(agent.get('max_load', 1)):.0%} of one scheduler busy"
+            f"; measured by bridge's agent (built by {agent.compiled_by}) at most"
+            f" {float(agent.max_load):.0%} of one scheduler busy"
         )
-    if node.get("provenance"):
-        text += f"; {node['provenance']}"
+    if node.provenance:
+        text += f"; {node.provenance}"
     return text
 
 

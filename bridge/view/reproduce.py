@@ -29,7 +29,7 @@ import shlex
 from dataclasses import dataclass
 
 from bridge.catalog import calls, scenario
-from bridge.catalog.vocab import MASK_VARS
+from bridge.catalog.vocab import RuntimeKind
 from bridge.report import schema
 from bridge.report.hw import HwMode
 from bridge.settings import BOUNDS, DEFAULT, QUICK, Settings
@@ -77,11 +77,11 @@ def of(report: schema.Report) -> Rebuilt | None:
         return Rebuilt((), (Left.NAMES,))
     if any(sc.get("user_calls") or sc.get("kind") == "expr" for sc in report.scenarios):
         return Rebuilt((), (Left.USER_CODE,))
-    settings = _settings(report.settings)
+    settings = _settings(report.settings.to_json())  # the bounds check what was recorded
     hw = _hw(report)
     if settings is None or hw is None:
         return Rebuilt((), (Left.SETTINGS,))
-    argv = ["bridge", "run", *names, "--seed", str(report.settings["seed"]), "--hw", hw.value]
+    argv = ["bridge", "run", *names, "--seed", str(report.seed), "--hw", hw.value]
     builtin = {n: _builtin(n) for n in names}
     files = tuple(n for n, sc in builtin.items() if sc is None)
     argv += _sizes(report, builtin, left)
@@ -209,7 +209,7 @@ def _with(report: schema.Report, builtin: dict[str, scenario.Scenario | None]) -
     }
     if len(levels) == 1:
         argv += ["--concurrency", ",".join(map(str, next(iter(levels))))]
-    schedulers = report.settings.get("schedulers")
+    schedulers = report.settings.schedulers
     if schedulers:
         argv += ["--schedulers", str(schedulers)]
     added: dict[tuple[str, str], None] = {}
@@ -237,15 +237,18 @@ def _runtimes(report: schema.Report, left: list[Left], said: list[str]) -> list[
     local = [rt for rt in report.runtimes if not rt.masked and not rt.node_host]
     nodes = [rt for rt in report.runtimes if rt.node_host and not rt.masked]
     argv: list[str] = []
-    for kind, flag in (("erlang", "--erl"), ("openssl", "--openssl"), ("python", "--python")):
-        mine = [rt for rt in local if rt.kind == kind and "libcrypto_dir" not in rt.details]
+    for kind, flag in (
+        (RuntimeKind.ERLANG, "--erl"),
+        (RuntimeKind.OPENSSL, "--openssl"),
+        (RuntimeKind.PYTHON, "--python"),
+    ):
+        mine = [rt for rt in local if rt.kind == kind and rt.details.libcrypto_dir is None]
         paths = list(dict.fromkeys(rt.executable for rt in mine))
         if len(paths) > 1 or (len(paths) == 1 and (flag, paths[0]) in given):
             for path in paths:
                 argv += [flag, path]
     for rt in report.runtimes:
-        env = {k for k in (rt.details.get("env") or {}) if k not in MASK_VARS}
-        if env or "libcrypto_dir" in rt.details:
+        if rt.details.given_env or rt.details.libcrypto_dir is not None:
             left.append(Left.GIVEN)
     kinds = [
         k
@@ -255,14 +258,14 @@ def _runtimes(report: schema.Report, left: list[Left], said: list[str]) -> list[
     if kinds and tuple(kinds) != (() if nodes else calls.RUNTIME_KINDS):
         argv += ["--runtimes", ",".join(kinds)]
     if nodes:
-        names = list(dict.fromkeys(str(rt.details["node"].get("name") or "") for rt in nodes))
+        names = list(dict.fromkeys(rt.node.name for rt in nodes if rt.node is not None))
         if not all(n.count("@") == 1 and set(n) <= _NODE_CHARS for n in names):
             left.append(Left.NAMES)
             return argv
         for name in names:
             argv += ["--node", name]
-        agent = nodes[0].details["node"].get("agent") or {}
-        load = agent.get("max_load")
+        agent = nodes[0].node.agent if nodes[0].node is not None else None
+        load = agent.max_load if agent is not None else None
         argv += ["--measure"]
         if isinstance(load, int | float) and not isinstance(load, bool):
             argv += ["--max-load", f"{load:g}"]

@@ -9,6 +9,7 @@ import dataclasses
 import re
 
 from bridge.catalog import calls
+from bridge.catalog.vocab import RuntimeKind
 from bridge.report import schema
 from bridge.report.levels import LevelResult
 from bridge.view import codes, units, words
@@ -169,7 +170,7 @@ def marks_legend(ctx: Context, shown: list[schema.Difference], head: str) -> str
         parts.append(words.drift_mark(codes.MARGIN))
     if "?" in marks:
         d = next(d for d in shown if WORDS.get(d.verdict) == "?")
-        reason, rerun = words.difference_why(d, bool(ctx.report.settings.get("quick")))
+        reason, rerun = words.difference_why(d, ctx.report.settings.quick)
         parts.append(f"? = {reason}; {rerun}" if rerun else f"? = {reason}")
     return "; ".join(parts) + "."
 
@@ -233,8 +234,7 @@ def column_notes(ctx: Context, scenario: str, table: Table) -> dict[str, str]:
     if legend:
         out["fastest"] = out["first"] = legend
     if any(c.mark == "!" for row in table.rows for c in row):
-        s = ctx.report.settings
-        goal = s.get("until_stable") or s.get("ci_target")
+        goal = ctx.report.settings.ci_goal
         target = f"the run's ±{goal * 100:g}% target" if goal else "the run's target"
         out["median"] = f"! = 95% CI wider than {target}: rerun with --until-stable."
     return out
@@ -396,14 +396,26 @@ def spread3(s) -> str:
 
 
 MODES = {
-    ("erlang", "processes"): "N Erlang processes in one node, released together by a barrier;"
+    (
+        RuntimeKind.ERLANG,
+        "processes",
+    ): "N Erlang processes in one node, released together by a barrier;"
     " the node's schedulers share them",
-    ("python", "threads"): "N threads in one interpreter: they share the GIL, which hashlib"
+    (
+        RuntimeKind.PYTHON,
+        "threads",
+    ): "N threads in one interpreter: they share the GIL, which hashlib"
     " releases only for inputs of 2048 bytes or more",
-    ("python", "processes"): "N worker processes, one interpreter each, started together",
-    ("openssl", "multi"): "openssl speed -multi N: N forked processes, each counting its own"
+    (RuntimeKind.PYTHON, "processes"): "N worker processes, one interpreter each, started together",
+    (
+        RuntimeKind.OPENSSL,
+        "multi",
+    ): "openssl speed -multi N: N forked processes, each counting its own"
     " calls for the same seconds; the counts are summed",
-    ("openssl", "clients"): "N openssl s_time clients against one s_server, each counting its"
+    (
+        RuntimeKind.OPENSSL,
+        "clients",
+    ): "N openssl s_time clients against one s_server, each counting its"
     " own handshakes for the same seconds; the counts are summed",
 }
 
@@ -413,7 +425,7 @@ def _level_semantics(ctx: Context, cells: list[LevelResult], schedulers: int | N
     for cell in cells:
         kind = ctx.report.kind_of(cell.runtime)
         text = MODES.get((kind, cell.mode))
-        if text and kind == "erlang" and schedulers:
+        if text and kind == RuntimeKind.ERLANG and schedulers:
             text += f"; {words.schedulers_set(schedulers)}"
         if text:
             seen.setdefault(f"{kind} {mode_name(cell.mode)}", text)
@@ -534,7 +546,11 @@ def upgrade_sentence(ctx: Context, u: schema.Upgrade) -> str:
     (the cost model's a and b); the per-size ratios are in the table."""
     if u.delta_a_ns is None:
         return ""
-    who = f"{ctx.names.language(u.new, u.call_id)} {u.call}" if u.kind != "openssl" else u.call
+    who = (
+        f"{ctx.names.language(u.new, u.call_id)} {u.call}"
+        if u.kind != RuntimeKind.OPENSSL
+        else u.call
+    )
     return words.upgrade_split(u, who)
 
 

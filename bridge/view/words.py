@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from bridge.catalog import vocab
+from bridge.catalog.vocab import RuntimeKind
 from bridge.report import schema, whynot
 from bridge.report.findings import (
     Change,
@@ -78,7 +79,7 @@ def feature(name: str) -> str:
 def who(kind: str, call: str) -> str:
     """A call named with its runtime kind: "Erlang crypto:hash(...)"; an
     openssl call already reads "openssl speed ..."."""
-    return call if kind == "openssl" else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
+    return call if kind == RuntimeKind.OPENSSL else f"{vocab.KIND_NAMES.get(kind, kind)} {call}"
 
 
 def _plural(n: int, what: str) -> str:

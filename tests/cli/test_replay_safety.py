@@ -147,7 +147,7 @@ def test_replayed_erl_flags_run_nothing_open_no_listener_and_start_no_epmd(base,
         assert any(line.startswith("bridge: warning: erlang@") and warned in line for line in lines)
     # The new report does not carry them on: the next replay is clean.
     for rt in schema.load(again).runtimes:
-        assert not {k for k in rt.details["env"] if k.startswith(("ERL_", "LD_"))}
+        assert not {k for k in rt.details.env if k.startswith(("ERL_", "LD_"))}
     (erl,) = [rt for rt in base["runtimes"] if rt["kind"] == "erlang"]
     if mode:  # the report's own erl, listed with the (no) variables it gets
         listing = done.stderr.split("replay --as-recorded runs, from the report:\n")[1]

@@ -89,6 +89,40 @@ def _fixture(name: str) -> dict:
     return json.loads((FIXTURES / name).read_text())
 
 
+def _provenance(d: dict) -> None:
+    """Every text of the settings, the machine and the runtimes' details:
+    keys a newer bridge may add (kept as read), the governor, a node's
+    probe and agent, a --libcrypto library, the node's start-up."""
+    d["settings"]["future_setting"] = "x"
+    d["environment"].update(cpu_governor="powersave", future_fact="x")
+    for rt in d["runtimes"]:
+        rt["future_detail"] = "x"
+    erl = next(rt for rt in d["runtimes"] if rt["kind"] == "erlang")
+    erl["crypto_info"]["future"] = "x"
+    erl["crypto_info_lib"][0]["future"] = "x"
+    erl.setdefault("startup", {}).update(dot_erlang_files=["/home/u/.erlang"], future="x")
+    erl["libcrypto_dir"] = {
+        **{"given": "/opt/ssl", "dir": "/opt/ssl", "file": "/opt/ssl/libcrypto.so.3"},
+        **{"soname": "libcrypto.so.3", "version": "OpenSSL 3.5.4", "maps": ["7f00 r-xp"]},
+        "future": "x",
+    }
+    erl["node"] = {
+        **{"name": "a@b", "host": "b", "maps_error": "no maps", "future": "x"},
+        "cpu": {"model": "m", "arch": "x86_64", "flags": ["sha_ni"], "future": "x"},
+        "agent": {"modules": ["m"], "compiled_by": "OTP 25", "max_load": 0.5, "future": "x"},
+    }
+
+
+def _pasted(d: dict) -> None:
+    """An imported run's details in full."""
+    for rt in d["runtimes"]:
+        rt.update(
+            **{"built_on": "x", "command": "openssl speed", "compiler": "gcc"},
+            **{"cpuinfo": "OPENSSL_ia32cap=0x1", "options": "bn(64,64)", "env": {"A": "b"}},
+            **{"libcrypto_loaded": ["/lib/libcrypto.so.3"], "future": "x"},
+        )
+
+
 def _extras() -> dict:
     """run-mix1 with what no fixture holds: an unsupported result, a verdict's
     statistic, a fit's implausible sizes, an untestable feature and a mask
@@ -105,6 +139,7 @@ def _extras() -> dict:
     experiment["untestable"] = {"aes": "cpu-lacks"}
     experiment["mask_check"] = {"ok": None, "note": "no openssl to check with"}
     d["skipped"][0]["requested"] = "--erl"
+    _provenance(d)
     first = d["results"][0]
     d["noise"] = {
         "seconds": 2.0,
@@ -208,6 +243,7 @@ def _pool() -> dict[str, dict]:
     ecdsa["decompositions"][0]["note"] = "the key import cannot be timed alone"
     ecdsa["upgrades"][0]["note"] = "the machines were loaded unlike"
     pool["extras"] = _extras()
+    _pasted(pool["roundtrip/import-seed.json"])
     pool["concurrency"] = _concurrency()
     return pool
 

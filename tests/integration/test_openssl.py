@@ -62,7 +62,7 @@ def test_real_openssl_speed_and_mac_cross_check():
     rt = OpensslRuntime(FAST)
     with rt as info:
         assert info.kind == "openssl" and info.id.startswith("openssl@")
-        assert info.details["cpuinfo"] is None or "OPENSSL_" in info.details["cpuinfo"]
+        assert info.details.cpuinfo is None or "OPENSSL_" in info.details.cpuinfo
         batch = rt.bench(Job(sc, calls.CALLS["openssl", "speed"], data), BatchPlan(2, 0))
     assert batch.output == hmac.digest(data.key, data.data, "sha1")[:10]
     assert len(batch.samples) == 2 and all(s > 0.5e9 for s in batch.samples)  # -seconds 1, ns

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.analysis import interop, noise
+from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError, RuntimeUnavailable, WorkerError
 from bridge.hw import hardware
 from bridge.measure.plan import Plan
@@ -79,8 +80,8 @@ class FakeRuntime(Runtime):
     def __init__(self, script: Script, log: Log, hw: str, mask_env) -> None:
         from bridge.settings import DEFAULT
 
+        self.kind = RuntimeKind(script.kind)  # type: ignore[misc]
         super().__init__(DEFAULT, hw, mask_env)
-        self.kind = script.kind  # type: ignore[misc]
         # As the real openssl runtime: one sample is one process run.
         self.samples_are_processes = script.kind == "openssl"  # type: ignore[misc]
         self.script = script

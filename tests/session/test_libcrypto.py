@@ -98,11 +98,11 @@ def test_each_runtime_runs_again_with_the_other_library(tmp_path, system_libcryp
         ("erlang@25.2.3+libcrypto-3.5.4", "off"),
     ]
     variant = report.runtime("python@3.11.0+libcrypto-3.5.4")
-    proof = variant.details["libcrypto_dir"]
-    assert proof["file"] == str(tmp_path / libcrypto.soname_of(system_libcrypto))
-    assert proof["version"] == "OpenSSL 3.5.4 30 Sep 2025" and proof["given"] == "/opt/ssl35"
-    assert proof["maps"] and proof["file"] in proof["maps"][0]
-    assert variant.details["libcrypto_loaded"] == [proof["file"]]
+    proof = variant.details.libcrypto_dir
+    assert proof.file == str(tmp_path / libcrypto.soname_of(system_libcrypto))
+    assert proof.version == "OpenSSL 3.5.4 30 Sep 2025" and proof.given == "/opt/ssl35"
+    assert proof.maps and proof.file in proof.maps[0]
+    assert variant.details.libcrypto_loaded == (proof.file,)
     # Its cells, with and without the mask, and a verdict of its own.
     assert {(r.runtime, r.hw) for r in report.results} >= {
         ("python@3.11.0+libcrypto-3.5.4", "on"),

@@ -87,7 +87,7 @@ def test_a_wrong_guess_is_stopped_unused_and_the_right_twin_started():
     assert started == [MASK]  # the wrong one was launched, never used
     assert ("launch", "python", "off", {"OPENSSL_ia32cap": ":~0x4"}) in log.events
     assert len(log.of("stop")) == 3  # the as-found, the wrong guess, the right twin
-    assert [rt.details["env"] for rt in outcome.report.runtimes if rt.hw == "off"] == [MASK]
+    assert [rt.details.env for rt in outcome.report.runtimes if rt.hw == "off"] == [MASK]
     assert guesses.get(key) == MASK
 
 

@@ -13,6 +13,7 @@ from bridge.analysis import findings, noise
 from bridge.cli.common import rendered
 from bridge.render import terminal
 from bridge.report import schema
+from bridge.report.context import Environment
 from bridge.report.findings import Why
 from bridge.report.hw import Hw
 from bridge.system import environment
@@ -104,7 +105,7 @@ def test_a_report_keeps_how_many_were_busy_and_how_busy_not_who():
     use = noise.usage(before, noise.Snapshot(**{**after.__dict__, "processes": procs}), 2, 100)
     assert use.busy_count == 8 and len(use.busy_processes) == noise.BUSY_PROCESSES_SHOWN
     rec = noise.measured(use)
-    rec = dataclasses.replace(rec, findings=tuple(noise.machine_findings(rec, {})))
+    rec = dataclasses.replace(rec, findings=tuple(noise.machine_findings(rec, Environment())))
     assert rec.busy_others == schema.BusyOthers(8, (0.99, 0.8, 0.75, 0.7, 0.65))
     assert rec.busy_processes is None
     text = json.dumps(rec.to_json())
@@ -167,7 +168,9 @@ def record(use: noise.Usage, results, environment, units=None) -> schema.Noise:
 def said(use: noise.Usage, cells=(), env=None) -> list[str]:
     """What the machine and the cells' findings say, in words (the advice apart)."""
     block = noise.measured(use)
-    found = noise.machine_findings(block, env or {}) + noise.cell_findings(cells)
+    found = noise.machine_findings(block, Environment.from_json(env or {})) + noise.cell_findings(
+        cells
+    )
     return [words.clause(r) for r in found]
 
 
@@ -184,7 +187,7 @@ def test_others_busy_steal_governor_and_smt_warn():
         busy_processes=(noise.OtherProcess(77, "burner", 0.99),),
     )
     env = {"cpu_governor": "powersave", "smt_siblings": [[0, 1]]}
-    found = noise.machine_findings(noise.measured(use), env)
+    found = noise.machine_findings(noise.measured(use), Environment.from_json(env))
     assert [r.why for r in found] == [Why.OTHERS_BUSY, Why.STEAL, Why.GOVERNOR, Why.SMT]
     assert found[0].params == {
         "others_cpus": 1.0,

@@ -207,7 +207,7 @@ def test_a_libcrypto_copy_of_the_same_release_is_named_by_id():
         copy,
         id="erlang@25.2.3+libcrypto-3.5.4",
         details={
-            **copy.details,
+            **copy.details.to_json(),
             "libcrypto_dir": {"dir": "/o", "version": "OpenSSL 3.5.4 1 Oct 2025"},
         },
     )

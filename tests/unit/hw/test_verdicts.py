@@ -7,6 +7,7 @@ import random
 import pytest
 
 from bridge.hw import verdicts
+from bridge.report.context import Environment
 from bridge.report.findings import Rerun, Statistic, Verdict, Why, reason
 from bridge.report.whynot import BypassesEvp, CpuLacks, EnvMasks, Source
 
@@ -284,18 +285,18 @@ def test_the_busy_reasons_follow_the_noise_thresholds():
             10, 2, (1, 1, 1), (7.2, 5, 3), 0.9, steal, 0, 0.4, others, windows=windows
         )
 
-    assert noise.busy(block(0.1), "sha256", {}) == ()
-    assert noise.busy(block(1.6), "sha256", {}) == (
+    assert noise.busy(block(0.1), "sha256", Environment()) == ()
+    assert noise.busy(block(1.6), "sha256", Environment()) == (
         reason(Why.BUSY_MACHINE, others_cpus=1.6, cpus=2, needs=2.0),
     )
-    assert noise.busy(block(0.1, steal=0.05), "sha256", {}) == (
+    assert noise.busy(block(0.1, steal=0.05), "sha256", Environment()) == (
         reason(Why.BUSY_HOST, steal=0.05, needs=2.0),
     )
-    assert noise.busy(None, "sha256", {}) == ()
+    assert noise.busy(None, "sha256", Environment()) == ()
     # A scenario goes by the machine up to its own end: quiet then, busy later.
     quiet_then = (schema.NoiseWindow("sha256", 4.0, others_cpus=0.1, steal=0.0),)
-    assert noise.busy(block(1.6, windows=quiet_then), "sha256", {}) == ()
-    assert noise.busy(block(1.6, windows=quiet_then), "sha512", {}) != ()
+    assert noise.busy(block(1.6, windows=quiet_then), "sha256", Environment()) == ()
+    assert noise.busy(block(1.6, windows=quiet_then), "sha512", Environment()) != ()
 
 
 def test_a_twin_whose_samples_were_stretched_gives_no_verdict():

@@ -35,7 +35,7 @@ def test_compare_with_an_imported_report_lists_only_what_both_can_have():
     assert diff["openssl CLI"][1] == "OpenSSL 3.0.19"
     # Between two measured reports the same fields are still compared.
     other = schema.Report.from_json(
-        {**measured.to_json(), "environment": {**measured.environment, "kernel": "7.0"}}
+        {**measured.to_json(), "environment": {**measured.environment.to_json(), "kernel": "7.0"}}
     )
     assert dict(compare.environment_diff([measured, other]))["kernel"][1] == "7.0"
 

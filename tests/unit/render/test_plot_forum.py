@@ -194,7 +194,7 @@ def test_the_caption_names_the_reports_machine_versions_bridge_and_date(drawn, k
     d = drawn[kind]
     said = "\n".join(t.get_text() for t in d.texts)
     for label, rep in d.reports:
-        assert rep.environment["cpu_model"] in said
+        assert rep.environment.cpu_model in said
         assert f"bridge {rep.bridge_version}" in said
         assert plot_words.when(rep.created) in said
         if len(d.reports) > 1:
