@@ -255,10 +255,13 @@ def test_replayed_settings_are_bounded_as_the_command_line(base, tmp_path, field
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
     # The report's JSON Schema (bridge/report) refuses wrong types when the
-    # report is read; the replay's own check refuses values outside the
-    # command line's bounds. Either way: one line, naming the field.
+    # report is read, and so do the typed settings where the schema lets a
+    # value through (24.0 is an integer to JSON Schema, not to a record); the
+    # replay's own check refuses values outside the command line's bounds.
+    # Either way: one line, naming the field.
     checked = (
         f"bridge: error: {report}: not a valid bridge report ($.settings.{field}: ",
+        f"bridge: error: {report}: malformed bridge report (settings: {field}: ",
         f"bridge: error: {report}: not a bridge report (NaN is not a JSON number)",
     )
     assert line.startswith((f"bridge: error: {report}: {message}", *checked)), line
