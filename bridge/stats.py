@@ -480,7 +480,8 @@ def round_processes(
 def agreeing_rounds_needed(k: int, alpha: float = 0.05) -> int:
     """Of k interleaved rounds, how many must agree on a direction: all of
     them up to 5; beyond, the fewest a one-sided sign test at `alpha` accepts,
-    P(Binomial(k, 1/2) >= a) <= alpha (bridge.analysis.versus does the same)."""
+    P(Binomial(k, 1/2) >= a) <= alpha. The comparisons (bridge.analysis.versus)
+    and the hardware verdicts (bridge.hw.verdicts) ask it."""
     if k <= 5:
         return k
     tail = 0.0

@@ -26,7 +26,6 @@ gets `compare`'s ratio of medians with a bootstrap CI from the raw samples.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -45,8 +44,6 @@ from bridge.report.findings import Basis, Reason, Significance, Why, reason
 # As `bridge compare`: a difference must clear 3% to count.
 MARGIN = 0.03
 MIN_ROUNDS = 3
-ALL_AGREE_UP_TO = 5
-SIGN_TEST_ALPHA = 0.05
 FIRST, FASTEST = "first-named", "fastest"
 # Each runtime of a version matrix (three or more of a kind) against the one
 # named before it, where that is not its baseline already.
@@ -268,7 +265,7 @@ def _not_called(
     per_round = [statistics.median(b[i]) / statistics.median(a[i]) for i in keys]
     agree = sum((x > 1) if slower else (x < 1) for x in per_round)
     n = len(per_round)
-    if agree < (n if n <= ALL_AGREE_UP_TO else agreeing_rounds_needed(n)):
+    if agree < stats.agreeing_rounds_needed(n):
         return reason(Why.ROUNDS_DISAGREE, agree=agree, rounds=n)
     if not verdict.significant or paired.processes >= hwv.FEW_PAIRS:
         return None
@@ -396,17 +393,6 @@ def is_drift(d: schema.Difference) -> bool:
     if d.verdict != Significance.NOISE:
         return False
     return any(r.why is Why.ROUNDS_DISAGREE for r in d.reasons) or d.note.endswith(": drift")
-
-
-def agreeing_rounds_needed(k: int, alpha: float = SIGN_TEST_ALPHA) -> int:
-    """The fewest of k rounds that must agree for a one-sided sign test at
-    `alpha`: P(Binomial(k, 1/2) >= a) <= alpha."""
-    tail = 0.0
-    for a in range(k, -1, -1):
-        tail += math.comb(k, a) / 2**k
-        if tail > alpha:
-            return a + 1
-    return 0
 
 
 def rounds_of(report: schema.Report, r: schema.Result) -> dict[int, list[float]] | None:

@@ -462,7 +462,15 @@ def _on_cpu(
     read 3.7-5.7x slower masked by wall time, 0.9-1.3x by CPU time. Sharing a
     CPU moves CPU time too, less and unlike for two processes, so the margin
     a "used" must clear is derived from the run (_process_gap, with
-    verdicts.CPU_FLOOR at least)."""
+    verdicts.CPU_FLOOR at least).
+
+    Every paired round counts, also those _rounds_that_ran leaves out of the
+    wall-time verdict for having waited: a wait is not in CPU time. Beside
+    two hogs, leaving them out cut --quick's 12 rounds to 4-9 for Erlang's
+    HMAC-SHA1 and its CI low end down to 0.75 (the CI of 4-9 ratios is
+    nearly their range); all 12 gave 0.99-1.22, while the SHA-512 and
+    ChaCha20 controls' low ends stayed at 1.04 or under (331 cells;
+    docs/findings/busy-machine.md)."""
     if evidence is None or not evidence.busy or evidence.rounds is None:
         return None
     if off is None or rounds is None:
@@ -470,8 +478,6 @@ def _on_cpu(
     a, b = _cpu_rounds(on, rounds[0]), _cpu_rounds(off, rounds[1])
     if a is None or b is None:
         return None
-    keep = set(evidence.rounds[0]) & set(evidence.rounds[1])
-    a, b = ({i: x for i, x in side.items() if i in keep} for side in (a, b))
     both = [i for i in a if i in b]
     if len(both) < stats.MIN_CI_SAMPLES:
         return None
@@ -486,6 +492,7 @@ def _on_cpu(
         processes=procs,
         busy=(),
         stretched=None,  # a stretched window is wall time; its CPU time is the call's
+        left_out=None,
         used_margin=max(verdicts.CPU_FLOOR, (aa - 1) if aa else 0.0),
         basis=Basis.CPU,
     )

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from bridge import stats
 from bridge.analysis import versus
 from bridge.analysis.findings import complete
 from bridge.cli.common import rendered
@@ -354,7 +355,7 @@ def test_plot_colours_by_runtime_and_styles_by_hw_and_call():
 
 
 def test_rounds_needed_beyond_five_follow_a_one_sided_sign_test():
-    assert [versus.agreeing_rounds_needed(k) for k in (6, 10, 20, 30)] == [6, 9, 15, 20]
+    assert [stats.agreeing_rounds_needed(k) for k in (3, 5, 6, 10, 20, 30)] == [3, 5, 6, 9, 15, 20]
     # 23 of 30 rounds agreeing is a difference; 19 of 30 is not.
     base = [1000.0] * 300
     per_round = [0.8 if i < 23 else 1.2 for i in range(30)]

@@ -46,7 +46,7 @@ def _cell(size: int, hw: Hw, wall: list[float], cpu: list[float], wait: float) -
 
 def _rounds(r: schema.Result) -> dict[int, list[float]]:
     per_op = r.per_op_ns()
-    return {i: per_op[2 * i : 2 * i + 2] for i in range(ROUNDS)}
+    return {i: per_op[2 * i : 2 * i + 2] for i in range(len(per_op) // 2)}
 
 
 def _verdicts(cells: list[schema.Result], busy=BUSY) -> list[schema.HwVerdict]:
@@ -140,6 +140,49 @@ def test_the_margin_is_the_gap_between_the_unmasked_processes_by_cpu_time():
     ]
     (v,) = _verdicts(flat)
     assert _why(v, Why.CPU_BASIS)["aa"] == 1.0 and v.verdict is Verdict.USED, v.reasons
+
+
+# --quick's 12 rounds of two samples beside two hogs: in a few rounds one
+# twin or the other waited most of its windows (0.8 against a usual 0.02),
+# rounds the wall-time verdict leaves out (ab._rounds_that_ran).
+ON_WAITS = [0.02, 0.8, 0.02, 0.02, 0.8, 0.02, 0.02, 0.8, 0.02, 0.02, 0.02, 0.8]
+OFF_WAITS = [0.8, 0.02, 0.02, 0.8, 0.02, 0.02, 0.8, 0.02, 0.02, 0.02, 0.02, 0.02]
+
+
+def _quick_twins(cpu_ratio: list[float]) -> list[schema.Result]:
+    """HMAC-SHA1 at 1000 B: the masked twin's CPU time per call cpu_ratio[i]
+    times the unmasked one's in round i; each waited as ON_WAITS / OFF_WAITS."""
+    cells = []
+    for hw, ratio, waits in ((Hw.ON, [1.0] * 12, ON_WAITS), (Hw.OFF, cpu_ratio, OFF_WAITS)):
+        cpu = [3_000 * x for x in ratio]
+        wall = [c / (1 - w) for c, w in zip(cpu, waits, strict=True)]
+        r = _cell(1000, hw, wall, cpu, 0.0)
+        waited = tuple(round(w * s) for w in waits for s in r.samples[:2])
+        cells.append(schema.Result(**{**r.__dict__, "sample_wait_ns": waited}))
+    return cells
+
+
+def test_a_cpu_time_verdict_counts_the_rounds_a_twin_waited_in():
+    # 1.29x by CPU time (Erlang's crypto:macN beside two hogs). Of the five
+    # rounds in which neither twin waited much, one read 1.02x: their CI
+    # alone is near their range. A wait is not in CPU time: all 12 count,
+    # CI 3rd to 10th of them, clear of the 1.15x one process a side needs.
+    ratio = [1.3, 1.25, 1.02, 1.35, 1.28, 1.3, 1.22, 1.31, 1.29, 1.26, 1.33, 1.27]
+    (v,) = _verdicts(_quick_twins(ratio))
+    assert v.basis is Basis.CPU and v.speedup == pytest.approx(1.29, abs=0.01)
+    assert v.speedup_ci95 is not None and v.speedup_ci95[0] > 1.2, v.speedup_ci95
+    assert v.verdict is Verdict.USED and v.margin == 1.15, v.reasons
+    assert not any(r.why is Why.ROUNDS_LEFT_OUT for r in v.reasons)
+
+
+def test_a_control_over_every_round_stays_short_of_the_margin():
+    # SHA-512 beside two hogs: 1.05-1.11x by CPU time in every round, CI
+    # low end clear of 1.05 with all 12 rounds, short of 1.15: not used.
+    ratio = [1.08, 1.05, 1.1, 1.07, 1.11, 1.06, 1.09, 1.08, 1.05, 1.1, 1.07, 1.09]
+    (v,) = _verdicts(_quick_twins(ratio))
+    assert v.basis is Basis.CPU and v.verdict is Verdict.INCONCLUSIVE, v.reasons
+    assert v.speedup_ci95 is not None and 1.05 <= v.speedup_ci95[0] < 1.15
+    assert v.speedup_ci95[1] <= 1.11
 
 
 def test_a_cpu_time_ci_left_open_names_the_rounds_that_would_settle_it():
