@@ -9,6 +9,7 @@ import os
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -47,6 +48,13 @@ def pytest_configure(config):
     # Tests that need a quiet machine: checked, skipped saying so, counted
     # (tests/busy.py).
     config.pluginmanager.register(busy.Plugin(), "bridge-busy")
+    # A non-interactive shell starts a background job (`make test &`, nohup)
+    # with SIGINT ignored, and an ignored signal stays ignored across exec:
+    # every bridge a test starts would then sleep through the Ctrl-C the test
+    # sends. A signal with a handler is reset to its default on exec, so one
+    # handler here gives every child the default a terminal's user has.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # `make test` runs the suite in two passes: `pytest -n 2 -m "not serial"`
