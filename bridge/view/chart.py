@@ -8,6 +8,7 @@ comparison, B/A per cell. A writer draws one picture per metric (bridge.render.h
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 from bridge.report import schema
 from bridge.report.comparison import Row
@@ -91,54 +92,49 @@ def _off_on(ctx: Context, scenario: str, rows: list[schema.Result]) -> list[Seri
 
 
 def _first(ctx: Context, scenario: str, rows: list[schema.Result]) -> list[Series]:
-    """Each runtime against the first named (or the --baseline) of its kind."""
+    """Each runtime against the first named (or the --baseline) of its kind:
+    the plot's lines (bridge.view.series), in the rows' order."""
     names = tables.call_names(ctx, rows)
     masked = any(r.hw.masked for r in rows)
-    grouped: dict[tuple[str, str, Hw], list[Point]] = defaultdict(list)
-    for r in rows:
-        d = ctx.diff(codes.FIRST, r)
-        if d is None or d.runtime == d.baseline_runtime:
-            continue
-        lo, hi = d.ci95 if d.ci95 is not None else (d.ratio, d.ratio)
-        tone = _SIGNIFICANCE_TONE.get(d.verdict, Tone.PLAIN)
-        point = Point(
-            r.size, d.ratio, min(lo, d.ratio), max(hi, d.ratio), _at(ctx, scenario, r.size), tone
-        )
-        grouped[(r.runtime, r.call_id, r.hw)].append(point)
+    first: dict[tuple[str, str, Hw], int] = {}
+    for n, r in enumerate(rows):
+        first.setdefault((r.runtime, r.call_id, r.hw), n)
+    lines = [
+        x
+        for x in series.over_first(ctx.report)
+        if x.scenario == scenario and (x.runtime, x.call_id, x.hw) in first
+    ]
+    lines.sort(key=lambda x: first[(x.runtime, x.call_id, x.hw)])
     metric = words.CHART_BASELINE if ctx.rebased else words.CHART_FIRST
     out = []
-    for (runtime, call_id, hw), points in grouped.items():
-        call = names[(ctx.report.kind_of(runtime), call_id)]
-        label = words.series_label(runtime, call, str(hw), masked)
-        out.append(Series(scenario, label, runtime, call, str(hw), metric, tuple(points), True))
+    for x in lines:
+        call = names[(ctx.report.kind_of(x.runtime), x.call_id)]
+        label = words.series_label(x.runtime, call, str(x.hw), masked)
+        points = _points(x, lambda size: _at(ctx, scenario, size))
+        out.append(Series(scenario, label, x.runtime, call, str(x.hw), metric, points, True))
     return out
 
 
 def compared(labels: tuple[str, str], rows: list[Row]) -> tuple[Series, ...]:
-    """B/A per cell of one pair of reports, one series per scenario, call,
-    runtimes and hw, its points at each size."""
-    grouped: dict[tuple, list[Point]] = defaultdict(list)
-    for r in sorted(rows, key=lambda r: r.size):
-        lo, hi = r.ci95 if r.ci95 is not None else (r.ratio, r.ratio)
-        tone = _SIGNIFICANCE_TONE.get(r.verdict, Tone.PLAIN)
-        point = Point(
-            r.size, r.ratio, min(lo, r.ratio), max(hi, r.ratio), units.short(r.size), tone
-        )
-        runtimes = r.runtime_a if r.runtime_a == r.runtime_b else f"{r.runtime_a} / {r.runtime_b}"
-        hw = str(r.hw_a) if r.hw_a == r.hw_b else f"{r.hw_a}/{r.hw_b}"
-        grouped[(r.scenario, runtimes, r.call_id or r.call, hw)].append(point)
-    masked = len({k[3] for k in grouped}) > 1
+    """B/A per cell of one pair of reports (the plot's lines, bridge.view.series),
+    one series per scenario, call, runtimes and hw, its points at each size."""
+    lines = series.over_report(rows)
+    masked = len({(x.base_hw, x.hw) for x in lines}) > 1
     metric = words.CHART_COMPARED.format(labels[1], labels[0])
+    out = []
+    for x in lines:
+        a, b = x.base_runtime, x.runtime
+        runtimes = a if a == b else f"{a} / {b}"
+        hw = str(x.hw) if x.hw == x.base_hw else f"{x.base_hw}/{x.hw}"
+        label = f"{x.scenario}: {words.series_label(runtimes, x.call_id, hw, masked)}"
+        points = _points(x, units.short)
+        out.append(Series(x.scenario, label, runtimes, x.call_id, hw, metric, points, True))
+    return tuple(out)
+
+
+def _points(line: series.RatioLine, at: Callable[[int], str]) -> tuple[Point, ...]:
+    """A ratio line's points, each worded where it is (`at`) and toned by its verdict."""
     return tuple(
-        Series(
-            scenario,
-            f"{scenario}: {words.series_label(runtimes, call, hw, masked)}",
-            runtimes,
-            call,
-            hw,
-            metric,
-            tuple(points),
-            True,
-        )
-        for (scenario, runtimes, call, hw), points in grouped.items()
+        Point(p.size, p.ratio, *p.bounds, at(p.size), _SIGNIFICANCE_TONE.get(p.verdict, Tone.PLAIN))
+        for p in line.points
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bridge import stats
 from bridge.report import schema
@@ -91,12 +91,19 @@ class Ratio:
     ci95: tuple[float, float] | None
     verdict: str  # a Significance, or FASTEST
 
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The CI, widened to hold the ratio (the ratio itself where none)."""
+        lo, hi = self.ci95 if self.ci95 is not None else (self.ratio, self.ratio)
+        return min(lo, self.ratio), max(hi, self.ratio)
+
 
 @dataclass(frozen=True)
 class RatioLine:
     """One runtime's call (report `report`) over `base_runtime` (report
     `base_report`) across sizes, and the upgrade view's word on it where
-    the two are versions of one runtime."""
+    the two are versions of one runtime; `base_hw` the base's hw state
+    (a compare can pair a report's only state with another's)."""
 
     against: Against
     scenario: str
@@ -108,26 +115,35 @@ class RatioLine:
     base_runtime: str
     points: tuple[Ratio, ...]
     upgrade: schema.Upgrade | None = None
+    base_hw: Hw = Hw.ON
 
 
 def ratios(reports: Sequence[schema.Report], compared: Comparison | None = None) -> list[RatioLine]:
     """Every report's own differences (against the first named, against the
     fastest: the findings the cli completes a report with), then each
-    further report's over the first (`compared`: bridge compare's rows)."""
+    further report's over the first (`compared`: bridge compare's rows);
+    only the points a plot's log axes can hold (size and ratio above 0)."""
     out = []
     for n, rep in enumerate(reports):
-        out += _first(n, rep)
+        out += over_first(rep, n)
     if compared is not None:
         out += _reports(compared)
+    out = [x for x in (_drawable(line) for line in out) if x.points]
     for n, rep in enumerate(reports):
         out += _fastest(n, rep)
     return out
 
 
-def _first(n: int, rep: schema.Report) -> list[RatioLine]:
+def _drawable(line: RatioLine) -> RatioLine:
+    return replace(line, points=tuple(p for p in line.points if p.ratio > 0 and p.size > 0))
+
+
+def over_first(rep: schema.Report, n: int = 0) -> list[RatioLine]:
+    """Each runtime's call over the first named of its kind (the findings'
+    differences), one line per call, hw state and base, sizes in order."""
     by: dict[tuple, list[schema.Difference]] = {}
     for d in rep.differences or ():
-        if d.against == codes.FIRST and d.ratio > 0 and d.size > 0:
+        if d.against == codes.FIRST:
             key = (d.scenario, d.runtime, d.call_id, d.hw, d.baseline_runtime)
             by.setdefault(key, []).append(d)
     out = []
@@ -142,8 +158,23 @@ def _first(n: int, rep: schema.Report) -> list[RatioLine]:
             None,
         )
         points = tuple(Ratio(d.size, d.ratio, d.ci95, d.verdict) for d in ds)
+        line = RatioLine(Against.FIRST, scenario, n, runtime, call_id, hw, n, base, _sized(points))
+        out.append(replace(line, upgrade=up, base_hw=hw))
+    return out
+
+
+def over_report(rows: Sequence[Row], i: int = 1) -> list[RatioLine]:
+    """Report `i`'s cells over the first report's (compare's rows), one
+    line per call, runtimes and hw states, in the order of their smallest size."""
+    by: dict[tuple, list[Row]] = {}
+    for row in sorted(rows, key=lambda r: r.size):
+        key = (row.scenario, row.runtime_a, row.runtime_b, row.call_id, row.hw_a, row.hw_b)
+        by.setdefault(key, []).append(row)
+    out = []
+    for (scenario, a, b, call_id, hw_a, hw_b), rs in by.items():
+        points = tuple(Ratio(r.size, r.ratio, r.ci95, r.verdict) for r in rs)
         out.append(
-            RatioLine(Against.FIRST, scenario, n, runtime, call_id, hw, n, base, _sized(points), up)
+            RatioLine(Against.REPORT, scenario, i, b, call_id, hw_b, 0, a, points, None, hw_a)
         )
     return out
 
@@ -151,37 +182,19 @@ def _first(n: int, rep: schema.Report) -> list[RatioLine]:
 def _reports(c: Comparison) -> list[RatioLine]:
     out = []
     for i, rows in c.pairs:
-        by: dict[tuple, list[Row]] = {}
-        for row in rows:
-            if row.ratio > 0 and row.size > 0:
-                key = (row.scenario, row.runtime_a, row.runtime_b, row.call_id, row.hw_b)
-                by.setdefault(key, []).append(row)
-        for (scenario, runtime_a, runtime_b, call_id, hw), rs in by.items():
-            old, new = f"{c.labels[0]}: {runtime_a}", f"{c.labels[i]}: {runtime_b}"
+        for line in over_report(rows, i):
+            old = f"{c.labels[0]}: {line.base_runtime}"
+            new = f"{c.labels[i]}: {line.runtime}"
             up = next(
                 (
                     u
                     for u in c.upgrades.get(i, ())
                     if (u.scenario, u.call_id, u.hw, u.old, u.new)
-                    == (scenario, call_id, hw, old, new)
+                    == (line.scenario, line.call_id, line.hw, old, new)
                 ),
                 None,
             )
-            points = tuple(Ratio(r.size, r.ratio, r.ci95, r.verdict) for r in rs)
-            out.append(
-                RatioLine(
-                    Against.REPORT,
-                    scenario,
-                    i,
-                    runtime_b,
-                    call_id,
-                    hw,
-                    0,
-                    runtime_a,
-                    _sized(points),
-                    up,
-                )
-            )
+            out.append(replace(line, upgrade=up))
     return out
 
 
