@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from bridge.catalog.choice import Choice
 
-# The command a line bridge tells its reader to type starts with: the name
+# The program every command line bridge tells its reader to type starts with: the name
 # this package installs that nothing else on PATH takes (`bridge` is
 # iproute2's on every Debian and Ubuntu machine: 'Object "run" is unknown').
 COMMAND = "crypto-bridge"
