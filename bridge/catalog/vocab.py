@@ -13,6 +13,11 @@ from dataclasses import dataclass
 
 from bridge.catalog.choice import Choice
 
+# The program every command line bridge tells its reader to type starts with: the name
+# this package installs that nothing else on PATH takes (`bridge` is
+# iproute2's on every Debian and Ubuntu machine: 'Object "run" is unknown').
+COMMAND = "crypto-bridge"
+
 
 class RuntimeKind(Choice):
     """What a runtime is: an Erlang node (Elixir code runs in one too), a

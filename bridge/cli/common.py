@@ -9,6 +9,7 @@ import enum
 import errno
 import functools
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -247,9 +248,15 @@ def format_examples(
                 formatter.write_text(what)
 
 
+# Where an example's line names the program: first, after variables set for
+# it (BRIDGE_OTP_PATH=... bridge otp list), or after a pipe (xclip -o | bridge ...).
+_PROGRAM = re.compile(r"(^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*|\|\s*)bridge(?= )")
+
+
 def called(line: str, prog: str) -> str:
-    """A command line as `prog` runs it: "bridge run X" -> "crypto-bridge run X"."""
-    return f"{prog}{line[len('bridge') :]}" if line.startswith("bridge ") else line
+    """A command line as `prog` runs it: "bridge run X" -> "crypto-bridge run X",
+    and "xclip -o | bridge import-speed -" -> "xclip -o | crypto-bridge import-speed -"."""
+    return _PROGRAM.sub(lambda m: m.group(1) + prog, line)
 
 
 # -- one option vocabulary -------------------------------------------------------

@@ -70,7 +70,7 @@ def _opt_ins(kind: str, width: int | None = None) -> list[str]:
     ids = [f"{r}:{c}" for r in calls.RUNTIME_KINDS for c in calls.opt_ins(r, kind)]
     if not ids:
         return []
-    said = f"opt-in calls (bridge run SCENARIO --with CALL): {', '.join(ids)}"
+    said = f"opt-in calls (crypto-bridge run SCENARIO --with CALL): {', '.join(ids)}"
     return _wrapped("  ", said, width)
 
 
@@ -173,7 +173,10 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
     for runtime in calls.RUNTIME_KINDS:
         extra = [c for c in calls.opt_ins(runtime, sc.kind) if c not in sc.calls.get(runtime, ())]
         if extra:
-            out += ["#", f"# {runtime}, opt-in (bridge run {sc.name} --with {runtime}:CALL):"]
+            out += [
+                "#",
+                f"# {runtime}, opt-in (crypto-bridge run {sc.name} --with {runtime}:CALL):",
+            ]
             for cid in extra:
                 out += [f"#   {line}" for line in _call_lines(calls.CALLS[runtime, cid], sc)]
     # Escaped like any view; the file keeps its tabs, shown as it is.

@@ -20,7 +20,7 @@ import click
 from bridge import plain
 from bridge.analysis import concurrency
 from bridge.catalog import calls, scenario
-from bridge.catalog.vocab import RuntimeKind
+from bridge.catalog.vocab import COMMAND, RuntimeKind
 from bridge.errors import UsageError
 from bridge.measure import cost
 from bridge.measure.plan import Plan, plan_code
@@ -93,7 +93,7 @@ def _ignored(option: str, loaded, why_not) -> None:
 
 def from_options(o: RunOptions, command: tuple[str, ...]) -> Plan:
     if not o.scenarios:
-        raise UsageError("name a scenario to run (bridge list shows them), or use --replay")
+        raise UsageError("name a scenario to run (crypto-bridge list shows them), or use --replay")
     settings = settings_from(o)
     nodes = node_plan(o)
     # Beside --node, local runtimes run only when --runtimes names them.
@@ -178,7 +178,7 @@ def node_plan(o: RunOptions) -> distribution.NodePlan | None:
     if not o.measure:
         raise UsageError(
             "--node measures on a running node by loading bridge's agent into it: add"
-            " --measure to allow that (bridge env --node probes it without loading anything)"
+            " --measure to allow that (crypto-bridge env --node probes it without loading anything)"
         )
     return distribution.node_plan(
         o.node,
@@ -213,7 +213,7 @@ def check_nodes(
         raise UsageError(
             f"--hw {hw}: a running node cannot be masked (its libcrypto read OPENSSL_ia32cap"
             " when it started); measure it with --hw on, and run the A/B locally"
-            " (bridge env --node shows where)"
+            " (crypto-bridge env --node shows where)"
         )
 
 
@@ -325,8 +325,8 @@ def add_calls(
         ]
         if not found:
             raise UsageError(
-                f"--with {shown}: no such call; bridge list names the opt-in"
-                " calls, bridge show SCENARIO every call of a scenario"
+                f"--with {shown}: no such call; crypto-bridge list names the opt-in"
+                " calls, crypto-bridge show SCENARIO every call of a scenario"
             )
         if len(found) > 1:
             raise UsageError(
@@ -382,7 +382,7 @@ def expand_erl(erl: tuple[str, ...]) -> tuple[str, ...]:
                 why = f": {'; '.join(broken)}" if broken else ""
                 raise UsageError(
                     f"--erl {spec}: no working OTP {spec[4:]} installation found{why}",
-                    hint="bridge otp list shows what is installed",
+                    hint="crypto-bridge otp list shows what is installed",
                 )
             out += [f for f in found if f not in out]
         else:
@@ -572,7 +572,7 @@ def reproduce(o: RunOptions, settings: Settings, kinds: tuple[str, ...], hw: sch
     `o.erl` holds paths here, --erl otp:N already resolved: what otp:27 finds
     depends on BRIDGE_OTP_PATH and on what is installed, which the line
     cannot carry."""
-    argv = ["bridge", "run", *o.scenarios, "--seed", str(o.seed), "--hw", hw]
+    argv = [COMMAND, "run", *o.scenarios, "--seed", str(o.seed), "--hw", hw]
     if o.sizes is not None:
         argv += ["--sizes", ",".join(map(str, parse_sizes(o.sizes)))]
     if o.file_size is not None:

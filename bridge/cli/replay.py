@@ -33,7 +33,7 @@ from pathlib import Path
 
 from bridge import plain
 from bridge.catalog import calls, scenario
-from bridge.catalog.vocab import RuntimeKind
+from bridge.catalog.vocab import COMMAND, RuntimeKind
 from bridge.cli import plans
 from bridge.errors import UsageError
 from bridge.measure import cost
@@ -479,7 +479,7 @@ def from_report(
         # else's text (a crafted one may say anything), and it described
         # their runtimes, not the ones matched here.
         reproduce=shlex.join(
-            ["bridge", "run", "--replay", str(path), *(["--as-recorded"] if as_recorded else [])]
+            [COMMAND, "run", "--replay", str(path), *(["--as-recorded"] if as_recorded else [])]
         ),
         env=given,
         libcrypto=plans.libcrypto_dirs(tuple(dirs)),
@@ -728,6 +728,6 @@ def node_refusal(nodes: Sequence[schema.Runtime], loaded: Sequence[scenario.Scen
     text = f"running nodes ({shown}), which --replay does not measure again"
     words = [sc.name for sc in loaded]
     if good and all(PLAIN_TOKEN.fullmatch(w) for w in words):
-        argv = ["bridge", "run", *words, *[a for n in good for a in ("--node", n)], "--measure"]
+        argv = [COMMAND, "run", *words, *[a for n in good for a in ("--node", n)], "--measure"]
         text += f"; rerun with: {shlex.join(argv)}"
     return text

@@ -184,9 +184,9 @@ def time_command(
     BRIDGE_COUNT. A report with expressions replays only once confirmed.
 
     \b
-    bridge time 'rand:bytes(20)' 'crypto:strong_rand_bytes(20)'
-    bridge time --same-output 'crypto:hash(md5, Data)' 'erlang:md5(Data)'
-    bridge time --pa '_build/*/lib/*/ebin' 'mymod:f(Data)' 'py:mymod.f(data)'
+    crypto-bridge time 'rand:bytes(20)' 'crypto:strong_rand_bytes(20)'
+    crypto-bridge time --same-output 'crypto:hash(md5, Data)' 'erlang:md5(Data)'
+    crypto-bridge time --pa '_build/*/lib/*/ebin' 'mine:f(Data)' 'py:mine.f(data)'
     """
     check_outputs([("-o", output), *exports.flagged], _inputs(params))
     if output is not None:
@@ -294,7 +294,7 @@ def _with_features(sc: scenario.Scenario, text: str) -> scenario.Scenario:
 def reproduce(p: dict) -> str:
     """The command line that measures the same again (what only changes the
     printing, -o and --format, left out)."""
-    argv = ["bridge", "time"]
+    argv = [vocab.COMMAND, "time"]
     for flag, key in (
         ("--scenario", "scenario_name"),
         ("--sizes", "sizes"),

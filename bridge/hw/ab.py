@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from bridge import stats
 from bridge.catalog import calls
 from bridge.catalog.scenario import Facts
-from bridge.catalog.vocab import RuntimeKind
+from bridge.catalog.vocab import COMMAND, RuntimeKind
 from bridge.hw import hardware, verdicts, whynot
 from bridge.report import provenance, schema
 from bridge.report.findings import Basis, Reason, Rerun, Statistic, Verdict, Why, reason
@@ -724,7 +724,7 @@ def _best_speedup(results, by_key, r) -> tuple[int, float] | None:
 
 # Where a feature's gain shows when a call is mostly fixed cost: a sweep of
 # large messages of the same primitive.
-_LARGER = {"sha": "bridge run sha1", "aes": "bridge run aes-128-cbc"}
+_LARGER = {"sha": f"{COMMAND} run sha1", "aes": f"{COMMAND} run aes-128-cbc"}
 
 
 def _larger_example(sc: Facts) -> str:

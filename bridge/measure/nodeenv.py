@@ -14,6 +14,7 @@ import ssl
 import subprocess
 from dataclasses import dataclass
 
+from bridge.catalog.vocab import COMMAND
 from bridge.errors import RuntimeUnavailable, WorkerError
 from bridge.hw import hardware
 from bridge.nodes import probe
@@ -61,7 +62,7 @@ def local_libraries() -> list[probe.LocalLibrary]:
             probe.LocalLibrary(
                 f"Erlang OTP {found.otp_version} ({found.erl})",
                 found.crypto_lib,
-                f"bridge run {{}} --runtimes erlang --erl {found.erl} --hw both",
+                f"{COMMAND} run {{}} --runtimes erlang --erl {found.erl} --hw both",
             )
         )
     version = _openssl_version()
@@ -70,14 +71,14 @@ def local_libraries() -> list[probe.LocalLibrary]:
             probe.LocalLibrary(
                 f"the openssl CLI ({shutil.which('openssl')})",
                 version,
-                "bridge run {} --runtimes openssl --hw both",
+                f"{COMMAND} run {{}} --runtimes openssl --hw both",
             )
         )
     out.append(
         probe.LocalLibrary(
             "this Python's hashlib",
             ssl.OPENSSL_VERSION,
-            "bridge run {} --runtimes python --hw both",
+            f"{COMMAND} run {{}} --runtimes python --hw both",
         )
     )
     return out

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bridge.catalog.vocab import COMMAND
 from bridge.hw import hardware
 from bridge.hw.hardware import MASK_VARS
 from bridge.wire.codec import text
@@ -190,7 +191,7 @@ class LocalLibrary:
 
     runtime: str  # e.g. "Erlang OTP 25.2.3 (/usr/bin/erl)"
     library: str  # e.g. "OpenSSL 3.0.19 27 Jan 2026"
-    run: str  # the command that measures the A/B with it, less the scenario: "bridge run {} ..."
+    run: str  # the A/B command for it, its scenario a {} ("crypto-bridge run {} ...")
 
 
 NO_AB = (
@@ -229,7 +230,7 @@ def local_ab(f: NodeFacts, local: list[LocalLibrary], local_cpu: hardware.Cpu | 
     else:
         return (
             f"{NO_AB} No runtime here uses {name} {version[0]}.{version[1]}: run"
-            f" `bridge run {scenario} --hw both` where that library is installed."
+            f" `{COMMAND} run {scenario} --hw both` where that library is installed."
         )
     feature = SHORT_NAMES.get(f.cpu.arch if f.cpu else "", {}).get(feats[0], "the feature")
     where = f"`{lo.run.format(scenario)}` measures it with and without {feature} on this machine"

@@ -1036,10 +1036,12 @@ SPEED_OUTPUT = re.compile(r"^\s*(?:>\s*)*(?:Doing \S|\+DT:|\+F\d*:|type\s+16 byt
 
 def _hint(path: Path, text: str) -> str:
     if SPEED_OUTPUT.search(text[: 1 << 20]):
-        return f"this is openssl speed output: bridge import-speed {path} makes a report of it"
+        return (
+            f"this is openssl speed output: crypto-bridge import-speed {path} makes a report of it"
+        )
     return (
-        "a report is the JSON that bridge run -o writes; for pasted openssl speed output"
-        " use bridge import-speed FILE"
+        "a report is the JSON that crypto-bridge run -o writes; for pasted openssl speed output"
+        " use crypto-bridge import-speed FILE"
     )
 
 

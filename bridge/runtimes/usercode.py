@@ -110,7 +110,9 @@ def plan_code(
     runtime is started with a user path at all)."""
     if not calls:
         if pa or python_path:
-            raise UsageError("--pa and --python-path go with user calls (bridge time EXPR...)")
+            raise UsageError(
+                "--pa and --python-path go with user calls (crypto-bridge time EXPR...)"
+            )
         return None
     elixir: tuple[str, ...] = ()
     if any(uc.runtime == "elixir" for uc in calls):

@@ -29,7 +29,7 @@ import shlex
 from dataclasses import dataclass
 
 from bridge.catalog import calls, scenario
-from bridge.catalog.vocab import RuntimeKind
+from bridge.catalog.vocab import COMMAND, RuntimeKind
 from bridge.report import schema
 from bridge.report.hw import HwMode
 from bridge.settings import BOUNDS, DEFAULT, QUICK, Settings
@@ -40,6 +40,11 @@ _NODE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 # The settings a flag of `bridge run` sets, in the order plans.reproduce writes them.
 _FLAGS = ("samples", "sample_ms", "warmup_ms", "rounds", "openssl_runs", "processes")
+
+
+# The names a report's own line may call bridge by: reports written before
+# the line said crypto-bridge say bridge, and neither differs from the other.
+_PROGRAMS = frozenset({"bridge", COMMAND})
 
 
 class Left(enum.Enum):
@@ -81,7 +86,7 @@ def of(report: schema.Report) -> Rebuilt | None:
     hw = _hw(report)
     if settings is None or hw is None:
         return Rebuilt((), (Left.SETTINGS,))
-    argv = ["bridge", "run", *names, "--seed", str(report.seed), "--hw", hw.value]
+    argv = [COMMAND, "run", *names, "--seed", str(report.seed), "--hw", hw.value]
     builtin = {n: _builtin(n) for n in names}
     files = tuple(n for n, sc in builtin.items() if sc is None)
     argv += _sizes(report, builtin, left)
@@ -100,12 +105,15 @@ def of(report: schema.Report) -> Rebuilt | None:
 
 
 def _canonical(line: str) -> list[str] | None:
-    """The words of a command line, --runtimes in the order bridge starts
-    them (a report cannot tell `python,erlang` from `erlang,python`)."""
+    """The words of a command line, bridge called by COMMAND and --runtimes
+    in the order bridge starts them (a report cannot tell `python,erlang`
+    from `erlang,python`)."""
     try:
         words = shlex.split(line)
     except ValueError:
         return None
+    if words and words[0] in _PROGRAMS:
+        words[0] = COMMAND
     for i, word in enumerate(words[:-1]):
         if word == "--runtimes":
             given = words[i + 1].split(",")
@@ -281,8 +289,8 @@ def notes(rebuilt: Rebuilt, ascii_only: bool = False) -> list[str]:
         if code is Left.USER_CODE:
             out.append(
                 "This report timed the user's own code, which a command line does not carry:"
-                " save the report and run `bridge run --replay REPORT.json`, which shows each"
-                " call and asks before running it."
+                " save the report and run `crypto-bridge run --replay REPORT.json`, which shows"
+                " each call and asks before running it."
             )
         elif code is Left.GIVEN:
             out.append(
@@ -302,7 +310,7 @@ def notes(rebuilt: Rebuilt, ascii_only: bool = False) -> list[str]:
         elif code is Left.SETTINGS:
             out.append(
                 "No command: the report's settings are not ones bridge run takes;"
-                " `bridge run --replay REPORT.json` says which."
+                " `crypto-bridge run --replay REPORT.json` says which."
             )
         elif code is Left.NAMES:
             out.append(

@@ -107,8 +107,8 @@ def _busiest(procs: Iterable[Sequence[Any]], brackets: bool = False) -> str:
 
 QUIETER = "rerun on a quieter machine"
 NOISY_ADVICE = (
-    "run again on a quieter machine, pin bridge to its quietest CPU"
-    " (taskset -c N bridge run ...; bridge env measures each CPU), or add --until-stable"
+    "run again on a quieter machine, pin bridge to its quietest CPU (taskset -c N"
+    " crypto-bridge run ...; crypto-bridge env measures each CPU), or add --until-stable"
 )
 
 
@@ -526,7 +526,7 @@ WORDS: dict[Why, tuple[_Words, str]] = {
     Why.PIN_CPU: (
         lambda p, v: (
             f"pin bridge to CPU {p['cpu']}, the quietest here: taskset -c {p['cpu']}"
-            " bridge run ... (the workers inherit it)"
+            " crypto-bridge run ... (the workers inherit it)"
         ),
         "",
     ),

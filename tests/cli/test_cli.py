@@ -132,7 +132,7 @@ def test_run_hmac_sha1_end_to_end(tmp_path, no_leftovers):
         assert len(r["samples"]) >= 1
     assert report["interop"][0]["match"] is True
     assert report["errors"] == [] and report["skipped"] == []
-    assert report["reproduce"].startswith("bridge run hmac-sha1 --seed 7")
+    assert report["reproduce"].startswith("crypto-bridge run hmac-sha1 --seed 7")
     calls = {r["call"] for r in results}
     assert "crypto:macN(hmac, sha, Key, Data, 10)" in calls
     assert "hmac.digest(key, data, 'sha1')[:10]" in calls

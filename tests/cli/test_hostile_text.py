@@ -175,7 +175,7 @@ def test_markdown_rebuilds_the_command_and_never_prints_the_reports_own(tmp_path
         assert "curl" not in done.stdout and "evil.example" not in done.stdout
         assert "own command line differs" in " ".join(done.stdout.split())
         shown[fmt] = done.stdout
-    assert "```sh\nbridge run hmac-sha1 sha256 --seed 1 --hw both" in shown["markdown"]
+    assert "```sh\ncrypto-bridge run hmac-sha1 sha256 --seed 1 --hw both" in shown["markdown"]
 
 
 def test_markup_in_a_description_and_a_call_renders_as_text(tmp_path):

@@ -287,7 +287,7 @@ def test_node_report_refusal_prints_no_escape_and_no_report_command(tmp_path):
     (line,) = done.stderr.strip().splitlines()
     assert "rm -rf" not in line and "\x1b" not in line
     assert line.endswith(
-        "rerun with: bridge run hmac-sha1 --node t25@vm --node t23@vm --measure"
+        "rerun with: crypto-bridge run hmac-sha1 --node t25@vm --node t23@vm --measure"
     ), line
     # Names that are not node names are escaped and left out of the command.
     for rt in data["runtimes"]:

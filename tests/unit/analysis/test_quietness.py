@@ -59,7 +59,9 @@ def test_one_noisy_cpu_makes_the_machine_noisy_and_the_other_is_advised():
     assert [r.why for r in found] == [Why.PIN_CPU, Why.UNTIL_STABLE, Why.BUSY_MEANWHILE, Why.STEAL]
     assert found[0]["cpu"] == 0
     said = [words.reason(r) for r in found]
-    assert said[0].startswith("pin bridge to CPU 0, the quietest here: taskset -c 0 bridge run")
+    assert said[0].startswith(
+        "pin bridge to CPU 0, the quietest here: taskset -c 0 crypto-bridge run"
+    )
     assert said[1].startswith("add --until-stable")
     assert said[2] == "busy meanwhile: burner (pid 77, 80%)"
     assert "steal" in said[3]

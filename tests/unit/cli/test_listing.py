@@ -9,7 +9,7 @@ from bridge.cli import listing
 def test_list_names_the_opt_in_calls_under_their_kind():
     text = listing.list_text()
     random = text.split("random: ")[1].split("\n\n")[0]
-    assert "opt-in calls (bridge run SCENARIO --with CALL): erlang:rand_bytes" in random
+    assert "opt-in calls (crypto-bridge run SCENARIO --with CALL): erlang:rand_bytes" in random
     kdf = text.split("kdf: ")[1].split("\n\n")[0]
     assert "erlang:pbkdf2_mac, erlang:pbkdf2_mac_init" in kdf
     mac = text.split("mac: ")[1].split("\n\n")[0]
@@ -18,7 +18,7 @@ def test_list_names_the_opt_in_calls_under_their_kind():
 
 def test_show_describes_each_opt_in_and_stays_a_scenario_file(tmp_path):
     text = listing.show_text("ecdsa-p256")
-    assert "# erlang, opt-in (bridge run ecdsa-p256 --with erlang:CALL):" in text
+    assert "# erlang, opt-in (crypto-bridge run ecdsa-p256 --with erlang:CALL):" in text
     assert "#   public_key:verify: public_key:verify(Msg, sha256, Sig, {ECPoint, Params})" in text
     assert "must accept the driver's signature" in text
     path = tmp_path / "copy.toml"

@@ -208,7 +208,7 @@ def test_default_replay_runs_this_machines_runtime_without_the_reports_variables
     ]
     assert got.recorded == []
     # The new report's reproduce line is this run, not the report's own text.
-    assert got.plan.reproduce == "bridge run --replay r.json"
+    assert got.plan.reproduce == "crypto-bridge run --replay r.json"
 
 
 def test_as_recorded_lists_the_reports_executable():
@@ -220,7 +220,7 @@ def test_as_recorded_lists_the_reports_executable():
     assert got.plan.python == ("/bin/sh",) and got.plan.env["python"] == ({},)
     assert got.recorded == ["python@3.11.7: /bin/sh, with no variables of its own"]
     assert got.mapping == ["replay: python@3.11.7 (report) -> /bin/sh (as recorded)"]
-    assert got.plan.reproduce == "bridge run --replay r.json --as-recorded"
+    assert got.plan.reproduce == "crypto-bridge run --replay r.json --as-recorded"
 
 
 def test_every_bound_is_the_click_options_range():
@@ -311,7 +311,7 @@ def test_node_refusal_rebuilds_the_command_from_checked_names():
     scenarios = [replay.scenario.load("hmac-sha1")]
     assert replay.node_refusal(nodes, scenarios) == (
         "running nodes (t25@vm, b@h), which --replay does not measure again;"
-        " rerun with: bridge run hmac-sha1 --node t25@vm --node b@h --measure"
+        " rerun with: crypto-bridge run hmac-sha1 --node t25@vm --node b@h --measure"
     )
     bad = [schema.Runtime("a", "erlang", "x@h; rm -rf ~\x1b[2J", "OTP 25", {"node": {}})]
     text = replay.node_refusal(bad, scenarios)

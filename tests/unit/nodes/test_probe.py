@@ -116,7 +116,7 @@ def test_what_bridge_cannot_say(over, said):
 
 def _local(*libraries):
     return [
-        probe.LocalLibrary(f"runtime {i}", lib, f"bridge run {{}} --erl /x/{i} --hw both")
+        probe.LocalLibrary(f"runtime {i}", lib, f"crypto-bridge run {{}} --erl /x/{i} --hw both")
         for i, lib in enumerate(libraries)
     ]
 
@@ -128,7 +128,7 @@ def test_ab_points_to_the_same_libcrypto_here():
     )
     assert said.startswith(probe.NO_AB)
     assert "The same libcrypto (OpenSSL 3.0.19) runs here in runtime 1" in said
-    assert "`bridge run sha256 --erl /x/1 --hw both`" in said
+    assert "`crypto-bridge run sha256 --erl /x/1 --hw both`" in said
     assert "lacks" not in said
 
 
@@ -141,7 +141,9 @@ def test_ab_nearest_series_and_a_cpu_that_lacks_the_feature():
 
 def test_ab_when_nothing_here_uses_that_library():
     said = probe.local_ab(facts(), _local("OpenSSL 1.1.1w  11 Sep 2023"), None)
-    assert said.endswith("run `bridge run sha256 --hw both` where that library is installed.")
+    assert said.endswith(
+        "run `crypto-bridge run sha256 --hw both` where that library is installed."
+    )
 
 
 # -- reports with nodes ----------------------------------------------------------

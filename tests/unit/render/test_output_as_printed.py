@@ -15,7 +15,7 @@ def test_report_on_pasted_speed_output_points_to_import_speed(tmp_path):
     pasted.write_text("> Doing sha256 for 3s on 16 size blocks: 100 sha256's in 3.00s\n")
     with pytest.raises(UsageError) as err:
         schema.load(pasted)
-    assert f"bridge import-speed {pasted}" in err.value.one_line()
+    assert f"crypto-bridge import-speed {pasted}" in err.value.one_line()
     other = tmp_path / "notes.txt"
     other.write_text("just some notes\n")
     with pytest.raises(UsageError, match="not JSON") as err:

@@ -140,7 +140,7 @@ def test_no_trailing_space_line_breaks_and_no_code_block_but_the_command():
         md = rendered("markdown", load(path))
         assert not [x for x in md.splitlines() if x != x.rstrip()], path.name
         fences = [x for x in md.splitlines() if x.startswith("```")]
-        assert fences == ["```sh", "```"] and "```sh\nbridge run " in md, path.name
+        assert fences == ["```sh", "```"] and "```sh\ncrypto-bridge run " in md, path.name
 
 
 def test_the_home_directory_reads_tilde(monkeypatch):

@@ -61,7 +61,7 @@ def test_markdown_opens_with_the_answer_and_ends_with_reproduce():
     tail = md.split("Reproduce:", 1)[1].splitlines()
     assert tail[2:5] == [
         "```sh",
-        "bridge run hmac-sha1 --seed 1 --hw both --quick --warmup-ms 50 --rounds 4"
+        "crypto-bridge run hmac-sha1 --seed 1 --hw both --quick --warmup-ms 50 --rounds 4"
         " --openssl-runs 2",
         "```",
     ]

@@ -33,10 +33,35 @@ OLD_QUICK = ["terminal/hmac-sha1-quick.json", "terminal/ecdsa-p256-quick.json"]
 
 @pytest.mark.parametrize("name", RUNS)
 def test_a_run_report_rebuilds_its_own_line(name):
+    """These reports' own lines call bridge `bridge`, as lines did before
+    crypto-bridge: the same command, so not one that differs."""
     report = schema.load(FIXTURES / name)
     rebuilt = reproduce.of(report)
     assert rebuilt is not None and rebuilt.left == ()
-    assert list(rebuilt.argv) == shlex.split(report.reproduce)
+    own = shlex.split(report.reproduce)
+    assert own[0] == "bridge"
+    assert list(rebuilt.argv) == ["crypto-bridge", *own[1:]]
+
+
+def test_the_line_to_paste_calls_crypto_bridge_which_iproute2_does_not_take():
+    """`bridge run ...` on Debian or Ubuntu is iproute2's (Object "run" is
+    unknown): every view tells its reader to type crypto-bridge."""
+    report = schema.load(FIXTURES / RUNS[0])
+    assert reproduce.of(report).argv[:2] == ("crypto-bridge", "run")
+    for view in (markdown.render(build(report)), text.render(build(report))):
+        assert "crypto-bridge run hmac-sha1" in view
+        assert "\nbridge run" not in view and " bridge run" not in view
+
+
+@pytest.mark.parametrize("program", ["bridge", "crypto-bridge", "/usr/sbin/bridge", "brdige"])
+def test_only_another_program_in_the_own_line_differs(program):
+    """A report's own line may say bridge (older) or crypto-bridge (newer);
+    any other program in its place is a line that says something else."""
+    report = schema.load(FIXTURES / RUNS[0])
+    own = shlex.split(report.reproduce)
+    mine = dataclasses.replace(report, reproduce=shlex.join([program, *own[1:]]))
+    same = program in ("bridge", "crypto-bridge")
+    assert reproduce.of(mine).left == (() if same else (Left.DIFFERS,))
 
 
 @pytest.mark.parametrize("name", OLD_QUICK)
@@ -44,7 +69,8 @@ def test_a_quick_report_of_four_rounds_rebuilds_them(name):
     report = schema.load(FIXTURES / name)
     rebuilt = reproduce.of(report)
     assert rebuilt is not None and rebuilt.left == (Left.DIFFERS,)
-    assert list(rebuilt.argv) == [*shlex.split(report.reproduce), "--rounds", "4"]
+    own = shlex.split(report.reproduce)
+    assert list(rebuilt.argv) == ["crypto-bridge", *own[1:], "--rounds", "4"]
 
 
 def test_an_old_report_rebuilds_what_it_measured():
@@ -52,7 +78,8 @@ def test_an_old_report_rebuilds_what_it_measured():
     so, and that the report's own line differs."""
     rebuilt = reproduce.of(schema.load(FIXTURES / "report-hmac-sha1-v1.json"))
     assert shlex.join(rebuilt.argv) == (
-        "bridge run hmac-sha1 --seed 1 --hw both --quick --warmup-ms 50 --rounds 4 --openssl-runs 2"
+        "crypto-bridge run hmac-sha1 --seed 1 --hw both --quick --warmup-ms 50 --rounds 4"
+        " --openssl-runs 2"
     )
     assert rebuilt.left == (Left.DIFFERS,)
 
@@ -127,7 +154,7 @@ def test_a_crafted_line_is_never_printed():
         assert "curl" not in view and "evil.example" not in view
         assert "own command line differs" in " ".join(view.split())
     md = markdown.render(build(report))
-    assert "```sh\nbridge run hmac-sha1 sha256 --seed 1 --hw both --sizes 16,64,256" in md
+    assert "```sh\ncrypto-bridge run hmac-sha1 sha256 --seed 1 --hw both --sizes 16,64,256" in md
 
 
 @pytest.mark.parametrize(

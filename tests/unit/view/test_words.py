@@ -210,7 +210,7 @@ EXAMPLES: dict[Why, tuple[dict, str]] = {
     Why.UNSUPPORTED: ({"reason": "no reusable AEAD context"}, "no reusable AEAD context"),
     Why.NOTHING_TO_SUBTRACT: ({}, "no call to set it against"),
     Why.QUIET_ENOUGH: ({}, "quiet enough"),
-    Why.PIN_CPU: ({"cpu": 1}, "taskset -c 1 bridge run"),
+    Why.PIN_CPU: ({"cpu": 1}, "taskset -c 1 crypto-bridge run"),
     Why.UNTIL_STABLE: ({}, "add --until-stable"),
     Why.BUSY_MEANWHILE: ({"busiest": (("burner", 77, 0.8),)}, "burner (pid 77, 80%)"),
 }
