@@ -103,8 +103,12 @@ def test_every_path_on_a_no_asm_libcrypto_says_not_used_for_its_missing_assemble
     loaded = schema.load(tmp_path / "r.json")
     for rt in variants:
         check_no_asm(verdicts[rt], str(noasm.libcrypto))
-        # No assembler: masking SHA changes nothing it runs.
-        assert cputime.masked_ratio(loaded, runtime=rt) < 1.3, rt
+    # No assembler: masking SHA changes nothing it runs. A short run's CPU
+    # time per call still moves with a busy host: at steal 24% the no-asm
+    # Python cell read 1.63x masked (under 1.3x on its rerun); a busy run says so.
+    with busy.unless_busy(loaded, needs="a masked no-asm cell's CPU time within 1.3x"):
+        for rt in variants:
+            assert cputime.masked_ratio(loaded, runtime=rt) < 1.3, rt
     for rt in system:  # SHA-NI: about 3x at 16 KiB
         assert cputime.masked_ratio(loaded, runtime=rt) > 1.5, rt
     # Each runtime's library, as the report keeps it: the no-asm one has no
