@@ -479,7 +479,7 @@ def test_one_format_vocabulary():
         return tuple(fmt.type.choices)
 
     for path in (("run",), ("time",), ("report",), ("compare",), ("import-speed",)):
-        assert choices(*path) == ("table", "markdown", "text", "json", "summary"), path
+        assert choices(*path) == ("table", "markdown", "text", "json", "summary", "html"), path
     for path in (("list",), ("show",), ("env",), ("otp", "list")):
         assert choices(*path) == ("table", "json"), path
     # -o is the JSON everywhere it is offered; plot draws with --png/--svg.

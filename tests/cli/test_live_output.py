@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from bridge.settings import QUICK
 from tests.conftest import ROOT, needs_erl, needs_openssl
 
 pytestmark = [needs_erl, needs_openssl]
@@ -100,8 +101,9 @@ def test_a_run_in_a_pipe_or_under_ci_writes_progress_lines_as_it_goes(ci, no_lef
     lines = err.splitlines()
     assert any(line.endswith("starting python") for line in lines), lines
     rounds = [line for line in lines if " of hmac-sha1 done (" in line]
+    n_rounds = QUICK.rounds  # --quick's rounds, each said as it ends
     assert [r.split(" ETA ")[1].split()[1:3] for r in rounds] == [
-        ["round", f"{n}/4"] for n in range(1, 5)
+        ["round", f"{n}/{n_rounds}"] for n in range(1, n_rounds + 1)
     ], rounds
     # Each with the share done, the time spent and an estimate of the time left.
     assert all(r.split()[0].endswith("%") and " ETA " in r for r in rounds), rounds
@@ -110,7 +112,7 @@ def test_a_run_in_a_pipe_or_under_ci_writes_progress_lines_as_it_goes(ci, no_lef
     # scenario's heading, then what the run measured: the hardware verdicts),
     # and the answer before the end.
     answer = "Hardware: hw off = "
-    assert run.where("round 1/4 of hmac-sha1 done") < run.where("== hmac-sha1")
+    assert run.where(f"round 1/{QUICK.rounds} of hmac-sha1 done") < run.where("== hmac-sha1")
     assert run.where("== hmac-sha1") < run.where(answer)
     assert run.first(run.out, answer) < ended
 

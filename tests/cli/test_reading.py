@@ -90,12 +90,13 @@ def test_the_text_views_reproduce_line_runs_when_pasted_into_a_shell(tmp_path):
     lines = done.stdout.splitlines()
     block = lines[lines.index("Reproduce:") + 1 :]
     assert len(block) > 2 and all(len(x) <= 72 for x in block)
-    # Paste it into a shell, with `bridge` on PATH and -o added at the end.
+    # Paste it into a shell, with `crypto-bridge` on PATH and -o added at the end.
     script = "\n".join(block) + f" -o {tmp_path / 'b.json'}\n"
+    assert script.lstrip().startswith("crypto-bridge run "), script
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    (bindir / "bridge").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m bridge "$@"\n')
-    (bindir / "bridge").chmod(0o755)
+    (bindir / "crypto-bridge").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m bridge "$@"\n')
+    (bindir / "crypto-bridge").chmod(0o755)
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
     again = subprocess.run(
         ["sh", "-c", script], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
