@@ -32,6 +32,7 @@ CHECKS = {
     calls.Check.REFERENCE: "equal to the driver's reference",
     calls.Check.SIGNATURE: "a fresh signature, verified by the driver",
     calls.Check.ACCEPTS: "must accept the driver's signature",
+    calls.Check.PART: "not checked: a part, no MAC: timed to take a call's cost apart",
     calls.Check.DISTINCT: "two outputs: the length asked for, and different",
     calls.Check.AGREEMENT: "a fresh key pair: the driver derives the same secret",
     calls.Check.NEGOTIATED: (
@@ -151,10 +152,12 @@ def _wrapped(lead: str, text: str, width: int | None) -> list[str]:
     return [lead + lines[0], *(" " * len(lead) + line for line in lines[1:])]
 
 
-def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
+def show_text(name: str, dirs: tuple[Path, ...] = (), width: int | None = None) -> str:
     """Where the file is, what it measures, each call per runtime, then the
     file itself; the description lines start with '#', so the whole output
-    is still a valid scenario file."""
+    is still a valid scenario file. `width` (None: each on one line): a
+    description line too long goes on under itself, still a comment. The
+    file is shown as it is (the built-in ones fit in 80 columns)."""
     path = scenario.find(name, dirs)
     sc = scenario.load(name, dirs)
     unit = {"bytes": "", "per call": " bytes, timed per call"}.get(sc.size_unit, f" {sc.size_unit}")
@@ -180,8 +183,22 @@ def show_text(name: str, dirs: tuple[Path, ...] = ()) -> str:
             for cid in extra:
                 out += [f"#   {line}" for line in _call_lines(calls.CALLS[runtime, cid], sc)]
     # Escaped like any view; the file keeps its tabs, shown as it is.
+    out = [folded for line in out for folded in _comment(line, width)]
     head = plain.printable("\n".join(out) + "\n", keep_newlines=True)
     return head + plain.printable(path.read_text(), keep_newlines=True, keep_tabs=True)
+
+
+def _comment(line: str, width: int | None) -> list[str]:
+    """A '#' line within `width`: its further lines two spaces under its
+    text, each a comment too. A word longer than the line (a path) stays
+    whole."""
+    body = line[1:].lstrip(" ")
+    if width is None or len(line) <= width or not body:
+        return [line]
+    lead = line[: len(line) - len(body)]
+    room = max(width - len(lead) - 2, 24)
+    lines = textwrap.wrap(body, room, break_on_hyphens=False, break_long_words=False)
+    return [lead + lines[0], *(lead + "  " + rest for rest in lines[1:])]
 
 
 def _tls_lines(sc: scenario.Scenario) -> list[str]:

@@ -79,6 +79,7 @@ def env(*, erl, openssl, node, fmt, quietness_seconds, **reach) -> None:  # reac
         raise UsageError("--cookie/--cookie-file goes with --node NAME@HOST")
     from bridge.analysis import quietness
     from bridge.measure.describe import describe
+    from bridge.render import layout, terminal_width
     from bridge.render.env import render_env
 
     plan = plans.for_env(tuple(erl), tuple(openssl))
@@ -95,7 +96,8 @@ def env(*, erl, openssl, node, fmt, quietness_seconds, **reach) -> None:  # reac
         out(json.dumps(data, indent=1))
         return
     said = quietness_lines(quiet) if quiet is not None else []
-    out(render_env(environment_block, runtimes, hw, said, _libraries(hw)), nl=False)
+    text = render_env(environment_block, runtimes, hw, said, _libraries(hw))
+    out(layout.fold(text, terminal_width()), nl=False)
 
 
 def _libraries(hw: dict) -> dict[str, str]:
@@ -114,6 +116,7 @@ def _libraries(hw: dict) -> dict[str, str]:
 
 def _env_nodes(plan, fmt: str) -> None:
     from bridge.measure import nodeenv
+    from bridge.render import layout, terminal_width
     from bridge.render.nodes import render_nodes
 
     found = nodeenv.probe_nodes(plan, DEFAULT)
@@ -124,7 +127,7 @@ def _env_nodes(plan, fmt: str) -> None:
         }
         out(json.dumps(data, indent=1))
     elif found.runtimes:
-        out(render_nodes(found.runtimes, found.ab), nl=False)
+        out(layout.fold(render_nodes(found.runtimes, found.ab), terminal_width()), nl=False)
     for line in found.failed:
         click.echo(f"bridge: error: {plain.printable(line)}", err=True)
     if found.failed:

@@ -101,8 +101,9 @@ def show(name, scenario_dirs, fmt) -> None:
     """One scenario: where its file is, each call per runtime (what it
     measures, how its output is checked, the release it needs), and the file."""
     from bridge.cli import listing
+    from bridge.render import terminal_width
 
     if fmt == "json":
         out(json.dumps(listing.show_data(name, tuple(scenario_dirs)), indent=1))
         return
-    out(listing.show_text(name, tuple(scenario_dirs)), nl=False)
+    out(listing.show_text(name, tuple(scenario_dirs), terminal_width()), nl=False)

@@ -38,6 +38,20 @@ def wrap(text: str, width: int, indent: str = "", first: str = "") -> list[str]:
     return [line.replace("\xa0", " ") for line in lines]
 
 
+def fold(text: str, width: int) -> str:
+    """Each line of `text` longer than `width` wrapped, its further lines two
+    spaces under its first (a description's lines, as `bridge env` prints)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        if len(line) <= max(width, MIN_WIDTH) or not body:
+            out.append(line)
+            continue
+        lead = line[: len(line) - len(body)]
+        out += wrap(body, width, indent=lead + "  ", first=lead)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
 @dataclass(frozen=True)
 class Fitted:
     """The columns shown (indexes into the table's), in parts when folded;

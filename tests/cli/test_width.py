@@ -1,13 +1,20 @@
 """Everything fits: at COLUMNS=80 no line that run (with --concurrency too),
 time, compare and report (with -v too) print is wider than 80, on real runs
 (short settings, the real runtimes) and on every saved report
-(tests/fixtures, docs/findings/reports)."""
+(tests/fixtures, docs/findings/reports); nor list, otp list, show (every
+built-in scenario) and env."""
 
 from __future__ import annotations
 
 import itertools
+import sys
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, as the tomli package
+    import tomli as tomllib
 
 from tests.conftest import FAST_ARGS, FIXTURES, ROOT, bridge_cmd, needs_erl, needs_openssl
 
@@ -83,3 +90,24 @@ def test_listings_fit(args):
     fits(bridge_cmd(*args, env=ENV, timeout=120))
     wide = bridge_cmd(*args, env={**ENV, "COLUMNS": "250"}, timeout=120)
     assert wide.returncode == 0 and widest(wide.stdout)[0] > WIDTH
+
+
+SCENARIOS = sorted(p.stem for p in (ROOT / "scenarios").glob("*.toml"))
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_show_fits_and_stays_a_scenario_file(name):
+    """show wraps its '#' description under itself; the built-in files fit
+    as they are. What it prints still loads as the scenario it shows."""
+    done = bridge_cmd("show", name, env=ENV, timeout=60)
+    fits(done)
+    builtin = (ROOT / "scenarios" / f"{name}.toml").read_text()
+    assert tomllib.loads(done.stdout) == tomllib.loads(builtin)
+
+
+@needs_erl
+@needs_openssl
+def test_env_fits():
+    """env folds a long description line (a libcrypto's capability vector, a
+    mask) two spaces under itself."""
+    fits(bridge_cmd("env", "--quietness-seconds", "0", env=ENV, timeout=120))

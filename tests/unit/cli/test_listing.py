@@ -38,3 +38,28 @@ def test_completion_past_a_scenario_dir_that_is_no_directory_offers_the_builtins
     ctx.params["scenario_dirs"] = ("/dev/zero",)
     names = [item.value for item in complete_scenarios(ctx, None, "hmac-")]
     assert "hmac-sha1" in names
+
+
+def test_show_of_every_builtin_describes_each_call_within_the_width():
+    """Every built-in scenario shows (hmac-parts' timed parts, whose output is
+    no MAC, once raised KeyError), each '#' line within the width, its
+    further lines two spaces under its text, and the whole still the file."""
+    for name in scenario.available():
+        text = listing.show_text(name, width=60)
+        file = scenario.find(name).read_text()
+        assert text.endswith(file), name  # the file as it is, after the description
+        head = text[: -len(file)].splitlines()
+        assert all(line.startswith("#") for line in head), name
+        # A word longer than the line (the file's path) is the one line left long.
+        assert all(len(line) <= 60 or " " not in line[1:].strip() for line in head), name
+    parts = listing.show_text("hmac-parts", width=80)
+    assert "#     output: not checked: a part, no MAC: timed to take a call's cost apart" in parts
+
+
+def test_a_long_comment_line_folds_under_its_text():
+    line = "#     measures: " + " ".join(["word"] * 30)
+    folded = listing._comment(line, 40)
+    assert folded[0].startswith("#     measures: word")
+    assert all(f.startswith("#       word") for f in folded[1:])
+    assert all(len(f) <= 40 for f in folded)
+    assert listing._comment(line, None) == [line]
