@@ -153,16 +153,13 @@ def server(
         port = free_port()
         argv = [executable, "s_server", "-accept", f"127.0.0.1:{port}", *argv_tail]
         with tempfile.TemporaryFile() as errors:
-            child = subprocess.Popen(
+            child = proc.popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
                 env=dict(env),
                 cwd=cwd,
-                preexec_fn=proc.die_with_parent,
-                start_new_session=True,
-                close_fds=True,
             )
             try:
                 deadline = time.monotonic() + START_WAIT_S

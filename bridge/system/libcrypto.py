@@ -277,15 +277,12 @@ def probe_cli(executable: str, env: Mapping[str, str], timeout: float = 15.0) ->
     observes the same binary, the same environment and the same loader as a
     measurement, wrapper scripts included, where `ldd` would only predict."""
     try:
-        child = subprocess.Popen(
+        child = proc.popen(
             [executable, "rand", str(1 << 30)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env),
-            preexec_fn=proc.die_with_parent,
-            start_new_session=True,
-            close_fds=True,
         )
     except OSError as exc:
         raise CannotTell(f"cannot run {executable}: {exc.strerror}") from None

@@ -68,6 +68,36 @@ def child_setup(memory: int | None = None, subreaper: bool = False) -> Callable[
     return setup
 
 
+# bridge's stop signals (bridge.system.signals), held while a child is forked.
+_STOP = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def popen(
+    argv: Sequence[str], setup: Callable[[], None] = die_with_parent, **kw
+) -> subprocess.Popen:
+    """subprocess.Popen in a session of its own, without inherited fds but
+    `pass_fds`, `setup` run in the child between fork and exec, and bridge's
+    stop signals held over the fork. A preexec_fn makes the child run Python
+    between fork and exec (os.register_at_fork's hooks, then `setup`); a
+    Ctrl-C that bridge's handler turned into KeyboardInterrupt there broke
+    logging's at-fork lock handling and printed "Exception ignored ...
+    Traceback" (a level of --concurrency starting its processes). Held, the
+    signal reaches bridge once the child exists; the child restores the mask
+    before `setup`, since exec keeps a blocked one."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+
+    def child() -> None:  # pragma: no cover - runs in the child
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        setup()
+
+    try:
+        return subprocess.Popen(
+            list(argv), preexec_fn=child, start_new_session=True, close_fds=True, **kw
+        )
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def limit_data(memory: int) -> None:
     """RLIMIT_DATA (what a process has written or may write: heap, anonymous
     mappings, thread stacks) at `memory` bytes, or the limit already in place
@@ -100,16 +130,13 @@ def run(
     Raises subprocess.TimeoutExpired (after killing the child) and OSError
     (cannot start) like subprocess.run does.
     """
-    proc = subprocess.Popen(
-        list(argv),
+    proc = popen(
+        argv,
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=None if env is None else dict(env),
         cwd=cwd,
-        preexec_fn=die_with_parent,
-        start_new_session=True,
-        close_fds=True,
     )
     try:
         out, err = proc.communicate(input=input, timeout=timeout)
@@ -159,15 +186,13 @@ def run_bounded(
     past `bounds.max_output` bytes on stdout, the group is killed. Raises
     OSError when it cannot start."""
     t0 = time.perf_counter_ns()
-    proc = subprocess.Popen(
-        list(argv),
+    proc = popen(
+        argv,
+        child_setup(bounds.memory),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=dict(env),
-        preexec_fn=child_setup(bounds.memory),
-        start_new_session=True,
-        close_fds=True,
     )
     try:
         return _bounded(proc, data, bounds, t0)

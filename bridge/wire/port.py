@@ -46,7 +46,7 @@ from typing import Any
 
 from bridge.errors import OperationError, ProtocolError, WorkerError
 from bridge.system.fence import Fence
-from bridge.system.proc import child_setup, kill_group
+from bridge.system.proc import child_setup, kill_group, popen
 from bridge.wire import codec
 
 PROTOCOL = 1
@@ -152,16 +152,7 @@ class Worker:
                 self._ends = (read_frames, write_requests)
                 io = {"stdin": subprocess.DEVNULL, "stdout": self._stderr, "pass_fds": theirs}
                 argv = [*self.argv, *launch.channel_argv(read_requests, write_frames)]
-            self._proc = subprocess.Popen(
-                argv,
-                stderr=self._stderr,
-                env=env,
-                cwd=launch.cwd,
-                preexec_fn=setup,
-                start_new_session=True,
-                close_fds=True,
-                **io,
-            )
+            self._proc = popen(argv, setup, stderr=self._stderr, env=env, cwd=launch.cwd, **io)
         except OSError as exc:
             self._stderr.close()
             self._close_ends()
