@@ -62,13 +62,19 @@ def test_hmac_sha1_quick_at_80_columns(tmp_path, no_leftovers):
     lines = stdout.splitlines()
 
     # Fits: no line wider than 80; 40 lines at most without what this
-    # machine's load adds (warnings on other processes, waits, two speeds),
-    # which grows with the load: each of those at most 8 lines. (Beside two
-    # CPU hogs at a load of 10, four warnings and the advice took 18 lines.)
+    # machine's load adds (warnings on other processes, waits, two speeds;
+    # the reason an inconclusive verdict gives, judged on CPU time), which
+    # grows with the load: each warning at most 8 lines, each verdict at
+    # most 4. (Beside two CPU hogs at a load of 10, four warnings and the
+    # advice took 18 lines; at a load of 10 four inconclusive verdicts took
+    # 11, their reasons 7.)
     assert max(map(len, lines)) <= 80, [x for x in lines if len(x) > 80]
     noise = _paragraphs(lines, ("Warning:", "Advice:"))
-    assert len(lines) - sum(noise) <= 40, stdout
+    verdicts = _paragraphs(lines[: lines.index("")], ("  Erlang ", "  Python ", "  openssl "))
+    reasons = sum(n - 1 for n in verdicts)
+    assert len(lines) - sum(noise) - reasons <= 40, stdout
     assert max(noise) <= 8, stdout
+    assert max(verdicts) <= 4, stdout
     # The answer first: the Erlang verdict among the first 12 lines, with its CI.
     erlang = [n for n, x in enumerate(lines) if x.startswith("  Erlang crypto:macN")]
     assert erlang and erlang[0] < 12, stdout
@@ -124,14 +130,16 @@ def test_the_run_s_environment_is_a_terminal_s_even_under_ci():
 
 
 def _paragraphs(lines: list[str], starts: tuple[str, ...]) -> list[int]:
-    """The lines each paragraph beginning with `starts` takes, in order."""
+    """The lines each paragraph beginning with `starts` takes, in order: it
+    goes on over the lines indented deeper than its first."""
     sizes: list[int] = []
-    inside = False
+    inside, indent = False, ""
     for line in lines:
         if line.startswith(starts):
             inside = True
             sizes.append(0)
-        elif not line.startswith("  "):
+            indent = line[: len(line) - len(line.lstrip(" "))] + "  "
+        elif not line.startswith(indent):
             inside = False
         if inside:
             sizes[-1] += 1
