@@ -21,6 +21,7 @@ import click
 
 from bridge import plain
 from bridge.analysis import findings, versus
+from bridge.catalog import vocab
 from bridge.errors import BridgeError, UsageError
 from bridge.render import show
 from bridge.report import schema
@@ -597,3 +598,10 @@ def verbosity_options(command):
         is_flag=True,
         help="Every column, the calls' full labels, the full verdicts and provenance.",
     )(command)
+
+
+def recorded_command() -> tuple[str, ...]:
+    """This command line as a report records it: the program by the name
+    people type (crypto-bridge, whatever path started it), the value of
+    --cookie left out."""
+    return (vocab.COMMAND, *redact(sys.argv[1:]))

@@ -4,7 +4,6 @@ which makes one of pasted `openssl speed` output."""
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from bridge.cli.common import (
     format_option,
     output_option,
     rebase,
-    redact,
+    recorded_command,
     rendered,
     save_report,
     show_results,
@@ -65,7 +64,7 @@ def import_speed(file, fmt, output) -> None:
 
     stdin = click.get_binary_stream("stdin") if file == "-" else None
     text, name = importer.read_document(file, stdin)
-    report, skipped = importer.to_report(text, name, ["bridge", *redact(sys.argv[1:])])
+    report, skipped = importer.to_report(text, name, list(recorded_command()))
     for warning in skipped:
         click.echo(f"bridge: warning: skipped {plain.printable(warning)}", err=True)
     shown = show_results(rendered(fmt, report, colour=colour_wanted()))

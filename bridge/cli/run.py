@@ -32,7 +32,7 @@ from bridge.cli.common import (
     out,
     output_option,
     rebase,
-    redact,
+    recorded_command,
     rendered,
     save_report,
     show_results,
@@ -431,7 +431,7 @@ def run(
     else:
         params["until_stable"] = None
     # The report records the command line, never a --cookie's value.
-    command = tuple(["bridge", *redact(sys.argv[1:])])
+    command = recorded_command()
     if replay is not None:
         if params["scenarios"]:
             raise UsageError("--replay reruns the report's own scenarios: name none")

@@ -12,7 +12,6 @@ expression verbatim.
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 
 import click
@@ -31,6 +30,7 @@ from bridge.cli.common import (
     export_options,
     format_option,
     output_option,
+    recorded_command,
     verbosity_options,
 )
 from bridge.errors import UsageError
@@ -191,7 +191,7 @@ def time_command(
     check_outputs([("-o", output), *exports.flagged], _inputs(params))
     if output is not None:
         plans.check_writable(output)
-    plan = plan_from(params, tuple(["bridge", *sys.argv[1:]]))
+    plan = plan_from(params, recorded_command())
     shape = running.Shape(fmt, verbose, quiet, progress)
     outcome, failure = running._execute(plan, output, shape, exports)
     if failure is not None:

@@ -517,3 +517,13 @@ def test_the_report_never_records_a_cookie():
         "--cookie-file",
         "f",
     ]
+
+
+def test_the_recorded_command_names_the_program_people_type(monkeypatch):
+    """However bridge was started (python -m bridge, a venv's path), a
+    report's command starts with crypto-bridge, the name the README types
+    (plain `bridge` is iproute2's on Debian), and never holds a cookie."""
+    from bridge.cli.common import recorded_command
+
+    monkeypatch.setattr("sys.argv", ["/x/.venv/bin/bridge", "run", "hmac-sha1", "--cookie", "k"])
+    assert recorded_command() == ("crypto-bridge", "run", "hmac-sha1", "--cookie", "HIDDEN")
