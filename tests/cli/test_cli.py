@@ -82,7 +82,24 @@ def start_bridge():
             proc.communicate()
 
 
-def _wait_for_worker(kind: bytes, timeout=30.0) -> int:
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        pid = _parent(pid)
+        if pid == ancestor:
+            return True
+    return False
+
+
+def _wait_for_worker(kind: bytes, proc: subprocess.Popen, timeout=30.0) -> int:
+    """The PID of a worker that `proc` started: a node of an earlier test still
+    shutting down (same cache directory, so worker_pids lists it) is not one."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for pid in worker_pids():
@@ -90,18 +107,27 @@ def _wait_for_worker(kind: bytes, timeout=30.0) -> int:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 continue
-            if kind in cmdline:
+            if kind in cmdline and _descends_from(pid, proc.pid):
                 return pid
+        if proc.poll() is not None:
+            raise AssertionError(f"bridge exited {proc.returncode} before its worker started")
         time.sleep(0.05)
     raise AssertionError("worker did not start")
 
 
-def _wait_for_cpu(pid: int, seconds: float, timeout: float = 30.0) -> None:
+def _wait_for_cpu(pid: int, seconds: float, proc: subprocess.Popen, timeout: float = 30.0) -> None:
     """Until process `pid` has used `seconds` of CPU time (user + system)."""
     tick = os.sysconf("SC_CLK_TCK")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            _, stderr = proc.communicate(timeout=60)
+            raise AssertionError(
+                f"worker {pid} exited before using {seconds} s of CPU; bridge exited "
+                f"{proc.returncode}: {stderr[-2000:]}"
+            ) from None
         if (int(fields[11]) + int(fields[12])) / tick >= seconds:
             return
         time.sleep(0.02)
@@ -252,12 +278,12 @@ def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_le
         "on",
         out=out,
     )
-    beam = _wait_for_worker(b"bridge_worker\x00main")
+    beam = _wait_for_worker(b"bridge_worker\x00main", proc)
     # Mid-run, not mid-start: on a cold machine a node 0.5 s old could still be
     # booting (then it is a runtime that did not start, another case). A node
     # that has used 0.8 s of CPU has booted (0.2-0.4 s) and measured, and its
     # cell's 2 s of samples are spread over the whole run.
-    _wait_for_cpu(beam, 0.8)
+    _wait_for_cpu(beam, 0.8, proc)
     os.kill(beam, signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 1, stderr
@@ -364,7 +390,7 @@ def test_a_closed_terminal_keeps_the_results(tmp_path, with_output):
     reader = threading.Thread(target=_drain, args=(leader, stop))
     reader.start()
     try:
-        _wait_for_worker(b"-m\x00bridge.pyworker.worker")  # every runtime is up
+        _wait_for_worker(b"-m\x00bridge.pyworker.worker", proc)  # every runtime is up
         time.sleep(2.5)
     finally:
         stop.set()
