@@ -7,6 +7,7 @@ know stays where it stood."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 
 import pytest
@@ -158,3 +159,32 @@ def test_a_scenario_made_in_memory_from_its_object_writes_it_as_given():
     imported = ScenarioRun(name="sha256", description="imported from paste.txt")
     assert imported.to_json() == {"name": "sha256", "description": "imported from paste.txt"}
     assert imported.size_unit == "bytes" and imported.kind is None
+
+
+def test_the_schema_page_names_each_blocks_record_where_it_is():
+    """docs/reference/report-schema.md's table of records: each type it names
+    is in a module of its row, and every record block of a report is there."""
+    import importlib
+    import re
+    import typing
+
+    from bridge.report import codec
+
+    page = (ROOT / "docs" / "reference" / "report-schema.md").read_text()
+    lines = page.split("## The Python records", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| block"))
+    rows = list(itertools.takewhile(lambda line: line.startswith("|"), lines[start + 2 :]))
+    named: set[str] = set()
+    for row in rows:
+        modules = [
+            importlib.import_module(m.replace("/", ".").removesuffix(".py"))
+            for m in re.findall(r"`(bridge/[a-z/_]+\.py)`", row)
+        ]
+        for name in re.findall(r"`([A-Z][A-Za-z]+)`", row.split("|")[2]):
+            assert any(hasattr(m, name) for m in modules), (name, row)
+            named.add(name)
+    hints = typing.get_type_hints(schema.Report)
+    for f in codec.fields(schema.Report):
+        for inner in [hints[f.name], *typing.get_args(hints[f.name])]:
+            if isinstance(inner, type) and issubclass(inner, codec.Record):
+                assert inner.__name__ in named, f.name
