@@ -432,10 +432,10 @@ KINDS: dict[vocab.ScenarioKind, type[Scenario]] = {
 }
 
 
-def size_unit(kind: str | None) -> str:
-    """What a kind's sizes count; bytes for a kind this bridge does not know
-    (or a report without scenario data)."""
-    known = KINDS.get(kind)  # type: ignore[call-overload]
+def size_unit(kind: vocab.ScenarioKind | None) -> str:
+    """What a kind's sizes count; bytes for a report without scenario data
+    (an import's scenarios have no kind)."""
+    known = KINDS.get(kind) if kind is not None else None
     return known.size_unit if known else "bytes"
 
 
