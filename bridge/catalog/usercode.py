@@ -120,7 +120,9 @@ class UserCall:
 
 
 def expr_key(runtime: str, expr: str) -> str:
-    return hashlib.sha256(f"{runtime}\0{expr}".encode()).hexdigest()[:16]
+    # surrogatepass: a report's expression may hold a lone surrogate (JSON
+    # "\ud800"); every other text hashes as UTF-8, as it always did.
+    return hashlib.sha256(f"{runtime}\0{expr}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def body(expr: str) -> str:

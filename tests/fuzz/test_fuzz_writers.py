@@ -155,7 +155,9 @@ def _extras() -> dict:
             "user_calls": [{"runtime": "erlang", "expr": "crypto:hash(sha, Data)", "label": "sha"}],
         }
     )
-    d["scenarios"].append({**d["scenarios"][1], "name": "gcm", "cipher": "aes-128-gcm"})
+    d["scenarios"].append(
+        {**copy.deepcopy(d["scenarios"][1]), "name": "gcm", "cipher": "aes-128-gcm"}
+    )
     first = d["results"][0]
     d["noise"] = {
         "seconds": 2.0,

@@ -188,3 +188,16 @@ def test_the_schema_page_names_each_blocks_record_where_it_is():
         for inner in [hints[f.name], *typing.get_args(hints[f.name])]:
             if isinstance(inner, type) and issubclass(inner, codec.Record):
                 assert inner.__name__ in named, f.name
+
+
+def test_a_user_call_with_a_lone_surrogate_renders(tmp_path):
+    """JSON can say "\\ud800"; the expression's call id is hashed all the same
+    (it raised UnicodeEncodeError in every view: the fuzz pool had no user call)."""
+    from bridge.cli.common import rendered
+
+    call = {"runtime": "python", "expr": "hashlib.sha1(data)\ud800", "checked": True}
+    path = _with_keys(tmp_path, user_calls=[call])
+    report = schema.load(path)
+    assert report.scenarios[0].user_calls[0].expr.endswith("\ud800")
+    assert "hmac-sha1" in rendered("text", report)
+    assert usercode.expr_key("python", "a") == usercode.expr_key(usercode.UserRuntime.PYTHON, "a")
