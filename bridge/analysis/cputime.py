@@ -15,9 +15,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
+from bridge.catalog.vocab import ScenarioKind
 from bridge.hw import verdicts
 from bridge.report import schema
 from bridge.report.findings import Reason, Why, reason
+from bridge.report.scenario import ScenarioRun
 
 # A cell that waited this share of its windows is flagged: at 5% its wall
 # figure is already 5% above its CPU time.
@@ -25,7 +27,7 @@ WAIT_SHARE_HIGH = 0.05
 # Per-CPU medians are shown when they differ by this much (with enough samples).
 CPU_SPREAD = 0.05
 MIN_PER_CPU = 3
-BYTE_KINDS = ("hash", "mac", "cipher", "file")
+BYTE_KINDS = (ScenarioKind.HASH, ScenarioKind.MAC, ScenarioKind.CIPHER)
 
 
 def _known(values: Sequence[int], n: int) -> bool:
@@ -114,14 +116,14 @@ def _r(x: float | None, digits: int = 1) -> float | None:
 
 def record(
     results: Iterable[schema.Result],
-    scenarios: Sequence[Mapping],
+    scenarios: Sequence[ScenarioRun],
     tsc: tuple[float, str] | None,
     limits: Sequence[schema.Limit] = (),
 ) -> schema.CpuTime | None:
     """The report's cpu_time block, or None when no cell recorded CPU time
     and there is no TSC rate to give cycles."""
-    kinds = {str(sc.get("name")): str(sc.get("kind", "")) for sc in scenarios}
-    algorithms = {str(sc.get("name")): scenario_algorithm(sc) for sc in scenarios}
+    kinds = {sc.name: sc.kind for sc in scenarios}
+    algorithms = {sc.name: sc.limit_algorithm for sc in scenarios}
     best = {lim.algorithm: lim.bytes_per_s for lim in limits}
     tsc_hz = tsc[0] if tsc else None
     cells = []
@@ -142,22 +144,12 @@ def record(
     )
 
 
-def scenario_algorithm(sc: Mapping) -> str:
-    """The algorithm whose openssl limit a scenario's cells are held to: a
-    MAC's digest, a hash's digest, a cipher's name."""
-    for key in ("digest", "cipher", "algorithm"):
-        value = sc.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
-def limit_algorithms(scenarios: Sequence[Mapping]) -> list[str]:
+def limit_algorithms(scenarios: Sequence[ScenarioRun]) -> list[str]:
     """The algorithms of the byte-oriented scenarios, each once."""
     out: list[str] = []
     for sc in scenarios:
-        if str(sc.get("kind", "")) in BYTE_KINDS:
-            alg = scenario_algorithm(sc)
+        if sc.kind in BYTE_KINDS:
+            alg = sc.limit_algorithm
             if alg and alg not in out:
                 out.append(alg)
     return out

@@ -48,7 +48,7 @@ class Findings:
 def compute(base: schema.Report, baseline: str | None = None) -> Findings:
     """Every finding of `base`, in order. `baseline`: the runtime each of its
     kind is compared with (--baseline), instead of the first named."""
-    scenarios = [Facts.of(d) for d in base.scenarios]
+    scenarios = list(base.scenarios)
     units = {sc.name: sc.size_unit for sc in scenarios}
     found_fits = tuple(fits.fits_for(base.results))
     differences = versus.differences(base, baseline)

@@ -23,17 +23,17 @@ from collections.abc import Callable, Mapping, Sequence
 from bridge import stats
 from bridge.analysis import versus
 from bridge.catalog import calls, negotiated
-from bridge.catalog.scenario import Facts
-from bridge.catalog.vocab import RuntimeKind
+from bridge.catalog.vocab import RuntimeKind, ScenarioKind
 from bridge.report import schema
 from bridge.report import tls as rec
+from bridge.report.scenario import ScenarioRun
 
 Rounds = Callable[[schema.Result], Mapping[int, Sequence[float]] | None]
 
 
-def block(report: schema.Report, scenarios: Sequence[Facts]) -> rec.Tls | None:
+def block(report: schema.Report, scenarios: Sequence[ScenarioRun]) -> rec.Tls | None:
     """The `tls` block of a report, or None without a TLS cell measured."""
-    tls = {sc.name: sc for sc in scenarios if sc.kind == "tls"}
+    tls = {sc.name: sc for sc in scenarios if sc.kind == ScenarioKind.TLS}
     results = [r for r in report.results if r.scenario in tls and r.ok and r.samples]
     if not results:
         return None
@@ -45,7 +45,7 @@ def block(report: schema.Report, scenarios: Sequence[Facts]) -> rec.Tls | None:
     return rec.Tls(cells=tuple(found), savings=savings) if found else None
 
 
-def cell(r: schema.Result, sc: Facts, kind: str) -> rec.TlsCell | None:
+def cell(r: schema.Result, sc: ScenarioRun, kind: str) -> rec.TlsCell | None:
     call = calls.lookup(kind, r.call_id)
     if call is None or call.op not in calls.TLS_OPS:
         return None

@@ -35,7 +35,7 @@ from bridge.analysis import noise
 from bridge.analysis.cputime import WAIT_SHARE_HIGH
 from bridge.catalog import calls
 from bridge.catalog.scenario import size_unit
-from bridge.catalog.vocab import RuntimeKind
+from bridge.catalog.vocab import RuntimeKind, ScenarioKind
 from bridge.errors import UsageError
 from bridge.hw import verdicts as hwv
 from bridge.report import schema
@@ -406,7 +406,7 @@ def rounds_of(report: schema.Report, r: schema.Result) -> dict[int, list[float]]
     n_rounds = max(1, s.rounds)
     few = (
         report.kind_of(r.runtime) == RuntimeKind.OPENSSL
-        or report.scenario_kind(r.scenario) == "file-digest"
+        or report.scenario_kind(r.scenario) == ScenarioKind.FILE_DIGEST
     )
     total = (5 if s.openssl_runs is None else s.openssl_runs) if few else s.samples
     values = r.per_op_ns()

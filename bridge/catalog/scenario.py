@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from bridge import plain
 from bridge.catalog import calls, usercode, vocab
@@ -60,7 +60,7 @@ NAME_RULE = (
 class Scenario:
     """What every kind of scenario has."""
 
-    kind: ClassVar[str] = ""
+    kind: ClassVar[vocab.ScenarioKind]
     # Cells whose one call takes about a second (a whole file): few samples.
     long_calls: ClassVar[bool] = False
     # What `sizes` count: bytes, except where a kind says otherwise
@@ -118,7 +118,7 @@ class Scenario:
         """The scenario as data: `parse(to_json())` gives it back (replay).
         Keys in the order reports have always had them."""
         d: dict[str, Any] = {"name": self.name, "description": self.description}
-        d["kind"] = self.kind
+        d["kind"] = self.kind.value
         d.update(self._head_json())
         d["sizes"] = list(self.sizes)
         d.update(self._mid_json())
@@ -146,7 +146,7 @@ class Scenario:
 
 @dataclass(frozen=True, kw_only=True)
 class HashScenario(Scenario):
-    kind: ClassVar[str] = "hash"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.HASH
     digest: str
 
     @property
@@ -164,7 +164,7 @@ class HashScenario(Scenario):
 class FileDigestScenario(HashScenario):
     """A streaming digest of a generated file: `sizes` are file sizes."""
 
-    kind: ClassVar[str] = "file-digest"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.FILE_DIGEST
     long_calls: ClassVar[bool] = True
     CHUNK: ClassVar[int] = 65536  # bytes per read in the streaming calls
 
@@ -174,7 +174,7 @@ class FileDigestScenario(HashScenario):
 
 @dataclass(frozen=True, kw_only=True)
 class MacScenario(Scenario):
-    kind: ClassVar[str] = "mac"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.MAC
     digest: str
     key_bytes: int
     mac_bytes: int = 0  # 0: the full MAC; otherwise cut to this many bytes
@@ -195,7 +195,7 @@ class MacScenario(Scenario):
 
 @dataclass(frozen=True, kw_only=True)
 class CipherScenario(Scenario):
-    kind: ClassVar[str] = "cipher"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.CIPHER
     cipher: str
 
     @property
@@ -217,7 +217,7 @@ class CipherScenario(Scenario):
 class SignatureScenario(Scenario):
     """ECDSA: sign and verify a message hashed with `digest`."""
 
-    kind: ClassVar[str] = "sign"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.SIGN
     size_unit: ClassVar[str] = "per call"
     curve: str
     digest: str
@@ -240,7 +240,7 @@ class SignatureScenario(Scenario):
 class RandomScenario(Scenario):
     """Random bytes from each runtime's generator: sizes are the bytes asked for."""
 
-    kind: ClassVar[str] = "random"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.RANDOM
 
     @property
     def algorithm(self) -> str:
@@ -251,7 +251,7 @@ class RandomScenario(Scenario):
 class KdfScenario(Scenario):
     """PBKDF2-HMAC with `digest`: sizes are iteration counts, not bytes."""
 
-    kind: ClassVar[str] = "kdf"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.KDF
     size_unit: ClassVar[str] = "iterations"
     digest: str
     key_bytes: int  # the derived key's length
@@ -272,7 +272,7 @@ class KdfScenario(Scenario):
 class EddsaScenario(Scenario):
     """EdDSA sign and verify of a message (Ed25519 hashes it itself)."""
 
-    kind: ClassVar[str] = "eddsa"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.EDDSA
     size_unit: ClassVar[str] = "per call"
     curve: str
 
@@ -292,7 +292,7 @@ class RsaScenario(Scenario):
     """RSA sign and verify of a message hashed with `digest`, PKCS#1 v1.5 and
     PSS (the padding is the call's: both fit one key)."""
 
-    kind: ClassVar[str] = "rsa"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.RSA
     size_unit: ClassVar[str] = "per call"
     bits: int
     digest: str
@@ -318,7 +318,7 @@ class AgreementScenario(Scenario):
     """Key agreement (X25519, ECDH): sizes hold the shared secret's length,
     the one size such a cell has; --sizes leaves it alone."""
 
-    kind: ClassVar[str] = "agreement"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.AGREEMENT
     size_unit: ClassVar[str] = "per call"
     fixed_sizes: ClassVar[str] = "its one size is the shared secret's length"
     curve: str
@@ -349,7 +349,7 @@ class TlsScenario(Scenario):
     certificate's key type is `cert`, and `client_cert` makes it mutual TLS
     (the server asks for the client's certificate and verifies it)."""
 
-    kind: ClassVar[str] = "tls"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.TLS
     size_unit: ClassVar[str] = "handshake per call"
     group: str
     cert: str = DEFAULT_TLS_CERT
@@ -404,7 +404,7 @@ class ExprScenario(Scenario):
     reference: with --same-output the first expression's bytes are the ones
     the others must equal."""
 
-    kind: ClassVar[str] = "expr"
+    kind: ClassVar[vocab.ScenarioKind] = vocab.ScenarioKind.EXPR
     # The expressions need not read Data: no MB/s, and the size says what it is.
     size_unit: ClassVar[str] = "bytes of Data"
 
@@ -413,7 +413,7 @@ class ExprScenario(Scenario):
         return "user code"
 
 
-KINDS: dict[str, type[Scenario]] = {
+KINDS: dict[vocab.ScenarioKind, type[Scenario]] = {
     cls.kind: cls
     for cls in (
         MacScenario,
@@ -432,43 +432,35 @@ KINDS: dict[str, type[Scenario]] = {
 }
 
 
-def size_unit(kind: str) -> str:
-    """What a kind's sizes count; bytes for a kind this bridge does not know
-    (or a report without scenario data)."""
-    known = KINDS.get(kind)
+def size_unit(kind: vocab.ScenarioKind | None) -> str:
+    """What a kind's sizes count; bytes for a report without scenario data
+    (an import's scenarios have no kind)."""
+    known = KINDS.get(kind) if kind is not None else None
     return known.size_unit if known else "bytes"
 
 
-@dataclass(frozen=True)
-class Facts:
-    """What analysis reads of a scenario a report ran (bridge.analysis.findings,
+def max_size(kind: vocab.ScenarioKind | str) -> int:
+    """The largest size a scenario of this kind takes, in its unit."""
+    bounds = {vocab.ScenarioKind.KDF: MAX_ITERATIONS, vocab.ScenarioKind.FILE_DIGEST: MAX_FILE_SIZE}
+    return bounds.get(vocab.ScenarioKind(kind), MAX_SIZE)
+
+
+class Facts(Protocol):
+    """What analysis reads of a scenario (bridge.analysis.findings,
     bridge.hw.ab): its name, kind, the features its A/B masks, its calls per
-    runtime kind and what its sizes count. A Scenario has the same attributes."""
+    runtime kind and what its sizes count. A Scenario has them, and so has
+    the record of one a report ran (bridge.report.scenario.ScenarioRun)."""
 
-    name: str
-    kind: str = ""
-    features: tuple[str, ...] = ()
-    calls: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
-    size_unit: str = "bytes"
-    # A TLS scenario's: its certificate's key type, and whether it is mutual.
-    cert: str = DEFAULT_TLS_CERT
-    client_cert: bool = False
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Facts:
-        """From a report's `scenarios` entry (a kind this bridge does not know
-        counts bytes, as a report without scenario data does)."""
-        kind = str(data.get("kind", ""))
-        calls_ = data.get("calls") or {}
-        return cls(
-            name=str(data.get("name", "")),
-            kind=kind,
-            features=tuple(str(f) for f in data.get("features") or ()),
-            calls={str(k): tuple(str(c) for c in v) for k, v in calls_.items()},
-            size_unit=size_unit(kind),
-            cert=str(data.get("cert") or DEFAULT_TLS_CERT),
-            client_cert=data.get("client_cert") is True,
-        )
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> vocab.ScenarioKind | None: ...
+    @property
+    def features(self) -> tuple[str, ...]: ...
+    @property
+    def calls(self) -> dict[str, tuple[str, ...]]: ...
+    @property
+    def size_unit(self) -> str: ...
 
 
 def find(name_or_path: str, extra_dirs: tuple[Path, ...] = ()) -> Path:
@@ -597,9 +589,9 @@ def parse(data: dict[str, Any], where: str) -> Scenario:
     kind = v.choice("kind", tuple(KINDS))
     fields = _PARSERS[kind](v)
     if kind == "kdf":
-        sizes = v.sizes("sizes", MAX_ITERATIONS, what="iteration counts")
+        sizes = v.sizes("sizes", max_size(kind), what="iteration counts")
     else:
-        sizes = v.sizes("sizes", MAX_FILE_SIZE if kind == "file-digest" else MAX_SIZE)
+        sizes = v.sizes("sizes", max_size(kind))
     block = vocab.CIPHERS[fields["cipher"]].block if kind == "cipher" else 1
     if any(n % block for n in sizes):
         raise v.fail(

@@ -30,7 +30,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from bridge.catalog import calls
+from bridge.catalog.choice import Choice
 from bridge.catalog.vocab import RuntimeKind
+
+
+class UserRuntime(Choice):
+    """What a user call is written in. The values are what scenario files
+    and reports hold."""
+
+    ERLANG = "erlang"
+    ELIXIR = "elixir"
+    PYTHON = "python"
+    SHELL = "shell"
+
 
 # A user call's id: expr: and 8 hex digits of its key, so the same expression
 # has the same id in every report (bridge compare pairs them) and two
@@ -70,7 +82,7 @@ class BadCall(ValueError):
 
 @dataclass(frozen=True)
 class UserCall:
-    runtime: str  # erlang | elixir | python | shell
+    runtime: UserRuntime
     expr: str  # verbatim, as the user wrote it
     label: str = ""  # what the tables call it; "" = the expression as written
     checked: bool = True  # its output is checked against the scenario's reference
@@ -100,7 +112,7 @@ class UserCall:
         return f"{NAMES[self.runtime]}: {self.shown}"
 
     def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"runtime": self.runtime, "expr": self.expr}
+        d: dict[str, Any] = {"runtime": self.runtime.value, "expr": self.expr}
         if self.label:
             d["label"] = self.label
         d["checked"] = self.checked
@@ -108,7 +120,9 @@ class UserCall:
 
 
 def expr_key(runtime: str, expr: str) -> str:
-    return hashlib.sha256(f"{runtime}\0{expr}".encode()).hexdigest()[:16]
+    # surrogatepass: a report's expression may hold a lone surrogate (JSON
+    # "\ud800"); every other text hashes as UTF-8, as it always did.
+    return hashlib.sha256(f"{runtime}\0{expr}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def body(expr: str) -> str:
@@ -150,7 +164,7 @@ def make(runtime: str, expr: str, label: str = "", checked: bool = True) -> User
         raise BadCall("an expression with a NUL character")
     if not isinstance(label, str) or len(label) > 80 or not label.isprintable():
         raise BadCall("a label of at most 80 printable characters")
-    return UserCall(runtime, expr, label, bool(checked))
+    return UserCall(UserRuntime(runtime), expr, label, bool(checked))
 
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}

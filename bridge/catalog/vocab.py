@@ -29,6 +29,27 @@ class RuntimeKind(Choice):
 
 
 RUNTIME_KINDS = tuple(RuntimeKind)
+
+
+class ScenarioKind(Choice):
+    """What a scenario measures: each kind is one record of
+    bridge.catalog.scenario, with the keys of its own. The values are what
+    scenario files and reports hold."""
+
+    MAC = "mac"
+    HASH = "hash"
+    CIPHER = "cipher"
+    FILE_DIGEST = "file-digest"
+    SIGN = "sign"
+    RANDOM = "random"
+    KDF = "kdf"
+    EDDSA = "eddsa"
+    RSA = "rsa"
+    AGREEMENT = "agreement"
+    TLS = "tls"
+    EXPR = "expr"
+
+
 KIND_NAMES = {
     RuntimeKind.ERLANG: "Erlang",
     RuntimeKind.PYTHON: "Python",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from bridge.cli.common import (
 )
 from bridge.errors import ExitStatus, UsageError
 from bridge.settings import DEFAULT
+
+if TYPE_CHECKING:
+    from bridge.report.envinfo import EnvDescription
 
 
 @click.command(
@@ -83,35 +87,29 @@ def env(*, erl, openssl, node, fmt, quietness_seconds, **reach) -> None:  # reac
     from bridge.render.env import render_env
 
     plan = plans.for_env(tuple(erl), tuple(openssl))
-    environment_block, runtimes, hw = describe(plan)
+    described = describe(plan)
     quiet = quietness.check(quietness_seconds) if quietness_seconds > 0 else None
     if fmt == "json":
-        data = {
-            "environment": environment_block,
-            "runtimes": [r.to_json() for r in runtimes],
-            "hardware": hw,
-        }
+        data = described.to_json()
         if quiet is not None:
             data["quietness"] = quiet.to_json()
         out(json.dumps(data, indent=1))
         return
     said = quietness_lines(quiet) if quiet is not None else []
-    text = render_env(environment_block, runtimes, hw, said, _libraries(hw))
+    text = render_env(described, said, _libraries(described))
     out(layout.fold(text, terminal_width()), nl=False)
 
 
-def _libraries(hw: dict) -> dict[str, str]:
+def _libraries(described: EnvDescription) -> dict[str, str]:
     """Per runtime, what its libcrypto says about its build (bridge.hw.whynot finds it)."""
     from bridge.hw import whynot as hw_whynot
-    from bridge.report.whynot import LibraryBuild
     from bridge.view import words
 
-    out = {}
-    for exp in hw.get("experiments", []):
-        if exp.get("library"):
-            build = LibraryBuild.from_json(exp["library"])
-            out[exp["runtime"]] = words.library(build, hw_whynot.library(build))
-    return out
+    return {
+        exp.runtime: words.library(exp.library, hw_whynot.library(exp.library))
+        for exp in described.hardware.experiments
+        if exp.library is not None
+    }
 
 
 def _env_nodes(plan, fmt: str) -> None:

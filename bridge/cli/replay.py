@@ -393,7 +393,7 @@ def draft(old: schema.Report, path: Path, *, as_recorded: bool = False) -> Plan:
     if not old.scenarios:
         raise UsageError(f"{path}: the report does not describe its scenarios (imported?)")
     loaded = tuple(
-        scenario.parse(dict(d), f"{path} (scenario {_printable(d.get('name'), 60)})")
+        scenario.parse(d.to_json(), f"{path} (scenario {_printable(d.name, 60)})")
         for d in old.scenarios
     )
     _check_levels(loaded, path)
@@ -604,7 +604,7 @@ def report_expressions(old: schema.Report, path: Path) -> list[str]:
     with it (no runtime is looked for before the user has said yes)."""
     return expressions(
         [
-            scenario.parse(dict(d), f"{path} (scenario {_printable(d.get('name'), 60)})")
+            scenario.parse(d.to_json(), f"{path} (scenario {_printable(d.name, 60)})")
             for d in old.scenarios
         ]
     )

@@ -20,6 +20,7 @@ from bridge.hw import ab
 from bridge.measure.session import Outcome
 from bridge.report import levels, schema
 from bridge.report.hw import HwMode
+from bridge.report.scenario import ScenarioRun
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def base(m: Measured) -> schema.Report:
         command=list(m.command),
         reproduce=m.reproduce,
         settings=m.settings,
-        scenarios=tuple(sc.to_json() for sc in m.scenarios),
+        scenarios=tuple(ScenarioRun.of(sc) for sc in m.scenarios),
         environment=m.environment,
         runtimes=outcome.runtimes,
         results=outcome.results,

@@ -8,14 +8,13 @@ from bridge.hw import ab, hardware
 from bridge.measure.plan import Plan
 from bridge.measure.session import Progress, Session
 from bridge.measure.startup import library_build, runtime_specs
-from bridge.report import schema
+from bridge.report.context import Environment
+from bridge.report.envinfo import EnvDescription, EnvHardware
 from bridge.runtimes.openssl import mask_evidence
 from bridge.system import environment
 
 
-def describe(
-    plan: Plan, progress: Progress | None = None
-) -> tuple[dict, list[schema.Runtime], dict]:
+def describe(plan: Plan, progress: Progress | None = None) -> EnvDescription:
     """Start each runtime once, without measuring: environment, provenance,
     and the masks an A/B run would use (`bridge env`)."""
     cpu = environment.cpu()
@@ -34,9 +33,13 @@ def describe(
             if ctx.mask is not None:
                 ctx.mask_check = mask_evidence(plan.openssl, ctx)
             experiments.append(ctx.record())
-    hw = {
-        "experiments": [e.to_json() for e in experiments],
-        "skipped": [s.to_json() for s in session.skipped],
-        "errors": [e.to_json() for e in session.errors],
-    }
-    return environment.collect(), [x.info for x in session.live], hw
+    return EnvDescription(
+        # As collected: each collector's keys, in its order (Environment.json_as_read).
+        environment=Environment.from_json(environment.collect()),
+        runtimes=tuple(x.info for x in session.live),
+        hardware=EnvHardware(
+            experiments=tuple(experiments),
+            skipped=tuple(session.skipped),
+            errors=tuple(session.errors),
+        ),
+    )

@@ -30,6 +30,7 @@ from bridge.measure.session import Progress, Session
 from bridge.measure.startup import Lineup, check_mask
 from bridge.report import schema
 from bridge.report.levels import Machine
+from bridge.report.scenario import ScenarioRun
 from bridge.system import cpustat, tlscert
 
 
@@ -186,7 +187,7 @@ def _cpu_time(
     Not for fake runtimes (the fast tests)."""
     if not outcome.results or seams.specs is not None:
         return None
-    scenarios = [sc.to_json() for sc in plan.scenarios]
+    scenarios = [ScenarioRun.of(sc) for sc in plan.scenarios]
     algorithms = cputime.limit_algorithms(scenarios)
     openssl = next(
         (r for r in outcome.runtimes if r.kind == RuntimeKind.OPENSSL and not r.masked), None
@@ -195,7 +196,7 @@ def _cpu_time(
         limits.collect(
             algorithms,
             outcome.results,
-            {str(sc["name"]): cputime.scenario_algorithm(sc) for sc in scenarios},
+            {sc.name: sc.limit_algorithm for sc in scenarios},
             openssl.executable if openssl else None,
             str(machine_block.get("cpu_model", "")),
         )

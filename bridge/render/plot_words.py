@@ -10,7 +10,6 @@ import textwrap
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from bridge.catalog.scenario import KINDS
 from bridge.catalog.vocab import RuntimeKind
 from bridge.render.escape import svg_text
 from bridge.report import provenance, schema
@@ -43,8 +42,7 @@ WORDS = {
 
 def size_unit(report: schema.Report, scenario: str) -> str:
     """What a scenario's sizes count: bytes, iterations, or per call."""
-    kind = KINDS.get(report.scenario_kind(scenario))
-    return kind.size_unit if kind else units.BYTES
+    return units.unit(report, scenario)
 
 
 def size(n: int, unit: str = units.BYTES) -> str:

@@ -172,14 +172,9 @@ def _result(r: dict[str, Any]) -> str | None:
     return None
 
 
-def _size_bounds(scenarios: Any) -> dict[str, int]:
-    """Each scenario's bound on its sizes, as bridge.catalog.scenario checks them."""
+def _size_bounds(scenarios: list[dict[str, Any]]) -> dict[str, int]:
+    """Each scenario's bound on its sizes, as bridge.catalog.scenario checks
+    them (the schema has checked its name and kind; an import's has none)."""
     from bridge.catalog import scenario
 
-    limits = {"kdf": scenario.MAX_ITERATIONS, "file-digest": scenario.MAX_FILE_SIZE}
-    out = {}
-    for sc in scenarios:
-        name, kind = sc.get("name"), sc.get("kind")
-        if isinstance(name, str) and isinstance(kind, str) and kind in scenario.KINDS:
-            out[name] = limits.get(kind, scenario.MAX_SIZE)
-    return out
+    return {sc["name"]: scenario.max_size(sc["kind"]) for sc in scenarios if "kind" in sc}

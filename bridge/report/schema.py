@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from bridge import plain, stats
-from bridge.catalog.vocab import RuntimeKind
+from bridge.catalog.vocab import RuntimeKind, ScenarioKind
 from bridge.errors import UsageError
 from bridge.report import levels, provenance, whynot
 from bridge.report import tls as tlsrec
@@ -41,6 +41,7 @@ from bridge.report.findings import (
     reasons_field,
 )
 from bridge.report.hw import Hw, HwMode
+from bridge.report.scenario import ScenarioRun
 
 SCHEMA = "bridge.report/1"
 SCHEMA_NAME, SCHEMA_VERSION = SCHEMA.split("/")
@@ -871,8 +872,8 @@ class Report(Record):
     interop: tuple[InteropCheck, ...] = ()
     errors: tuple[RunError, ...] = ()
     skipped: tuple[Skipped, ...] = ()
-    # What was run, as scenario data (bridge.catalog.scenario parses it for --replay).
-    scenarios: tuple[dict[str, Any], ...] = ()
+    # What was run (bridge.catalog.scenario parses each again for --replay).
+    scenarios: tuple[ScenarioRun, ...] = ()
     verdicts: tuple[HwVerdict, ...] = ()
     hardware: Hardware = field(default_factory=Hardware)
     unstable: tuple[UnstableCell, ...] = ()
@@ -923,14 +924,17 @@ class Report(Record):
                 ids[kind].append(r.runtime)
         return {k: v for k, v in ids.items() if len(v) > 1}
 
+    def scenario(self, name: str) -> ScenarioRun | None:
+        """The scenario of this name (None: the report does not describe it)."""
+        return next((sc for sc in self.scenarios if sc.name == name), None)
+
     def description(self, scenario: str) -> str:
-        return str(self._scenario_data(scenario).get("description", ""))
+        sc = self.scenario(scenario)
+        return sc.description if sc is not None else ""
 
-    def scenario_kind(self, scenario: str) -> str:
-        return str(self._scenario_data(scenario).get("kind", ""))
-
-    def _scenario_data(self, name: str) -> dict[str, Any]:
-        return next((sc for sc in self.scenarios if sc.get("name") == name), {})
+    def scenario_kind(self, scenario: str) -> ScenarioKind | None:
+        sc = self.scenario(scenario)
+        return sc.kind if sc is not None else None
 
     def __post_init__(self) -> None:
         # Made in memory from their JSON objects (a run's, an import's): read
@@ -939,6 +943,8 @@ class Report(Record):
             object.__setattr__(self, "settings", RunSettings.from_json(dict(self.settings)))
         if not isinstance(self.environment, Environment):
             object.__setattr__(self, "environment", Environment.from_json(dict(self.environment)))
+        if not all(isinstance(sc, ScenarioRun) for sc in self.scenarios):
+            object.__setattr__(self, "scenarios", tuple(map(ScenarioRun.read, self.scenarios)))
 
     @property
     def seed(self) -> int | None:

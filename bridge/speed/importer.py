@@ -19,6 +19,7 @@ from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import UsageError
 from bridge.report import check, schema
 from bridge.report.hw import Hw
+from bridge.report.scenario import ScenarioRun
 from bridge.speed import multi, parse
 
 IMPORTED = "as posted: one number from openssl speed output, no samples"
@@ -96,7 +97,7 @@ def to_report(text: str, name: str, command: list[str]) -> tuple[schema.Report, 
         results=tuple(results),
         skipped=tuple(schema.Skipped("", "import", w) for w in parsed.warnings),
         scenarios=tuple(
-            {"name": a, "description": f"imported from {name}"}
+            ScenarioRun(name=a, description=f"imported from {name}")
             for a in dict.fromkeys([*(r.scenario for r in results), *(c.scenario for c in cells)])
         ),
         concurrency=multi.block(cells),

@@ -14,6 +14,7 @@ import dataclasses
 from collections import defaultdict
 
 from bridge.catalog import calls
+from bridge.catalog.vocab import ScenarioKind
 from bridge.report import schema
 from bridge.report.findings import Reason
 from bridge.report.levels import LevelResult, Scaling
@@ -30,7 +31,7 @@ def for_scenario(ctx: Context, scenario: str) -> tuple[Answer, ...]:
     exists for leads: a TLS scenario's handshakes, a --concurrency run's
     scaling, before the hardware verdicts a default run measures beside."""
     out = [hardware(ctx, scenario), versions(ctx, scenario), scaling(ctx, scenario)]
-    if ctx.report.scenario_kind(scenario) == "tls":
+    if ctx.report.scenario_kind(scenario) == ScenarioKind.TLS:
         out.append(handshakes(ctx, scenario))
     if not any(out):
         out.append(times(ctx, scenario))
@@ -387,7 +388,7 @@ def times(ctx: Context, scenario: str) -> Answer | None:
         return None
     size = max(r.size for r in rows)
     rows = [r for r in rows if r.size == size]
-    expressions = report.scenario_kind(scenario) == "expr" or all(
+    expressions = report.scenario_kind(scenario) == ScenarioKind.EXPR or all(
         r.call_id.startswith("expr:") for r in rows
     )
     roles = sorted({ctx.role(r) for r in rows})

@@ -59,14 +59,10 @@ def _user_calls(report: schema.Report) -> tuple[dict[str, str], dict[str, str]]:
     out: dict[str, str] = {}
     shown: dict[str, str] = {}
     for sc in report.scenarios:
-        for d in sc.get("user_calls") or ():
-            if not isinstance(d, dict):
-                continue
-            runtime, expr = d.get("runtime"), d.get("expr")
-            if isinstance(runtime, str) and isinstance(expr, str):
-                cid = usercode.PREFIX + usercode.expr_key(runtime, expr)[:8]
-                out[cid] = usercode.NAMES.get(runtime, runtime)
-                shown[cid] = usercode.SHOWN.get(runtime, "") + " ".join(expr.split())
+        for uc in sc.user_calls:
+            cid = usercode.PREFIX + usercode.expr_key(uc.runtime, uc.expr)[:8]
+            out[cid] = usercode.NAMES[uc.runtime]
+            shown[cid] = usercode.SHOWN[uc.runtime] + " ".join(uc.expr.split())
     return out, shown
 
 

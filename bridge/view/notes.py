@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 
 from bridge.catalog import calls
-from bridge.catalog.vocab import RuntimeKind
+from bridge.catalog.vocab import RuntimeKind, ScenarioKind
 from bridge.report import provenance, schema
 from bridge.report.findings import Reason
 from bridge.view import codes, units, words
@@ -65,7 +65,7 @@ def outputs(ctx: Context, scenario: str) -> list[Note]:
     else:
         library = (
             "the cryptography package"
-            if report.scenario_kind(scenario) == "cipher"
+            if report.scenario_kind(scenario) == ScenarioKind.CIPHER
             else "Python's standard library"
         )
         out.append(f"{_all(what)} computed the same bytes as {library}.")

@@ -77,10 +77,10 @@ def of(report: schema.Report) -> Rebuilt | None:
     if report.imported_from is not None or not report.scenarios:
         return None
     left: list[Left] = []
-    names = [sc.get("name") for sc in report.scenarios]
-    if not all(isinstance(n, str) and scenario.NAME.fullmatch(n) for n in names):
+    names = [sc.name for sc in report.scenarios]
+    if not all(scenario.NAME.fullmatch(n) for n in names):
         return Rebuilt((), (Left.NAMES,))
-    if any(sc.get("user_calls") or sc.get("kind") == "expr" for sc in report.scenarios):
+    if any(sc.user_code for sc in report.scenarios):
         return Rebuilt((), (Left.USER_CODE,))
     settings = _settings(report.settings.to_json())  # the bounds check what was recorded
     hw = _hw(report)
@@ -176,11 +176,10 @@ def _sizes(
     given: set[tuple[int, ...]] = set()
     files: set[tuple[int, ...]] = set()
     for sc in report.scenarios:
-        base = builtin.get(sc["name"])
-        ran = tuple(sc.get("sizes") or ())
-        if base is None or ran == tuple(base.sizes):
+        base = builtin.get(sc.name)
+        if base is None or sc.sizes == tuple(base.sizes):
             continue
-        (files if isinstance(base, scenario.FileDigestScenario) else given).add(ran)
+        (files if isinstance(base, scenario.FileDigestScenario) else given).add(sc.sizes)
     argv: list[str] = []
     if len(given) == 1:
         argv += ["--sizes", ",".join(map(str, next(iter(given))))]
@@ -210,10 +209,9 @@ def _with(report: schema.Report, builtin: dict[str, scenario.Scenario | None]) -
     does not run by itself, and the catalog's calls it does not have."""
     argv: list[str] = []
     levels = {
-        tuple(sc.get("concurrency") or ())
+        sc.concurrency
         for sc in report.scenarios
-        if builtin.get(sc["name"]) is not None
-        and tuple(sc.get("concurrency") or ()) != builtin[sc["name"]].concurrency
+        if (base := builtin.get(sc.name)) is not None and sc.concurrency != base.concurrency
     }
     if len(levels) == 1:
         argv += ["--concurrency", ",".join(map(str, next(iter(levels))))]
@@ -222,8 +220,8 @@ def _with(report: schema.Report, builtin: dict[str, scenario.Scenario | None]) -
         argv += ["--schedulers", str(schedulers)]
     added: dict[tuple[str, str], None] = {}
     for sc in report.scenarios:
-        base = builtin.get(sc["name"])
-        for kind, ids in (sc.get("calls") or {}).items():
+        base = builtin.get(sc.name)
+        for kind, ids in sc.calls.items():
             own = base.calls.get(kind, ()) if base is not None else ()
             for call_id in ids:
                 if base is not None and call_id not in own and calls.lookup(kind, call_id):

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bridge import stats
+from bridge.catalog.vocab import ScenarioKind
 from bridge.report import schema
 from bridge.report.comparison import Comparison, Row
 from bridge.report.hw import Hw
@@ -21,7 +22,10 @@ from bridge.view.context import ordered
 # Kinds whose calls move bytes through (a digest, a MAC, a cipher, random
 # bytes): MB/s means something there, and nothing on a sign, verify, key
 # agreement, key generation or a KDF's iterations.
-THROUGHPUT_KINDS = frozenset({"hash", "file-digest", "mac", "cipher", "random"})
+THROUGHPUT_KINDS = frozenset(
+    {ScenarioKind.HASH, ScenarioKind.FILE_DIGEST, ScenarioKind.MAC}
+    | {ScenarioKind.CIPHER, ScenarioKind.RANDOM}
+)
 
 
 def bytes_flow(report: schema.Report, scenario: str) -> bool:

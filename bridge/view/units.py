@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bridge.catalog.scenario import KINDS
+from bridge.catalog.vocab import ScenarioKind
 from bridge.report import schema
 from bridge.view import words
 
@@ -19,21 +19,17 @@ BYTES, ITERATIONS, PER_CALL = words.BYTES, words.ITERATIONS, words.PER_CALL
 COLUMNS = {BYTES: "bytes", ITERATIONS: "iterations", PER_CALL: "message"}
 
 
-def of_kind(kind: str) -> str:
-    cls = KINDS.get(kind)
-    return cls.size_unit if cls else BYTES
-
-
 def unit(report: schema.Report, scenario: str) -> str:
     """The unit of a scenario's sizes, from the report's scenario data (a
-    report without it, or from before a kind existed, counts bytes)."""
-    return of_kind(report.scenario_kind(scenario))
+    report without it, or an import, counts bytes)."""
+    sc = report.scenario(scenario)
+    return sc.size_unit if sc is not None else BYTES
 
 
-def column(unit: str, kind: str = "") -> str:
+def column(unit: str, kind: ScenarioKind | None = None) -> str:
     """The size column's heading: bytes, iterations; the message a
     fixed-size operation signs (a key agreement's: the secret it derives)."""
-    return "secret" if kind == "agreement" else COLUMNS.get(unit, unit)
+    return "secret" if kind == ScenarioKind.AGREEMENT else COLUMNS.get(unit, unit)
 
 
 def column_of(report: schema.Report, scenario: str) -> str:

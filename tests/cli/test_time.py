@@ -101,7 +101,7 @@ def test_user_module_beside_crypto_py_and_sh_checked_and_replayed(tmp_path, no_l
     assert "Traceback" not in done.stderr
     # The expressions are in the report verbatim.
     (sc,) = report.scenarios
-    assert [c["expr"] for c in sc["user_calls"]] == [
+    assert [c.expr for c in sc.user_calls] == [
         e.split(":", 1)[1] if e[:3] in ("py:", "sh:") else e for e in exprs
     ]
     # Replayed without a terminal: each expression shown, nothing run without --yes.

@@ -124,10 +124,11 @@ def _pasted(d: dict) -> None:
 
 
 def _extras() -> dict:
-    """run-mix1 with what no fixture holds: an unsupported result, a verdict's
-    statistic, a fit's implausible sizes, an untestable feature and a mask
-    check that says why it was not made, a skipped runtime that was asked
-    for, the noise section in full and the CPU-time section."""
+    """run-mix1 with what no fixture holds: scenarios' rarer keys, an
+    unsupported result, a verdict's statistic, a fit's implausible sizes, an
+    untestable feature and a mask check that says why it was not made, a
+    skipped runtime that was asked for, the noise section in full and the
+    CPU-time section."""
     d = _fixture("roundtrip/run-mix1.json")
     bad = copy.deepcopy(d["results"][0])
     for key in ("samples", "loops", "output_hex", "ns_per_op", "ops_per_s", "bytes_per_s"):
@@ -140,6 +141,23 @@ def _extras() -> dict:
     experiment["mask_check"] = {"ok": None, "note": "no openssl to check with"}
     d["skipped"][0]["requested"] = "--erl"
     _provenance(d)
+    # Scenario keys no other base holds: a cipher's, a labelled user call,
+    # and keys of a newer bridge (bridge.report.scenario keeps them).
+    d["scenarios"][0]["future"] = {"note": "a key of a newer bridge"}
+    d["scenarios"].append(
+        {
+            "name": "time",
+            "description": "expressions",
+            "kind": "expr",
+            "sizes": [16],
+            "features": [],
+            "calls": {"erlang": []},
+            "user_calls": [{"runtime": "erlang", "expr": "crypto:hash(sha, Data)", "label": "sha"}],
+        }
+    )
+    d["scenarios"].append(
+        {**copy.deepcopy(d["scenarios"][1]), "name": "gcm", "cipher": "aes-128-gcm"}
+    )
     first = d["results"][0]
     d["noise"] = {
         "seconds": 2.0,

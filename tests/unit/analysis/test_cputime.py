@@ -7,9 +7,10 @@ from bridge.analysis import cputime
 from bridge.report import schema
 from bridge.report.findings import Why
 from bridge.report.hw import Hw
+from bridge.report.scenario import ScenarioRun
 from bridge.view import words
 
-SCENARIOS = [{"name": "sha256", "kind": "hash", "digest": "sha256"}]
+SCENARIOS = [ScenarioRun.from_json({"name": "sha256", "kind": "hash", "digest": "sha256"})]
 
 
 def _result(**kw) -> schema.Result:
@@ -113,7 +114,8 @@ def test_an_openssl_window_is_its_whole_process():
 
 def test_no_block_without_cpu_time_or_a_tsc():
     assert cputime.record([_result()], SCENARIOS, None) is None
-    assert cputime.limit_algorithms(SCENARIOS + [{"name": "p", "kind": "kdf"}]) == ["sha256"]
+    kdf = ScenarioRun.from_json({"name": "p", "kind": "kdf"})
+    assert cputime.limit_algorithms([*SCENARIOS, kdf]) == ["sha256"]
 
 
 def test_the_arrays_stay_parallel_to_the_samples_or_go():

@@ -8,6 +8,8 @@ import pytest
 from bridge.analysis import noise, quietness
 from bridge.cli.machine import quietness_lines
 from bridge.render.env import render_env
+from bridge.report.context import Environment
+from bridge.report.envinfo import EnvDescription
 from bridge.report.findings import Why, reason
 from bridge.view import words
 
@@ -78,7 +80,8 @@ def test_evenly_spread_noise_is_not_helped_by_pinning():
 def test_bridge_env_shows_the_check_per_cpu_with_the_verdict_and_advice():
     cpus = (quietness.summarize(0, steady()), quietness.summarize(1, steady()))
     q = quietness.Quietness(0.5, cpus, None, "quiet", (reason(Why.QUIET_ENOUGH),))
-    text = render_env({"cpu_model": "Fake", "smt_siblings": []}, [], {}, quietness_lines(q))
+    machine = Environment(cpu_model="Fake", smt_siblings=())
+    text = render_env(EnvDescription(machine), quietness_lines(q))
     assert "SMT siblings: none (one thread per core)" in text
     assert text.endswith(
         "Quietness (0.5 s of a fixed 5 ms loop, back to back):\n"

@@ -24,6 +24,8 @@ import pytest
 from bridge.cli.common import rendered
 from bridge.render import env, plot
 from bridge.report import schema
+from bridge.report.context import Environment
+from bridge.report.envinfo import EnvDescription
 from bridge.view import home
 from tests.conftest import FIXTURES, ROOT
 
@@ -151,7 +153,7 @@ def test_the_home_directory_reads_tilde(monkeypatch):
     assert "/root/.cache" not in md
     # bridge env, and a home elsewhere (the python in a venv under it).
     monkeypatch.setattr(home, "_home", lambda: "/work/wt-i24-paste")
-    shown = env.render_env({"os": "x"}, report.runtimes, {})
+    shown = env.render_env(EnvDescription(Environment(os="x"), report.runtimes))
     assert "(~/.venv/bin/python)" in shown and "/work/wt-i24-paste" not in shown
     assert home.tilde("/work/wt-i24-paste2/x /work/wt-i24-paste") == "/work/wt-i24-paste2/x ~"
     assert home.shell_word("/work/wt-i24-paste/a b") == "~/'a b'"

@@ -28,7 +28,9 @@ from typing import Any
 
 import pytest
 
+from bridge.catalog.vocab import ScenarioKind
 from bridge.report import codec, provenance, schema
+from bridge.report.scenario import ScenarioRun, UserCallRun
 from tests.conftest import ROOT
 
 SCHEMA = json.loads((ROOT / "bridge" / "report" / "report-1.schema.json").read_text())
@@ -222,3 +224,27 @@ def test_every_runtime_detail_is_in_the_schema_with_its_type(details):
     unknown = [k for k in codec.keys(details) if k not in node["properties"]]
     assert unknown == []
     assert walk(details, node, "$.runtimes[]", SCHEMA) == []
+
+
+def test_every_scenario_key_is_in_the_schema_with_its_type():
+    """The report's scenarios (bridge.report.scenario): each key a property of
+    the schema's scenario, of its type; its kind and a user call's runtime
+    the catalog's closed sets. A drift in either is found."""
+    node = SCHEMA["properties"]["scenarios"]["items"]
+    for record in (ScenarioRun, UserCallRun):
+        place = node if record is ScenarioRun else node["properties"]["user_calls"]["items"]
+        assert [k for k in codec.keys(record) if k not in place["properties"]] == []
+    assert walk(ScenarioRun, node, "$.scenarios[]", SCHEMA) == []
+    doc = copy.deepcopy(SCHEMA)
+    props = doc["properties"]["scenarios"]["items"]["properties"]
+    props["kind"]["enum"] = props["kind"]["enum"][:-1]
+    props["bits"] = {"type": "string"}
+    props["user_calls"]["items"]["properties"]["runtime"]["enum"] = ["erlang"]
+    found = sorted(walk(schema.Report, doc, "$", doc))
+    assert found == [
+        "$.scenarios[].bits: int is integer, the schema says ['string']",
+        f"$.scenarios[].kind: ScenarioKind is {sorted(k.value for k in ScenarioKind)},"
+        f" the schema's {sorted(props['kind']['enum'])}",
+        "$.scenarios[].user_calls[].runtime: UserRuntime is"
+        " ['elixir', 'erlang', 'python', 'shell'], the schema's ['erlang']",
+    ]
