@@ -134,24 +134,32 @@ def spread(total: int, parts: int, index: int) -> int:
 
 
 DEFAULT = Settings()
-# --quick: a rough answer in under 5 s with the A/B. openssl speed cannot
+# --quick: a rough answer in about 5 s with the A/B. openssl speed cannot
 # count for less than a second, and an A/B needs two processes, so its cells
 # get one run each (a figure without a CI: "1 sample, no CI" in the table); two
-# runs would cost 2 s more. The workers keep 24 samples in 12 rounds after a
+# runs would cost 2 s more. The workers keep 24 samples, one a round, after a
 # 30-ms warm-up (calibration takes a few ms of it; over 10,000 calls of a
 # hash or MAC remain), and a cell is marked unstable only past ±5%.
 QUICK = Settings(
     warmup_ms=30,
-    rewarm_ms=10,
+    # Half the default re-warm-up: twice the rounds cost no more re-warming
+    # than 12 rounds of 10 ms did, and a twin's sample runs nearer its
+    # partner's (below).
+    rewarm_ms=5,
     sample_ms=5,
     samples=24,
-    # 12 rounds of two samples, not 4 of six: a busy machine's verdict is
-    # judged on the rounds' paired CPU-time ratios (bridge.hw.ab), and the
-    # CI of 4 ratios is their whole range (beside two CPU hogs Python's
-    # HMAC-SHA1 read 1.12-1.31x by CPU time, CI low ends 0.73-1.15); of 12,
-    # the 3rd to the 10th. The eight more rounds cost about 0.2 s a worker cell
-    # (their requests and re-warm-ups): 1.2 s for hmac-sha1's six.
-    rounds=12,
+    # 24 rounds of one sample: a busy machine's verdict is judged on the
+    # rounds' paired CPU-time ratios (bridge.hw.ab), and a twin's one sample
+    # then runs right beside its partner's (ABBA), where the host's speed has
+    # had less time to change. Beside two busy loops on the 2-vCPU EPYC guest
+    # (load 2-15; docs/findings/busy-machine.md), HMAC-SHA1 at 1000 B `used`
+    # in 10 runs of each: 12 rounds of two samples (10-ms re-warm-ups) gave
+    # Erlang's crypto:macN 6, Python's hmac.digest 2, hmac.new+copy 5; 24
+    # rounds of one, 10-ms re-warm-ups, 6, 5 and 7; 5-ms ones 10, 8 and 10
+    # (hmac.digest's CI low ends 1.08-1.26 against the 1.15x margin), with no
+    # `used` among 138 SHA-512 and ChaCha20 control cells (CI low ends up to
+    # 1.03). Its time: hmac-sha1 --quick 0-7% longer (paired, at load 8-13).
+    rounds=24,
     openssl_runs=1,
     quick=True,
     ci_target=0.05,
