@@ -18,7 +18,7 @@ reports alike; docs/guide/numbers.md):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,16 @@ class Settings:
         processes of two rounds each give a CI too crude to judge by)."""
         return max(1, min(self.processes, self.rounds // 3))
 
+    def for_levels(self) -> Settings:
+        """The settings a level cell (--concurrency) runs by: these, but
+        under --quick in at most QUICK_LEVEL_ROUNDS rounds (level_round).
+        --quick's rounds of one sample are for the hardware twins' pairing;
+        a level batch costs about 60 ms of its own (its workers start on one
+        clock), so 24 of them would add 0.7 s a level cell."""
+        if not self.quick or self.rounds <= QUICK_LEVEL_ROUNDS:
+            return self
+        return replace(self, rounds=QUICK_LEVEL_ROUNDS)
+
     @property
     def fresh_warmup_ms(self) -> int:
         """20 ms by default: a fifth of the first warm-up, at least twice the re-warm-up."""
@@ -127,12 +137,22 @@ class Settings:
         return d
 
 
+def level_round(r: int, rounds: int, level_rounds: int) -> int | None:
+    """The level cells' round that round `r` (of `rounds`) ends, or None:
+    their `level_rounds` spread evenly, each at the end of its share."""
+    j = (r + 1) * level_rounds // rounds
+    return j - 1 if j > r * level_rounds // rounds else None
+
+
 def spread(total: int, parts: int, index: int) -> int:
     """The index-th of `parts` near-equal shares of `total`, spread evenly: 5
     runs over 10 rounds go to every other round, not to the first five."""
     return (index + 1) * total // parts - index * total // parts
 
 
+# The rounds a level cell takes under --quick (Settings.for_levels): as
+# many as before --quick's rounds became one sample each.
+QUICK_LEVEL_ROUNDS = 12
 DEFAULT = Settings()
 # --quick: a rough answer in about 5 s with the A/B. openssl speed cannot
 # count for less than a second, and an A/B needs two processes, so its cells
