@@ -18,7 +18,7 @@ reports alike; docs/guide/numbers.md):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,16 @@ class Settings:
         processes of two rounds each give a CI too crude to judge by)."""
         return max(1, min(self.processes, self.rounds // 3))
 
+    def for_levels(self) -> Settings:
+        """The settings a level cell (--concurrency) runs by: these, but
+        under --quick in at most QUICK_LEVEL_ROUNDS rounds (level_round).
+        --quick's rounds of one sample are for the hardware twins' pairing;
+        a level batch costs about 60 ms of its own (its workers start on one
+        clock), so 24 of them would add 0.7 s a level cell."""
+        if not self.quick or self.rounds <= QUICK_LEVEL_ROUNDS:
+            return self
+        return replace(self, rounds=QUICK_LEVEL_ROUNDS)
+
     @property
     def fresh_warmup_ms(self) -> int:
         """20 ms by default: a fifth of the first warm-up, at least twice the re-warm-up."""
@@ -127,31 +137,49 @@ class Settings:
         return d
 
 
+def level_round(r: int, rounds: int, level_rounds: int) -> int | None:
+    """The level cells' round that round `r` (of `rounds`) ends, or None:
+    their `level_rounds` spread evenly, each at the end of its share."""
+    j = (r + 1) * level_rounds // rounds
+    return j - 1 if j > r * level_rounds // rounds else None
+
+
 def spread(total: int, parts: int, index: int) -> int:
     """The index-th of `parts` near-equal shares of `total`, spread evenly: 5
     runs over 10 rounds go to every other round, not to the first five."""
     return (index + 1) * total // parts - index * total // parts
 
 
+# The rounds a level cell takes under --quick (Settings.for_levels): as
+# many as before --quick's rounds became one sample each.
+QUICK_LEVEL_ROUNDS = 12
 DEFAULT = Settings()
-# --quick: a rough answer in under 5 s with the A/B. openssl speed cannot
+# --quick: a rough answer in about 5 s with the A/B. openssl speed cannot
 # count for less than a second, and an A/B needs two processes, so its cells
 # get one run each (a figure without a CI: "1 sample, no CI" in the table); two
-# runs would cost 2 s more. The workers keep 24 samples in 12 rounds after a
+# runs would cost 2 s more. The workers keep 24 samples, one a round, after a
 # 30-ms warm-up (calibration takes a few ms of it; over 10,000 calls of a
 # hash or MAC remain), and a cell is marked unstable only past ±5%.
 QUICK = Settings(
     warmup_ms=30,
-    rewarm_ms=10,
+    # Half the default re-warm-up: twice the rounds cost no more re-warming
+    # than 12 rounds of 10 ms did, and a twin's sample runs nearer its
+    # partner's (below).
+    rewarm_ms=5,
     sample_ms=5,
     samples=24,
-    # 12 rounds of two samples, not 4 of six: a busy machine's verdict is
-    # judged on the rounds' paired CPU-time ratios (bridge.hw.ab), and the
-    # CI of 4 ratios is their whole range (beside two CPU hogs Python's
-    # HMAC-SHA1 read 1.12-1.31x by CPU time, CI low ends 0.73-1.15); of 12,
-    # the 3rd to the 10th. The eight more rounds cost about 0.2 s a worker cell
-    # (their requests and re-warm-ups): 1.2 s for hmac-sha1's six.
-    rounds=12,
+    # 24 rounds of one sample: a busy machine's verdict is judged on the
+    # rounds' paired CPU-time ratios (bridge.hw.ab), and a twin's one sample
+    # then runs right beside its partner's (ABBA), where the host's speed has
+    # had less time to change. Beside two busy loops on the 2-vCPU EPYC guest
+    # (load 2-15; docs/findings/busy-machine.md), HMAC-SHA1 at 1000 B `used`
+    # in 10 runs of each: 12 rounds of two samples (10-ms re-warm-ups) gave
+    # Erlang's crypto:macN 6, Python's hmac.digest 2, hmac.new+copy 5; 24
+    # rounds of one, 10-ms re-warm-ups, 6, 5 and 7; 5-ms ones 10, 8 and 10
+    # (hmac.digest's CI low ends 1.08-1.26 against the 1.15x margin), with no
+    # `used` among 138 SHA-512 and ChaCha20 control cells (CI low ends up to
+    # 1.03). Its time: hmac-sha1 --quick 0-7% longer (paired, at load 8-13).
+    rounds=24,
     openssl_runs=1,
     quick=True,
     ci_target=0.05,

@@ -181,7 +181,7 @@ RUN_EXAMPLES = (
 @click.option(
     "--quick",
     is_flag=True,
-    help="Shorter, rougher measurement: 24 samples in 12 rounds, 1 openssl run per cell"
+    help="Shorter, rougher measurement: 24 samples in 24 rounds, 1 openssl run per cell"
     " (hmac-sha1 with the A/B: about 5 s; a six-size sweep with openssl: about half a minute,"
     " see docs/guide/commands.md).",
 )

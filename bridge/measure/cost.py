@@ -317,7 +317,7 @@ def _time(plan: Plan, runtimes: list[_Runtime], known: CallTimes) -> list[Share]
                     if sc.concurrency and concurrency.runs_levels(sc) and call.op != "user_shell":
                         modes = len(concurrency.MODES.get(r.kind, ()))
                         k = r.count * modes * len(sc.concurrency)
-                        levels += k * _level_cell(s, one, r.kind)
+                        levels += k * _level_cell(s.for_levels(), one, r.kind)
                         level_cells += k
     extra_processes = sum(
         r.count * (_largest_level(plan) - 1) for r in runtimes if r.kind == RuntimeKind.PYTHON

@@ -61,7 +61,7 @@ from bridge.report import schema
 from bridge.report.hw import Hw
 from bridge.report.levels import LevelResult
 from bridge.runtimes.base import Batch, BatchPlan, Job, Live, Runtime, RuntimeSpec
-from bridge.settings import Settings
+from bridge.settings import Settings, level_round
 from bridge.system import signals
 from bridge.view import words
 
@@ -436,6 +436,7 @@ class Session:
                 1 for live, driver in spares if live is cell.live and driver is not None
             )
         rounds = self.settings.rounds
+        levels = self.settings.for_levels()
         planned = sum(c.planned_s(self.settings, r) for r in range(rounds) for c in self.cells)
         # Only a progress line needs an ETA (and only then is the clock read for it).
         eta = Eta(planned, self.clock) if self.shows_progress else None
@@ -448,15 +449,17 @@ class Session:
                     spares = []
                 label = f"round {r + 1}/{rounds}"
                 self._round(cells, r, label, eta)
-                levelrun.run_round(
-                    level_cells,
-                    self.settings,
-                    r,
-                    label,
-                    note=self.note,
-                    record=self.errors.append,
-                    died=self._died,
-                )
+                level_r = level_round(r, rounds, levels.rounds)
+                if level_r is not None:
+                    levelrun.run_round(
+                        level_cells,
+                        levels,
+                        level_r,
+                        label,
+                        note=self.note,
+                        record=self.errors.append,
+                        died=self._died,
+                    )
                 self._round_done(name, cells, f"{label} of {name}", eta)
             if self.settings.tc_calls:
                 self._timer_tc(cells)

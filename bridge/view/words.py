@@ -229,22 +229,28 @@ def _unequal(p: Mapping[str, Any], v: bool) -> str:
 
 
 # -- judged on CPU time (issue 35) ----------------------------------------------
+# One clause for every figure judged on CPU time per call instead of wall time
+# (a hardware verdict, a difference between runtimes): what switches it is a
+# run that waited for a CPU, which a quiet machine's Erlang node can do too,
+# so it does not say the machine was busy. Between reports taken under
+# unequal load (compare), the cause is the busier report instead.
+JUDGED_ON_CPU = "judged on CPU time: a run waited for a CPU"
 
 
 def _cpu_basis(p: Mapping[str, Any], v: bool) -> str:
     """Why a verdict's figures are CPU time, and the margin it needed: the
     gap of the unmasked call's own processes where that set it."""
-    waits = " (waiting for a CPU stretches wall time, not CPU time)" if v else ""
+    waits = " (a wait stretches wall time, not CPU time)" if v else ""
     own = ""
     if p["aa"] is not None and p["aa"] > p["floor"]:
         own = f"; the call's own processes read {p['aa']:.2f}× apart"
-    return f"judged on CPU time: the machine was busy{waits}{own}: {_needs(p)}"
+    return f"{JUDGED_ON_CPU}{waits}{own}: {_needs(p)}"
 
 
 def _load_cpu(p: Mapping[str, Any]) -> str:
     busier = p["busier"]
     who_ = f"{busier} ran on a busier machine" if busier else "the machines were busy, unequally"
-    return f"judged on CPU time per call: {who_}"
+    return f"judged on CPU time: {who_}"
 
 
 def on_cpu_time(v: schema.HwVerdict) -> str:
@@ -254,7 +260,7 @@ def on_cpu_time(v: schema.HwVerdict) -> str:
     if basis is None:
         return ""
     if v.verdict is Verdict.USED:  # the margin it cleared, briefly
-        return f"judged on CPU time: the machine was busy (CI above {basis['needs']:.2f}×)"
+        return f"{JUDGED_ON_CPU} (CI above {basis['needs']:.2f}×)"
     return _cpu_basis(basis.params, False)
 
 
@@ -787,8 +793,7 @@ def _stored(v: schema.HwVerdict, unit: str) -> str:
 
 # -- comparisons judged on paired rounds' CPU time (issue 35, i35-pair) --------
 # A difference whose rounds were judged on CPU time per call (Difference.basis)
-# says so in its reason clause.
-JUDGED_ON_CPU = "judged on CPU time per call: a cell waited for a CPU"
+# says so in its reason clause (JUDGED_ON_CPU, as a hardware verdict does).
 
 
 def _on_cpu(d: Any, said: tuple[str, str]) -> tuple[str, str]:

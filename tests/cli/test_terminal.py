@@ -17,6 +17,7 @@ import pytest
 from bridge.cli import live
 from bridge.cli.live import ProgressMode
 from bridge.report import schema
+from bridge.settings import QUICK
 from tests.conftest import ROOT, needs_erl, needs_openssl
 
 WARNING = re.compile(r"^(?:bridge: )?(?:warning|advice|Warning|Advice): ", re.M)
@@ -98,11 +99,11 @@ def test_hmac_sha1_quick_at_80_columns(tmp_path, no_leftovers):
     # The progress line: a bar, a percentage, the time spent and left (an
     # estimate from the first batch on), never wider than the terminal, and
     # nothing of it left once the run ends. At 80 columns a cell's call is
-    # whole: the round and the runtime are shortened instead (r2/12 [erl25.2.3]).
+    # whole: the round and the runtime are shortened instead (r2/24 [erl25.2.3]).
     updates = stderr.split("\r\x1b[K")
     bars = [u for u in updates if re.match(r"\[[#-]{10}\] +\d+% \d+:\d\d ETA \d+:\d\d ", u)]
     assert bars, stderr[:500]
-    cells = [u for u in bars if re.search(r" r\d+/12 \[", u)]
+    cells = [u for u in bars if re.search(rf" r\d+/{QUICK.rounds} \[", u)]
     assert any(" macN " in u for u in cells), cells[:5]
     assert not [u for u in cells if u.endswith("...")], [u for u in cells if u.endswith("...")]
     assert all(len(u) <= 77 for u in updates[1:-1]), [u for u in updates if len(u) > 77]

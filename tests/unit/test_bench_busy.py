@@ -106,18 +106,28 @@ def runs(bench):
 def test_the_verdict_table_counts_by_command_runtime_and_call(bench):
     lines = bench.verdict_table(runs(bench), ["hmac-sha1", "same-otp"])
     assert lines[:2] == [
-        "| command | runs | load | others' CPUs | runtime and call | used | not-used"
+        "| command | runs | load | others' CPUs | steal | runtime and call | used | not-used"
         " | inconclusive | other |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     assert lines[2:] == [
-        "| hmac-sha1 | 2 | 9.1-10.2 | 1.7 | erlang@25.2.3 macN | 2 | 0 | 0 | 0 |",
-        "|  |  |  |  | python@3.11.7 hmac.digest | 0 | 0 | 1 | 0 |",
-        "| same-otp | 1 (1 failed) | 9.6-10.2 | 1.7 | erlang@25.2.3 hash | 1 | 0 | 1 | 0 |",
-        "|  |  |  |  | erlang@25.2.3#2 hash | 1 | 0 | 0 | 0 |",
-        "|  |  |  |  | python@3.11.7 hashlib | 0 | 0 | 0 | 1 |",
+        "| hmac-sha1 | 2 | 9.1-10.2 | 1.7 | 0-1% | erlang@25.2.3 macN | 2 | 0 | 0 | 0 |",
+        "|  |  |  |  |  | python@3.11.7 hmac.digest | 0 | 0 | 1 | 0 |",
+        "| same-otp | 1 (1 failed) | 9.6-10.2 | 1.7 | 0% | erlang@25.2.3 hash | 1 | 0 | 1 | 0 |",
+        "|  |  |  |  |  | erlang@25.2.3#2 hash | 1 | 0 | 0 | 0 |",
+        "|  |  |  |  |  | python@3.11.7 hashlib | 0 | 0 | 0 | 1 |",
     ]
-    assert all(line.count("|") == 10 for line in lines)
+    assert all(line.count("|") == 11 for line in lines)
+
+
+def test_a_command_can_be_run_its_own_number_of_times(bench):
+    assert bench._repeats(["hmac-sha1:5", "sha512:10", "sha256"], 3) == {
+        "hmac-sha1": 5,
+        "sha512": 10,
+        "sha256": 3,
+    }
+    with pytest.raises(ValueError, match="sha512:0"):
+        bench._repeats(["sha512:0"], 3)
 
 
 def test_the_comparison_table_names_each_sig(bench):

@@ -115,7 +115,7 @@ def test_under_unequal_load_a_difference_is_judged_on_cpu_time():
     c = compare.compare([a, slow], ["idle.json", "busy.json"])
     table = " ".join(render(c, "table").split())
     assert "6 of 6 cells differ" in table
-    assert "judged on CPU time per call: B ran on a busier machine" in table
+    assert "judged on CPU time: B ran on a busier machine" in table
     g = gate.judge(c, [a, slow], [gate.Threshold(gate.Direction.SLOWER, 50.0)])
     assert g.outcome is gate.Outcome.FAILED and len(g.tripped) == 6
     data = json.loads(render(c, "json"))

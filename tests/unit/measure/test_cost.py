@@ -74,9 +74,9 @@ def test_hw_off_starts_the_runtimes_as_found_once_and_their_twins_in_full():
 
 def test_quick_without_the_ab():
     c = cost.estimate(plan("hmac-sha1", settings=QUICK, hw=HwMode.ON), cpus=2)
-    # 3 worker cells: 30 ms warm-up and 11 x 10 ms; 24 x 5 ms; 12 requests.
+    # 3 worker cells: 30 ms warm-up and 23 x 5 ms; 24 x 5 ms; 24 requests.
     # One openssl run; one wave.
-    expected = 3 * (0.140 + 0.120 + 12 * cost.BATCH_S) + (1 + cost.OPENSSL_START_S) + cost.WAVE_S
+    expected = 3 * (0.145 + 0.120 + 24 * cost.BATCH_S) + (1 + cost.OPENSSL_START_S) + cost.WAVE_S
     assert c.seconds == pytest.approx(expected)
     assert c.workers == 3
 
@@ -106,10 +106,11 @@ def test_levels_of_256_start_256_python_processes():
     assert c.memory > 256 * cost.PYTHON_OWN
     assert Over.WORKERS in cost.ALWAYS_ASK.over(c) and Over.MEMORY in cost.BUDGET.over(c)
     # Level cells: 2 calls x 2 levels x 2 modes (threads, processes), 24
-    # windows of 50 ms each, and 255 processes started.
+    # windows of 50 ms each in 12 batches (not --quick's 24 rounds), and 255
+    # processes started.
     (levels,) = [x for x in c.time if x.part is Part.LEVELS]
     assert levels.cells == 8
-    per_cell = 24 * 0.050 + (30 + 11 * 10) / 1000 + 12 * cost.LEVEL_BATCH_S
+    per_cell = 24 * 0.050 + (30 + 11 * 5) / 1000 + 12 * cost.LEVEL_BATCH_S
     assert levels.amount == pytest.approx(8 * per_cell + 255 * cost.PROCESS_START_S)
 
 

@@ -78,10 +78,10 @@ EXAMPLES: dict[Why, tuple[dict, str]] = {
     ),
     Why.CPU_BASIS: (
         {"aa": 1.18, "floor": 1.1, "needs": 1.18},
-        "judged on CPU time: the machine was busy; the call's own processes read 1.18×"
+        "judged on CPU time: a run waited for a CPU; the call's own processes read 1.18×"
         " apart: a verdict needs its CI above 1.18×",
     ),
-    Why.LOAD_CPU: ({"busier": "B"}, "judged on CPU time per call: B ran on a busier machine"),
+    Why.LOAD_CPU: ({"busier": "B"}, "judged on CPU time: B ran on a busier machine"),
     Why.TWIN_GAP: (
         {"gap": 1.3, "scenario": "sha512", "call_id": "hashlib", "size": 8192, "unit": "bytes"},
         "at least 1.30× faster elsewhere (hashlib in sha512 at 8 KiB)",
