@@ -226,8 +226,9 @@ def test_a_size_too_small_for_the_feature_names_the_size_that_shows_it(tmp_path)
 
 
 def test_bridge_env_says_what_each_runtime_s_library_is_built_with():
-    # Without env's quietness check, which tests/cli/test_noise.py judges.
-    done = bridge_cmd("env", "--quietness-seconds", "0")
+    # Without env's quietness check, which tests/cli/test_noise.py judges; wide,
+    # so that each runtime's line is one line (env folds a long one under itself).
+    done = bridge_cmd("env", "--quietness-seconds", "0", env={"COLUMNS": "250"})
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if "assembler modules in its file" in line]
     assert {line.split("@")[0] for line in lines} == {"erlang", "python", "openssl"}, done.stdout
