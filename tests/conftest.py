@@ -55,6 +55,40 @@ def pytest_configure(config):
     # handler here gives every child the default a terminal's user has.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_ModulesTogether(), "bridge-modules-together")
+
+
+class _ModulesTogether:
+    """make test's --dist loadgroup, with each module of the real tier
+    (tests/cli, tests/integration) one unit of work: its tests run on one
+    xdist worker, one after the other, so that a module-scoped fixture (a
+    shared real run, running nodes, an epmd) is made once, not once on each
+    worker, and tests that build in the checkout never meet. Units with the
+    most tests go out first; the in-process tests, one unit each, fill in
+    at the end.
+
+    xdist's own grouping (@pytest.mark.xdist_group) appends the group to
+    each node id, which pytest 9 no longer lets it do: there every test was
+    its own unit, and consecutive tests of a module went to both workers."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config, log):
+        if config.getvalue("dist") != "loadgroup":
+            return None  # another --dist: xdist's own
+        from xdist.scheduler import LoadGroupScheduling
+
+        class Scheduling(LoadGroupScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                path = nodeid.split("::", 1)[0]
+                if path.startswith(REAL_TIER):
+                    return path
+                return super()._split_scope(nodeid)
+
+        return Scheduling(config, log)
+
+
+REAL_TIER = ("tests/cli/", "tests/integration/")
 
 
 # `make test` runs the suite in two passes: `pytest -n 2 -m "not serial"`

@@ -258,7 +258,8 @@ def test_erlang_without_crypto_says_so(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.serial  # the kill is timed against the run
+# Not serial: the kill waits for the node's own CPU time (0.8 s: booted and
+# measuring), which load delays but does not move within the run.
 def test_worker_killed_mid_run_keeps_other_results(tmp_path, start_bridge, no_leftovers):
     out = tmp_path / "r.json"
     before = worker_pids()
@@ -315,7 +316,7 @@ def _drain(fd: int, stop: threading.Event) -> None:
                 return
 
 
-@pytest.mark.serial  # the signal is timed against the rounds
+# Not serial: the signal follows the run's own progress line, not a delay.
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_interrupt_saves_report_and_leaves_no_process(tmp_path, start_bridge, sig):
     # 200 samples of 20 ms, in rounds: once round 1 is done (its progress

@@ -215,7 +215,7 @@ def test_reports_are_written_atomically(tmp_path):
     json.loads(out.read_text())
 
 
-@pytest.mark.serial  # a signal timed against a run
+# Not serial: the signal follows the user code's processes, seen in /proc, not a delay.
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_what_user_code_started_goes_with_bridge_on_a_signal(tmp_path, sig, no_leftovers):
     """Processes that user code started, daemons that left their session and

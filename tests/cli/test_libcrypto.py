@@ -266,7 +266,7 @@ def test_bad_env_and_libcrypto_are_one_line_usage_errors(tmp_path, args, message
     assert line.startswith("bridge: error: ") and message.format(tmp=tmp_path) in line
 
 
-@pytest.mark.serial  # the kill is timed against the run
+# Not serial: the kill follows the run's own progress line, not a delay.
 def test_a_libcrypto_runtime_that_dies_fails_the_run_in_one_error_line(tmp_path, copy_dir):
     # The --libcrypto variant's worker (the process that maps the copy) dies
     # mid-run: exit status 1, and one `bridge: error:` line naming it.

@@ -226,14 +226,15 @@ def test_a_size_too_small_for_the_feature_names_the_size_that_shows_it(tmp_path)
 
 
 def test_bridge_env_says_what_each_runtime_s_library_is_built_with():
-    done = bridge_cmd("env")
+    # Without env's quietness check, which tests/cli/test_noise.py judges.
+    done = bridge_cmd("env", "--quietness-seconds", "0")
     assert done.returncode == 0, done.stderr
     # env folds a long line under itself at 80 columns: read the words.
     said = re.findall(
         r"(\w+)@\S+: \S+: \d+ assembler modules in its file", " ".join(done.stdout.split())
     )
     assert set(said) == {"erlang", "python", "openssl"}, done.stdout
-    data = json.loads(bridge_cmd("env", "--format", "json").stdout)
+    data = json.loads(bridge_cmd("env", "--format", "json", "--quietness-seconds", "0").stdout)
     for exp in data["hardware"]["experiments"]:
         signs = {c["sign"] for c in exp["library"]["clues"]}
         assert "asm-code" in signs, exp
