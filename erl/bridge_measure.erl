@@ -4,8 +4,8 @@
 %% The procedure is the one in bridge/pyworker/ops.py, so that both workers are
 %% measured alike:
 %%  1. warm-up and calibration: run the loop with 1, 2, 4, ... iterations
-%%     until one run lasts at least half a sample and WarmupNs have passed;
-%%     all of it is discarded;
+%%     until two runs in a row last at least half a sample and WarmupNs have
+%%     passed; all of it is discarded;
 %%  2. loops = iterations that make one run last about SampleNs;
 %%  3. Samples runs of that many iterations, each timed on the monotonic
 %%     clock in nanoseconds. The raw durations go back to the driver, which
@@ -95,19 +95,23 @@ measure_fixed(Loop, WarmupNs, Loops, Samples) ->
 warm(_Loop, _Loops, WarmupNs, Spent) when Spent >= WarmupNs -> Spent;
 warm(Loop, Loops, WarmupNs, Spent) -> warm(Loop, Loops, WarmupNs, Spent + timed(Loop, Loops)).
 
-%% {Iterations, Ns that many took, Ns spent in all}.
+%% {Iterations, Ns that many took, Ns spent in all}: the count doubles until a
+%% run lasts half a sample, and counts once two runs in a row at it do (the
+%% shorter kept) and WarmupNs have passed. One run stretched by a wait for the
+%% CPU would otherwise set the cell's loops (bridge/pyworker/ops.py alike).
 -spec calibrate(loop(), non_neg_integer(), pos_integer()) ->
           {pos_integer(), non_neg_integer(), non_neg_integer()}.
 calibrate(Loop, WarmupNs, SampleNs) ->
-    calibrate(Loop, WarmupNs, SampleNs, 1, 0).
+    calibrate(Loop, WarmupNs, SampleNs, 1, 0, none).
 
-calibrate(Loop, WarmupNs, SampleNs, N, Spent0) ->
+calibrate(Loop, WarmupNs, SampleNs, N, Spent0, Best0) ->
     T = timed(Loop, N),
     Spent = Spent0 + T,
-    case {T * 2 >= SampleNs, Spent >= WarmupNs} of
-        {true, true} -> {N, T, Spent};
-        {true, false} -> calibrate(Loop, WarmupNs, SampleNs, N, Spent);
-        {false, _} -> calibrate(Loop, WarmupNs, SampleNs, N * 2, Spent)
+    case T * 2 >= SampleNs of
+        false -> calibrate(Loop, WarmupNs, SampleNs, N * 2, Spent, none);
+        true when Best0 =/= none, Spent >= WarmupNs -> {N, min(T, Best0), Spent};
+        true when Best0 =:= none -> calibrate(Loop, WarmupNs, SampleNs, N, Spent, T);
+        true -> calibrate(Loop, WarmupNs, SampleNs, N, Spent, min(T, Best0))
     end.
 
 %% One sample: timed, with the probe's readings just outside the timed

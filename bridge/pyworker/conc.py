@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.errors import OperationError
+from bridge.pyworker import ops
 from bridge.system import cpustat
 
 CLOCK = time.CLOCK_MONOTONIC
@@ -151,14 +152,11 @@ def clock_cost() -> int:
 
 
 def calibrate_batch(loop: Loop, window_ns: int) -> int:
-    """The batch that lasts about window / 8 on one thread."""
+    """The batch that lasts about window / 8 on one thread (calibrated as a
+    cell's loops are: ops.calibrate)."""
     target = max(1, window_ns // BATCHES_PER_WINDOW)
-    n = 1
-    while True:
-        t = timed(loop, n)
-        if t * 2 >= target:
-            return max(1, round(n * target / max(t, 1)))
-        n *= 2
+    n, t, _ = ops.calibrate(loop, 0, target, timed)
+    return max(1, round(n * target / max(t, 1)))
 
 
 def timed(loop: Loop, n: int) -> int:

@@ -36,6 +36,26 @@ calibrate_test() ->
     ?assert(T * 2 >= 200000),
     ?assert(Spent >= T).
 
+%% One run stretched by a wait for the CPU does not set the loops: the long
+%% run must last half a sample twice in a row. Here the first run (of one
+%% call) waits 300 ms, a sample is 200 ms and a call 1 ms (a sleep: a busy
+%% machine may stretch one by some ms, not to 100).
+calibrate_stretched_test() ->
+    Self = self(),
+    put(stretched, true),
+    Loop = fun(N) ->
+                   Self ! {ran, N},
+                   case erase(stretched) of
+                       true -> timer:sleep(300);
+                       undefined -> timer:sleep(N)
+                   end
+           end,
+    {N, T, _} = bridge_measure:calibrate(Loop, 0, 200000000),
+    [1, 1, 2 | _] = Tried = drain(),
+    ?assertEqual([N, N], lists:nthtail(length(Tried) - 2, Tried)),
+    ?assert(N >= 64),
+    ?assert(T < 300000000).
+
 drain() ->
     receive {ran, N} -> [N | drain()] after 0 -> [] end.
 
