@@ -98,16 +98,21 @@ def _descends_from(pid: int, ancestor: int) -> bool:
 
 
 def _wait_for_worker(kind: bytes, proc: subprocess.Popen, timeout=30.0) -> int:
-    """The PID of a worker that `proc` started: a node of an earlier test still
-    shutting down (same cache directory, so worker_pids lists it) is not one."""
+    """The PID of a worker that `proc` started: not a node of an earlier test
+    still shutting down (same cache directory, so worker_pids lists it), nor a
+    copy of a worker's command line gone within milliseconds: a fork the node
+    makes before it execs erl_child_setup, or a subshell the erl script forks
+    for $(dirname "$0") (CI read a vanished /proc entry, and killed none)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        found = {}
         for pid in worker_pids():
             try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                found[pid] = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 continue
-            if kind in cmdline and _descends_from(pid, proc.pid):
+        for pid, cmdline in found.items():
+            if kind in cmdline and _parent(pid) not in found and _descends_from(pid, proc.pid):
                 return pid
         if proc.poll() is not None:
             raise AssertionError(f"bridge exited {proc.returncode} before its worker started")
