@@ -131,7 +131,8 @@ def _off_on(v: schema.HwVerdict) -> str:
     if v.speedup is None:
         return ""
     c = v.speedup_ci95
-    spread = "one run each, no CI" if c is None or abs(c[1] - c[0]) < 1e-9 else ci(*c)
+    one_run = c is None or abs(c[1] - c[0]) < 1e-9
+    spread = "one run each, no CI" if one_run else ci(*c, marks=words.verdict_marks(v))
     if v.verdict == codes.NOT_USED:
         # A not-used decided by the library keeps figures that need not be within the margin.
         noise = ", within noise" if words.within_noise(v.speedup_ci95) else ""

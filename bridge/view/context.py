@@ -8,7 +8,7 @@ from collections import defaultdict
 from bridge import stats
 from bridge.catalog import calls
 from bridge.report import schema
-from bridge.view import codes, units
+from bridge.view import codes, units, words
 from bridge.view.model import Detail
 from bridge.view.names import Names
 
@@ -155,8 +155,10 @@ def si3(x: float) -> str:
     return f"{x:.3g}"
 
 
-def ci(lo: float, hi: float, digits: int = 2) -> str:
-    return f"CI {lo:.{digits}f}–{hi:.{digits}f}"
+def ci(lo: float, hi: float, digits: int = 2, marks: tuple[float, ...] = ()) -> str:
+    """'CI 1.13–1.26'; a bound that would print as one of `marks` (a
+    verdict's margin) gets more decimals (words.bound)."""
+    return f"CI {words.bound(lo, marks, digits)}–{words.bound(hi, marks, digits)}"
 
 
 def count(n: int, what: str) -> str:

@@ -708,12 +708,40 @@ _WHY_NOT: dict[Why, _WhyNotWords] = {
 # -- hardware verdicts ---------------------------------------------------------
 
 
+def bound(b: float, marks: Iterable[float] = (), digits: int = 2) -> str:
+    """A CI's bound to `digits` decimals, or as many more (up to 4) as keep it
+    from reading as a mark printed beside it (a verdict's margin, at 2
+    decimals): a CI from 1.047 beside "the 1.05× a verdict needs" reads
+    "1.047", not "1.05", which would contradict the words."""
+    shown = [(float(f"{m:.2f}"), m) for m in marks]
+
+    def reads_as_a_mark(text: str) -> bool:
+        return any(float(text) == printed and b != m for printed, m in shown)
+
+    d = digits
+    while d < 4 and reads_as_a_mark(f"{b:.{d}f}"):
+        d += 1
+    return f"{b:.{d}f}"
+
+
+def ci_text(lo: float, hi: float, marks: Iterable[float] = (), dash: str = "–") -> str:
+    """'CI 1.13–1.26', each bound kept off the marks (bound)."""
+    marks = tuple(marks)
+    return f"CI {bound(lo, marks)}{dash}{bound(hi, marks)}"
+
+
+def verdict_marks(v: schema.HwVerdict) -> tuple[float, ...]:
+    """The figures a verdict's words print beside its CI: its margin."""
+    return (v.margin,) if v.margin is not None else ()
+
+
 def verdict_figure(v: schema.HwVerdict, unit: str = BYTES, x: str = "×", dash: str = "–") -> str:
     """The slow-down masked with its CI: "1.18× slower without it (CI
     1.13–1.26)"; "" for a verdict without numbers."""
     if v.speedup is None:
         return ""
-    ci = f" (CI {v.speedup_ci95[0]:.2f}{dash}{v.speedup_ci95[1]:.2f})" if v.speedup_ci95 else ""
+    c = v.speedup_ci95
+    ci = f" ({ci_text(c[0], c[1], verdict_marks(v), dash)})" if c else ""
     if v.speedup >= 1:
         return f"{v.speedup:.2f}{x} slower without it{ci}"
     return f"{v.speedup:.2f}{x} without it, faster{ci}"

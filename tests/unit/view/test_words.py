@@ -431,3 +431,14 @@ def test_warnings_of_one_kind_about_several_cells_are_one_line():
     assert lines[1].startswith("samples differ by CPU in 4 cells (erlang@25 a at 16 B (hw on),")
     assert lines[1].endswith("and 1 more); -v says each")
     assert len(words.noise_lines(block, verbose=True)) == 5
+
+
+def test_a_ci_bound_never_reads_as_the_margin_it_misses():
+    # r2.json (quiet EPYC): CI 1.0472-1.4729 against a 1.05 margin read
+    # "(CI 1.05-1.47) - the CI reaches both sides of the 1.05x".
+    assert words.ci_text(1.0472, 1.4729, (1.05,)) == "CI 1.047–1.47"
+    assert words.ci_text(1.0472, 1.4729) == "CI 1.05–1.47"
+    assert words.bound(1.05, (1.05,)) == "1.05"  # on the margin exactly
+    assert words.bound(1.04999, (1.05,)) == "1.0500"  # four decimals at most
+    assert words.bound(1.1049, (1.05, 1.10)) == "1.105"
+    assert words.bound(1.1049, (1.05,)) == "1.10"
