@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.errors import OperationError
-from bridge.pyworker import ops
+from bridge.pyworker import calibration
 from bridge.system import cpustat
 
 CLOCK = time.CLOCK_MONOTONIC
@@ -153,9 +153,9 @@ def clock_cost() -> int:
 
 def calibrate_batch(loop: Loop, window_ns: int) -> int:
     """The batch that lasts about window / 8 on one thread (calibrated as a
-    cell's loops are: ops.calibrate)."""
+    cell's loops are: calibration.calibrate)."""
     target = max(1, window_ns // BATCHES_PER_WINDOW)
-    n, t, _ = ops.calibrate(loop, 0, target, timed)
+    n, t, _ = calibration.calibrate(loop, 0, target, timed)
     return max(1, round(n * target / max(t, 1)))
 
 

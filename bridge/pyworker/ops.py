@@ -21,6 +21,7 @@ from typing import Any
 from bridge.catalog import calls, vocab
 from bridge.catalog.vocab import RuntimeKind
 from bridge.errors import OperationError
+from bridge.pyworker import calibration
 from bridge.system import cpustat
 from bridge.wire.codec import atom
 
@@ -777,7 +778,7 @@ def measure(
        readings just outside it.
     """
     probe = probe or Probe(None)
-    n, t, spent = calibrate(loop, warmup_ns, sample_ns)
+    n, t, spent = calibration.calibrate(loop, warmup_ns, sample_ns, timed)
     loops = max(1, round(n * sample_ns / max(t, 1)))
     return loops, [probe.sample(loop, loops) for _ in range(samples)], spent
 
@@ -791,31 +792,6 @@ def measure_fixed(
     while spent < warmup_ns:
         spent += timed(loop, loops)
     return loops, [probe.sample(loop, loops) for _ in range(samples)], spent
-
-
-def calibrate(
-    loop: Loop, warmup_ns: int, sample_ns: int, timer: Callable[[Loop, int], int] | None = None
-) -> tuple[int, int, int]:
-    """(iterations, ns that many took, ns spent in all): the count doubles
-    until a run lasts half a sample, and counts once two runs in a row at it
-    do, the shorter kept, and `warmup_ns` have passed. One run stretched by a
-    wait for the CPU would otherwise set the cell's loops: beside two busy
-    loops a masked twin calibrated to 1 call a sample where its partner made
-    21, and a control read slower masked (erl/bridge_measure.erl alike).
-    `timer` times n iterations (timed, by default)."""
-    timer = timer or timed
-    n, spent, best, long_runs = 1, 0, 0, 0
-    while True:
-        t = timer(loop, n)
-        spent += t
-        if t * 2 >= sample_ns:
-            best = t if long_runs == 0 else min(best, t)
-            long_runs += 1
-            if long_runs >= 2 and spent >= warmup_ns:
-                return n, best, spent
-        else:
-            n *= 2
-            long_runs = 0
 
 
 # In a worker started with user code, the mark of its progress that the
