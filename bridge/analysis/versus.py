@@ -243,7 +243,23 @@ def _judge(
     why = _not_called(paired, (a, b), verdict)
     if why is not None:
         return record(ratio, ci, Significance.NOISE, k, (why,), basis)
-    return record(ratio, ci, verdict, k, _lopsided(report, ratio, ci, (base, r)), basis)
+    said = _lopsided(report, ratio, ci, (base, r))
+    straddled = _straddled(ratio, ci) if verdict is Significance.NOISE else None
+    return record(ratio, ci, verdict, k, (*said, *(straddled,) * (straddled is not None)), basis)
+
+
+def _straddled(ratio: float, ci: tuple[float, float]) -> Reason | None:
+    """Why a difference within noise is not called when its CI leaves the
+    ±MARGIN band (0.97x, CI 0.88-0.99): the CI reaches both sides of the edge
+    on its point's side. None where the CI lies inside the band: that is
+    what within noise says."""
+    lo, hi = ci
+    if lo >= 1 - MARGIN and hi <= 1 + MARGIN:
+        return None
+    edge = 1 + MARGIN if ratio > 1 else 1 - MARGIN
+    if not lo <= edge <= hi:  # the band's other edge, the point inside
+        edge = 1 - MARGIN if edge > 1 else 1 + MARGIN
+    return reason(Why.WITHIN_NOISE, lo=lo, hi=hi, margin=round(edge, 4))
 
 
 def _not_called(

@@ -209,7 +209,7 @@ def difference_line(ctx: Context, subject: str, d: schema.Difference) -> AnswerL
     """'2.09× slower (CI 1.90–2.31)', '1.02×, within noise', '1.66× ?': the
     runtime's time over its baseline's, in the words of its finding."""
     ratio = f"{d.ratio:.2f}×"
-    spread = f"({ci(*d.ci95)})" if d.ci95 else ""
+    spread = f"({ci(*d.ci95, marks=words.margins(d.reasons))})" if d.ci95 else ""
     named = dataclasses.replace(d, reasons=tuple(_labelled(ctx, r) for r in d.reasons))
     reason, rerun = words.difference_why(named, ctx.report.settings.quick)
     if words.is_drift(d):

@@ -735,6 +735,11 @@ def verdict_marks(v: schema.HwVerdict) -> tuple[float, ...]:
     return (v.margin,) if v.margin is not None else ()
 
 
+def margins(rs: Iterable[Reason]) -> tuple[float, ...]:
+    """The margins a difference's reasons print beside its CI."""
+    return tuple(m for r in rs if (m := _needs_of(r)) is not None)
+
+
 def verdict_figure(v: schema.HwVerdict, unit: str = BYTES, x: str = "×", dash: str = "–") -> str:
     """The slow-down masked with its CI: "1.18× slower without it (CI
     1.13–1.26)"; "" for a verdict without numbers."""

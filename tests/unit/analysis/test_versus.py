@@ -93,6 +93,32 @@ def test_a_small_difference_is_within_noise():
     assert first_named(rep).verdict == "within noise"
 
 
+def test_within_noise_says_why_when_its_ci_leaves_the_band():
+    # Same OTP named twice beside two CPU hogs read "within noise, 0.97× (CI
+    # 0.88–0.99)" with no reason: the CI leaves the ±3% band at one end and
+    # reaches into it at the other, so the difference is not called.
+    rep = report(
+        [
+            result("erlang@23.2.6", noisy(1000, spread=0.04)),
+            result("erlang@25.2.3", noisy(960, spread=0.04, seed=2)),
+        ],
+        TWO_OTPS,
+    )
+    d = first_named(rep)
+    assert d.verdict == "within noise" and d.ci95[0] < 0.97 < d.ci95[1] < 1
+    assert d.reasons == (reason(Why.WITHIN_NOISE, lo=d.ci95[0], hi=d.ci95[1], margin=0.97),)
+    said = " ".join(rendered("table", complete(rep), width=80).split())
+    assert "within noise, 0.96× (CI 0.95–0.99) — the CI reaches both sides of the 0.97×" in said
+    # Inside the band, within noise is the whole answer.
+    rep = report(
+        [result("erlang@23.2.6", noisy(1000)), result("erlang@25.2.3", noisy(1000, seed=2))],
+        TWO_OTPS,
+    )
+    d = first_named(rep)
+    assert d.verdict == "within noise" and d.ci95[0] >= 0.97 and d.ci95[1] <= 1.03
+    assert d.reasons == ()
+
+
 def test_drift_in_one_round_is_not_a_difference():
     # Rounds of 4 samples. erlang@25 is hit by a slow spell in rounds 1 to 4
     # (a shared machine), and is otherwise the same: the pooled CI clears the
