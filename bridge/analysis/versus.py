@@ -243,9 +243,10 @@ def _judge(
     why = _not_called(paired, (a, b), verdict)
     if why is not None:
         return record(ratio, ci, Significance.NOISE, k, (why,), basis)
-    said = _lopsided(report, ratio, ci, (base, r))
-    straddled = _straddled(ratio, ci) if verdict is Significance.NOISE else None
-    return record(ratio, ci, verdict, k, (*said, *(straddled,) * (straddled is not None)), basis)
+    reasons = _lopsided(report, ratio, ci, (base, r))
+    if verdict is Significance.NOISE and (straddled := _straddled(ratio, ci)) is not None:
+        reasons = (*reasons, straddled)
+    return record(ratio, ci, verdict, k, reasons, basis)
 
 
 def _straddled(ratio: float, ci: tuple[float, float]) -> Reason | None:
