@@ -38,23 +38,24 @@ calibrate_test() ->
 
 %% One run stretched by a wait for the CPU does not set the loops: the long
 %% run must last half a sample twice in a row. Here the first run (of one
-%% call) waits 300 ms, a sample is 200 ms and a call 1 ms (a sleep: a busy
-%% machine may stretch one by some ms, not to 100).
+%% call) waits 50 ms and a sample is 20 ms; the other runs spin, a run of one
+%% call for well under a microsecond (a sleep would wait for a wake-up each
+%% time, and a busy machine can stretch one past half a sample).
 calibrate_stretched_test() ->
     Self = self(),
     put(stretched, true),
     Loop = fun(N) ->
                    Self ! {ran, N},
                    case erase(stretched) of
-                       true -> timer:sleep(300);
-                       undefined -> timer:sleep(N)
+                       true -> timer:sleep(50);
+                       undefined -> spin(N)
                    end
            end,
-    {N, T, _} = bridge_measure:calibrate(Loop, 0, 200000000),
+    {N, T, _} = bridge_measure:calibrate(Loop, 0, 20000000),
     [1, 1, 2 | _] = Tried = drain(),
     ?assertEqual([N, N], lists:nthtail(length(Tried) - 2, Tried)),
-    ?assert(N >= 64),
-    ?assert(T < 300000000).
+    ?assert(N >= 1024),
+    ?assert(T * 2 >= 20000000).
 
 drain() ->
     receive {ran, N} -> [N | drain()] after 0 -> [] end.
