@@ -19,15 +19,13 @@ def calibrate(
     otherwise set the cell's loops: beside two busy loops a masked twin
     calibrated to 1 call a sample where its partner made 21, and a control
     read slower masked."""
-    n, spent, best, long_runs = 1, 0, 0, 0
+    n, spent, best = 1, 0, None  # best: the shorter long run at n so far
     while True:
         t = timer(loop, n)
         spent += t
-        if t * 2 >= sample_ns:
-            best = t if long_runs == 0 else min(best, t)
-            long_runs += 1
-            if long_runs >= 2 and spent >= warmup_ns:
-                return n, best, spent
+        if t * 2 < sample_ns:
+            n, best = n * 2, None
+        elif best is not None and spent >= warmup_ns:
+            return n, min(best, t), spent
         else:
-            n *= 2
-            long_runs = 0
+            best = t if best is None else min(best, t)

@@ -57,7 +57,7 @@ MAX_RACES = 1000
 # A race starts this long after the last thread reaches its barrier.
 RACE_LEAD_NS = 5_000_000
 
-Loop = Callable[[int], None]
+Loop = calibration.Loop
 Window = tuple[int, int]
 
 

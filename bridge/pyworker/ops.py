@@ -29,7 +29,7 @@ MAX_SAMPLES = 100_000
 MAX_SAMPLE_NS = 60_000_000_000
 MAX_LOOPS = 1_000_000_000
 
-Loop = Callable[[int], None]
+Loop = calibration.Loop
 Measured = tuple[int, list[int], int]  # loops, sample durations (ns), warm-up ns
 
 

@@ -155,10 +155,10 @@ def si3(x: float) -> str:
     return f"{x:.3g}"
 
 
-def ci(lo: float, hi: float, digits: int = 2, marks: tuple[float, ...] = ()) -> str:
+def ci(lo: float, hi: float, marks: tuple[float, ...] = ()) -> str:
     """'CI 1.13–1.26'; a bound that would print as one of `marks` (a
-    verdict's margin) gets more decimals (words.bound)."""
-    return f"CI {words.bound(lo, marks, digits)}–{words.bound(hi, marks, digits)}"
+    verdict's margin) gets more decimals (words.ci_text)."""
+    return words.ci_text(lo, hi, marks)
 
 
 def count(n: int, what: str) -> str:

@@ -708,8 +708,8 @@ _WHY_NOT: dict[Why, _WhyNotWords] = {
 # -- hardware verdicts ---------------------------------------------------------
 
 
-def bound(b: float, marks: Iterable[float] = (), digits: int = 2) -> str:
-    """A CI's bound to `digits` decimals, or as many more (up to 4) as keep it
+def bound(b: float, marks: Iterable[float] = ()) -> str:
+    """A CI's bound to 2 decimals, or as many more (up to 4) as keep it
     from reading as a mark printed beside it (a verdict's margin, at 2
     decimals): a CI from 1.047 beside "the 1.05× a verdict needs" reads
     "1.047", not "1.05", which would contradict the words."""
@@ -718,7 +718,7 @@ def bound(b: float, marks: Iterable[float] = (), digits: int = 2) -> str:
     def reads_as_a_mark(text: str) -> bool:
         return any(float(text) == printed and b != m for printed, m in shown)
 
-    d = digits
+    d = 2
     while d < 4 and reads_as_a_mark(f"{b:.{d}f}"):
         d += 1
     return f"{b:.{d}f}"
