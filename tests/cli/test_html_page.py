@@ -10,6 +10,7 @@ is opened the same way. Without Chromium the tests are skipped, saying so."""
 from __future__ import annotations
 
 import html
+import os
 import re
 import shutil
 import subprocess
@@ -32,6 +33,8 @@ VERSIONS = FIXTURES / "roundtrip" / "versions-3otp-2openssl.json"
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true: chromium is expected (scripts/ensure-chromium installs it)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     return found
 
