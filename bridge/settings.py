@@ -26,20 +26,28 @@ class Settings:
     # Chosen on a noisy 2-vCPU VM whose slow spells last 0.5-1 s: many short
     # samples in many rounds keep the median in the undisturbed cluster
     # (bench/overhead.py; docs/findings/overhead.md).
-    # Time budget (docs/findings/overhead.md, "How long a run takes"): a default hmac-sha1 A/B is
-    # 6 worker cells of warm-up + 100 x 5 ms + 19 re-warm-ups, and 2 openssl
-    # cells of 5 one-second runs; 18 s in all, starts included, leaves under
-    # 0.9 s per worker cell on a busy machine. The samples stay (the CI needs
-    # them); the warm-ups are what was cut. 100 ms before the first round is
-    # tens of thousands of calls of a hash or MAC, a hundred of a 1-ms call
-    # (calibration, doubling the loop up to half a sample, takes a few ms of
-    # it); 10 ms before each later round re-runs enough calls to bring caches
-    # and branch predictors back after another runtime's turn.
+    # Time budget (docs/findings/overhead.md, "How long a run takes"): a
+    # default hmac-sha1 A/B is 6 worker cells of warm-up + 100 x 5 ms + 49
+    # re-warm-ups, and 2 openssl cells of 5 one-second runs. The samples stay
+    # (the CI needs them); the warm-ups are what was cut. 100 ms before the
+    # first round is tens of thousands of calls of a hash or MAC, a hundred of
+    # a 1-ms call (calibration, doubling the loop up to half a sample, takes a
+    # few ms of it); 10 ms before each later round re-runs enough calls to
+    # bring caches and branch predictors back after another runtime's turn.
     warmup_ms: int = 100
     rewarm_ms: int = 10
     sample_ms: int = 5
     samples: int = 100
-    rounds: int = 20
+    # Rounds of two samples: a twin's samples run right beside its partner's
+    # (ABBA), where the host's speed has had little time to change, and every
+    # round is one pair of the paired ratios a verdict and a difference are
+    # judged on. Quiet default hmac-sha1 A/Bs of Erlang and Python on the
+    # 2-vCPU EPYC guest, five of each alternated (docs/findings/busy-machine.md):
+    # 20 rounds of five samples gave 13 of 15 verdicts used, verdict CIs 0.20
+    # wide at the median, in 7.4 s a run; 50 rounds of two, 15 of 15, 0.08
+    # wide, 10.5 s; 100 rounds of one (5-ms re-warm-ups), 14 of 15, 0.06 wide,
+    # 12.0 s (a round costs about 6 ms beyond its re-warm-up and samples).
+    rounds: int = 50
     openssl_seconds: int = 1
     openssl_runs: int = 5
     quick: bool = False
@@ -116,14 +124,16 @@ class Settings:
         return max(1, min(self.processes, self.rounds // 3))
 
     def for_levels(self) -> Settings:
-        """The settings a level cell (--concurrency) runs by: these, but
-        under --quick in at most QUICK_LEVEL_ROUNDS rounds (level_round).
-        --quick's rounds of one sample are for the hardware twins' pairing;
-        a level batch costs about 60 ms of its own (its workers start on one
-        clock), so 24 of them would add 0.7 s a level cell."""
-        if not self.quick or self.rounds <= QUICK_LEVEL_ROUNDS:
+        """The settings a level cell (--concurrency) runs by: these, but in
+        at most LEVEL_ROUNDS rounds (QUICK_LEVEL_ROUNDS under --quick),
+        spread over the run's (level_round). Rounds of one or two samples
+        are for the paired cells; a level batch costs about 60 ms of its own
+        (its workers start on one clock), so 50 of them would add 1.8 s a
+        level cell to the 1.2 s of 20. Its windows (`samples`) stay."""
+        cap = QUICK_LEVEL_ROUNDS if self.quick else LEVEL_ROUNDS
+        if self.rounds <= cap:
             return self
-        return replace(self, rounds=QUICK_LEVEL_ROUNDS)
+        return replace(self, rounds=cap)
 
     @property
     def fresh_warmup_ms(self) -> int:
@@ -150,8 +160,9 @@ def spread(total: int, parts: int, index: int) -> int:
     return (index + 1) * total // parts - index * total // parts
 
 
-# The rounds a level cell takes under --quick (Settings.for_levels): as
-# many as before --quick's rounds became one sample each.
+# The rounds a level cell takes at most (Settings.for_levels): as many as a
+# run had before its rounds became one or two samples, 20 (12 under --quick).
+LEVEL_ROUNDS = 20
 QUICK_LEVEL_ROUNDS = 12
 DEFAULT = Settings()
 # --quick: a rough answer in about 5 s with the A/B. openssl speed cannot
@@ -238,7 +249,7 @@ BOUNDS: dict[str, Bound] = {
 # BOUNDS alone.)
 REPORT_CAPS: dict[str, float] = {
     "samples": 2000,  # 20x the default 100
-    "rounds": 200,  # 10x the default 20
+    "rounds": 200,  # 4x the default 50
     "sample_ms": 1000,  # 200x the default 5 ms
     "warmup_ms": 10_000,  # 100x the default 100 ms
     "rewarm_ms": 1000,  # 100x the default 10 ms
@@ -256,5 +267,5 @@ REPORT_CAPS: dict[str, float] = {
     "memory_limit_mib": 16_384,
 }
 # samples x rounds: every round is one request per cell, each with its
-# share of the samples; 50x the default 100 x 20.
+# share of the samples; 20x the default 100 x 50.
 REPORT_SAMPLES_X_ROUNDS = 100_000

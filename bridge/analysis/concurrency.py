@@ -74,7 +74,7 @@ PARALLEL_CPUS = 1.1
 # scale. At a load of 13 a TLS 1.2 handshake's thread waited 77% of the time:
 # 4.3x against a gap of 5.1x, 90% of it (the rest, the calls' own spread).
 WAITS_EXPLAIN = 0.75
-# Races per round of a level cell: over the default 20 rounds, 40 races;
+# Races per round of a level cell: over its 20 rounds by default, 40 races;
 # over --quick's, enough for a CI of the median.
 RACES_PER_ROUND = 2
 

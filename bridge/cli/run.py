@@ -188,7 +188,12 @@ RUN_EXAMPLES = (
 @click.option("--samples", type=bounded("samples"), help="Samples per cell.")
 @click.option("--sample-ms", type=bounded("sample_ms"), help="Target duration of one sample.")
 @click.option("--warmup-ms", type=bounded("warmup_ms"), help="Warm-up time per cell.")
-@click.option("--rounds", type=bounded("rounds"), help="Interleaved rounds per cell.")
+@click.option(
+    "--rounds",
+    type=bounded("rounds"),
+    help="Interleaved rounds per cell (default 50, 24 with --quick; --concurrency's level"
+    " cells take at most 20 of them, 12 with --quick).",
+)
 @click.option("--openssl-runs", type=bounded("openssl_runs"), help="openssl speed runs per cell.")
 @click.option(
     "--processes",
