@@ -62,7 +62,7 @@ run: setup
 # it in headless Chromium: Debian's chromium is installed first where it is
 # missing (scripts/ensure-chromium; make setup leaves it out, as bridge
 # itself does not use it).
-# Two passes, about 8 minutes on 2 quiet cores: the tests marked serial first,
+# Two passes, about 16 minutes on 2 quiet cores: the tests marked serial first,
 # one at a time with the machine to themselves (verdicts and measured effects,
 # signals and kills timed against a run, machine-wide checks: see the marker
 # in pyproject.toml), then all the others in TEST_JOBS sessions side by side
