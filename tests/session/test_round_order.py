@@ -93,3 +93,18 @@ def test_until_stable_rounds_turn_as_the_planned_ones_do():
     # Extra round k is round 2 + k - 1 of the order: BA (forwards), AB (backwards), ...
     assert [runtime_order(x, 64) for x in extra[:2]] == [[b, a], [a, b]]
     assert extra[1][0][1] == Hw.OFF
+
+
+def test_openssl_runs_spread_over_rounds_turn_their_twin_order_run_by_run():
+    # 5 openssl runs over 50 rounds land in rounds 9, 19, 29, 39 and 49, all
+    # odd: by the round, the masked twin would run first in every pair.
+    settings = Settings(
+        warmup_ms=1, rewarm_ms=1, sample_ms=1, samples=50, rounds=50, openssl_runs=5
+    )
+    scenario = mac_scenario(sizes=[64], calls={"openssl": ["speed"]})
+    _, log = run(plan(scenario, hw="both", settings=settings), [Script(kind="openssl")])
+    rounds = rounds_of(log)
+    assert sorted(rounds) == [0, 1, 2, 3, 4]  # the cell's own batches, one a run
+    firsts = [rounds[k][0][1] for k in sorted(rounds)]
+    assert all(len(rounds[k]) == 2 for k in rounds)
+    assert firsts == [Hw.ON, Hw.OFF, Hw.ON, Hw.OFF, Hw.ON]
