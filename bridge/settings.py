@@ -91,11 +91,12 @@ class Settings:
     memory_limit_mib: int = 4096
 
     def samples_in_round(self, round_index: int) -> int:
-        """Samples of round `round_index` (0-based): `samples` spread evenly."""
-        return spread(self.samples, self.rounds, round_index)
+        """Samples of round `round_index` (0-based): `samples` spread evenly;
+        a round past the planned ones (--until-stable) takes round_share's."""
+        return round_share(self.samples, self.rounds, round_index)
 
     def openssl_runs_in_round(self, round_index: int) -> int:
-        return spread(self.openssl_runs, self.rounds, round_index)
+        return round_share(self.openssl_runs, self.rounds, round_index)
 
     def bench_timeout(self, warmup_ms: int, samples: int) -> float:
         """Seconds to wait for one bench reply before declaring the worker hung:
@@ -152,6 +153,18 @@ def level_round(r: int, rounds: int, level_rounds: int) -> int | None:
     their `level_rounds` spread evenly, each at the end of its share."""
     j = (r + 1) * level_rounds // rounds
     return j - 1 if j > r * level_rounds // rounds else None
+
+
+def round_share(total: int, rounds: int, index: int) -> int:
+    """What round `index` (0-based) of a cell takes of its `total` samples
+    or openssl runs: its share, spread evenly over the planned `rounds`; a
+    round past them (--until-stable's) the first round's share, and at
+    least one (5 openssl runs over 50 rounds leave the first round none,
+    and an extra round of none added nothing: --until-stable never added an
+    openssl run to a default run)."""
+    if index < rounds:
+        return spread(total, rounds, index)
+    return max(1, spread(total, rounds, 0))
 
 
 def spread(total: int, parts: int, index: int) -> int:

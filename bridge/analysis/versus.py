@@ -416,7 +416,8 @@ def rounds_of(report: schema.Report, r: schema.Result) -> dict[int, list[float]]
     """A cell's per-call times by round, as the session took them: round i
     holds samples_in_round(i) samples (openssl and whole-file cells:
     openssl_runs_in_round(i)), then --until-stable rounds of the first
-    round's size. None when the report does not say how it sampled."""
+    round's size, at least one (settings.round_share). None when the
+    report does not say how it sampled."""
     s = report.settings
     if s.rounds is None or s.samples is None:
         return None
@@ -430,9 +431,7 @@ def rounds_of(report: schema.Report, r: schema.Result) -> dict[int, list[float]]
     out: dict[int, list[float]] = {}
     pos, i = 0, 0
     while pos < len(values):
-        size = settings.spread(total, n_rounds, i if i < n_rounds else 0)
-        if i >= n_rounds and size == 0:
-            size = len(values) - pos  # samples past the plan: one more round
+        size = settings.round_share(total, n_rounds, i)
         if size:
             out[i] = values[pos : pos + size]
             pos += size

@@ -488,12 +488,13 @@ class Session:
             if not unstable or now > deadline:
                 break
             extra += 1
-            # An extra round is a first-round-sized batch (or one openssl run).
-            # How many it takes is unknown: the bound is --max-time.
+            # An extra round is a first-round-sized batch, at least one sample
+            # or openssl run (settings.round_share). How many it takes is
+            # unknown: the bound is --max-time.
             left = duration(deadline - now)
             label = f"extra round {extra} ({len(unstable)} unstable, at most {left} left)"
-            # Sized as the first round; ordered as the rounds after the planned ones.
-            self._round(unstable, 0, label, turn=self.settings.rounds + extra - 1)
+            # Sized and ordered as the rounds after the planned ones.
+            self._round(unstable, self.settings.rounds + extra - 1, label)
             self._round_done(scenario, unstable, f"{label} of {scenario}", eta)
 
     def _round_done(self, scenario: str, cells: list[Cell], label: str, eta: Eta | None) -> None:
@@ -501,13 +502,11 @@ class Session:
         alive = sum(1 for c in cells if c.active)
         self.note(status(eta, f"{label} done ({alive} cells)", Step.ROUND))
 
-    def _round(
-        self, cells: list[Cell], r: int, label: str, eta: Eta | None = None, turn: int | None = None
-    ) -> None:
-        """One batch for each of `cells`, in the order of round `turn` (`r`
-        when not given: compared_together); a failure is recorded and stops
-        that cell (a call error) or that runtime (a worker error)."""
-        for cell in compared_together(cells, r if turn is None else turn):
+    def _round(self, cells: list[Cell], r: int, label: str, eta: Eta | None = None) -> None:
+        """One batch for each of `cells`, in round `r`'s order
+        (compared_together); a failure is recorded and stops that cell (a
+        call error) or that runtime (a worker error)."""
+        for cell in compared_together(cells, r):
             planned = cell.planned_s(self.settings, r)
             batch_plan = cell.plan(self.settings, r)
             if not cell.active or batch_plan.samples == 0:

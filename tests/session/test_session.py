@@ -265,3 +265,31 @@ def test_a_run_keeps_its_differences_with_the_report():
     assert diffs is not None and {d.against for d in diffs} == {"fastest"}
     assert len(diffs) == len(report.results) - 2  # one fastest per size
     assert json.loads(schema.dumps(report))["differences"] == [d.to_json() for d in diffs]
+
+
+def test_until_stable_adds_openssl_runs_and_single_samples_where_a_round_has_fewer():
+    # 5 openssl runs and 20 samples over 50 rounds: round 1 (whose size an
+    # extra round takes) has no run and no sample, yet an extra round must
+    # add one of each to a cell that misses the target.
+    noisy = [
+        Script(kind=kind, per_op_ns=lambda job, hw, n: 1000.0 * (1 + n % 5))
+        for kind in ("python", "openssl")
+    ]
+    ticks = iter(range(0, 100_000, 10))
+    settings = Settings(
+        warmup_ms=1,
+        sample_ms=1,
+        samples=20,
+        rounds=50,
+        openssl_runs=5,
+        until_stable=0.02,
+        max_seconds=400,
+    )
+    scenario = mac_scenario(sizes=[64], calls={"python": ["hmac.digest"], "openssl": ["speed"]})
+    outcome, log = run(plan(scenario, hw="on", settings=settings), noisy, clock=lambda: next(ticks))
+    by_kind = {
+        kind: [r for r in outcome.report.results if r.runtime.startswith(kind)][0]
+        for kind in ("python", "openssl")
+    }
+    assert len(by_kind["openssl"].samples) > 5, "no openssl run was added"
+    assert len(by_kind["python"].samples) > 20, "no sample was added"
