@@ -257,12 +257,34 @@ class Fence:
 
     def end(self, root: int | None) -> list[Proc]:
         """Kill what user code started: with `root`, what runs below the
-        living worker, which holds it all (its own helpers are left to go with
-        it); with None, once the worker has gone (its pid may then be
-        another's), whatever carries its mark."""
+        living worker, which holds it all; with None, once the worker has
+        gone (its pid may then be another's), whatever carries its mark.
+
+        With `root`, the worker and its own helpers are stopped first
+        (SIGSTOP), then the helpers are killed with what user code started
+        (stopped, an Erlang node's erl_child_setup would not see the node go),
+        and the worker stays stopped, for the caller to kill: a worker
+        interrupted mid-sample goes on running the user's expression, and a
+        process it started after the last pass (`os:cmd("env -i setsid -f
+        sleep N")`, a daemon with its environment cleared) went to init with
+        the worker, unmarked (the unprivileged CI tier's Ctrl-C test, once in
+        four runs)."""
         if root is None:
             return kill_all(self.escaped)
-        return kill_all(lambda: self.started(root))
+        own = self._freeze(root)
+        killed = kill_all(lambda: self.started(root))
+        for p in own:
+            _signal(p)
+        return killed
+
+    def _freeze(self, root: int) -> list[Proc]:
+        """Stop the worker `root` and the helpers it started of itself, so
+        that nothing below it starts anything more: the helpers."""
+        own = [p for p in below(root) if (p.pid, p.start) in self._own]
+        for p in (_stat(root), *own):
+            if p is not None:
+                _signal(p, signal.SIGSTOP)
+        return own
 
 
 class Adopting:

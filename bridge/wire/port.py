@@ -184,14 +184,20 @@ class Worker:
 
     def close(self, grace: float = 2.0) -> int | None:
         """Stop the worker: end what its user code started, close its input,
-        wait up to `grace` s, then kill."""
+        wait up to `grace` s, then kill. A worker that runs user code (a
+        fence) is stopped while what it started is killed, then killed
+        itself: it cannot exit by itself while stopped, and resumed it might
+        start more."""
         proc, self._proc = self._proc, None
         if proc is None:
             return None
         try:
             # Its tree is walked only while it runs: a pid reaped may be another's.
-            self._end_fence(proc.pid if proc.poll() is None else None)
+            alive = proc.poll() is None
+            self._end_fence(proc.pid if alive else None)
             self._close_input(proc)
+            if alive and self.launch.fence is not None:
+                kill_group(proc)  # the fence stopped it: it cannot exit by itself
             try:
                 proc.wait(timeout=grace)
             except subprocess.TimeoutExpired:

@@ -157,8 +157,12 @@ def test_the_fence_ends_what_runs_below_its_worker(token):
         assert set(fence.below(worker.pid)) == set(fence.descendants(worker.pid, fence.table()))
         assert [p.pid for p in f.end(worker.pid)] == [pid]
         assert gone(token)
+        # The worker is left stopped, for its caller to kill (wire.port): a
+        # worker that ran on would start more.
+        state = Path(f"/proc/{worker.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        assert state == "T"
     finally:
-        worker.stdin.close()
+        worker.kill()
         worker.wait()
 
 
