@@ -267,8 +267,8 @@ class Fence:
         interrupted mid-sample goes on running the user's expression, and a
         process it started after the last pass (`os:cmd("env -i setsid -f
         sleep N")`, a daemon with its environment cleared) went to init with
-        the worker, unmarked (the unprivileged CI tier's Ctrl-C test, once in
-        four runs)."""
+        the worker, unmarked (the unprivileged CI tier's Ctrl-C test failed
+        so once, on 2026-12-04)."""
         if root is None:
             return kill_all(self.escaped)
         own = self._freeze(root)
