@@ -28,12 +28,17 @@ def running(token: str) -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             if argv[1:2] != [token.encode()] or not argv[0].endswith(b"sleep"):
                 continue
-            if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+            if state(int(entry.name)) in ("Z", "X"):
                 continue
         except OSError:
             continue
         found.append(int(entry.name))
     return found
+
+
+def state(pid: int) -> str:
+    """The state letter of process `pid` (R, S, T, Z, ...), from /proc/PID/stat."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
 def appears(token: str, timeout: float = 10.0) -> bool:
@@ -146,9 +151,7 @@ def test_the_fence_ends_what_runs_below_its_worker(token):
         preexec_fn=proc.child_setup(subreaper=True),
     )
     try:
-        deadline = time.monotonic() + 10
-        while not running(token) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        appears(token)
         (pid,) = running(token)
         # Its parents exited: it was re-parented to the worker, not to init.
         assert fence._stat(pid).ppid == worker.pid
@@ -159,8 +162,7 @@ def test_the_fence_ends_what_runs_below_its_worker(token):
         assert gone(token)
         # The worker is left stopped, for its caller to kill (wire.port): a
         # worker that ran on would start more.
-        state = Path(f"/proc/{worker.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        assert state == "T"
+        assert state(worker.pid) == "T"
     finally:
         worker.kill()
         worker.wait()
@@ -172,9 +174,7 @@ def test_the_mark_finds_a_process_that_left_the_tree(token):
     # it goes to init (or to whatever subreaper is above this test).
     script = DAEMON.replace(", {})", ", dict(os.environ))")
     subprocess.run([sys.executable, "-c", script, token], env={**os.environ, **f.env()}, check=True)
-    deadline = time.monotonic() + 5
-    while not running(token) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    appears(token, timeout=5)
     assert [p.pid for p in f.escaped()] == running(token)
     assert f.end(None) and gone(token)
 
